@@ -1,0 +1,19 @@
+"""The one exception family of dolb.
+
+Every error a user can cause (a bad pipeline file, a missing or corrupted store, an
+invalid learner parameter) is raised as a :class:`DolbError` subclass whose message
+names the file, key or row at fault. The command line prints that message on one line
+and exits with status 2.
+"""
+
+
+class DolbError(Exception):
+    """Base class of every error dolb reports to a user."""
+
+
+class ConfigError(DolbError):
+    """A pipeline file, a learner parameter or a command-line option is invalid."""
+
+
+class DataError(DolbError):
+    """A dataset is missing, malformed, corrupted or holds values dolb cannot learn from."""
