@@ -1,0 +1,106 @@
+"""The ``dolb`` command.
+
+``dolb run PIPELINE --out DIR`` runs a study; ``dolb report DIR`` renders its tables and
+figures again; ``dolb status DIR`` lists failed cells. A user's mistake is printed as
+one line (``dolb: error: ...``) with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+import dolb
+from dolb.errors import DataError, DolbError
+
+
+def _run(args: argparse.Namespace) -> int:
+    from dolb.execution.sweep import run_sweep
+
+    summary = run_sweep(
+        args.pipeline,
+        args.out,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        retry_failed=args.retry_failed,
+        progress=not args.no_progress,
+    )
+    print(summary.report)
+    print(
+        f"{summary.n_cells} cells: {summary.n_cached} already stored, {summary.n_computed} computed, "
+        f"{summary.n_failed} failed; {summary.seconds:.1f} s; results in {Path(args.out) / 'results.csv'}"
+    )
+    return 1 if summary.n_failed else 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from dolb.experiment.pipeline import load_pipeline
+    from dolb.results.report import write_reports
+
+    folder = Path(args.dir)
+    if not (folder / "results.csv").is_file() or not (folder / "pipeline.toml").is_file():
+        raise DataError(f"{folder}: not a result folder (no results.csv and pipeline.toml; run `dolb run` first)")
+    frame = pd.read_csv(folder / "results.csv", keep_default_na=False, na_values=[""])
+    frame["params"] = frame["params"].fillna("")
+    print(write_reports(load_pipeline(folder / "pipeline.toml"), frame, folder))
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from dolb.execution.sweep import failed_cells
+
+    folder = Path(args.dir)
+    if not (folder / "cells").is_dir():
+        raise DataError(f"{folder}: not a result folder (no cells/)")
+    failed = failed_cells(folder)
+    stored = sum(1 for p in (folder / "cells").glob("*.json") if not p.name.endswith(".failed.json"))
+    print(f"{stored} cells stored, {len(failed)} failed")
+    for record in failed:
+        spec = record["spec"]
+        print(f"  {record['id']}  {spec['learner']} split {spec['split']['index']}: {record['error']}")
+    return 1 if failed else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dolb", description="Distributed online learning bench.")
+    parser.add_argument("--version", action="version", version=f"dolb {dolb.__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="run a pipeline's cells on Dask and report")
+    run.add_argument("pipeline", help="pipeline file (TOML)")
+    run.add_argument("--out", required=True, help="result folder (created; reused to resume)")
+    where = run.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, help="worker processes of the embedded LocalCluster")
+    where.add_argument("--scheduler", help="address or scheduler file of a running Dask scheduler")
+    run.add_argument("--retry-failed", action="store_true", help="run failed cells again")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.set_defaults(handler=_run)
+
+    report = commands.add_parser("report", help="render tables and figures of a result folder")
+    report.add_argument("dir", help="result folder written by `dolb run`")
+    report.set_defaults(handler=_report)
+
+    status = commands.add_parser("status", help="list the failed cells of a result folder")
+    status.add_argument("dir", help="result folder written by `dolb run`")
+    status.set_defaults(handler=_status)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``dolb`` command; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except DolbError as exc:
+        print(f"dolb: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("dolb: interrupted; stored cells are kept, run again to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Losses and metrics, checkpoints, and running one cell."""

@@ -1,0 +1,71 @@
+"""The one implementation of every loss and metric dolb reports.
+
+Two kinds of metric exist. A *test* metric scores the current hypothesis on the
+held-out test set at a checkpoint. An *online* metric summarises the prequential
+(test-then-train) losses of the examples seen so far: squared error for regression,
+the 0-1 mistake (``y * prediction <= 0``) for binary classification.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+def squared_loss(predictions: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Per-example squared error."""
+    return (predictions - targets) ** 2
+
+
+def zero_one_loss(scores: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Per-example mistake: 1 where ``targets * scores <= 0`` (a zero score is a
+    mistake, as in the Perceptron), else 0."""
+    return (targets * scores <= 0.0).astype(np.float64)
+
+
+def hinge_loss(scores: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Per-example hinge loss ``max(0, 1 - y f(x))``."""
+    return np.maximum(0.0, 1.0 - targets * scores)
+
+
+ONLINE_LOSS = {"regression": squared_loss, "binary": zero_one_loss}
+"""The prequential loss each task records per example."""
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A named metric.
+
+    ``source`` is ``"test"`` (``compute(predictions, targets)`` on the test set) or
+    ``"online"`` (``compute(cumulative_loss, n_seen)`` from the prequential losses).
+    """
+
+    name: str
+    tasks: tuple[str, ...]
+    source: str
+    compute: Callable[..., float]
+    doc: str
+
+
+def _mean_of(loss):
+    return lambda predictions, targets: float(np.mean(loss(predictions, targets)))
+
+
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in (
+        Metric("test_mse", ("regression",), "test", _mean_of(squared_loss),
+               "mean squared error of the current hypothesis on the test set"),
+        Metric("test_error", ("binary",), "test", _mean_of(zero_one_loss),
+               "0-1 error of the current hypothesis on the test set"),
+        Metric("test_hinge", ("binary",), "test", _mean_of(hinge_loss),
+               "mean hinge loss of the current hypothesis on the test set"),
+        Metric("cumulative_loss", ("regression", "binary"), "online", lambda total, n: float(total),
+               "sum of prequential losses so far (squared error; mistakes)"),
+        Metric("online_loss", ("regression", "binary"), "online",
+               lambda total, n: float(total / n) if n else float("nan"),
+               "mean prequential loss so far (MSE; mistake rate)"),
+    )
+}

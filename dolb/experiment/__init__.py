@@ -1,0 +1,1 @@
+"""Pipeline files -> validated spec -> grid of cells; seeding; cell identity."""

@@ -1,0 +1,369 @@
+"""Pipeline files: TOML in, a validated :class:`Pipeline` out.
+
+A pipeline file describes one study::
+
+    [pipeline]
+    name = "irma"
+    seed = 2013                       # root of every random choice
+
+    [datasets.irma]                   # a generator, or stores on disk
+    generator = "irma"
+    params = { n_sequences = 1000, length = 150 }
+    # train = "path/to/store"         # instead of a generator
+    # test = "path/to/test-store"     # optional
+
+    [experiments.table1]
+    dataset = "irma"
+    task = "regression"               # or "binary" (targets -1/+1)
+    split = { scheme = "sequences", count = 1000 }
+    checkpoints = [10, 80, 150]       # or { log = 20 } or "all"
+    metrics = ["test_mse"]
+    learners = [
+      { learner = "irma", complexity = [4, 6, 10], params = { domain_high = 3.0 } },
+    ]
+
+    [[reports]]
+    kind = "table"                    # or "curve"
+    experiment = "table1"
+    metric = "test_mse"
+    at = [10, 80, 150]
+    stats = ["mean", "var"]
+
+A learner's ``params`` values may be lists: each combination is one configuration.
+Every mistake is reported as one :class:`~dolb.errors.ConfigError` line naming the file
+and the key at fault.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dolb.errors import ConfigError
+from dolb.evaluation.metrics import METRICS
+from dolb.learners import learner_class
+
+SPLIT_SCHEMES = ("sequences", "holdout", "given")
+ORDERS = ("stored", "random")
+TASKS = ("regression", "binary")
+REPORT_KINDS = ("table", "curve")
+STATS = ("mean", "std", "var", "ci95", "median", "count")
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """Where an experiment's examples come from: a generator or stores on disk."""
+
+    name: str
+    generator: str | None = None
+    params: tuple[tuple[str, Any], ...] = ()
+    train: str | None = None
+    test: str | None = None
+
+
+@dataclass(frozen=True)
+class SplitSpec:
+    """How one dataset is cut into ``count`` train/test splits and ordered.
+
+    ``sequences``: split *i* is the *i*-th run of consecutive training rows
+    (``length`` rows, default ``n_rows // count``), tested on the dataset's test part.
+    ``holdout``: a seeded random ``test_fraction`` of the rows is the test set.
+    ``given``: the whole training part, tested on the test part; with
+    ``order = "random"`` each split is another seeded ordering.
+    """
+
+    scheme: str
+    count: int
+    length: int | None = None
+    test_fraction: float = 0.2
+    order: str = "stored"
+
+
+@dataclass(frozen=True)
+class LearnerSpec:
+    """One learner with a grid of parameter values and complexity levels."""
+
+    learner: str
+    complexity: tuple[Any, ...]
+    grid: tuple[tuple[tuple[str, Any], ...], ...]
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """Learners compared on one dataset, split scheme, set of checkpoints and metrics."""
+
+    name: str
+    dataset: str
+    task: str
+    split: SplitSpec
+    checkpoints: Any  # tuple of training sizes, ("log", n) or "all"
+    metrics: tuple[str, ...]
+    learners: tuple[LearnerSpec, ...]
+
+
+@dataclass(frozen=True)
+class ReportSpec:
+    """A table or a figure drawn from one experiment's results."""
+
+    kind: str
+    experiment: str
+    metric: str
+    at: tuple[int, ...] | None
+    stats: tuple[str, ...]
+    title: str
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A validated pipeline file."""
+
+    path: str
+    name: str
+    description: str
+    seed: int
+    datasets: dict[str, DatasetSpec]
+    experiments: dict[str, ExperimentSpec]
+    reports: tuple[ReportSpec, ...]
+    batch_examples: int
+
+
+def load_pipeline(path: str | Path) -> Pipeline:
+    """Read and validate a pipeline file.
+
+    Raises
+    ------
+    ConfigError
+        The file is missing, is not TOML, or has an unknown key, a missing field or a
+        value of the wrong type; the message names the file and the key.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read pipeline file ({exc.strerror})") from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    return _Checker(str(path)).pipeline(raw)
+
+
+class _Checker:
+    """Validates the raw TOML document, naming the file and the key on every error."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+
+    def fail(self, key: str, message: str) -> ConfigError:
+        return ConfigError(f"{self.file}: {key}: {message}")
+
+    def table(self, value: Any, key: str, required: tuple[str, ...], optional: tuple[str, ...]) -> dict:
+        if not isinstance(value, dict):
+            raise self.fail(key, f"expected a table, got {type(value).__name__}")
+        for name in value:
+            if name not in required and name not in optional:
+                allowed = ", ".join(required + optional)
+                raise self.fail(f"{key}.{name}", f"unknown key (allowed: {allowed})")
+        for name in required:
+            if name not in value:
+                raise self.fail(f"{key}.{name}", "missing required key")
+        return value
+
+    def typed(self, value: Any, key: str, kind: type | tuple[type, ...], what: str) -> Any:
+        if isinstance(value, bool) and kind is not bool:
+            raise self.fail(key, f"expected {what}, got {value!r}")
+        if not isinstance(value, kind):
+            raise self.fail(key, f"expected {what}, got {value!r}")
+        return value
+
+    def positive_int(self, value: Any, key: str) -> int:
+        value = self.typed(value, key, int, "a positive whole number")
+        if value < 1:
+            raise self.fail(key, f"expected a positive whole number, got {value}")
+        return value
+
+    def choice(self, value: Any, key: str, choices: tuple[str, ...]) -> str:
+        value = self.typed(value, key, str, "a string")
+        if value not in choices:
+            raise self.fail(key, f"{value!r} is not one of {', '.join(choices)}")
+        return value
+
+    def string_list(self, value: Any, key: str, choices: tuple[str, ...] | None = None) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = [value]
+        value = self.typed(value, key, list, "a list of strings")
+        if not value:
+            raise self.fail(key, "must not be empty")
+        for i, item in enumerate(value):
+            if choices is None:
+                self.typed(item, f"{key}[{i}]", str, "a string")
+            else:
+                self.choice(item, f"{key}[{i}]", choices)
+        return tuple(value)
+
+    # -- sections -----------------------------------------------------------------------
+
+    def pipeline(self, raw: dict) -> Pipeline:
+        self.table(raw, "(top level)", ("pipeline", "datasets", "experiments"), ("reports", "execution"))
+        head = self.table(raw["pipeline"], "pipeline", ("name", "seed"), ("description",))
+        name = self.typed(head["name"], "pipeline.name", str, "a string")
+        seed = self.typed(head["seed"], "pipeline.seed", int, "a whole number")
+        if seed < 0:
+            raise self.fail("pipeline.seed", "must not be negative")
+        description = self.typed(head.get("description", ""), "pipeline.description", str, "a string")
+        datasets = self.typed(raw["datasets"], "datasets", dict, "a table of datasets")
+        if not datasets:
+            raise self.fail("datasets", "must name at least one dataset")
+        datasets = {k: self.dataset(k, v) for k, v in datasets.items()}
+        experiments = self.typed(raw["experiments"], "experiments", dict, "a table of experiments")
+        if not experiments:
+            raise self.fail("experiments", "must name at least one experiment")
+        experiments = {k: self.experiment(k, v, datasets) for k, v in experiments.items()}
+        reports_raw = self.typed(raw.get("reports", []), "reports", list, "an array of tables")
+        reports = tuple(self.report(i, r, experiments) for i, r in enumerate(reports_raw))
+        execution = self.table(raw.get("execution", {}), "execution", (), ("batch_examples",))
+        batch_examples = self.positive_int(
+            execution.get("batch_examples", 200_000), "execution.batch_examples"
+        )
+        return Pipeline(
+            path=self.file,
+            name=name,
+            description=description,
+            seed=seed,
+            datasets=datasets,
+            experiments=experiments,
+            reports=reports,
+            batch_examples=batch_examples,
+        )
+
+    def dataset(self, name: str, raw: Any) -> DatasetSpec:
+        key = f"datasets.{name}"
+        raw = self.table(raw, key, (), ("generator", "params", "train", "test"))
+        if ("generator" in raw) == ("train" in raw):
+            raise self.fail(key, "give exactly one of 'generator' or 'train'")
+        if "generator" in raw:
+            if "test" in raw:
+                raise self.fail(f"{key}.test", "a generator makes its own test part")
+            generator = self.typed(raw["generator"], f"{key}.generator", str, "a string")
+            params = self.typed(raw.get("params", {}), f"{key}.params", dict, "a table")
+            return DatasetSpec(name, generator=generator, params=tuple(sorted(params.items())))
+        if "params" in raw:
+            raise self.fail(f"{key}.params", "only a generator takes params")
+        base = Path(self.file).parent
+        train = str((base / self.typed(raw["train"], f"{key}.train", str, "a path")).resolve())
+        test = raw.get("test")
+        if test is not None:
+            test = str((base / self.typed(test, f"{key}.test", str, "a path")).resolve())
+        return DatasetSpec(name, train=train, test=test)
+
+    def split(self, raw: Any, key: str) -> SplitSpec:
+        raw = self.table(raw, key, ("scheme",), ("count", "length", "test_fraction", "order"))
+        scheme = self.choice(raw["scheme"], f"{key}.scheme", SPLIT_SCHEMES)
+        count = self.positive_int(raw.get("count", 1), f"{key}.count")
+        length = raw.get("length")
+        if length is not None:
+            if scheme != "sequences":
+                raise self.fail(f"{key}.length", "only the 'sequences' scheme takes a length")
+            length = self.positive_int(length, f"{key}.length")
+        fraction = raw.get("test_fraction", 0.2)
+        if "test_fraction" in raw and scheme != "holdout":
+            raise self.fail(f"{key}.test_fraction", "only the 'holdout' scheme takes a test_fraction")
+        fraction = float(self.typed(fraction, f"{key}.test_fraction", (int, float), "a number"))
+        if not 0.0 < fraction < 1.0:
+            raise self.fail(f"{key}.test_fraction", f"must lie strictly between 0 and 1, got {fraction}")
+        order = self.choice(raw.get("order", "stored"), f"{key}.order", ORDERS)
+        return SplitSpec(scheme, count, length, fraction, order)
+
+    def checkpoints(self, raw: Any, key: str) -> Any:
+        if raw == "all":
+            return "all"
+        if isinstance(raw, dict):
+            self.table(raw, key, ("log",), ())
+            return ("log", self.positive_int(raw["log"], f"{key}.log"))
+        if isinstance(raw, list) and raw:
+            sizes = [self.positive_int(v, f"{key}[{i}]") for i, v in enumerate(raw)]
+            if sizes != sorted(set(sizes)):
+                raise self.fail(key, "training sizes must be strictly increasing")
+            return tuple(sizes)
+        raise self.fail(key, 'expected a list of training sizes, { log = N } or "all"')
+
+    def learner(self, raw: Any, key: str, task: str) -> LearnerSpec:
+        raw = self.table(raw, key, ("learner",), ("params", "complexity"))
+        name = self.typed(raw["learner"], f"{key}.learner", str, "a string")
+        try:
+            cls = learner_class(name)
+        except ConfigError as exc:
+            raise self.fail(f"{key}.learner", str(exc)) from None
+        if cls.task != task:
+            raise self.fail(f"{key}.learner", f"{name!r} is a {cls.task} learner, the experiment is {task}")
+        params = self.typed(raw.get("params", {}), f"{key}.params", dict, "a table")
+        complexity = raw.get("complexity")
+        if complexity is None:
+            complexity = (None,)
+        else:
+            if cls.complexity_param is None:
+                raise self.fail(f"{key}.complexity", f"learner {name!r} has no complexity level")
+            if cls.complexity_param in params:
+                raise self.fail(
+                    f"{key}.params.{cls.complexity_param}",
+                    "set by 'complexity'; give it there only",
+                )
+            complexity = tuple(complexity) if isinstance(complexity, list) else (complexity,)
+            if not complexity:
+                raise self.fail(f"{key}.complexity", "must not be empty")
+        names = sorted(params)
+        value_lists = [v if isinstance(v, list) else [v] for v in (params[n] for n in names)]
+        for n, values in zip(names, value_lists):
+            if not values:
+                raise self.fail(f"{key}.params.{n}", "an empty list gives no configuration")
+        grid = tuple(tuple(zip(names, combo)) for combo in itertools.product(*value_lists))
+        for combo in grid:  # check every configuration now, not on a worker later
+            for level in complexity:
+                values = dict(combo)
+                if level is not None:
+                    values[cls.complexity_param] = level
+                try:
+                    cls.check_params(values)
+                except ConfigError as exc:
+                    raise self.fail(f"{key}", str(exc)) from None
+        return LearnerSpec(name, complexity, grid)
+
+    def experiment(self, name: str, raw: Any, datasets: dict[str, DatasetSpec]) -> ExperimentSpec:
+        key = f"experiments.{name}"
+        raw = self.table(raw, key, ("dataset", "task", "split", "learners", "metrics"), ("checkpoints",))
+        dataset = self.typed(raw["dataset"], f"{key}.dataset", str, "a dataset name")
+        if dataset not in datasets:
+            raise self.fail(f"{key}.dataset", f"no dataset {dataset!r} in [datasets]")
+        task = self.choice(raw["task"], f"{key}.task", TASKS)
+        split = self.split(raw["split"], f"{key}.split")
+        if split.scheme in ("sequences", "given") and not (
+            datasets[dataset].generator or datasets[dataset].test
+        ):
+            raise self.fail(f"{key}.split.scheme", f"{split.scheme!r} needs a dataset with a test part")
+        checkpoints = self.checkpoints(raw.get("checkpoints", {"log": 20}), f"{key}.checkpoints")
+        metric_names = tuple(m for m, metric in METRICS.items() if task in metric.tasks)
+        metrics = self.string_list(raw["metrics"], f"{key}.metrics", metric_names)
+        learners_raw = self.typed(raw["learners"], f"{key}.learners", list, "an array of learners")
+        if not learners_raw:
+            raise self.fail(f"{key}.learners", "must list at least one learner")
+        learners = tuple(self.learner(v, f"{key}.learners[{i}]", task) for i, v in enumerate(learners_raw))
+        return ExperimentSpec(name, dataset, task, split, checkpoints, metrics, learners)
+
+    def report(self, index: int, raw: Any, experiments: dict[str, ExperimentSpec]) -> ReportSpec:
+        key = f"reports[{index}]"
+        raw = self.table(raw, key, ("kind", "experiment", "metric"), ("at", "stats", "title"))
+        kind = self.choice(raw["kind"], f"{key}.kind", REPORT_KINDS)
+        experiment = self.typed(raw["experiment"], f"{key}.experiment", str, "an experiment name")
+        if experiment not in experiments:
+            raise self.fail(f"{key}.experiment", f"no experiment {experiment!r}")
+        metric = self.choice(raw["metric"], f"{key}.metric", experiments[experiment].metrics)
+        at = raw.get("at")
+        if at is not None:
+            at = self.typed(at, f"{key}.at", list, "a list of training sizes")
+            at = tuple(self.positive_int(v, f"{key}.at[{i}]") for i, v in enumerate(at))
+        stats = self.string_list(raw.get("stats", ["mean", "std"]), f"{key}.stats", STATS)
+        title = self.typed(raw.get("title", f"{experiment}: {metric}"), f"{key}.title", str, "a string")
+        return ReportSpec(kind, experiment, metric, at, stats, title)

@@ -1,0 +1,1 @@
+"""Result store, tables, figures."""

@@ -1,0 +1,118 @@
+"""End to end: `dolb run` on a real LocalCluster with worker processes and real Zarr
+stores on disk; resume, determinism, failures and bad inputs."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dolb.cli import main
+from dolb.execution.sweep import run_sweep
+
+pytestmark = pytest.mark.e2e
+
+
+def cell_files(folder):
+    return {p.name: p.read_bytes() for p in sorted((folder / "cells").glob("*.json"))}
+
+
+def test_run_resume_and_determinism(small_pipeline, tmp_path):
+    two = tmp_path / "two"
+    summary = run_sweep(small_pipeline, two, workers=2, progress=False)
+    assert (summary.n_cells, summary.n_computed, summary.n_failed) == (60, 60, 0)
+
+    frame = pd.read_csv(two / "results.csv")
+    for column in ("experiment", "dataset", "task", "split", "learner", "params", "complexity",
+                   "conversion", "n_train", "metric", "value", "cell_id"):
+        assert column in frame.columns
+    # 48 table cells x 3 checkpoints x 2 metrics + 12 curve cells x 60 checkpoints
+    assert len(frame) == 48 * 3 * 2 + 12 * 60
+    table = frame[(frame.experiment == "table") & (frame.metric == "test_mse")]
+    means = table.groupby(["learner", "n_train"])["value"].mean()
+    assert means["irma", 60] < 0.01  # IRMA fits f(x) = x exp(-x^2) well from 60 examples
+    assert means["irma", 10] < means["batch_ls", 10]  # and is far better than batch early on
+    curve = frame[(frame.experiment == "curve")]
+    cumulative = curve[curve.split == 0].sort_values("n_train").groupby("learner")["value"].apply(np.array)
+    assert all(np.all(np.diff(values) >= 0) for values in cumulative)
+
+    report = two / "report"
+    assert (report / "01-table-test_mse-table.md").read_text().count("irma") == 2
+    assert (report / "02-curve-cumulative_loss-curve.png").stat().st_size > 10_000
+
+    again = run_sweep(small_pipeline, two, workers=2, progress=False)
+    assert (again.n_cached, again.n_computed) == (60, 0)
+
+    one = tmp_path / "one"
+    run_sweep(small_pipeline, one, workers=1, progress=False)
+    assert cell_files(one) == cell_files(two)  # bit-identical on 1 and 2 workers
+
+
+def test_cli_run_report_and_status(small_pipeline, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["run", str(small_pipeline), "--out", str(out), "--workers", "2", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "60 cells: 0 already stored, 60 computed, 0 failed" in printed
+    assert "| irma" in printed
+    (out / "report" / "01-table-test_mse-table.md").unlink()
+    assert main(["report", str(out)]) == 0
+    assert (out / "report" / "01-table-test_mse-table.md").exists()
+    assert main(["status", str(out)]) == 0
+    assert "60 cells stored, 0 failed" in capsys.readouterr().out
+
+
+def test_corrupted_chunk_fails_its_cells_only(small_pipeline, tmp_path, capsys):
+    out = tmp_path / "out"
+    run_sweep(small_pipeline, out, workers=1, progress=False)
+    # corrupt the stored training data, forget the results of one experiment, rerun
+    chunks = sorted(p for p in (out / "data").rglob("*") if p.is_file() and "/train/X/c" in str(p))
+    assert chunks
+    raw = bytearray(chunks[0].read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    chunks[0].write_bytes(bytes(raw))
+    frame = pd.read_csv(out / "results.csv")
+    for cell in frame[frame.experiment == "curve"].cell_id.unique():
+        (out / "cells" / f"{cell}.json").unlink()
+    assert main(["run", str(small_pipeline), "--out", str(out), "--workers", "2", "--no-progress"]) == 1
+    assert main(["status", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert "48 cells stored, 12 failed" in printed
+    assert "checksum" in printed.lower() or "corrupt" in printed.lower()
+    record = json.loads(next((out / "cells").glob("*.failed.json")).read_text())
+    assert record["status"] == "failed" and "train" in record["error"]
+
+
+def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[pipeline]\nname = "x"\nseed = 1\nextra = 2\n[datasets]\n[experiments]\n')
+    out = tmp_path / "out"
+    run = subprocess.run(
+        [sys.executable, "-m", "dolb.cli", "run", str(bad), "--out", str(out)],
+        capture_output=True, text=True,
+    )
+    assert run.returncode == 2
+    assert run.stderr.strip().count("\n") == 0
+    assert run.stderr.startswith(f"dolb: error: {bad}: pipeline.extra: unknown key")
+    assert not out.exists()
+
+
+def test_missing_store_is_a_clear_error(tmp_path):
+    pipeline = tmp_path / "p.toml"
+    pipeline.write_text(
+        '[pipeline]\nname = "x"\nseed = 1\n'
+        '[datasets.d]\ntrain = "no-such-store"\n'
+        '[experiments.e]\ndataset = "d"\ntask = "regression"\n'
+        'split = { scheme = "holdout", count = 2 }\nmetrics = ["test_mse"]\n'
+        'learners = [{ learner = "ngd", complexity = 2 }]\n'
+    )
+    out = tmp_path / "out"
+    assert main(["run", str(pipeline), "--out", str(out)]) == 2
+    assert not out.exists()
+
+
+def test_report_on_a_folder_that_is_not_a_result(tmp_path, capsys):
+    assert main(["report", str(tmp_path)]) == 2
+    assert "not a result folder" in capsys.readouterr().err
