@@ -76,17 +76,28 @@ def run_cell(cell: Cell) -> dict[str, Any]:
             None if test_rows is None else tuple(test_rows.tolist()),
             spec["task"],
         )
-    learner = learner_class(spec["learner"])(train.n_features, n_train=len(train_rows), **spec["params"])
+    conversions = tuple(spec["conversions"])
+    learner = learner_class(spec["learner"])(
+        train.n_features, n_train=len(train_rows), conversions=conversions, **spec["params"]
+    )
     online_loss = ONLINE_LOSS[spec["task"]]
-    values: dict[str, list[float]] = {m.name: [] for m in metrics}
+    # values[conversion][metric] -> one value per checkpoint; online metrics under "online"
+    values: dict[str, dict[str, list[float]]] = {}
     seen, total, next_cp = 0, 0.0, 0
 
     def record(n: int, cumulative: float) -> None:
         for metric in metrics:
             if metric.source == "online":
-                values[metric.name].append(metric.compute(cumulative, n))
-            else:
-                values[metric.name].append(metric.compute(learner.predict(X_test), y_test))
+                values.setdefault("online", {}).setdefault(metric.name, []).append(metric.compute(cumulative, n))
+        if not test_metrics:
+            return
+        for conversion, hypothesis in learner.outputs().items():
+            scores = hypothesis.predict(X_test)
+            found = values.setdefault(conversion, {})
+            for metric in test_metrics:
+                found.setdefault(metric.name, []).append(metric.compute(scores, y_test))
+            for key, value in hypothesis.info.items():
+                found.setdefault(key, []).append(float(value))
 
     for X, y in stream_blocks(train, rows=train_rows, block_size=BLOCK_SIZE):
         y = _targets(y, spec["task"], cell.train_path)

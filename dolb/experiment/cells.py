@@ -119,6 +119,7 @@ def expand_cells(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]]) ->
                             if isinstance(experiment.checkpoints, tuple)
                             else experiment.checkpoints,
                             "metrics": list(experiment.metrics),
+                            "conversions": list(experiment.conversions),
                             "seed": pipeline.seed,
                             "dolb": dolb.__version__,
                         }

@@ -18,6 +18,7 @@ A pipeline file describes one study::
     split = { scheme = "sequences", count = 1000 }
     checkpoints = [10, 80, 150]       # or { log = 20 } or "all"
     metrics = ["test_mse"]
+    conversions = ["last"]            # online-to-batch conversions to score (default)
     learners = [
       { learner = "irma", complexity = [4, 6, 10], params = { domain_high = 3.0 } },
     ]
@@ -102,6 +103,7 @@ class ExperimentSpec:
     checkpoints: Any  # tuple of training sizes, ("log", n) or "all"
     metrics: tuple[str, ...]
     learners: tuple[LearnerSpec, ...]
+    conversions: tuple[str, ...] = ("last",)
 
 
 @dataclass(frozen=True)
@@ -290,7 +292,7 @@ class _Checker:
             return tuple(sizes)
         raise self.fail(key, 'expected a list of training sizes, { log = N } or "all"')
 
-    def learner(self, raw: Any, key: str, task: str) -> LearnerSpec:
+    def learner(self, raw: Any, key: str, task: str, conversions: tuple[str, ...]) -> LearnerSpec:
         raw = self.table(raw, key, ("learner",), ("params", "complexity"))
         name = self.typed(raw["learner"], f"{key}.learner", str, "a string")
         try:
@@ -299,6 +301,13 @@ class _Checker:
             raise self.fail(f"{key}.learner", str(exc)) from None
         if cls.task != task:
             raise self.fail(f"{key}.learner", f"{name!r} is a {cls.task} learner, the experiment is {task}")
+        for conversion in conversions:
+            if conversion not in cls.conversions_supported:
+                raise self.fail(
+                    f"{key}.learner",
+                    f"{name!r} does not support conversion {conversion!r} "
+                    f"(supported: {', '.join(cls.conversions_supported)})",
+                )
         params = self.typed(raw.get("params", {}), f"{key}.params", dict, "a table")
         complexity = raw.get("complexity")
         if complexity is None:
@@ -333,7 +342,9 @@ class _Checker:
 
     def experiment(self, name: str, raw: Any, datasets: dict[str, DatasetSpec]) -> ExperimentSpec:
         key = f"experiments.{name}"
-        raw = self.table(raw, key, ("dataset", "task", "split", "learners", "metrics"), ("checkpoints",))
+        raw = self.table(
+            raw, key, ("dataset", "task", "split", "learners", "metrics"), ("checkpoints", "conversions")
+        )
         dataset = self.typed(raw["dataset"], f"{key}.dataset", str, "a dataset name")
         if dataset not in datasets:
             raise self.fail(f"{key}.dataset", f"no dataset {dataset!r} in [datasets]")
@@ -346,11 +357,16 @@ class _Checker:
         checkpoints = self.checkpoints(raw.get("checkpoints", {"log": 20}), f"{key}.checkpoints")
         metric_names = tuple(m for m, metric in METRICS.items() if task in metric.tasks)
         metrics = self.string_list(raw["metrics"], f"{key}.metrics", metric_names)
+        conversions = self.string_list(raw.get("conversions", ["last"]), f"{key}.conversions")
+        if len(set(conversions)) != len(conversions):
+            raise self.fail(f"{key}.conversions", "lists a conversion twice")
         learners_raw = self.typed(raw["learners"], f"{key}.learners", list, "an array of learners")
         if not learners_raw:
             raise self.fail(f"{key}.learners", "must list at least one learner")
-        learners = tuple(self.learner(v, f"{key}.learners[{i}]", task) for i, v in enumerate(learners_raw))
-        return ExperimentSpec(name, dataset, task, split, checkpoints, metrics, learners)
+        learners = tuple(
+            self.learner(v, f"{key}.learners[{i}]", task, conversions) for i, v in enumerate(learners_raw)
+        )
+        return ExperimentSpec(name, dataset, task, split, checkpoints, metrics, learners, conversions)
 
     def report(self, index: int, raw: Any, experiments: dict[str, ExperimentSpec]) -> ReportSpec:
         key = f"reports[{index}]"

@@ -12,8 +12,8 @@ or -1/+1 for binary classification).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -76,6 +76,24 @@ class Param:
         return value
 
 
+@dataclass(frozen=True)
+class Hypothesis:
+    """An output hypothesis: what a learner (through an online-to-batch conversion)
+    offers at a checkpoint.
+
+    Attributes
+    ----------
+    predict : callable
+        ``predict(X) -> ndarray`` of regression values or decision values.
+    info : dict
+        Numbers the conversion reports with its output (e.g. the chosen cutoff ``k``
+        and the value of its risk bound); recorded as metrics named ``<key>``.
+    """
+
+    predict: Callable[[Any], np.ndarray]
+    info: dict[str, float] = field(default_factory=dict)
+
+
 class OnlineLearner:
     """Base class of every online learner.
 
@@ -92,6 +110,9 @@ class OnlineLearner:
     n_train : int, optional
         Number of training examples the learner will see, for learners that need the
         horizon in advance.
+    conversions : tuple of str
+        Online-to-batch conversions to feed while learning (names from
+        ``conversions_supported``); their outputs come from :meth:`outputs`.
     **params
         Values for the parameters the subclass declares.
     """
@@ -100,12 +121,26 @@ class OnlineLearner:
     task: ClassVar[str] = ""
     params: ClassVar[dict[str, Param]] = {}
     complexity_param: ClassVar[str | None] = None
+    conversions_supported: ClassVar[tuple[str, ...]] = ("last",)
 
-    def __init__(self, n_features: int, n_train: int | None = None, **params: Any) -> None:
+    def __init__(
+        self,
+        n_features: int,
+        n_train: int | None = None,
+        conversions: tuple[str, ...] = ("last",),
+        **params: Any,
+    ) -> None:
         if int(n_features) < 1:
             raise ConfigError(f"learner {self.name!r}: n_features must be at least 1, got {n_features}")
+        unsupported = [c for c in conversions if c not in self.conversions_supported]
+        if unsupported:
+            raise ConfigError(
+                f"learner {self.name!r} does not support conversion {unsupported[0]!r} "
+                f"(supported: {', '.join(self.conversions_supported)})"
+            )
         self.n_features = int(n_features)
         self.n_train = n_train
+        self.conversions = tuple(conversions)
         self.config = self.check_params(params)
         self.n_seen = 0
 
@@ -138,6 +173,14 @@ class OnlineLearner:
     def predict(self, X) -> np.ndarray:
         """Outputs of the current hypothesis (regression values or decision values)."""
         return self._predict(as_block(X, self.n_features))
+
+    def outputs(self) -> dict[str, Hypothesis]:
+        """The output hypothesis of every attached conversion, now.
+
+        The base implementation offers the last hypothesis only; learners that feed
+        online-to-batch conversions (:mod:`dolb.conversions`) override it.
+        """
+        return {"last": Hypothesis(self.predict)}
 
     def _learn(self, X, y: np.ndarray) -> np.ndarray:
         raise NotImplementedError

@@ -30,7 +30,7 @@ def curve_figure(frame: pd.DataFrame, experiment: str, metric: str, title: str, 
             label += f" ({complexity})"
         if params:
             label += f" [{params}]"
-        if conversion != "last":
+        if conversion not in ("last", "online"):
             label += f", {conversion}"
         x, mean, std = line["n_train"], line["mean"], line["std"].fillna(0.0)
         (handle,) = ax.plot(x, mean, label=label, lw=1.6)

@@ -18,7 +18,8 @@ TIDY_COLUMNS = CONFIG_COLUMNS[:4] + ["split"] + CONFIG_COLUMNS[4:] + ["n_train",
 
 
 def tidy_results(cells: Iterable[Cell], store: ResultStore) -> pd.DataFrame:
-    """One row per cell x checkpoint x metric for every stored cell among ``cells``.
+    """One row per cell x conversion x checkpoint x metric for every stored cell among
+    ``cells``. Online (prequential) metrics have the conversion ``"online"``.
 
     Cells that have no successful result are left out.
     """
@@ -27,16 +28,17 @@ def tidy_results(cells: Iterable[Cell], store: ResultStore) -> pd.DataFrame:
         if not store.has(cell.id):
             continue
         result = store.read(cell.id)
-        coordinates = dict(cell.coordinates, conversion="last")
         checkpoints = result["checkpoints"]
-        for metric, values in result["metrics"].items():
-            for n, value in zip(checkpoints, values):
-                for key, item in coordinates.items():
-                    columns[key].append(item)
-                columns["n_train"].append(n)
-                columns["metric"].append(metric)
-                columns["value"].append(value)
-                columns["cell_id"].append(cell.id)
+        for conversion, metrics in result["metrics"].items():
+            coordinates = dict(cell.coordinates, conversion=conversion)
+            for metric, values in metrics.items():
+                for n, value in zip(checkpoints, values):
+                    for key, item in coordinates.items():
+                        columns[key].append(item)
+                    columns["n_train"].append(n)
+                    columns["metric"].append(metric)
+                    columns["value"].append(value)
+                    columns["cell_id"].append(cell.id)
     frame = pd.DataFrame(columns, columns=TIDY_COLUMNS)
     frame["complexity"] = frame["complexity"].astype(object)
     return frame
