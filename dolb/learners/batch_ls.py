@@ -1,0 +1,95 @@
+"""The batch reference: the least-squares polynomial fit on every example seen so far."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from dolb.learners.base import register
+from dolb.learners.basis import POLYNOMIAL_PARAMS, PolynomialLearner
+
+_EPS = float(np.finfo(np.float64).eps)
+
+
+@register
+class BatchLS(PolynomialLearner):
+    """Least-squares polynomial fit on all examples so far, the batch reference of
+    Buschermöhle et al., "The Incremental Risk Functional" (IEEE SMC 2013).
+
+    θ_t = argmin_θ Σ_{i≤t} (y_i − φ_iᵀθ)², the minimum-norm one when the examples do
+    not determine θ (as ``numpy.linalg.lstsq`` gives); example t is predicted with
+    θ_{t−1} (θ_0 = 0). Exact without the normal equations (which would square the
+    condition number) and without keeping the examples: the state is a QR factorisation
+    of the design matrix, R (n×n upper triangular, n = order + 1) and z = Qᵀy, with
+    Σ(y_i − φ_iᵀθ)² = ‖Rθ − z‖² + const. Each example is rotated into (R, z) by n Givens
+    rotations (Golub & Van Loan, "Matrix Computations", QR updating); θ then solves Rθ = z by
+    back substitution, O(n²) per example. When R's diagonal shows a rank deficiency,
+    min |R_ii| ≤ rcond·max |R_ii| with lstsq's default rcond = eps·max(t, n) (always so
+    before n examples: the rows of R no example has reached stay exactly zero), θ is
+    the minimum-norm solution ``lstsq(R, z, rcond)`` instead, which equals ``lstsq`` on
+    the examples themselves (same solution set, same singular values).
+
+    Parameters
+    ----------
+    order, basis, domain_low, domain_high
+        See :data:`dolb.learners.basis.POLYNOMIAL_PARAMS`.
+
+    Examples
+    --------
+    >>> learner = BatchLS(1, order=1)
+    >>> learner.learn(np.array([[1.0], [0.0], [2.0]]), np.array([2.0, 1.0, 3.0]))
+    array([0., 1., 3.])
+    >>> learner.theta
+    array([1., 1.])
+    """
+
+    name = "batch_ls"
+    params = dict(POLYNOMIAL_PARAMS)
+
+    def __init__(self, n_features, n_train=None, **params):
+        super().__init__(n_features, n_train, **params)
+        self.R = np.zeros((self.basis.size, self.basis.size))
+        self.z = np.zeros(self.basis.size)
+
+    def _learn(self, X, y):
+        return _batch_ls_block(self.features(X), y, self.theta, self.R, self.z, self.n_seen)
+
+
+@numba.njit(cache=True)
+def _batch_ls_block(Phi, y, theta, R, z, n_seen):
+    """Add the block's examples to the QR factors (R, z) one at a time, re-solving for
+    ``theta`` after each; update all three in place; return the predictions."""
+    n = theta.shape[0]
+    predictions = np.empty(y.shape[0])
+    row = np.empty(n)
+    for t in range(y.shape[0]):
+        predictions[t] = Phi[t] @ theta
+        # Rotate the new row (φ_t, y_t) into (R, z), zeroing it left to right.
+        row[:] = Phi[t]
+        target = y[t]
+        for j in range(n):
+            if row[j] == 0.0:
+                continue
+            h = np.hypot(R[j, j], row[j])
+            c, s = R[j, j] / h, row[j] / h
+            R[j, j] = h
+            for k in range(j + 1, n):
+                r_jk = R[j, k]
+                R[j, k] = c * r_jk + s * row[k]
+                row[k] = c * row[k] - s * r_jk
+            z_j = z[j]
+            z[j] = c * z_j + s * target
+            target = c * target - s * z_j
+        # Solve for the least-squares θ on the first n_seen + t + 1 examples.
+        m = n_seen + t + 1
+        rcond = _EPS * max(m, n)
+        diagonal = np.abs(np.diag(R))
+        if diagonal.min() > rcond * diagonal.max():
+            for i in range(n - 1, -1, -1):
+                acc = z[i]
+                for k in range(i + 1, n):
+                    acc -= R[i, k] * theta[k]
+                theta[i] = acc / R[i, i]
+        else:
+            theta[:] = np.linalg.lstsq(R, z, rcond=rcond)[0]
+    return predictions
