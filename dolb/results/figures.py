@@ -44,7 +44,8 @@ def curve_figure(frame: pd.DataFrame, experiment: str, metric: str, title: str, 
     ax.set_ylabel(metric)
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    if ax.lines:
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

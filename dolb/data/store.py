@@ -1,0 +1,785 @@
+"""The Zarr dataset store: write a dataset once, open it anywhere, read rows fast.
+
+A dataset is a Zarr v3 group on the local file system::
+
+    <path>/zarr.json     group attributes: {"dolb_dataset": 1, "n_rows", "n_features",
+                         "fingerprint", "provenance"}
+    <path>/X             dense features: an (n, d) array chunked by rows, input dtype kept
+    <path>/X/data        sparse features: a group with the anndata CSR encoding
+    <path>/X/indices        (attributes ``encoding-type: csr_matrix``,
+    <path>/X/indptr          ``encoding-version: 0.1.0``, ``shape: [n, d]``)
+    <path>/y             targets: (n,) or (n, k), chunked by rows like X, dtype kept
+
+Every array is encoded bytes -> Blosc (lz4, shuffle) -> crc32c, so a corrupted chunk
+fails its checksum and is reported as a :class:`~dolb.errors.DataError` naming the store,
+the array and the chunk. Sparse ``data`` and ``indices`` are chunked by elements, about
+``chunk_rows`` times the mean number of non-zeros per row (about 1M elements by default).
+
+The fingerprint is the sha256 of a canonical description (format version, array names,
+dtypes, shapes) followed by the little-endian bytes of every array in a fixed order. It
+depends on the content only: not on chunk sizes, not on provenance.
+
+Writing is atomic: the dataset is written into a temporary sibling directory and renamed
+into place, so ``path`` holds either nothing, the old dataset or the complete new one.
+A crash may leave a ``.<name>.tmp-*`` sibling behind, never a half dataset at ``path``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import scipy.sparse as sp
+import zarr
+import zarr.errors
+from zarr.codecs import BloscCodec, BytesCodec, Crc32cCodec
+
+from dolb.errors import ConfigError, DataError
+
+FORMAT_VERSION = 1
+CHUNK_BYTES = 2 << 20
+"""Target size of a dense chunk when ``chunk_rows`` is not given."""
+CHUNK_ELEMENTS = 1 << 20
+"""Target number of elements of a sparse ``data``/``indices`` chunk by default."""
+CACHE_CHUNKS = 2
+"""Decoded chunks a :class:`RowReader` keeps per array."""
+_SLAB_BYTES = 64 << 20  # input copied, checked, hashed and written this much at a time
+_INT32_MAX = np.iinfo(np.int32).max
+_NUMERIC_KINDS = "biuf"
+_READ_ERRORS = (ValueError, RuntimeError, OSError, zarr.errors.BaseZarrError)
+_ANNDATA_CSR = {"encoding-type": "csr_matrix", "encoding-version": "0.1.0"}
+
+
+def _array_options(chunks: tuple[int, ...]) -> dict[str, Any]:
+    """Keyword arguments of ``create_array`` shared by every dolb array."""
+    return {
+        "chunks": chunks,
+        "serializer": BytesCodec(endian="little"),
+        "compressors": (BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"), Crc32cCodec()),
+        "fill_value": 0,
+        "config": {"write_empty_chunks": True},
+    }
+
+
+# --------------------------------------------------------------------------- writing
+
+
+@dataclass
+class _Part:
+    """One array to write: in-memory values, stored dtype, chunking and value check.
+
+    ``check(slab, start)`` raises DataError when the slab of ``values`` beginning at
+    element ``start`` (along axis 0) holds a bad value.
+    """
+
+    name: str
+    values: Any
+    dtype: np.dtype
+    chunk: int
+    check: Callable[[np.ndarray, int], None]
+
+
+def write_dataset(
+    path: str | os.PathLike,
+    X,
+    y,
+    *,
+    chunk_rows: int | None = None,
+    provenance: dict | None = None,
+    overwrite: bool = False,
+) -> Dataset:
+    """Write features ``X`` and targets ``y`` as a dolb dataset at ``path``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Directory of the new Zarr store (parent directories are created).
+    X : array_like or scipy.sparse matrix, shape (n, d)
+        Features. Dense arrays keep their dtype (bool, integer or float); sparse
+        matrices are stored as CSR with sorted, summed indices.
+    y : array_like, shape (n,) or (n, k)
+        Targets, dtype kept.
+    chunk_rows : int, optional
+        Rows per chunk (default: about 2 MB per dense chunk, about 1M non-zeros per
+        sparse chunk).
+    provenance : dict, optional
+        Free-form JSON description of where the data comes from.
+    overwrite : bool
+        Replace an existing dolb dataset at ``path``.
+
+    Returns
+    -------
+    Dataset
+        The dataset just written, opened.
+
+    Raises
+    ------
+    DataError
+        Shapes disagree, no rows, a NaN/Inf value, a sparse index out of range, or a
+        dataset exists at ``path`` and ``overwrite`` is false. Nothing is left at
+        ``path`` then.
+
+    Examples
+    --------
+    >>> ds = write_dataset(tmp / "toy", np.eye(3), np.arange(3.0))
+    >>> ds.n_rows, ds.n_features, ds.sparse
+    (3, 3, False)
+    """
+    target = Path(path).absolute()
+    provenance = _check_provenance(target, provenance)
+    parts, shape = _parts(target, X, y, chunk_rows)
+    _check_target(target, overwrite)
+    temporary = _sibling(target, "tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _write_store(temporary, parts, shape, provenance, sparse=sp.issparse(X))
+        _publish(temporary, target, overwrite)
+    except OSError as exc:
+        raise DataError(f"dataset {target}: cannot write the store: {exc}") from exc
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+    return open_dataset(target)
+
+
+def _check_provenance(target: Path, provenance: dict | None) -> dict:
+    """Return ``provenance`` (default ``{}``) once it is known to be a JSON object."""
+    provenance = {} if provenance is None else provenance
+    try:
+        if not isinstance(provenance, dict):
+            raise TypeError(f"expected a dict, got {type(provenance).__name__}")
+        json.dumps(provenance)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"dataset {target}: provenance must be a JSON object: {exc}") from exc
+    return provenance
+
+
+def _parts(target: Path, X, y, chunk_rows: int | None) -> tuple[list[_Part], tuple[int, int]]:
+    """The arrays to write for ``X`` and ``y``, in fingerprint order, and X's shape."""
+    y = _numeric(target, "y", np.asarray(y))
+    if sp.issparse(X):
+        X = _canonical_csr(target, X)
+    else:
+        X = _numeric(target, "X", np.asarray(X))
+        if X.ndim != 2:
+            raise DataError(f"dataset {target}: X must be 2-D (rows, features), got shape {X.shape}")
+    n, d = X.shape
+    if n < 1 or d < 1:
+        raise DataError(
+            f"dataset {target}: X must have at least one row and one column, got shape {X.shape}"
+        )
+    if y.ndim not in (1, 2) or y.shape[0] != n or (y.ndim == 2 and y.shape[1] < 1):
+        raise DataError(f"dataset {target}: y must have shape ({n},) or ({n}, k), got {y.shape}")
+    rows = _check_chunk_rows(target, chunk_rows)
+    x_parts = _csr_parts(target, X, rows) if sp.issparse(X) else [_row_part(target, "X", X, rows)]
+    return x_parts + [_row_part(target, "y", y, rows)], (n, d)
+
+
+def _row_part(target: Path, name: str, values: np.ndarray, rows: int | None) -> _Part:
+    """A part chunked by ``rows`` rows (default: about CHUNK_BYTES per chunk)."""
+    length = _chunk_length(values, rows or CHUNK_BYTES // _row_bytes(values))
+    return _Part(name, values, _little(values.dtype), length, _finite_rows(target, name))
+
+
+def _numeric(target: Path, name: str, values: np.ndarray) -> np.ndarray:
+    """``values`` if its dtype is bool, integer or float; DataError otherwise."""
+    if values.dtype.kind not in _NUMERIC_KINDS:
+        raise DataError(f"dataset {target}: {name} must hold numbers, got dtype {values.dtype}")
+    return values
+
+
+def _little(dtype: np.dtype) -> np.dtype:
+    """``dtype`` in little-endian byte order, the order dolb stores and hashes."""
+    return dtype.newbyteorder("<")
+
+
+def _canonical_csr(target: Path, X) -> sp.csr_matrix:
+    """``X`` as a CSR matrix with a valid structure, sorted indices and no duplicates."""
+    try:
+        X = sp.csr_matrix(X)
+    except (ValueError, TypeError) as exc:
+        raise DataError(f"dataset {target}: X is a malformed sparse matrix: {exc}") from exc
+    _numeric(target, "X", X.data)
+    n, nnz = X.shape[0], X.indices.shape[0]
+    indptr = X.indptr
+    if (
+        indptr.shape != (n + 1,)
+        or indptr[0] != 0
+        or indptr[-1] != nnz
+        or X.data.shape != (nnz,)
+        or np.any(np.diff(indptr) < 0)
+    ):
+        raise DataError(f"dataset {target}: X is a malformed CSR matrix (indptr inconsistent with data)")
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
+def _check_chunk_rows(target: Path, chunk_rows: int | None) -> int | None:
+    """``chunk_rows`` as an int (or None), or ConfigError unless it is positive."""
+    if chunk_rows is None:
+        return None
+    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
+        raise ConfigError(f"dataset {target}: chunk_rows must be a positive integer, got {chunk_rows!r}")
+    return int(chunk_rows)
+
+
+def _row_bytes(values: np.ndarray) -> int:
+    """Bytes of one row (one element along axis 0) of ``values``."""
+    return values.dtype.itemsize * math.prod(values.shape[1:])
+
+
+def _chunk_length(values, wanted: int) -> int:
+    """``wanted`` elements per chunk along axis 0, clipped to [1, len(values)]."""
+    return max(1, min(values.shape[0], wanted))
+
+
+def _csr_parts(target: Path, X: sp.csr_matrix, rows: int | None) -> list[_Part]:
+    """Parts ``X/data``, ``X/indices``, ``X/indptr`` of a canonical CSR matrix; data and
+    indices chunks hold ``rows`` times the mean non-zeros per row (or CHUNK_ELEMENTS)."""
+    n, d = X.shape
+    elements = _chunk_length(X.data, math.ceil(rows * X.nnz / n) if rows else CHUNK_ELEMENTS)
+    index_dtype = np.dtype("<i4") if d <= _INT32_MAX else np.dtype("<i8")
+
+    def row_of(position: int) -> int:
+        return int(np.searchsorted(X.indptr, position, side="right")) - 1
+
+    return [
+        _Part("X/data", X.data, _little(X.data.dtype), elements, _finite_elements(target, row_of)),
+        _Part("X/indices", X.indices, index_dtype, elements, _in_range(target, d, row_of)),
+        _Part("X/indptr", X.indptr, np.dtype("<i8"), _chunk_length(X.indptr, CHUNK_ELEMENTS), _no_check),
+    ]
+
+
+def _finite_rows(target: Path, name: str) -> Callable[[np.ndarray, int], None]:
+    """Check of a row-major slab: DataError naming the first row with NaN or Inf."""
+
+    def check(slab: np.ndarray, start: int) -> None:
+        if slab.dtype.kind != "f":
+            return
+        bad = ~np.isfinite(slab.reshape(slab.shape[0], -1)).all(axis=1)
+        if bad.any():
+            row = start + int(np.argmax(bad))
+            raise DataError(f"dataset {target}: {name} row {row} holds NaN or Inf")
+
+    return check
+
+
+def _finite_elements(target: Path, row_of: Callable[[int], int]) -> Callable[[np.ndarray, int], None]:
+    """Check of a slab of CSR data: DataError naming the row of the first NaN or Inf."""
+
+    def check(slab: np.ndarray, start: int) -> None:
+        if slab.dtype.kind != "f":
+            return
+        bad = ~np.isfinite(slab)
+        if bad.any():
+            row = row_of(start + int(np.argmax(bad)))
+            raise DataError(f"dataset {target}: X row {row} holds NaN or Inf")
+
+    return check
+
+
+def _in_range(target: Path, d: int, row_of: Callable[[int], int]) -> Callable[[np.ndarray, int], None]:
+    """Check of a slab of CSR column indices: each must lie in [0, d)."""
+
+    def check(slab: np.ndarray, start: int) -> None:
+        bad = (slab < 0) | (slab >= d)
+        if bad.any():
+            position = int(np.argmax(bad))
+            raise DataError(
+                f"dataset {target}: X row {row_of(start + position)} has column index "
+                f"{int(slab[position])} outside [0, {d})"
+            )
+
+    return check
+
+
+def _no_check(slab: np.ndarray, start: int) -> None:
+    """Check of an array whose values are valid by construction."""
+
+
+def _check_target(target: Path, overwrite: bool) -> None:
+    """DataError unless ``target`` is free, or a dolb dataset we may overwrite."""
+    if not target.exists() or (target.is_dir() and not any(target.iterdir())):
+        return
+    if not overwrite:
+        raise DataError(f"dataset {target} already exists (pass overwrite=True to replace it)")
+    if not _looks_like_dataset(target):
+        raise DataError(f"{target} exists and is not a dolb dataset; refusing to overwrite it")
+
+
+def _looks_like_dataset(path: Path) -> bool:
+    """Whether ``path`` holds the group metadata of a dolb dataset (content unchecked)."""
+    try:
+        attributes = json.loads((path / "zarr.json").read_text()).get("attributes", {})
+    except (OSError, ValueError, AttributeError):
+        return False
+    return isinstance(attributes, dict) and "dolb_dataset" in attributes
+
+
+def _sibling(target: Path, tag: str) -> Path:
+    """A fresh hidden path next to ``target``."""
+    return target.with_name(f".{target.name}.{tag}-{uuid.uuid4().hex[:12]}")
+
+
+def _write_store(
+    directory: Path, parts: list[_Part], shape: tuple[int, int], provenance: dict, *, sparse: bool
+) -> None:
+    """Write ``parts`` as a dolb Zarr group at ``directory``, fingerprint included."""
+    root = zarr.create_group(store=str(directory), zarr_format=3)
+    if sparse:
+        root.create_group("X", attributes={**_ANNDATA_CSR, "shape": list(shape)})
+    digest = _fingerprint_start([(p.name, p.dtype, p.values.shape) for p in parts])
+    for part in parts:
+        _write_part(root, part, digest)
+    root.attrs.update(
+        {
+            "dolb_dataset": FORMAT_VERSION,
+            "n_rows": shape[0],
+            "n_features": shape[1],
+            "fingerprint": digest.hexdigest(),
+            "provenance": provenance,
+        }
+    )
+
+
+def _write_part(root: zarr.Group, part: _Part, digest) -> None:
+    """Write one array slab by slab, checking and hashing each slab on the way."""
+    shape = part.values.shape
+    chunks = (part.chunk, *shape[1:])
+    array = root.create_array(part.name, shape=shape, dtype=part.dtype, **_array_options(chunks))
+    step = part.chunk * max(1, _SLAB_BYTES // (part.chunk * _row_bytes(part.values)))
+    for start in range(0, shape[0], step):
+        given = part.values[start : start + step]
+        part.check(given, start)  # before the cast, which could wrap 64-bit indices
+        slab = np.ascontiguousarray(given, dtype=part.dtype)
+        digest.update(slab.data)
+        array[start : start + slab.shape[0]] = slab
+
+
+def _fingerprint_start(arrays: list[tuple[str, np.dtype, tuple[int, ...]]]):
+    """A sha256 object fed the canonical description of ``arrays`` (name, dtype, shape)."""
+    description = {
+        "dolb_dataset": FORMAT_VERSION,
+        "arrays": [
+            [name, np.dtype(dtype).name, [int(s) for s in shape]]
+            for name, dtype, shape in arrays
+        ],
+    }
+    digest = hashlib.sha256(json.dumps(description, sort_keys=True).encode())
+    digest.update(b"\0")
+    return digest
+
+
+def _publish(temporary: Path, target: Path, overwrite: bool) -> None:
+    """Rename the finished ``temporary`` store to ``target``, replacing an old dataset
+    if ``overwrite``. Two writers racing for a free ``target``: the second gets DataError."""
+    if overwrite and _looks_like_dataset(target):
+        old = _sibling(target, "old")
+        os.rename(target, old)
+        try:
+            os.rename(temporary, target)
+        except OSError:
+            os.rename(old, target)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+        return
+    try:
+        os.rename(temporary, target)
+    except OSError as exc:
+        if not target.exists():
+            raise
+        raise DataError(f"dataset {target} already exists (pass overwrite=True to replace it)") from exc
+
+
+# --------------------------------------------------------------------------- opening
+
+
+def open_dataset(path: str | os.PathLike) -> Dataset:
+    """Open the dolb dataset at ``path``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Directory of a store written by :func:`write_dataset`.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    DataError
+        Nothing at ``path``, not a dolb dataset, an unknown format version, or members
+        whose shapes disagree with the attributes.
+
+    Examples
+    --------
+    >>> ds = open_dataset(tmp / "toy")
+    >>> ds.read(slice(0, 2))[1]
+    array([0., 1.])
+    """
+    location = Path(path).absolute()
+    if not location.is_dir():
+        raise DataError(f"no dataset at {location}")
+    try:
+        root = zarr.open_group(zarr.storage.LocalStore(location, read_only=True), mode="r")
+        attributes = dict(root.attrs)
+    except _READ_ERRORS as exc:
+        raise DataError(f"{location} is not a dolb dataset (no Zarr group: {exc})") from exc
+    if "dolb_dataset" not in attributes:
+        raise DataError(f"{location} is not a dolb dataset (attribute 'dolb_dataset' missing)")
+    if attributes["dolb_dataset"] != FORMAT_VERSION:
+        raise DataError(f"dataset {location}: unsupported format version {attributes['dolb_dataset']!r}")
+    return Dataset(location, root, attributes)
+
+
+class Dataset:
+    """An opened dolb dataset. Create it with :func:`write_dataset` or :func:`open_dataset`.
+
+    Attributes
+    ----------
+    path : str
+        Absolute directory of the store.
+    n_rows, n_features : int
+        Shape of X.
+    sparse : bool
+        Whether X is stored as CSR.
+    fingerprint : str
+        Hex sha256 of the content, computed at write time.
+    provenance : dict
+        The JSON description given at write time.
+
+    Examples
+    --------
+    >>> ds = open_dataset(tmp / "toy")
+    >>> X, y = ds.read(np.array([2, 0]))
+    >>> X.shape, y.tolist()
+    ((2, 3), [2.0, 0.0])
+    """
+
+    def __init__(self, location: Path, root: zarr.Group, attributes: dict) -> None:
+        self.path = str(location)
+        try:
+            self.n_rows = int(attributes["n_rows"])
+            self.n_features = int(attributes["n_features"])
+            self.fingerprint = str(attributes["fingerprint"])
+            self.provenance = dict(attributes["provenance"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DataError(f"dataset {self.path}: attribute {exc} missing or malformed") from exc
+        self.sparse = self._member(root, "X", zarr.Group, required=False) is not None
+        names = ("X/data", "X/indices", "X/indptr", "y") if self.sparse else ("X", "y")
+        self.arrays = {name: self._member(root, name, zarr.Array) for name in names}
+        self._check_shapes(root)
+        self.indptr = None
+        if self.sparse:
+            self.indptr = ChunkReader(self, "X/indptr", keep=0).span(0, self.n_rows + 1)
+            self._check_indptr()
+
+    def __repr__(self) -> str:
+        kind = "sparse" if self.sparse else "dense"
+        return f"Dataset({self.path!r}, {self.n_rows} x {self.n_features} {kind})"
+
+    def __reduce__(self):
+        """Pickle as the path alone: unpickling re-opens the store (small Dask tasks)."""
+        return open_dataset, (self.path,)
+
+    def _member(self, root: zarr.Group, name: str, kind: type, *, required: bool = True):
+        """The group member ``name`` if it is a ``kind``; DataError if required."""
+        try:
+            member = root[name]
+        except (KeyError, *_READ_ERRORS) as exc:
+            if not required:
+                return None
+            raise DataError(
+                f"dataset {self.path}: member {name!r} is missing or unreadable ({exc})"
+            ) from exc
+        if not isinstance(member, kind):
+            if not required:
+                return None
+            raise DataError(
+                f"dataset {self.path}: member {name!r} is not a Zarr {kind.__name__.lower()}"
+            )
+        return member
+
+    def _check_shapes(self, root: zarr.Group) -> None:
+        """DataError unless the arrays' shapes agree with n_rows and n_features."""
+        n, d = self.n_rows, self.n_features
+        y = self.arrays["y"]
+        if y.ndim not in (1, 2) or y.shape[0] != n:
+            raise DataError(f"dataset {self.path}: y has shape {y.shape}, expected {n} rows")
+        if not self.sparse:
+            shape = self.arrays["X"].shape
+            if shape != (n, d):
+                raise DataError(f"dataset {self.path}: X has shape {shape}, expected {(n, d)}")
+            return
+        attributes = dict(root["X"].attrs)
+        if attributes.get("encoding-type") != "csr_matrix" or attributes.get("shape") != [n, d]:
+            raise DataError(f"dataset {self.path}: group X is not a csr_matrix of shape {[n, d]}")
+        nnz = self.arrays["X/data"].shape
+        if self.arrays["X/indices"].shape != nnz or self.arrays["X/indptr"].shape != (n + 1,):
+            raise DataError(
+                f"dataset {self.path}: X/data, X/indices and X/indptr have inconsistent lengths"
+            )
+
+    def _check_indptr(self) -> None:
+        """DataError unless indptr starts at 0, never decreases and ends at nnz."""
+        indptr = self.indptr
+        if indptr[0] != 0 or indptr[-1] != self.arrays["X/data"].shape[0] or np.any(np.diff(indptr) < 0):
+            raise DataError(f"dataset {self.path}: X/indptr is not a valid CSR row pointer")
+
+    def labels(self) -> np.ndarray:
+        """All targets ``y``, in their stored dtype.
+
+        Examples
+        --------
+        >>> open_dataset(tmp / "toy").labels()
+        array([0., 1., 2.])
+        """
+        return ChunkReader(self, "y", keep=0).span(0, self.n_rows)
+
+    def check_rows(self, rows) -> np.ndarray:
+        """``rows`` as a new int64 array, or ConfigError unless it is a 1-D array of
+        unique integer row numbers in ``[0, n_rows)``.
+
+        Examples
+        --------
+        >>> open_dataset(tmp / "toy").check_rows([2, 0])
+        array([2, 0])
+        """
+        index = np.asarray(rows)
+        if index.size == 0:
+            return np.empty(0, dtype=np.int64)
+        if index.ndim != 1 or index.dtype.kind not in "iu":
+            raise ConfigError(
+                f"dataset {self.path}: rows must be a 1-D array of integers, "
+                f"got {index.dtype} of shape {index.shape}"
+            )
+        index = index.astype(np.int64)  # a copy: later changes to ``rows`` cannot leak in
+        outside = (index < 0) | (index >= self.n_rows)
+        if outside.any():
+            row = int(index[np.argmax(outside)])
+            raise ConfigError(f"dataset {self.path}: row {row} is outside [0, {self.n_rows})")
+        ordered = np.sort(index)
+        repeated = ordered[1:] == ordered[:-1]
+        if repeated.any():
+            row = int(ordered[np.argmax(repeated)])
+            raise ConfigError(f"dataset {self.path}: row {row} is asked for twice")
+        return index
+
+    def read(self, rows) -> tuple:
+        """Features and targets of ``rows``, in the order asked for.
+
+        Parameters
+        ----------
+        rows : slice or array_like of int
+            A slice, or unique row numbers in any order (may be empty).
+
+        Returns
+        -------
+        X : numpy.ndarray or scipy.sparse.csr_matrix
+            float64, shape (len(rows), n_features); C-contiguous when dense.
+        y : numpy.ndarray
+            Targets of those rows, stored dtype.
+
+        Examples
+        --------
+        >>> X, y = open_dataset(tmp / "toy").read(slice(1, 3))
+        >>> X.tolist(), y.tolist()
+        ([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], [1.0, 2.0])
+        """
+        if isinstance(rows, slice):
+            start, stop, step = rows.indices(self.n_rows)
+            if step == 1:
+                return RowReader(self).read(slice(start, max(start, stop)))
+            rows = np.arange(start, stop, step)
+        return RowReader(self).read(self.check_rows(rows))
+
+    def verify(self) -> None:
+        """Re-read every chunk and recompute the fingerprint.
+
+        Raises
+        ------
+        DataError
+            A chunk fails its checksum or cannot be decoded (naming the array and
+            chunk), or the content no longer matches the stored fingerprint.
+
+        Examples
+        --------
+        >>> open_dataset(tmp / "toy").verify()
+        """
+        digest = _fingerprint_start([(name, a.dtype, a.shape) for name, a in self.arrays.items()])
+        for name in self.arrays:
+            reader = ChunkReader(self, name, keep=0)
+            for index in range(reader.n_chunks):
+                chunk = np.ascontiguousarray(reader.chunk(index), dtype=_little(reader.dtype))
+                digest.update(chunk.data)
+        if digest.hexdigest() != self.fingerprint:
+            raise DataError(
+                f"dataset {self.path}: content does not match its fingerprint "
+                f"(stored {self.fingerprint[:12]}..., computed {digest.hexdigest()[:12]}...)"
+            )
+
+
+# --------------------------------------------------------------------------- reading
+
+
+class ChunkReader:
+    """Reads one array of a dataset whole chunk by whole chunk along axis 0, keeping the
+    ``keep`` most recently used decoded chunks.
+
+    Reading whole chunks means no chunk is decoded twice while its rows are still being
+    asked for, and a decoding failure names exactly one chunk.
+
+    Examples
+    --------
+    >>> reader = ChunkReader(open_dataset(tmp / "toy"), "y", keep=2)
+    >>> reader.take(np.array([0, 2]))
+    array([0., 2.])
+    """
+
+    def __init__(self, dataset: Dataset, name: str, keep: int = CACHE_CHUNKS) -> None:
+        self.dataset_path = dataset.path
+        self.name = name
+        self.array = dataset.arrays[name]
+        self.dtype = self.array.dtype
+        self.length = self.array.shape[0]
+        self.chunk_length = self.array.chunks[0]
+        self.n_chunks = math.ceil(self.length / self.chunk_length)
+        self.keep = keep
+        self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
+
+    def chunk(self, index: int) -> np.ndarray:
+        """Decoded chunk ``index`` (read-only view of the cache: copy before changing)."""
+        if index in self._cache:
+            self._cache.move_to_end(index)
+            return self._cache[index]
+        start = index * self.chunk_length
+        stop = min(start + self.chunk_length, self.length)
+        try:
+            values = self.array[start:stop]
+        except _READ_ERRORS as exc:
+            key = self.array.metadata.encode_chunk_key((index,) + (0,) * (self.array.ndim - 1))
+            unit = "rows" if self.name in ("X", "y") else "elements"
+            raise DataError(
+                f"dataset {self.dataset_path}: array {self.name!r} chunk {index} "
+                f"(file {self.name}/{key}, {unit} {start}..{stop - 1}) is corrupted: {exc}"
+            ) from exc
+        values.flags.writeable = False
+        self._cache[index] = values
+        while len(self._cache) > self.keep:
+            self._cache.popitem(last=False)
+        return values
+
+    def span(self, start: int, stop: int) -> np.ndarray:
+        """A new array holding elements ``start`` to ``stop - 1``."""
+        if stop <= start:
+            return np.empty((0, *self.array.shape[1:]), dtype=self.dtype)
+        length = self.chunk_length
+        pieces = [
+            self.chunk(c)[max(start - c * length, 0) : stop - c * length]
+            for c in range(start // length, (stop - 1) // length + 1)
+        ]
+        return np.concatenate(pieces)
+
+    def take(self, positions: np.ndarray) -> np.ndarray:
+        """A new array holding the elements at ``positions`` (sorted ascending)."""
+        out = np.empty((positions.shape[0], *self.array.shape[1:]), dtype=self.dtype)
+        if positions.shape[0] == 0:
+            return out
+        chunk_ids = positions // self.chunk_length
+        cuts = np.flatnonzero(np.diff(chunk_ids)) + 1
+        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, positions.shape[0]]):
+            c = int(chunk_ids[lo])
+            out[lo:hi] = self.chunk(c)[positions[lo:hi] - c * self.chunk_length]
+        return out
+
+
+class RowReader:
+    """Reads blocks of rows of one dataset, keeping a few decoded chunks per array so
+    that consecutive blocks reuse them.
+
+    Contiguous rows (a slice) cost one pass over the chunks they span. Rows in any
+    other order are sorted, gathered chunk by chunk, then put back in the order asked
+    for: a block costs one decode per distinct chunk it touches that is not cached, so
+    a random permutation of a dataset much larger than the cache decodes about
+    ``min(block rows, n_chunks)`` chunks per block, that is the whole dataset about
+    ``n_rows / block rows`` times per pass. Bigger blocks make random orders cheaper.
+
+    Parameters
+    ----------
+    dataset : Dataset
+    keep : int
+        Decoded chunks kept per array.
+
+    Examples
+    --------
+    >>> reader = RowReader(open_dataset(tmp / "toy"))
+    >>> reader.read(np.array([1, 0]))[1]
+    array([1., 0.])
+    """
+
+    def __init__(self, dataset: Dataset, keep: int = CACHE_CHUNKS) -> None:
+        self.dataset = dataset
+        self.readers = {
+            name: ChunkReader(dataset, name, keep) for name in dataset.arrays if name != "X/indptr"
+        }
+
+    def read(self, rows: slice | np.ndarray) -> tuple:
+        """``(X, y)`` of a ``slice(start, stop)`` or of checked row numbers in any order."""
+        if isinstance(rows, slice):
+            return self._range(rows.start, rows.stop)
+        if rows.shape[0] > 1 and np.all(rows[1:] - rows[:-1] == 1):
+            return self._range(int(rows[0]), int(rows[-1]) + 1)
+        order = np.argsort(rows, kind="stable")
+        if np.all(order[1:] > order[:-1]):
+            return self._sorted(rows)
+        X, y = self._sorted(rows[order])
+        inverse = np.empty_like(order)
+        inverse[order] = np.arange(order.shape[0])
+        return X[inverse], y[inverse]
+
+    def _range(self, start: int, stop: int) -> tuple:
+        """``(X, y)`` of rows ``start`` to ``stop - 1``."""
+        y = self.readers["y"].span(start, stop)
+        if not self.dataset.sparse:
+            return np.ascontiguousarray(self.readers["X"].span(start, stop), dtype=np.float64), y
+        pointers = self.dataset.indptr[start : stop + 1]
+        first, last = int(pointers[0]), int(pointers[-1])
+        data = self.readers["X/data"].span(first, last)
+        indices = self.readers["X/indices"].span(first, last)
+        return self._csr(data, indices, pointers - first), y
+
+    def _sorted(self, rows: np.ndarray) -> tuple:
+        """``(X, y)`` of unique ``rows`` sorted ascending."""
+        y = self.readers["y"].take(rows)
+        if not self.dataset.sparse:
+            return np.ascontiguousarray(self.readers["X"].take(rows), dtype=np.float64), y
+        starts = self.dataset.indptr[rows]
+        lengths = self.dataset.indptr[rows + 1] - starts
+        pointers = np.concatenate(([0], np.cumsum(lengths)))
+        positions = np.repeat(starts - pointers[:-1], lengths) + np.arange(pointers[-1])
+        data = self.readers["X/data"].take(positions)
+        indices = self.readers["X/indices"].take(positions)
+        return self._csr(data, indices, pointers), y
+
+    def _csr(self, data: np.ndarray, indices: np.ndarray, pointers: np.ndarray) -> sp.csr_matrix:
+        """A float64 CSR block from its pieces (indices and pointers in one index dtype)."""
+        index_dtype = np.int32 if max(pointers[-1], self.dataset.n_features) <= _INT32_MAX else np.int64
+        return sp.csr_matrix(
+            (
+                np.asarray(data, dtype=np.float64),
+                np.asarray(indices, dtype=index_dtype),
+                np.asarray(pointers, dtype=index_dtype),
+            ),
+            shape=(pointers.shape[0] - 1, self.dataset.n_features),
+        )

@@ -1,0 +1,120 @@
+"""The block stream: rows of a dataset, block by block, read ahead in a background thread.
+
+A stream reads with one :class:`~dolb.data.store.RowReader`, so its memory is bounded
+by the blocks in flight (at most ``prefetch`` queued, one being read, one being used),
+the few decoded chunks the reader keeps per array, and, for sparse data, the row
+pointer array ``indptr``. It never holds the dataset.
+
+Stored order reads contiguous row ranges, each chunk decoded once. A given order (such
+as a seeded permutation of a subset) is read block by block: a block's rows are
+sorted, gathered from the chunks they fall in, and put back in the order asked for;
+see :class:`~dolb.data.store.RowReader` for what that costs.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterator
+
+import numpy as np
+
+from dolb.data.store import Dataset, RowReader
+from dolb.errors import ConfigError
+
+_END = object()
+_POLL_SECONDS = 0.05
+
+
+def stream_blocks(
+    ds: Dataset, rows=None, *, block_size: int = 4096, prefetch: int = 2
+) -> Iterator[tuple]:
+    """Yield ``(X_block, y_block)`` for ``rows`` of ``ds``, ``block_size`` rows at a time.
+
+    Parameters
+    ----------
+    ds : Dataset
+        The dataset to read.
+    rows : array_like of int, optional
+        Unique row numbers in the order wanted (default: every row in stored order).
+    block_size : int
+        Most rows in one block (the last block may be shorter).
+    prefetch : int
+        Most blocks read ahead and waiting in the queue.
+
+    Returns
+    -------
+    iterator of (X, y)
+        Blocks of the same types as :meth:`Dataset.read`. Closing the iterator early
+        (``break`` out of a loop) stops and joins the reading thread.
+
+    Raises
+    ------
+    ConfigError
+        Bad ``rows``, ``block_size`` or ``prefetch`` (raised at the call).
+    DataError
+        A corrupted chunk (raised where the block that needs it is consumed).
+
+    Examples
+    --------
+    >>> order = np.random.default_rng(0).permutation(ds.n_rows)
+    >>> for X, y in stream_blocks(ds, order, block_size=1024):
+    ...     learner.learn(X, y)
+    """
+    block_size = _positive(ds, "block_size", block_size)
+    prefetch = _positive(ds, "prefetch", prefetch)
+    if rows is None:
+        blocks = [slice(a, min(a + block_size, ds.n_rows)) for a in range(0, ds.n_rows, block_size)]
+    else:
+        index = ds.check_rows(rows)
+        blocks = [index[a : a + block_size] for a in range(0, index.shape[0], block_size)]
+    return _read_ahead(RowReader(ds), blocks, prefetch)
+
+
+def _positive(ds: Dataset, name: str, value) -> int:
+    """``value`` as an int if it is a positive integer; ConfigError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ConfigError(
+            f"stream of dataset {ds.path}: {name} must be a positive integer, got {value!r}"
+        )
+    return int(value)
+
+
+def _read_ahead(reader: RowReader, blocks: list, prefetch: int) -> Iterator[tuple]:
+    """Yield ``reader.read(block)`` for each block, read by a background thread."""
+    ready: queue.Queue = queue.Queue(maxsize=prefetch)
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=_produce, args=(reader, blocks, ready, stop), name="dolb-stream", daemon=True
+    )
+    thread.start()
+    try:
+        while (item := ready.get()) is not _END:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _produce(reader: RowReader, blocks: list, ready: queue.Queue, stop: threading.Event) -> None:
+    """Read each block into ``ready`` until done, failed, or ``stop`` is set."""
+    try:
+        for block in blocks:
+            if not _offer(ready, stop, reader.read(block)):
+                return
+        _offer(ready, stop, _END)
+    except BaseException as exc:  # handed to the consuming thread, which raises it
+        _offer(ready, stop, exc)
+
+
+def _offer(ready: queue.Queue, stop: threading.Event, item) -> bool:
+    """Put ``item`` in ``ready`` once there is room; False if ``stop`` is set first."""
+    while not stop.is_set():
+        try:
+            ready.put(item, timeout=_POLL_SECONDS)
+            return True
+        except queue.Full:
+            continue
+    return False

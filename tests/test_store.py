@@ -1,0 +1,347 @@
+"""The Zarr dataset store: round trips, selections, fingerprints, corruption, validation."""
+
+import json
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dolb.data import Dataset, open_dataset, write_dataset
+from dolb.errors import ConfigError, DataError
+
+
+def dense(n=50, d=4, dtype=np.float64, seed=0):
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "u":
+        return rng.integers(0, 256, size=(n, d)).astype(dtype)
+    return rng.standard_normal((n, d)).astype(dtype)
+
+
+def sparse(n=60, d=30, density=0.2, dtype=np.float64, seed=0):
+    X = sp.random(n, d, density=density, format="csr", dtype=dtype, rng=np.random.default_rng(seed))
+    X.data += 1.0  # no explicit zeros
+    return X
+
+
+def flip_bytes(path: Path, count: int = 8) -> None:
+    """Corrupt a chunk file on disk by inverting ``count`` bytes in its middle."""
+    raw = bytearray(path.read_bytes())
+    middle = len(raw) // 2
+    raw[middle : middle + count] = bytes(255 - b for b in raw[middle : middle + count])
+    path.write_bytes(bytes(raw))
+
+
+def leftovers(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir())
+
+
+# --------------------------------------------------------------------------- round trips
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.uint8])
+@pytest.mark.parametrize("chunk_rows", [None, 7])
+def test_dense_round_trip_keeps_dtype_and_reads_float64(tmp_path, dtype, chunk_rows):
+    X, y = dense(dtype=dtype), np.arange(50, dtype=np.int16)
+    ds = write_dataset(tmp_path / "d", X, y, chunk_rows=chunk_rows)
+    assert (ds.n_rows, ds.n_features, ds.sparse) == (50, 4, False)
+    assert ds.arrays["X"].dtype == dtype
+    got, labels = ds.read(slice(None))
+    assert got.dtype == np.float64 and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, X.astype(np.float64))
+    assert labels.dtype == np.int16
+    np.testing.assert_array_equal(labels, y)
+    np.testing.assert_array_equal(ds.labels(), y)
+
+
+def test_explicit_chunk_rows_chunk_every_array(tmp_path):
+    ds = write_dataset(tmp_path / "d", dense(), np.zeros(50), chunk_rows=7)
+    assert ds.arrays["X"].chunks == (7, 4) and ds.arrays["y"].chunks == (7,)
+
+
+@pytest.mark.parametrize(
+    "X, y",
+    [
+        (np.array([[1.5, -2.0, 3.0]]), np.array([7.0])),  # a single row
+        (np.arange(9.0).reshape(9, 1), np.arange(9.0)),  # one column
+        (dense(n=20), np.arange(40.0).reshape(20, 2)),  # 2-D labels
+    ],
+)
+def test_small_shapes_round_trip(tmp_path, X, y):
+    ds = write_dataset(tmp_path / "d", X, y, chunk_rows=3)
+    got_X, got_y = ds.read(slice(None))
+    np.testing.assert_array_equal(got_X, X)
+    np.testing.assert_array_equal(got_y, y)
+    assert got_y.shape == y.shape
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("chunk_rows", [None, 7])
+def test_sparse_round_trip(tmp_path, dtype, chunk_rows):
+    X = sparse(dtype=dtype)
+    ds = write_dataset(tmp_path / "s", X, np.arange(60.0), chunk_rows=chunk_rows)
+    assert ds.sparse and (ds.n_rows, ds.n_features) == (60, 30)
+    got, _ = ds.read(slice(None))
+    assert isinstance(got, sp.csr_matrix) and got.dtype == np.float64
+    np.testing.assert_array_equal(got.toarray(), X.toarray().astype(np.float64))
+    np.testing.assert_array_equal(got.indptr, X.indptr)
+
+
+def test_sparse_input_is_canonicalised(tmp_path):
+    rows, cols, vals = [0, 0, 2, 1, 0], [3, 1, 0, 2, 3], [1.0, 2.0, 3.0, 4.0, 5.0]
+    X = sp.coo_matrix((vals, (rows, cols)), shape=(3, 4))  # duplicate (0, 3), unsorted
+    ds = write_dataset(tmp_path / "s", X, np.zeros(3))
+    got, _ = ds.read(slice(None))
+    np.testing.assert_array_equal(got.toarray(), X.toarray())
+    np.testing.assert_array_equal(got.indices, [1, 3, 2, 0])
+    np.testing.assert_array_equal(got.data, [2.0, 6.0, 4.0, 3.0])
+
+
+def test_sparse_store_has_anndata_encoding_and_checksummed_codecs(tmp_path):
+    ds = write_dataset(tmp_path / "s", sparse(), np.zeros(60))
+    x_meta = json.loads((Path(ds.path) / "X" / "zarr.json").read_text())
+    assert x_meta["node_type"] == "group"
+    assert x_meta["attributes"] == {
+        "encoding-type": "csr_matrix",
+        "encoding-version": "0.1.0",
+        "shape": [60, 30],
+    }
+    root = json.loads((Path(ds.path) / "zarr.json").read_text())["attributes"]
+    assert root["dolb_dataset"] == 1 and root["fingerprint"] == ds.fingerprint
+    for name in ("data", "indices", "indptr"):
+        codecs = json.loads((Path(ds.path) / "X" / name / "zarr.json").read_text())["codecs"]
+        assert [c["name"] for c in codecs] == ["bytes", "blosc", "crc32c"]
+        assert codecs[1]["configuration"]["cname"] == "lz4"
+        assert codecs[1]["configuration"]["shuffle"] == "shuffle"
+
+
+def test_provenance_round_trip_and_must_be_json(tmp_path):
+    about = {"source": "test", "params": {"a": [1, 2.5, None]}}
+    assert write_dataset(tmp_path / "d", dense(), np.zeros(50), provenance=about).provenance == about
+    with pytest.raises(ConfigError, match="provenance"):
+        write_dataset(tmp_path / "e", dense(), np.zeros(50), provenance={"x": object()})
+    assert not (tmp_path / "e").exists()
+
+
+def test_pickles_as_its_path(tmp_path):
+    ds = write_dataset(tmp_path / "s", sparse(), np.arange(60.0))
+    again = pickle.loads(pickle.dumps(ds))
+    assert isinstance(again, Dataset) and again.path == ds.path and again.fingerprint == ds.fingerprint
+    assert len(pickle.dumps(ds)) < 500
+    np.testing.assert_array_equal(again.read([5])[0].toarray(), ds.read([5])[0].toarray())
+
+
+# --------------------------------------------------------------------------- selections
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_empty_selections(tmp_path, kind):
+    X = dense() if kind == "dense" else sparse(n=50)
+    ds = write_dataset(tmp_path / "d", X, np.arange(50.0), chunk_rows=7)
+    for rows in ([], np.array([], dtype=np.int64), slice(5, 5), slice(9, 3)):
+        got_X, got_y = ds.read(rows)
+        assert got_X.shape == (0, X.shape[1]) and got_y.shape == (0,)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_read_of_permuted_rows_equals_the_array(tmp_path, kind):
+    X = dense(n=60) if kind == "dense" else sparse(n=60)
+    full = X if kind == "dense" else X.toarray()
+    y = np.arange(60.0) * 10
+    ds = write_dataset(tmp_path / "d", X, y, chunk_rows=7)
+    rows = np.random.default_rng(3).permutation(60)[:25]
+    got_X, got_y = ds.read(rows)
+    got = got_X if kind == "dense" else got_X.toarray()
+    np.testing.assert_array_equal(got, full[rows])
+    np.testing.assert_array_equal(got_y, y[rows])
+    for selection in (np.array([59, 0]), [3, 4, 5], [1, 8, 30], slice(2, 50, 3), slice(None, None, -1)):
+        got = ds.read(selection)[0]
+        got = got if kind == "dense" else got.toarray()
+        np.testing.assert_array_equal(got, full[selection])
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [([1, 1], "twice"), ([0, 50], "outside"), ([-1], "outside"), ([0.5], "integers"), ([[1]], "1-D")],
+)
+def test_bad_row_selections_raise_config_error(tmp_path, rows, message):
+    ds = write_dataset(tmp_path / "d", dense(), np.zeros(50))
+    with pytest.raises(ConfigError, match=message) as info:
+        ds.read(rows)
+    assert str(tmp_path / "d") in str(info.value)
+
+
+# --------------------------------------------------------------------------- fingerprint
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_fingerprint_ignores_chunking_and_sees_one_value(tmp_path, kind):
+    X = dense(n=40) if kind == "dense" else sparse(n=40)
+    y = np.arange(40.0)
+    prints = {
+        write_dataset(tmp_path / f"c{c}", X, y, chunk_rows=c, provenance={"c": c}).fingerprint
+        for c in (None, 1, 7, 40)
+    }
+    assert len(prints) == 1
+    changed = X.copy()
+    if kind == "dense":
+        changed[13, 2] = 99.0
+    else:
+        changed.data[7] += 1.0
+    assert write_dataset(tmp_path / "x", changed, y).fingerprint not in prints
+    y_changed = y.copy()
+    y_changed[39] = -1.0
+    assert write_dataset(tmp_path / "y", X, y_changed).fingerprint not in prints
+    assert write_dataset(tmp_path / "t", X, y.astype(np.float32)).fingerprint not in prints
+
+
+def test_verify_passes_on_a_fresh_store(tmp_path):
+    write_dataset(tmp_path / "d", dense(), np.zeros(50), chunk_rows=7).verify()
+    write_dataset(tmp_path / "s", sparse(), np.zeros(60), chunk_rows=7).verify()
+
+
+# --------------------------------------------------------------------------- corruption
+
+
+def test_corrupted_dense_chunk_is_named_on_read_and_verify(tmp_path):
+    ds = write_dataset(tmp_path / "d", dense(n=50, d=40), np.zeros(50), chunk_rows=10)
+    flip_bytes(Path(ds.path) / "X" / "c" / "2" / "0")
+    np.testing.assert_array_equal(ds.read(slice(0, 20))[0], dense(n=50, d=40)[:20])  # other chunks fine
+    for action in (lambda: ds.read([25]), lambda: ds.read(slice(15, 35)), ds.verify):
+        with pytest.raises(DataError) as info:
+            action()
+        message = str(info.value)
+        for part in (ds.path, "'X' chunk 2", "file X/c/2/0", "rows 20..29"):
+            assert part in message
+
+
+def test_corrupted_sparse_chunk_is_named(tmp_path):
+    ds = write_dataset(tmp_path / "s", sparse(n=60, d=30, density=0.5), np.zeros(60), chunk_rows=10)
+    flip_bytes(Path(ds.path) / "X" / "data" / "c" / "1")
+    with pytest.raises(DataError, match=r"'X/data' chunk 1 \(file X/data/c/1, elements"):
+        ds.verify()
+    with pytest.raises(DataError, match="'X/data' chunk 1"):
+        ds.read(slice(None))
+
+
+def test_corrupted_indptr_fails_at_open(tmp_path):
+    ds = write_dataset(tmp_path / "s", sparse(), np.zeros(60))
+    flip_bytes(Path(ds.path) / "X" / "indptr" / "c" / "0")
+    with pytest.raises(DataError, match="'X/indptr' chunk 0"):
+        open_dataset(ds.path)
+
+
+def test_swapped_valid_chunk_fails_the_fingerprint(tmp_path):
+    ds = write_dataset(tmp_path / "d", dense(n=40), np.zeros(40), chunk_rows=10)
+    chunks = Path(ds.path) / "X" / "c"
+    (chunks / "1" / "0").write_bytes((chunks / "0" / "0").read_bytes())  # checksums still match
+    with pytest.raises(DataError, match="does not match its fingerprint"):
+        ds.verify()
+
+
+def test_deleted_chunk_file_fails_the_fingerprint(tmp_path):
+    ds = write_dataset(tmp_path / "d", np.ones((40, 3)), np.arange(1.0, 41.0), chunk_rows=10)
+    (Path(ds.path) / "y" / "c" / "3").unlink()  # zarr reads a missing chunk as zeros
+    with pytest.raises(DataError, match="does not match its fingerprint"):
+        ds.verify()
+
+
+# --------------------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_dense_values_name_the_row_and_leave_nothing(tmp_path, bad):
+    X = dense(n=30)
+    X[17, 2] = bad
+    X[23, 0] = bad
+    with pytest.raises(DataError, match="X row 17 holds NaN or Inf"):
+        write_dataset(tmp_path / "d", X, np.zeros(30), chunk_rows=4)
+    assert leftovers(tmp_path) == []
+
+
+def test_non_finite_labels_and_sparse_values_name_the_row(tmp_path):
+    y = np.zeros((30, 2))
+    y[11, 1] = np.nan
+    with pytest.raises(DataError, match="y row 11"):
+        write_dataset(tmp_path / "d", dense(n=30), y)
+    X = sparse(n=30, density=0.5)
+    assert X.indptr[22] > X.indptr[21]
+    X.data[X.indptr[21]] = np.inf  # first non-zero of row 21
+    with pytest.raises(DataError, match="X row 21 holds NaN or Inf"):
+        write_dataset(tmp_path / "s", X, np.zeros(30), chunk_rows=4)
+    assert leftovers(tmp_path) == []
+
+
+def test_sparse_index_out_of_range(tmp_path):
+    X = sp.csr_matrix((np.ones(3), np.array([0, 5, 2]), np.array([0, 1, 2, 3])), shape=(3, 4))
+    with pytest.raises(DataError, match="X row 1 has column index 5 outside"):
+        write_dataset(tmp_path / "s", X, np.zeros(3))
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "X, y, message",
+    [
+        (np.zeros((5, 2)), np.zeros(4), r"y must have shape \(5,\)"),
+        (np.zeros((0, 2)), np.zeros(0), "at least one row"),
+        (np.zeros((5, 2)), np.zeros((5, 2, 1)), "y must have shape"),
+        (np.zeros(5), np.zeros(5), "X must be 2-D"),
+        (np.array([["a"]]), np.zeros(1), "must hold numbers"),
+        (np.zeros((2, 2)), np.array(["a", "b"]), "y must hold numbers"),
+    ],
+)
+def test_bad_shapes_and_dtypes(tmp_path, X, y, message):
+    with pytest.raises(DataError, match=message):
+        write_dataset(tmp_path / "d", X, y)
+    assert leftovers(tmp_path) == []
+
+
+def test_bad_chunk_rows(tmp_path):
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ConfigError, match="chunk_rows"):
+            write_dataset(tmp_path / "d", dense(), np.zeros(50), chunk_rows=bad)
+
+
+# --------------------------------------------------------------------------- opening, overwriting
+
+
+def test_missing_store(tmp_path):
+    with pytest.raises(DataError, match=f"no dataset at {tmp_path / 'nowhere'}"):
+        open_dataset(tmp_path / "nowhere")
+
+
+def test_folders_that_are_not_dolb_datasets(tmp_path):
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "notes.txt").write_text("hello")
+    with pytest.raises(DataError, match=f"{tmp_path / 'plain'} is not a dolb dataset"):
+        open_dataset(tmp_path / "plain")
+    import zarr
+
+    zarr.create_group(str(tmp_path / "group"), attributes={"other": 1})
+    with pytest.raises(DataError, match="attribute 'dolb_dataset' missing"):
+        open_dataset(tmp_path / "group")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(DataError, match="no dataset at"):
+        open_dataset(tmp_path / "file")
+
+
+def test_overwrite_semantics(tmp_path):
+    path = tmp_path / "d"
+    first = write_dataset(path, dense(n=10), np.zeros(10))
+    with pytest.raises(DataError, match="already exists"):
+        write_dataset(path, dense(n=20), np.zeros(20))
+    assert open_dataset(path).fingerprint == first.fingerprint
+    second = write_dataset(path, dense(n=20), np.zeros(20), overwrite=True)
+    assert second.n_rows == 20 and open_dataset(path).fingerprint != first.fingerprint
+    assert leftovers(tmp_path) == ["d"]
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "keep.txt").write_text("precious")
+    with pytest.raises(DataError, match="not a dolb dataset; refusing"):
+        write_dataset(tmp_path / "other", dense(), np.zeros(50), overwrite=True)
+    assert (tmp_path / "other" / "keep.txt").read_text() == "precious"
+
+
+def test_empty_directory_is_a_free_target(tmp_path):
+    (tmp_path / "d").mkdir()
+    assert write_dataset(tmp_path / "d", dense(), np.zeros(50)).n_rows == 50

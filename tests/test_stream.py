@@ -1,0 +1,147 @@
+"""The block stream: exact rows in exact order, background thread life cycle, memory."""
+
+import threading
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dolb.data import stream_blocks, write_dataset
+from dolb.data import stream as stream_module
+from dolb.errors import ConfigError, DataError
+
+
+@pytest.fixture(params=["dense", "sparse"])
+def stored(request, tmp_path):
+    """(dataset, X as a dense array, y) with 103 rows in chunks of 7."""
+    rng = np.random.default_rng(0)
+    if request.param == "dense":
+        X = rng.standard_normal((103, 5)).astype(np.float32)
+        full = X.astype(np.float64)
+    else:
+        X = sp.random(103, 40, density=0.1, format="csr", rng=rng)
+        full = X.toarray()
+    y = np.arange(103.0) + 0.5
+    return write_dataset(tmp_path / request.param, X, y, chunk_rows=7), full, y
+
+
+def collect(blocks, block_size):
+    """Concatenate blocks into (dense X, y), checking block types and sizes."""
+    Xs, ys = [], []
+    for X, y in blocks:
+        assert 1 <= y.shape[0] <= block_size and X.shape[0] == y.shape[0]
+        if sp.issparse(X):
+            assert isinstance(X, sp.csr_matrix) and X.dtype == np.float64
+            X = X.toarray()
+        else:
+            assert X.dtype == np.float64 and X.flags.c_contiguous
+        Xs.append(X)
+        ys.append(y)
+    return np.concatenate(Xs), np.concatenate(ys)
+
+
+@pytest.mark.parametrize("block_size", [1, 10, 64, 4096])
+def test_stored_order_gives_every_row(stored, block_size):
+    ds, full, y = stored
+    X, labels = collect(stream_blocks(ds, block_size=block_size), block_size)
+    np.testing.assert_array_equal(X, full)
+    np.testing.assert_array_equal(labels, y)
+
+
+@pytest.mark.parametrize("block_size", [9, 50])
+def test_seeded_permutation_of_a_subset_gives_exactly_those_rows(stored, block_size):
+    ds, full, y = stored
+    rows = np.random.default_rng(42).permutation(ds.n_rows)[:77]
+    X, labels = collect(stream_blocks(ds, rows, block_size=block_size), block_size)
+    np.testing.assert_array_equal(X, full[rows])
+    np.testing.assert_array_equal(labels, y[rows])
+
+
+def test_no_rows_gives_no_blocks(stored):
+    ds, _, _ = stored
+    assert list(stream_blocks(ds, [])) == []
+
+
+def test_bad_arguments_fail_at_the_call(stored):
+    ds, _, _ = stored
+    for kwargs in ({"block_size": 0}, {"prefetch": 0}, {"block_size": 2.0}):
+        with pytest.raises(ConfigError, match=next(iter(kwargs))):
+            stream_blocks(ds, **kwargs)
+    with pytest.raises(ConfigError, match="row 3 is asked for twice"):
+        stream_blocks(ds, [1, 3, 2, 3])
+
+
+def stream_threads():
+    return [t for t in threading.enumerate() if t.name == "dolb-stream"]
+
+
+def test_early_break_stops_the_thread(stored):
+    ds, _, _ = stored
+    list(stream_blocks(ds))  # let Zarr start its own (lasting) worker threads first
+    before = threading.active_count()
+    for _ in stream_blocks(ds, block_size=5, prefetch=1):
+        assert len(stream_threads()) == 1
+        break
+    assert stream_threads() == [] and threading.active_count() == before
+    blocks = stream_blocks(ds, np.arange(103)[::-1], block_size=3)
+    next(blocks)
+    blocks.close()
+    assert stream_threads() == [] and threading.active_count() == before
+
+
+def test_reading_stays_at_most_prefetch_blocks_ahead(stored, monkeypatch):
+    ds, _, _ = stored
+    reads = []
+    original = stream_module.RowReader.read
+
+    def counted(self, rows):
+        reads.append(rows)
+        return original(self, rows)
+
+    monkeypatch.setattr(stream_module.RowReader, "read", counted)
+    blocks = stream_blocks(ds, block_size=2, prefetch=3)
+    next(blocks)
+    deadline = time.monotonic() + 5
+    while len(reads) < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    # one consumed, three queued, one read and waiting for room
+    assert len(reads) == 5
+    blocks.close()
+
+
+def test_corrupted_chunk_raises_in_the_consumer_after_good_blocks(tmp_path):
+    X = np.random.default_rng(1).standard_normal((60, 30))
+    ds = write_dataset(tmp_path / "d", X, np.zeros(60), chunk_rows=10)
+    chunk = Path(ds.path) / "X" / "c" / "3" / "0"
+    raw = bytearray(chunk.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    chunk.write_bytes(bytes(raw))
+    seen = []
+    with pytest.raises(DataError, match="'X' chunk 3"):
+        for block, _ in stream_blocks(ds, block_size=10):
+            seen.append(block)
+    assert len(seen) == 3
+    np.testing.assert_array_equal(np.concatenate(seen), X[:30])
+    assert stream_threads() == []
+
+
+@pytest.mark.parametrize("order", ["stored", "permuted"])
+def test_memory_stays_a_few_blocks(tmp_path, order):
+    n, d = 40_000, 64  # 20 MB of float64
+    X = np.random.default_rng(2).standard_normal((n, d))
+    ds = write_dataset(tmp_path / "big", X, np.zeros(n), chunk_rows=1000)
+    rows = None if order == "stored" else np.random.default_rng(3).permutation(n)[: n // 4]
+    del X
+    tracemalloc.start()
+    try:
+        total = sum(y.shape[0] for _, y in stream_blocks(ds, rows, block_size=1000, prefetch=2))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert total == (n if rows is None else n // 4)
+    dataset_bytes = n * d * 8
+    assert peak < dataset_bytes / 4, f"peak {peak / 1e6:.1f} MB, dataset {dataset_bytes / 1e6:.0f} MB"
