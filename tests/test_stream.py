@@ -145,3 +145,21 @@ def test_memory_stays_a_few_blocks(tmp_path, order):
     assert total == (n if rows is None else n // 4)
     dataset_bytes = n * d * 8
     assert peak < dataset_bytes / 4, f"peak {peak / 1e6:.1f} MB, dataset {dataset_bytes / 1e6:.0f} MB"
+
+
+def test_shared_chunk_cache_decodes_each_chunk_once_within_budget(tmp_path):
+    from dolb.data.readers import ChunkCache
+
+    X = np.arange(400, dtype=np.float64).reshape(200, 2)
+    ds = write_dataset(tmp_path / "cached", X, np.arange(200.0), chunk_rows=50)
+    cache = ChunkCache(max_bytes=10_000)
+    first = [x for x, _ in stream_blocks(ds, rows=np.arange(10, 20), cache=cache)]
+    assert cache.bytes == 50 * 2 * 8 + 50 * 8  # one X chunk and one y chunk
+    import zarr
+
+    zarr.open_array(str(tmp_path / "cached" / "X"), mode="r+")[0:50] = -1.0  # change it behind the cache
+    again = [x for x, _ in stream_blocks(ds, rows=np.arange(10, 20), cache=cache)]
+    assert np.array_equal(first[0], again[0]) and again[0][0, 0] == 20.0  # served from the cache
+    small = ChunkCache(max_bytes=500)
+    list(stream_blocks(ds, cache=small, block_size=64))
+    assert small.bytes <= 500

@@ -32,7 +32,6 @@ import math
 import os
 import shutil
 import uuid
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -40,9 +39,9 @@ from typing import Any, Callable
 import numpy as np
 import scipy.sparse as sp
 import zarr
-import zarr.errors
 from zarr.codecs import BloscCodec, BytesCodec, Crc32cCodec
 
+from dolb.data.readers import _INT32_MAX, _READ_ERRORS, ChunkReader, RowReader
 from dolb.errors import ConfigError, DataError
 
 FORMAT_VERSION = 1
@@ -50,12 +49,8 @@ CHUNK_BYTES = 2 << 20
 """Target size of a dense chunk when ``chunk_rows`` is not given."""
 CHUNK_ELEMENTS = 1 << 20
 """Target number of elements of a sparse ``data``/``indices`` chunk by default."""
-CACHE_CHUNKS = 2
-"""Decoded chunks a :class:`RowReader` keeps per array."""
 _SLAB_BYTES = 64 << 20  # input copied, checked, hashed and written this much at a time
-_INT32_MAX = np.iinfo(np.int32).max
 _NUMERIC_KINDS = "biuf"
-_READ_ERRORS = (ValueError, RuntimeError, OSError, zarr.errors.BaseZarrError)
 _ANNDATA_CSR = {"encoding-type": "csr_matrix", "encoding-version": "0.1.0"}
 
 
@@ -631,155 +626,3 @@ class Dataset:
 
 
 # --------------------------------------------------------------------------- reading
-
-
-class ChunkReader:
-    """Reads one array of a dataset whole chunk by whole chunk along axis 0, keeping the
-    ``keep`` most recently used decoded chunks.
-
-    Reading whole chunks means no chunk is decoded twice while its rows are still being
-    asked for, and a decoding failure names exactly one chunk.
-
-    Examples
-    --------
-    >>> reader = ChunkReader(open_dataset(tmp / "toy"), "y", keep=2)
-    >>> reader.take(np.array([0, 2]))
-    array([0., 2.])
-    """
-
-    def __init__(self, dataset: Dataset, name: str, keep: int = CACHE_CHUNKS) -> None:
-        self.dataset_path = dataset.path
-        self.name = name
-        self.array = dataset.arrays[name]
-        self.dtype = self.array.dtype
-        self.length = self.array.shape[0]
-        self.chunk_length = self.array.chunks[0]
-        self.n_chunks = math.ceil(self.length / self.chunk_length)
-        self.keep = keep
-        self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
-
-    def chunk(self, index: int) -> np.ndarray:
-        """Decoded chunk ``index`` (read-only view of the cache: copy before changing)."""
-        if index in self._cache:
-            self._cache.move_to_end(index)
-            return self._cache[index]
-        start = index * self.chunk_length
-        stop = min(start + self.chunk_length, self.length)
-        try:
-            values = self.array[start:stop]
-        except _READ_ERRORS as exc:
-            key = self.array.metadata.encode_chunk_key((index,) + (0,) * (self.array.ndim - 1))
-            unit = "rows" if self.name in ("X", "y") else "elements"
-            raise DataError(
-                f"dataset {self.dataset_path}: array {self.name!r} chunk {index} "
-                f"(file {self.name}/{key}, {unit} {start}..{stop - 1}) is corrupted: {exc}"
-            ) from exc
-        values.flags.writeable = False
-        self._cache[index] = values
-        while len(self._cache) > self.keep:
-            self._cache.popitem(last=False)
-        return values
-
-    def span(self, start: int, stop: int) -> np.ndarray:
-        """A new array holding elements ``start`` to ``stop - 1``."""
-        if stop <= start:
-            return np.empty((0, *self.array.shape[1:]), dtype=self.dtype)
-        length = self.chunk_length
-        pieces = [
-            self.chunk(c)[max(start - c * length, 0) : stop - c * length]
-            for c in range(start // length, (stop - 1) // length + 1)
-        ]
-        return np.concatenate(pieces)
-
-    def take(self, positions: np.ndarray) -> np.ndarray:
-        """A new array holding the elements at ``positions`` (sorted ascending)."""
-        out = np.empty((positions.shape[0], *self.array.shape[1:]), dtype=self.dtype)
-        if positions.shape[0] == 0:
-            return out
-        chunk_ids = positions // self.chunk_length
-        cuts = np.flatnonzero(np.diff(chunk_ids)) + 1
-        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, positions.shape[0]]):
-            c = int(chunk_ids[lo])
-            out[lo:hi] = self.chunk(c)[positions[lo:hi] - c * self.chunk_length]
-        return out
-
-
-class RowReader:
-    """Reads blocks of rows of one dataset, keeping a few decoded chunks per array so
-    that consecutive blocks reuse them.
-
-    Contiguous rows (a slice) cost one pass over the chunks they span. Rows in any
-    other order are sorted, gathered chunk by chunk, then put back in the order asked
-    for: a block costs one decode per distinct chunk it touches that is not cached, so
-    a random permutation of a dataset much larger than the cache decodes about
-    ``min(block rows, n_chunks)`` chunks per block, that is the whole dataset about
-    ``n_rows / block rows`` times per pass. Bigger blocks make random orders cheaper.
-
-    Parameters
-    ----------
-    dataset : Dataset
-    keep : int
-        Decoded chunks kept per array.
-
-    Examples
-    --------
-    >>> reader = RowReader(open_dataset(tmp / "toy"))
-    >>> reader.read(np.array([1, 0]))[1]
-    array([1., 0.])
-    """
-
-    def __init__(self, dataset: Dataset, keep: int = CACHE_CHUNKS) -> None:
-        self.dataset = dataset
-        self.readers = {
-            name: ChunkReader(dataset, name, keep) for name in dataset.arrays if name != "X/indptr"
-        }
-
-    def read(self, rows: slice | np.ndarray) -> tuple:
-        """``(X, y)`` of a ``slice(start, stop)`` or of checked row numbers in any order."""
-        if isinstance(rows, slice):
-            return self._range(rows.start, rows.stop)
-        if rows.shape[0] > 1 and np.all(rows[1:] - rows[:-1] == 1):
-            return self._range(int(rows[0]), int(rows[-1]) + 1)
-        order = np.argsort(rows, kind="stable")
-        if np.all(order[1:] > order[:-1]):
-            return self._sorted(rows)
-        X, y = self._sorted(rows[order])
-        inverse = np.empty_like(order)
-        inverse[order] = np.arange(order.shape[0])
-        return X[inverse], y[inverse]
-
-    def _range(self, start: int, stop: int) -> tuple:
-        """``(X, y)`` of rows ``start`` to ``stop - 1``."""
-        y = self.readers["y"].span(start, stop)
-        if not self.dataset.sparse:
-            return np.ascontiguousarray(self.readers["X"].span(start, stop), dtype=np.float64), y
-        pointers = self.dataset.indptr[start : stop + 1]
-        first, last = int(pointers[0]), int(pointers[-1])
-        data = self.readers["X/data"].span(first, last)
-        indices = self.readers["X/indices"].span(first, last)
-        return self._csr(data, indices, pointers - first), y
-
-    def _sorted(self, rows: np.ndarray) -> tuple:
-        """``(X, y)`` of unique ``rows`` sorted ascending."""
-        y = self.readers["y"].take(rows)
-        if not self.dataset.sparse:
-            return np.ascontiguousarray(self.readers["X"].take(rows), dtype=np.float64), y
-        starts = self.dataset.indptr[rows]
-        lengths = self.dataset.indptr[rows + 1] - starts
-        pointers = np.concatenate(([0], np.cumsum(lengths)))
-        positions = np.repeat(starts - pointers[:-1], lengths) + np.arange(pointers[-1])
-        data = self.readers["X/data"].take(positions)
-        indices = self.readers["X/indices"].take(positions)
-        return self._csr(data, indices, pointers), y
-
-    def _csr(self, data: np.ndarray, indices: np.ndarray, pointers: np.ndarray) -> sp.csr_matrix:
-        """A float64 CSR block from its pieces (indices and pointers in one index dtype)."""
-        index_dtype = np.int32 if max(pointers[-1], self.dataset.n_features) <= _INT32_MAX else np.int64
-        return sp.csr_matrix(
-            (
-                np.asarray(data, dtype=np.float64),
-                np.asarray(indices, dtype=index_dtype),
-                np.asarray(pointers, dtype=index_dtype),
-            ),
-            shape=(pointers.shape[0] - 1, self.dataset.n_features),
-        )

@@ -1,6 +1,6 @@
 """The block stream: rows of a dataset, block by block, read ahead in a background thread.
 
-A stream reads with one :class:`~dolb.data.store.RowReader`, so its memory is bounded
+A stream reads with one :class:`~dolb.data.readers.RowReader`, so its memory is bounded
 by the blocks in flight (at most ``prefetch`` queued, one being read, one being used),
 the few decoded chunks the reader keeps per array, and, for sparse data, the row
 pointer array ``indptr``. It never holds the dataset.
@@ -8,7 +8,7 @@ pointer array ``indptr``. It never holds the dataset.
 Stored order reads contiguous row ranges, each chunk decoded once. A given order (such
 as a seeded permutation of a subset) is read block by block: a block's rows are
 sorted, gathered from the chunks they fall in, and put back in the order asked for;
-see :class:`~dolb.data.store.RowReader` for what that costs.
+see :class:`~dolb.data.readers.RowReader` for what that costs.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from dolb.data.store import Dataset, RowReader
+from dolb.data.readers import ChunkCache, RowReader
+from dolb.data.store import Dataset
 from dolb.errors import ConfigError
 
 _END = object()
@@ -27,7 +28,7 @@ _POLL_SECONDS = 0.05
 
 
 def stream_blocks(
-    ds: Dataset, rows=None, *, block_size: int = 4096, prefetch: int = 2
+    ds: Dataset, rows=None, *, block_size: int = 4096, prefetch: int = 2, cache: ChunkCache | None = None
 ) -> Iterator[tuple]:
     """Yield ``(X_block, y_block)`` for ``rows`` of ``ds``, ``block_size`` rows at a time.
 
@@ -41,12 +42,16 @@ def stream_blocks(
         Most rows in one block (the last block may be shorter).
     prefetch : int
         Most blocks read ahead and waiting in the queue.
+    cache : ChunkCache, optional
+        Decoded chunks shared with other streams in this process (see
+        :class:`~dolb.data.readers.ChunkCache`); its byte budget adds to the memory bound.
 
     Returns
     -------
     iterator of (X, y)
         Blocks of the same types as :meth:`Dataset.read`. Closing the iterator early
-        (``break`` out of a loop) stops and joins the reading thread.
+        (``break`` out of a loop) stops and joins the reading thread. A stream of one
+        block is read in the calling thread: there is nothing to overlap.
 
     Raises
     ------
@@ -68,7 +73,10 @@ def stream_blocks(
     else:
         index = ds.check_rows(rows)
         blocks = [index[a : a + block_size] for a in range(0, index.shape[0], block_size)]
-    return _read_ahead(RowReader(ds), blocks, prefetch)
+    reader = RowReader(ds, shared=cache)
+    if len(blocks) <= 1:
+        return iter([reader.read(block) for block in blocks])
+    return _read_ahead(reader, blocks, prefetch)
 
 
 def _positive(ds: Dataset, name: str, value) -> int:

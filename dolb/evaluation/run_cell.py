@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from dolb.data.readers import ChunkCache
 from dolb.data.splits import split_rows
 from dolb.data.store import Dataset, open_dataset
 from dolb.data.stream import stream_blocks
@@ -25,6 +26,9 @@ from dolb.experiment.seeding import seed_for
 from dolb.learners import learner_class
 
 BLOCK_SIZE = 8192
+WORKER_CHUNK_CACHE = ChunkCache(max_bytes=64 << 20)
+"""Decoded chunks kept by a worker process across cells: many small cells on one
+dataset (1000 sequences of 150 rows, say) then decode each chunk once."""
 
 
 @functools.lru_cache(maxsize=16)
@@ -99,7 +103,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
             for key, value in hypothesis.info.items():
                 found.setdefault(key, []).append(float(value))
 
-    for X, y in stream_blocks(train, rows=train_rows, block_size=BLOCK_SIZE):
+    for X, y in stream_blocks(train, rows=train_rows, block_size=BLOCK_SIZE, cache=WORKER_CHUNK_CACHE):
         y = _targets(y, spec["task"], cell.train_path)
         start = 0
         while start < len(y):

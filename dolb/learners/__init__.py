@@ -3,7 +3,20 @@
 Importing this package fills the registry (see :mod:`dolb.learners.base`).
 """
 
-from dolb.learners import batch_ls, irma, ngd, rls  # noqa: F401  (register learners)
+from dolb.learners import (  # noqa: F401  (register learners)
+    adagrad,
+    batch_ls,
+    dual_averaging,
+    ftrl,
+    irma,
+    margin_perceptron,
+    ngd,
+    ogd,
+    passive_aggressive,
+    perceptron,
+    rls,
+    sgd,
+)
 from dolb.learners.base import (
     OnlineLearner,
     Param,

@@ -87,7 +87,11 @@ def comparison_table(frame: pd.DataFrame, experiment: str, metric: str, at, stat
     )
     wide.columns = [f"{stat} @ {n}" for stat, n in wide.columns]
     order = sorted(wide.columns, key=lambda c: (int(c.split(" @ ")[1]), list(stats).index(c.split(" @ ")[0])))
-    return wide[order].reset_index()
+    wide = wide[order].reset_index()
+    levels = pd.to_numeric(wide["complexity"], errors="coerce")  # 4 before 10, not "10" before "4"
+    return wide.assign(_level=levels).sort_values(["learner", "params", "_level", "complexity", "conversion"]).drop(
+        columns="_level"
+    ).reset_index(drop=True)
 
 
 def to_markdown(table: pd.DataFrame) -> str:

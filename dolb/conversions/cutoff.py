@@ -1,0 +1,179 @@
+"""Cutoff averaging (Dekel, "From Online to Batch Learning with Cutoff-Averaging", NIPS
+2008): H*_k = Σ_h (r(h) − k)_+ · h / N_k, N_k = Σ_h (r(h) − k)_+, with the cutoff k
+chosen among 0..m−1 (k with N_k = 0 skipped) to minimise the risk bound of
+:mod:`.bound` with L̂_k = (1/N_k)·(loss suffered on the rounds counted in N_k), i.e. on
+the rounds where the hypothesis in use was older than k. Ties go to the smallest k.
+k = 0 is plain averaging; large k tends to the longest survivor. The live hypothesis
+counts with its current r.
+
+Scalars (exact, O(1) per round): per age a, ``count[a]`` = number of dead hypotheses
+with r = a and ``lossage[a]`` = loss suffered on rounds where the hypothesis in use had
+age a (for a conservative learner all of its loss is suffered at its death, age r, so
+this is the Λ_r of the paper). Suffix sums over a give N_k and the loss sum of every k
+in O(1) each, O(max r) in all.
+
+The vector Σ_h (r(h) − k)_+ h for the chosen k is built one of two exact ways, fixed at
+the learner's first block:
+
+* **log** (sparse input): from the update log of :mod:`.history`, weights
+  ω_i = (r_i − k)_+: O(nnz) per update while streaming, memory O(Σ nnz of updates),
+  O(log + d) per output.
+* **buckets** (dense input): per distinct r the sum W_r of the dead hypotheses with
+  that r, as in the paper: H*_k = Σ_{r>k} (r − k) W_r (+ the live one). O(d) per
+  death, which on dense input is the cost of the update itself; memory O(d·√m).
+
+The log avoids the O(d) dense addition per death, which on a high-dimensional sparse
+stream costs hundreds of times the O(nnz) learner step.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from dolb.conversions.bound import DELTA, confidence, risk_bound
+from dolb.conversions.output import linear_hypothesis
+
+# st = (count, lossage, W, slot, rowr, cc): slot[r] = row of W holding W_r (−1: none),
+# rowr[row] = its r, cc[0] = rows in use.
+
+
+@numba.njit(cache=True)
+def on_round(st, age, loss):
+    """A round used a hypothesis of age ``age`` (1 on its first round) and suffered ``loss``."""
+    st[1][age] += loss
+
+
+@numba.njit(cache=True)
+def on_death(st, age, s, v, buckets):
+    """The live hypothesis s·v dies after ``age`` rounds (before v changes)."""
+    count, lossage, W, slot, rowr, cc = st
+    count[age] += 1
+    if buckets:
+        row = slot[age]
+        if row < 0:
+            row = cc[0]
+            slot[age] = row
+            rowr[row] = age
+            cc[0] = row + 1
+        Wr = W[row]
+        for p in range(v.shape[0]):
+            Wr[p] += s * v[p]
+
+
+def off():
+    """Kernel arguments when the conversion is not requested."""
+    return (np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 0)), np.zeros(0, np.int64),
+            np.zeros(0, np.int64), np.zeros(1, np.int64))
+
+
+def _grow(a: np.ndarray, need: int, fill=0) -> np.ndarray:
+    if a.shape[0] >= need:
+        return a
+    b = np.full((max(need, 2 * a.shape[0]),) + a.shape[1:], fill, dtype=a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+class Cutoff:
+    """The ``cutoff`` conversion of a linear learner.
+
+    ``buckets`` selects the representation of the vector sums (see the module
+    docstring); without buckets the learner must keep ``learner.history``.
+    """
+
+    name = "cutoff"
+
+    def __init__(self, learner, buckets: bool) -> None:
+        self.learner = learner
+        self.buckets = bool(buckets)
+        d = learner.n_features if buckets else 0
+        self.count = np.zeros(64, np.int64)
+        self.lossage = np.zeros(64)
+        self.W = np.zeros((8 if buckets else 0, d))
+        self.slot = np.full(64, -1, np.int64)
+        self.rowr = np.zeros(self.W.shape[0], np.int64)
+        self.cc = np.zeros(1, np.int64)
+
+    @property
+    def arrays(self):
+        return (self.count, self.lossage, self.W, self.slot, self.rowr, self.cc)
+
+    def reserve(self, rows: int, nnz: int) -> None:
+        """Room for ages up to rounds + rows and, with buckets, for the new distinct r of
+        a block of ``rows`` rounds: at most 1 + √(2·rows) (the first death may be of any
+        age, later ones' ages sum to at most ``rows``)."""
+        need = self.learner.rounds + rows + 2
+        self.count = _grow(self.count, need)
+        self.lossage = _grow(self.lossage, need)
+        self.slot = _grow(self.slot, need, fill=-1)
+        if self.buckets:
+            need = int(self.cc[0]) + 2 + math.isqrt(2 * rows) + 1
+            self.W = _grow(self.W, need)
+            self.rowr = _grow(self.rowr, need)
+
+    # --- the bound for every k -----------------------------------------------------------
+
+    def table(self) -> tuple[np.ndarray, np.ndarray]:
+        """(N_k, loss sum of the rounds counted in N_k) for k = 0..K−1, K the largest r
+        (the live hypothesis counted with its current age); N_k > 0 for all of them."""
+        live = self.learner.live_age
+        count = self.count.copy()
+        count[live] += 1
+        used = np.flatnonzero(count[1:])
+        K = int(used[-1]) + 1 if used.size else 0
+        if K == 0:
+            return np.zeros(0, np.int64), np.zeros(0)
+        r = np.arange(K + 1, dtype=np.int64)
+        c = count[: K + 1]
+        c[0] = 0
+        # tail[k] = Σ_{r>k} x[r]
+        tail = lambda x: np.cumsum(x[::-1])[::-1][1:]  # noqa: E731
+        n = tail(r * c) - r[:K] * tail(c)
+        loss = tail(self.lossage[: K + 1])
+        return n, loss
+
+    def bounds(self, delta: float = DELTA) -> np.ndarray:
+        """B(k) for k = 0..K−1 (see :meth:`table`)."""
+        n, loss = self.table()
+        if n.shape[0] == 0:
+            return np.zeros(0)
+        return risk_bound(loss, n, self.learner.loss_bound, confidence(self.learner.rounds, delta))
+
+    def choose(self, delta: float = DELTA) -> tuple[int, float]:
+        """(k, B(k)) minimising the bound, the smallest k on ties."""
+        b = self.bounds(delta)
+        if b.shape[0] == 0:
+            return 0, float("nan")
+        k = int(np.argmin(b))
+        return k, float(b[k])
+
+    # --- the hypothesis of any k ---------------------------------------------------------
+
+    def weights(self, k: int) -> np.ndarray:
+        """H*_k = Σ_h (r(h) − k)_+ h / N_k."""
+        learner = self.learner
+        n, _ = self.table()
+        if not 0 <= k < n.shape[0]:
+            if n.shape[0] == 0 and k == 0:
+                return learner.weights()
+            raise ValueError(f"cutoff k must be in 0..{n.shape[0] - 1} (N_k > 0), got {k}")
+        live = learner.live_age
+        if self.buckets:
+            rows = int(self.cc[0])
+            coef = np.maximum(self.rowr[:rows] - k, 0).astype(np.float64)
+            total = coef @ self.W[:rows] + max(live - k, 0) * learner.weights()
+        else:
+            coef = np.maximum(learner.history.rounds_used() - k, 0).astype(np.float64)
+            total = learner.history.weighted_sum(coef)
+        return total / n[k]
+
+    def output(self):
+        k, b = self.choose()
+        return linear_hypothesis(self.weights(k), {"cutoff_k": float(k), "cutoff_bound": b})
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self.arrays)

@@ -1,0 +1,135 @@
+"""The update log: every distinct hypothesis of a linear learner, stored as the sparse
+update that created it, so that any weighted sum Σ_i ω_i·h_i of the hypotheses can be
+rebuilt exactly at output time. Shared by :mod:`.suffix` and :mod:`.cutoff`.
+
+Hypothesis i (i = 0 the initial w_0 = 0) is h_i = s_i·v_i with v_0 = 0 and
+v_i = φ_i·(v_{i−1} + Δ_i): Δ_i is the sparse change of v at the update that created
+h_i (logged as (coordinate, value) pairs, zeros skipped) and φ_i the rescaling of the
+representation applied right after it (1 unless the scale was folded into v). Per
+hypothesis the log keeps s_i, φ_i, where Δ_i starts in the log and r_i, the number of
+rounds it was used (set when it dies; the live one's r is the learner's current age).
+
+Then Σ_i ω_i h_i = Σ_{j≥1} c_j Δ_j with c_j = φ_j·(ω_j s_j + c_{j+1}), c_n = 0: one
+backward pass over the hypotheses and one pass over the log, O(#hypotheses + log
+length + d). Streaming cost O(nnz(Δ)) per update; memory O(Σ nnz(Δ) + #hypotheses).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+# st = (hscale, hphi, hstart, hr, lidx, lval, hc): hc[0] = number of hypotheses,
+# hc[1] = log length.
+
+
+@numba.njit(cache=True)
+def on_change(st, idx, delta, nnz, s_new, age):
+    """The live hypothesis died after ``age`` rounds; v grew by ``delta`` on ``idx``
+    and the new hypothesis has scale ``s_new``."""
+    hscale, hphi, hstart, hr, lidx, lval, hc = st
+    i = hc[0]
+    n = hc[1]
+    hr[i - 1] = age
+    hscale[i] = s_new
+    hphi[i] = 1.0
+    hstart[i] = n
+    for j in range(nnz):
+        if delta[j] != 0.0:
+            lidx[n] = idx[j]
+            lval[n] = delta[j]
+            n += 1
+    hc[0] = i + 1
+    hc[1] = n
+
+
+@numba.njit(cache=True)
+def on_fold(st, phi):
+    """v ← φ·v right after the latest update."""
+    hscale, hphi, hstart, hr, lidx, lval, hc = st
+    i = hc[0] - 1
+    hphi[i] *= phi
+    hscale[i] /= phi
+
+
+@numba.njit(cache=True)
+def weighted_sum(st, weights, out):
+    """out += Σ_i weights[i]·h_i over all logged hypotheses."""
+    hscale, hphi, hstart, hr, lidx, lval, hc = st
+    nh = hc[0]
+    c = 0.0
+    end = hc[1]
+    for i in range(nh - 1, 0, -1):
+        c = hphi[i] * (weights[i] * hscale[i] + c)
+        for k in range(hstart[i], end):
+            out[lidx[k]] += c * lval[k]
+        end = hstart[i]
+
+
+def off():
+    """Kernel arguments when no conversion needs the log."""
+    return (
+        np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64),
+        np.zeros(0, np.int32), np.zeros(0), np.zeros(2, np.int64),
+    )
+
+
+def _grow(a: np.ndarray, need: int) -> np.ndarray:
+    if a.shape[0] >= need:
+        return a
+    b = np.zeros(max(need, 2 * a.shape[0]), dtype=a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+class History:
+    """The update log of one linear learner (see the module docstring)."""
+
+    def __init__(self, learner, capacity: int = 64) -> None:
+        self.learner = learner
+        self.hscale = np.zeros(capacity)
+        self.hphi = np.ones(capacity)
+        self.hstart = np.zeros(capacity, np.int64)
+        self.hr = np.zeros(capacity, np.int64)
+        self.lidx = np.zeros(capacity * 4, np.int32)
+        self.lval = np.zeros(capacity * 4)
+        self.hc = np.array([1, 0], np.int64)
+        self.hscale[0] = learner.scale
+
+    @property
+    def arrays(self):
+        return (self.hscale, self.hphi, self.hstart, self.hr, self.lidx, self.lval, self.hc)
+
+    def reserve(self, rows: int, nnz: int) -> None:
+        """Room for ``rows`` more hypotheses and ``nnz`` more logged values."""
+        need = int(self.hc[0]) + rows + 1
+        self.hscale = _grow(self.hscale, need)
+        self.hphi = _grow(self.hphi, need)
+        self.hstart = _grow(self.hstart, need)
+        self.hr = _grow(self.hr, need)
+        need = int(self.hc[1]) + nnz
+        self.lidx = _grow(self.lidx, need)
+        self.lval = _grow(self.lval, need)
+
+    @property
+    def n_hypotheses(self) -> int:
+        return int(self.hc[0])
+
+    def rounds_used(self) -> np.ndarray:
+        """r_i of every hypothesis so far; the live one's is the current age."""
+        r = self.hr[: self.n_hypotheses].copy()
+        r[-1] = self.learner.live_age
+        return r
+
+    def weighted_sum(self, weights: np.ndarray) -> np.ndarray:
+        """Σ_i weights[i]·h_i (dense vector)."""
+        weights = np.ascontiguousarray(weights, dtype=np.float64)
+        if weights.shape != (self.n_hypotheses,):
+            raise ValueError(f"need {self.n_hypotheses} weights, got shape {weights.shape}")
+        out = np.zeros(self.learner.n_features)
+        weighted_sum(self.arrays, weights, out)
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self.arrays)

@@ -1,0 +1,83 @@
+"""Suffix averaging (Dekel & Singer, "Data-driven online to batch conversions", NIPS
+2005/2006): the average of the hypotheses used on the last s rounds,
+(1/s) Σ_{t=m−s+1..m} H_{t−1}, with s = 1..m chosen to minimise the risk bound of
+:mod:`.bound` with N = s and L̂ = the mean loss of those s rounds. Ties go to the
+longest suffix (the most averaging), as ties of cutoff averaging go to the smallest k.
+
+Memory O(m): the loss of every round, and the update log of :mod:`.history`.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from dolb.conversions.bound import DELTA, confidence, risk_bound
+from dolb.conversions.output import linear_hypothesis
+
+
+@numba.njit(cache=True)
+def on_round(st, rnd, loss):
+    """Round ``rnd`` (1-based) suffered ``loss``."""
+    st[0][rnd - 1] = loss
+
+
+def off():
+    """Kernel arguments when the conversion is not requested."""
+    return (np.zeros(0),)
+
+
+class Suffix:
+    """The ``suffix`` conversion of a linear learner (needs ``learner.history``)."""
+
+    name = "suffix"
+
+    def __init__(self, learner) -> None:
+        self.learner = learner
+        self.rloss = np.zeros(64)
+
+    @property
+    def arrays(self):
+        return (self.rloss,)
+
+    def reserve(self, rows: int, nnz: int) -> None:
+        need = self.learner.rounds + rows
+        if self.rloss.shape[0] < need:
+            grown = np.zeros(max(need, 2 * self.rloss.shape[0]))
+            grown[: self.rloss.shape[0]] = self.rloss
+            self.rloss = grown
+
+    def bounds(self, delta: float = DELTA) -> np.ndarray:
+        """B(s) for s = 1..m (index s − 1)."""
+        m = self.learner.rounds
+        if m == 0:
+            return np.zeros(0)
+        tail = np.cumsum(self.rloss[:m][::-1])  # tail[s-1] = loss of the last s rounds
+        return risk_bound(tail, np.arange(1, m + 1), self.learner.loss_bound, confidence(m, delta))
+
+    def choose(self, delta: float = DELTA) -> tuple[int, float]:
+        """(s, B(s)) minimising the bound, the longest suffix on ties."""
+        b = self.bounds(delta)
+        if b.shape[0] == 0:
+            return 0, float("nan")
+        s = b.shape[0] - int(np.argmin(b[::-1]))
+        return s, float(b[s - 1])
+
+    def weights(self, s: int) -> np.ndarray:
+        """(1/s) Σ of the hypotheses used on the last s rounds."""
+        learner = self.learner
+        m = learner.rounds
+        if not 1 <= s <= m:
+            if m == 0 and s == 0:
+                return learner.weights()
+            raise ValueError(f"suffix length must be in 1..{m}, got {s}")
+        r = learner.history.rounds_used()
+        last = np.cumsum(r)  # hypothesis i is used on rounds last[i]-r[i]+1 .. last[i]
+        first = last - r + 1
+        overlap = np.clip(np.minimum(last, m) - np.maximum(first, m - s + 1) + 1, 0, None)
+        return learner.history.weighted_sum(overlap.astype(np.float64)) / s
+
+    def output(self):
+        s, b = self.choose()
+        return linear_hypothesis(self.weights(s) if s else self.learner.weights(),
+                                 {"suffix_length": float(s), "suffix_bound": b})

@@ -1,0 +1,80 @@
+"""Diagonal AdaGrad."""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from dolb.learners.base import Param, register
+from dolb.learners.linear import LOSS_PARAM, LOSSES, LinearLearner, dloss, positive
+
+
+@numba.njit(cache=True)
+def _step(P, A, F, v, idx, val, nnz, y, p, dot, t, delta):
+    kind, eta, eps = P[0], P[1], P[2]
+    g = dloss(kind, y, p)
+    if g == 0.0:
+        return False, F[0]
+    G = A[0]
+    s = F[0]
+    for j in range(nnz):
+        gj = g * val[j]
+        if gj == 0.0:
+            delta[j] = 0.0
+            continue
+        k = idx[j]
+        G[k] += gj * gj
+        delta[j] = -eta * gj / ((eps + math.sqrt(G[k])) * s)
+    return True, s
+
+
+@register
+class AdaGrad(LinearLearner):
+    """Diagonal AdaGrad (Duchi, Hazan & Singer, "Adaptive Subgradient Methods for Online
+    Learning and Stochastic Optimization", JMLR 2011), unregularised:
+
+        G_j ← G_j + g_j²,   w_j ← w_j − η·g_j / (ε + √G_j),   g = ℓ'(⟨w, x⟩, y)·x,
+
+    per coordinate, touching only the coordinates of x. w_0 = 0, G_0 = 0. The
+    conversions' bounds use the 0-1 loss (C = 1).
+
+    Parameters
+    ----------
+    loss : {"hinge", "logistic"}
+    eta : float
+        η > 0. Default 0.1.
+    eps : float
+        ε ≥ 0 added to √G_j. Default 1e-8.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> learner = AdaGrad(2, eta=1.0, eps=0.0)
+    >>> learner.learn(np.array([[2.0, 0.0], [2.0, 0.0]]), np.array([1.0, 1.0]))
+    array([0., 2.])
+    >>> learner.weights()
+    array([1., 0.])
+    """
+
+    name = "adagrad"
+    params = {
+        "loss": LOSS_PARAM,
+        "eta": Param(0.1, low=0.0, doc="step size eta > 0"),
+        "eps": Param(1e-8, low=0.0, doc="epsilon added to sqrt(G)"),
+    }
+    step = _step
+
+    @classmethod
+    def check_params(cls, params):
+        checked = super().check_params(params)
+        positive(cls.name, "eta", checked["eta"])
+        return checked
+
+    def _parameters(self):
+        c = self.config
+        return [float(LOSSES.index(c["loss"])), c["eta"], c["eps"]]
+
+    def _arrays(self):
+        return (np.zeros(self.n_features),)

@@ -1,0 +1,92 @@
+"""The finite-horizon margin Perceptron."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numba
+
+from dolb.errors import ConfigError, DataError
+from dolb.learners.base import Param, register
+from dolb.learners.linear import LinearLearner, norm_after, positive, row_norms_squared, scaled_row
+
+
+@numba.njit(cache=True)
+def _step(P, A, F, v, idx, val, nnz, y, p, dot, t, delta):
+    radius, sqrt_m = P[0], P[1]
+    if 1.0 - y * p <= 0.0:
+        return False, F[0]
+    s = F[0]
+    scaled_row(delta, val, nnz, y / (s * sqrt_m * radius))
+    F[1] = norm_after(v, idx, delta, nnz, F[1])
+    norm = abs(s) * math.sqrt(F[1])
+    return True, s / max(1.0, norm)
+
+
+@register
+class MarginPerceptron(LinearLearner):
+    """The finite-horizon margin Perceptron of Dekel, "From Online to Batch Learning with
+    Cutoff-Averaging" (NIPS 2008): knowing the horizon m (the number of training examples,
+    ``n_train``) and a radius R ≥ max‖x‖, on every round with positive hinge loss
+    ℓ = max(0, 1 − y⟨w, x⟩) it sets w' = w + y·x / (√m·R) and projects back onto the unit
+    ball, w ← w' / max(1, ‖w'‖). w_0 = 0.
+
+    It is conservative w.r.t. the hinge loss, which is the loss of its conversions' bounds;
+    with ‖w‖ ≤ 1 and ‖x‖ ≤ R the hinge loss is at most C = 1 + R. An example with
+    ‖x‖ > R (beyond a relative rounding slack of 1e-12 on ‖x‖²) is a DataError. Fed more than m examples it simply goes on with the same step.
+
+    Parameters
+    ----------
+    radius : float
+        R > 0, at least the largest norm of an example (default 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> learner = MarginPerceptron(2, n_train=4, radius=1.0)
+    >>> learner.learn(np.array([[1.0, 0.0], [1.0, 0.0]]), np.array([1.0, 1.0]))
+    array([0. , 0.5])
+    >>> learner.weights()
+    array([1., 0.])
+    """
+
+    name = "margin_perceptron"
+    params = {"radius": Param(1.0, low=0.0, doc="R >= max ||x|| (> 0)")}
+    bound_loss = "hinge"
+    step = _step
+
+    def __init__(self, n_features, n_train=None, conversions=("last",), **params):
+        if n_train is None:
+            raise ConfigError(
+                "learner 'margin_perceptron' needs the horizon: n_train (the number of "
+                "training examples) was not given"
+            )
+        if int(n_train) < 1:
+            raise ConfigError(f"learner 'margin_perceptron': n_train must be at least 1, got {n_train}")
+        super().__init__(n_features, n_train, conversions, **params)
+
+    @classmethod
+    def check_params(cls, params):
+        checked = super().check_params(params)
+        positive(cls.name, "radius", checked["radius"])
+        return checked
+
+    def _parameters(self):
+        return [self.config["radius"], math.sqrt(int(self.n_train))]
+
+    @property
+    def loss_bound(self) -> float:
+        return 1.0 + self.config["radius"]
+
+    def _check_block(self, indptr, indices, data):
+        radius = self.config["radius"]
+        norms2 = row_norms_squared(indptr, data)
+        # rounding slack: a row normalised to norm R must pass
+        bad = np.flatnonzero(norms2 > radius * radius * (1.0 + 1e-12))
+        if bad.size:
+            row = int(bad[0])
+            raise DataError(
+                f"learner 'margin_perceptron': row {self.n_seen + row} has norm "
+                f"{math.sqrt(norms2[row]):.6g} > radius {radius!r}"
+            )

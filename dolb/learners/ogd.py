@@ -1,0 +1,69 @@
+"""Online subgradient descent with projection onto an L2 ball."""
+
+from __future__ import annotations
+
+import math
+
+import numba
+
+from dolb.learners.base import Param, register
+from dolb.learners.linear import LinearLearner, norm_after, positive, scaled_row
+
+
+@numba.njit(cache=True)
+def _step(P, A, F, v, idx, val, nnz, y, p, dot, t, delta):
+    radius, eta0 = P[0], P[1]
+    if 1.0 - y * p <= 0.0:
+        return False, F[0]
+    s = F[0]
+    scaled_row(delta, val, nnz, eta0 / math.sqrt(t) * y / s)
+    F[1] = norm_after(v, idx, delta, nnz, F[1])
+    norm = abs(s) * math.sqrt(F[1])
+    return True, s / max(1.0, norm / radius)
+
+
+@register
+class OGD(LinearLearner):
+    """Online (sub)gradient descent with projection (Zinkevich, "Online Convex Programming
+    and Generalized Infinitesimal Gradient Ascent", ICML 2003) on the hinge loss over the
+    L2 ball of radius D:
+
+        w ← Π_D(w − η_t·z_t),  z_t = −y·x where y⟨w, x⟩ < 1 (else 0),  η_t = η_0/√t,
+
+    Π_D(u) = u / max(1, ‖u‖/D), w_0 = 0. Conservative w.r.t. the hinge loss; the
+    conversions' bounds use the 0-1 loss (C = 1), as the radius of the examples is not
+    known.
+
+    Parameters
+    ----------
+    radius : float
+        D > 0. Default 10.
+    eta0 : float
+        η_0 > 0. Default 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> learner = OGD(2, radius=1.0, eta0=2.0)
+    >>> learner.learn(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([1.0, 1.0]))
+    array([0., 0.])
+    >>> learner.weights()
+    array([0.70710678, 0.70710678])
+    """
+
+    name = "ogd"
+    params = {
+        "radius": Param(10.0, low=0.0, doc="radius D > 0 of the L2 ball"),
+        "eta0": Param(1.0, low=0.0, doc="eta_0 > 0 of eta_t = eta_0 / sqrt(t)"),
+    }
+    step = _step
+
+    @classmethod
+    def check_params(cls, params):
+        checked = super().check_params(params)
+        positive(cls.name, "radius", checked["radius"])
+        positive(cls.name, "eta0", checked["eta0"])
+        return checked
+
+    def _parameters(self):
+        return [self.config["radius"], self.config["eta0"]]
