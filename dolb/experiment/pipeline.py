@@ -6,10 +6,12 @@ A pipeline file describes one study::
     name = "irma"
     seed = 2013                       # root of every random choice
 
-    [datasets.irma]                   # a generator, or stores on disk
+    [datasets.irma]                   # a generator, an importer, or stores on disk
     generator = "irma"
     params = { n_sequences = 1000, length = 150 }
-    # train = "path/to/store"         # instead of a generator
+    # importer = "svmlight"           # instead: a file converted once into a store
+    # params = { path = "a9a", test_path = "a9a.t" }   # paths relative to this file
+    # train = "path/to/store"         # instead: stores on disk
     # test = "path/to/test-store"     # optional
 
     [experiments.table1]
@@ -52,14 +54,18 @@ ORDERS = ("stored", "random")
 TASKS = ("regression", "binary")
 REPORT_KINDS = ("table", "curve")
 STATS = ("mean", "std", "var", "ci95", "median", "count")
+PATH_PARAMS = ("path", "test_path")
+"""Generator and importer parameters that name files: relative to the pipeline file."""
 
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """Where an experiment's examples come from: a generator or stores on disk."""
+    """Where an experiment's examples come from: a generator, an importer (a file in
+    another format, converted once into a store) or stores on disk."""
 
     name: str
     generator: str | None = None
+    importer: str | None = None
     params: tuple[tuple[str, Any], ...] = ()
     train: str | None = None
     test: str | None = None
@@ -243,23 +249,28 @@ class _Checker:
 
     def dataset(self, name: str, raw: Any) -> DatasetSpec:
         key = f"datasets.{name}"
-        raw = self.table(raw, key, (), ("generator", "params", "train", "test"))
-        if ("generator" in raw) == ("train" in raw):
-            raise self.fail(key, "give exactly one of 'generator' or 'train'")
-        if "generator" in raw:
-            if "test" in raw:
-                raise self.fail(f"{key}.test", "a generator makes its own test part")
-            generator = self.typed(raw["generator"], f"{key}.generator", str, "a string")
-            params = self.typed(raw.get("params", {}), f"{key}.params", dict, "a table")
-            return DatasetSpec(name, generator=generator, params=tuple(sorted(params.items())))
-        if "params" in raw:
-            raise self.fail(f"{key}.params", "only a generator takes params")
+        raw = self.table(raw, key, (), ("generator", "importer", "params", "train", "test"))
+        sources = [k for k in ("generator", "importer", "train") if k in raw]
+        if len(sources) != 1:
+            raise self.fail(key, "give exactly one of 'generator', 'importer' or 'train'")
         base = Path(self.file).parent
-        train = str((base / self.typed(raw["train"], f"{key}.train", str, "a path")).resolve())
-        test = raw.get("test")
-        if test is not None:
-            test = str((base / self.typed(test, f"{key}.test", str, "a path")).resolve())
-        return DatasetSpec(name, train=train, test=test)
+        if "train" in raw:
+            if "params" in raw:
+                raise self.fail(f"{key}.params", "only a generator or an importer takes params")
+            train = str((base / self.typed(raw["train"], f"{key}.train", str, "a path")).resolve())
+            test = raw.get("test")
+            if test is not None:
+                test = str((base / self.typed(test, f"{key}.test", str, "a path")).resolve())
+            return DatasetSpec(name, train=train, test=test)
+        if "test" in raw:
+            raise self.fail(f"{key}.test", f"the {sources[0]} makes its own test part")
+        maker = self.typed(raw[sources[0]], f"{key}.{sources[0]}", str, "a string")
+        params = dict(self.typed(raw.get("params", {}), f"{key}.params", dict, "a table"))
+        for path_key in PATH_PARAMS:  # file names are relative to the pipeline file
+            if path_key in params:
+                value = self.typed(params[path_key], f"{key}.params.{path_key}", str, "a path")
+                params[path_key] = str((base / value).resolve())
+        return DatasetSpec(name, params=tuple(sorted(params.items())), **{sources[0]: maker})
 
     def split(self, raw: Any, key: str) -> SplitSpec:
         raw = self.table(raw, key, ("scheme",), ("count", "length", "test_fraction", "order"))
@@ -351,7 +362,7 @@ class _Checker:
         task = self.choice(raw["task"], f"{key}.task", TASKS)
         split = self.split(raw["split"], f"{key}.split")
         if split.scheme in ("sequences", "given") and not (
-            datasets[dataset].generator or datasets[dataset].test
+            datasets[dataset].generator or datasets[dataset].importer or datasets[dataset].test
         ):
             raise self.fail(f"{key}.split.scheme", f"{split.scheme!r} needs a dataset with a test part")
         checkpoints = self.checkpoints(raw.get("checkpoints", {"log": 20}), f"{key}.checkpoints")
