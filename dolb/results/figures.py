@@ -13,35 +13,46 @@ import pandas as pd  # noqa: E402
 from dolb.results.tables import aggregate  # noqa: E402
 
 
-def curve_figure(frame: pd.DataFrame, experiment: str, metric: str, title: str, path: Path) -> Path:
-    """Draw the mean of ``metric`` over splits against training size, with a band of
-    one standard deviation, and save it as PNG at ``path``.
+def _labels(keys: list[tuple]) -> list[str]:
+    """Legend labels naming the learner, its complexity, the conversion and only the
+    parameters that differ between the lines of one figure."""
+    split = [dict(p.split("=", 1) for p in params.split(", ") if p) for _, params, _, _ in keys]
+    varying = sorted({k for d in split for k in d if len({e.get(k) for e in split}) > 1})
+    labels = []
+    for (learner, _, complexity, conversion), params in zip(keys, split):
+        label = learner if complexity in ("None", "nan", "") else f"{learner} ({complexity})"
+        if varying:
+            label += " " + ", ".join(f"{k}={params[k]}" for k in varying if k in params)
+        if conversion not in ("last", "online"):
+            label += f", {conversion}"
+        labels.append(label)
+    return labels
 
+
+def curve_figure(frame: pd.DataFrame, experiment: str, metric: str, title: str, path: Path) -> Path:
+    """Draw the median of ``metric`` over splits against training size, with the band
+    between the first and third quartiles, and save it as PNG at ``path``.
+
+    Quartiles rather than mean and standard deviation: the spread of online losses is
+    heavy-tailed, and a mean plus or minus a standard deviation can leave the plot.
     The x axis is logarithmic when training sizes span two decades or more, the y axis
     when the values are positive and span three.
     """
     subset = frame[(frame["experiment"] == experiment) & (frame["metric"] == metric)]
-    table = aggregate(subset, ("mean", "std"))
+    table = aggregate(subset, ("median", "q25", "q75"))
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
     keys = ["learner", "params", "complexity", "conversion"]
-    for (learner, params, complexity, conversion), line in table.groupby(keys, sort=True):
-        label = learner
-        if complexity != "None":
-            label += f" ({complexity})"
-        if params:
-            label += f" [{params}]"
-        if conversion not in ("last", "online"):
-            label += f", {conversion}"
-        x, mean, std = line["n_train"], line["mean"], line["std"].fillna(0.0)
-        (handle,) = ax.plot(x, mean, label=label, lw=1.6)
-        ax.fill_between(x, mean - std, mean + std, color=handle.get_color(), alpha=0.15, lw=0)
-    sizes, values = table["n_train"], table["mean"]
+    groups = list(table.groupby(keys, sort=True))
+    for label, (_, line) in zip(_labels([key for key, _ in groups]), groups):
+        (handle,) = ax.plot(line["n_train"], line["median"], label=label, lw=1.6)
+        ax.fill_between(line["n_train"], line["q25"], line["q75"], color=handle.get_color(), alpha=0.15, lw=0)
+    sizes, values = table["n_train"], table["median"]
     if len(sizes) and sizes.max() >= 100 * sizes.min():
         ax.set_xscale("log")
     if len(values) and values.min() > 0 and values.max() >= 1000 * values.min():
         ax.set_yscale("log")
     ax.set_xlabel("training examples")
-    ax.set_ylabel(metric)
+    ax.set_ylabel(f"{metric} (median, quartile band)")
     ax.set_title(title)
     ax.grid(alpha=0.3)
     if ax.lines:

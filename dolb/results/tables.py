@@ -53,6 +53,8 @@ def ci95_halfwidth(values: pd.Series) -> float:
 
 
 _AGGREGATES = {
+    "q25": lambda values: values.quantile(0.25),
+    "q75": lambda values: values.quantile(0.75),
     "mean": "mean",
     "std": "std",
     "var": "var",
