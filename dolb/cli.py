@@ -11,8 +11,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import pandas as pd
-
 import dolb
 from dolb.errors import DataError, DolbError
 
@@ -39,12 +37,12 @@ def _run(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from dolb.experiment.pipeline import load_pipeline
     from dolb.results.report import write_reports
+    from dolb.results.tables import read_results
 
     folder = Path(args.dir)
     if not (folder / "results.csv").is_file() or not (folder / "pipeline.toml").is_file():
         raise DataError(f"{folder}: not a result folder (no results.csv and pipeline.toml; run `dolb run` first)")
-    frame = pd.read_csv(folder / "results.csv", keep_default_na=False, na_values=[""])
-    frame["params"] = frame["params"].fillna("")
+    frame = read_results(folder / "results.csv")
     print(write_reports(load_pipeline(folder / "pipeline.toml"), frame, folder))
     return 0
 

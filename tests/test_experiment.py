@@ -82,3 +82,52 @@ def test_result_store_atomic_and_failed_records(tmp_path):
     assert list(store.ids()) == ["c1"]
     assert json.loads((tmp_path / "cells" / "c1.json").read_text())["metrics"] == {"m": [0.1]}
     assert [p.name for p in (tmp_path / "cells").iterdir()] == ["c1.json"]  # no temporary left
+
+
+def _frame(rows):
+    import pandas as pd
+
+    from dolb.results.tables import TIDY_COLUMNS
+
+    base = dict(experiment="e", dataset="d", task="binary", learner="perceptron", params="",
+                complexity="", n_train=100, metric="test_error", cell_id="c")
+    return pd.DataFrame([base | r for r in rows])[TIDY_COLUMNS]
+
+
+def test_paired_table_matches_scipy():
+    from scipy import stats
+
+    from dolb.results.tables import paired_table
+
+    last = [0.30, 0.25, 0.40, 0.35]
+    cutoff = [0.20, 0.22, 0.31, 0.30]
+    rows = [dict(split=i, conversion="last", value=v) for i, v in enumerate(last)]
+    rows += [dict(split=i, conversion="cutoff", value=v) for i, v in enumerate(cutoff)]
+    table = paired_table(_frame(rows), "e", "test_error", None, "conversion", "last")
+    assert len(table) == 1
+    row = table.iloc[0]
+    assert row["conversion"] == "cutoff" and row["n"] == 4
+    assert row["mean difference"] == pytest.approx(np.mean(np.subtract(cutoff, last)))
+    assert row["p"] == pytest.approx(stats.ttest_rel(cutoff, last).pvalue)
+
+
+def test_paired_table_needs_its_baseline():
+    from dolb.errors import DataError
+    from dolb.results.tables import paired_table
+
+    with pytest.raises(DataError, match="no conversion 'average'"):
+        paired_table(_frame([dict(split=0, conversion="last", value=0.1)]), "e", "test_error", None,
+                     "conversion", "average")
+
+
+def test_ranking_table_averages_ranks_over_datasets():
+    from dolb.results.tables import ranking_table
+
+    rows = []
+    for dataset, errors in {"a": (0.1, 0.2, 0.3), "b": (0.3, 0.1, 0.2)}.items():
+        for learner, error in zip(("p", "q", "r"), errors):
+            rows.append(dict(dataset=dataset, learner=learner, split=0, conversion="last", value=error))
+    table = ranking_table(_frame(rows), "e", "test_error", None)
+    assert table["learner"].tolist() == ["q", "p", "r"]  # mean ranks 1.5, 2, 2.5
+    assert table["mean rank"].tolist() == [1.5, 2.0, 2.5]
+    assert table["mean on a"].tolist() == [0.2, 0.1, 0.3]

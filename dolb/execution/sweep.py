@@ -47,7 +47,7 @@ class SweepSummary:
 
 def plan_cells(pipeline: Pipeline, out_dir: Path) -> list[Cell]:
     """Open (or generate) the pipeline's datasets and expand its cells."""
-    used = {e.dataset for e in pipeline.experiments.values()}
+    used = {name for e in pipeline.experiments.values() for name in e.datasets}
     datasets = {
         name: resolve_dataset(spec, out_dir / "data", pipeline.seed)
         for name, spec in pipeline.datasets.items()

@@ -83,56 +83,65 @@ def expand_cells(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]]) ->
     complexity, split), given each dataset's opened parts."""
     cells = []
     for experiment in pipeline.experiments.values():
-        parts = datasets[experiment.dataset]
-        train, test = parts["train"], parts.get("test")
-        n_train = n_train_rows(experiment, train)
-        _check_checkpoints(pipeline, experiment, n_train)
-        split = experiment.split
-        for learner in experiment.learners:
-            cls = learner_class(learner.learner)
-            for combo in learner.grid:
-                for level in learner.complexity:
-                    values = dict(combo)
-                    if level is not None:
-                        values[cls.complexity_param] = level
-                    params = cls.check_params(values)
-                    for index in range(split.count):
-                        spec = {
-                            "dataset": experiment.dataset,
-                            "fingerprints": {
-                                "train": train.fingerprint,
-                                "test": None if test is None else test.fingerprint,
-                            },
-                            "task": experiment.task,
-                            "split": {
-                                "scheme": split.scheme,
-                                "index": index,
-                                "length": n_train if split.scheme == "sequences" else None,
-                                "test_fraction": split.test_fraction if split.scheme == "holdout" else None,
-                                "order": split.order,
-                            },
-                            "learner": learner.learner,
-                            "params": params,
-                            "complexity": level,
-                            "complexity_param": cls.complexity_param,
-                            "checkpoints": list(experiment.checkpoints)
-                            if isinstance(experiment.checkpoints, tuple)
-                            else experiment.checkpoints,
-                            "metrics": list(experiment.metrics),
-                            "conversions": list(experiment.conversions),
-                            "seed": pipeline.seed,
-                            "dolb": dolb.__version__,
-                        }
-                        cells.append(
-                            Cell(
-                                id=cell_id(spec),
-                                experiment=experiment.name,
-                                spec=spec,
-                                train_path=train.path,
-                                test_path=None if test is None else test.path,
-                                n_train=n_train,
-                            )
+        for dataset in experiment.datasets:
+            cells.extend(_experiment_cells(pipeline, experiment, dataset, datasets[dataset]))
+    return cells
+
+
+def _experiment_cells(
+    pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, parts: dict[str, Dataset]
+) -> list[Cell]:
+    """The cells of one experiment on one of its datasets."""
+    train, test = parts["train"], parts.get("test")
+    n_train = n_train_rows(experiment, train)
+    _check_checkpoints(pipeline, experiment, n_train)
+    split = experiment.split
+    cells = []
+    for learner in experiment.learners:
+        cls = learner_class(learner.learner)
+        for combo in learner.grid:
+            for level in learner.complexity:
+                values = dict(combo)
+                if level is not None:
+                    values[cls.complexity_param] = level
+                params = cls.check_params(values)
+                for index in range(split.count):
+                    spec = {
+                        "dataset": dataset,
+                        "fingerprints": {
+                            "train": train.fingerprint,
+                            "test": None if test is None else test.fingerprint,
+                        },
+                        "task": experiment.task,
+                        "split": {
+                            "scheme": split.scheme,
+                            "index": index,
+                            "length": n_train if split.scheme == "sequences" else None,
+                            "test_fraction": split.test_fraction if split.scheme == "holdout" else None,
+                            "order": split.order,
+                        },
+                        "learner": learner.learner,
+                        "params": params,
+                        "complexity": level,
+                        "complexity_param": cls.complexity_param,
+                        "checkpoints": list(experiment.checkpoints)
+                        if isinstance(experiment.checkpoints, tuple)
+                        else experiment.checkpoints,
+                        "metrics": list(experiment.metrics),
+                        "conversions": list(experiment.conversions),
+                        "seed": pipeline.seed,
+                        "dolb": dolb.__version__,
+                    }
+                    cells.append(
+                        Cell(
+                            id=cell_id(spec),
+                            experiment=experiment.name,
+                            spec=spec,
+                            train_path=train.path,
+                            test_path=None if test is None else test.path,
+                            n_train=n_train,
                         )
+                    )
     return cells
 
 

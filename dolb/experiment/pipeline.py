@@ -15,7 +15,7 @@ A pipeline file describes one study::
     # test = "path/to/test-store"     # optional
 
     [experiments.table1]
-    dataset = "irma"
+    dataset = "irma"                  # or a list: one panel per dataset in figures
     task = "regression"               # or "binary" (targets -1/+1)
     split = { scheme = "sequences", count = 1000 }
     checkpoints = [10, 80, 150]       # or { log = 20 } or "all"
@@ -26,7 +26,7 @@ A pipeline file describes one study::
     ]
 
     [[reports]]
-    kind = "table"                    # or "curve"
+    kind = "table"                    # or "curve", "paired", "ranking"
     experiment = "table1"
     metric = "test_mse"
     at = [10, 80, 150]
@@ -52,7 +52,8 @@ from dolb.learners import learner_class
 SPLIT_SCHEMES = ("sequences", "holdout", "given")
 ORDERS = ("stored", "random")
 TASKS = ("regression", "binary")
-REPORT_KINDS = ("table", "curve")
+REPORT_KINDS = ("table", "curve", "paired", "ranking")
+COMPARABLE = ("conversion", "learner")
 STATS = ("mean", "std", "var", "ci95", "median", "count")
 PATH_PARAMS = ("path", "test_path")
 """Generator and importer parameters that name files: relative to the pipeline file."""
@@ -100,10 +101,11 @@ class LearnerSpec:
 
 @dataclass(frozen=True)
 class ExperimentSpec:
-    """Learners compared on one dataset, split scheme, set of checkpoints and metrics."""
+    """Learners compared on one or more datasets (problems) with one split scheme, set
+    of checkpoints and metrics."""
 
     name: str
-    dataset: str
+    datasets: tuple[str, ...]
     task: str
     split: SplitSpec
     checkpoints: Any  # tuple of training sizes, ("log", n) or "all"
@@ -114,7 +116,14 @@ class ExperimentSpec:
 
 @dataclass(frozen=True)
 class ReportSpec:
-    """A table or a figure drawn from one experiment's results."""
+    """A table or a figure drawn from one experiment's results.
+
+    ``table``: configurations against training sizes. ``curve``: a figure of the metric
+    against training size, one panel per dataset. ``paired``: each value of ``compare``
+    (a conversion or a learner) against ``baseline``, paired over splits, with a paired
+    t-test. ``ranking``: configurations ranked on every dataset at the largest training
+    size in ``at``, ordered by mean rank.
+    """
 
     kind: str
     experiment: str
@@ -122,6 +131,8 @@ class ReportSpec:
     at: tuple[int, ...] | None
     stats: tuple[str, ...]
     title: str
+    compare: str = "conversion"
+    baseline: str | None = None
 
 
 @dataclass(frozen=True)
@@ -356,15 +367,16 @@ class _Checker:
         raw = self.table(
             raw, key, ("dataset", "task", "split", "learners", "metrics"), ("checkpoints", "conversions")
         )
-        dataset = self.typed(raw["dataset"], f"{key}.dataset", str, "a dataset name")
-        if dataset not in datasets:
-            raise self.fail(f"{key}.dataset", f"no dataset {dataset!r} in [datasets]")
+        names = self.string_list(raw["dataset"], f"{key}.dataset")
+        for name_ in names:
+            if name_ not in datasets:
+                raise self.fail(f"{key}.dataset", f"no dataset {name_!r} in [datasets]")
         task = self.choice(raw["task"], f"{key}.task", TASKS)
         split = self.split(raw["split"], f"{key}.split")
-        if split.scheme in ("sequences", "given") and not (
-            datasets[dataset].generator or datasets[dataset].importer or datasets[dataset].test
-        ):
-            raise self.fail(f"{key}.split.scheme", f"{split.scheme!r} needs a dataset with a test part")
+        for name_ in names:
+            spec = datasets[name_]
+            if split.scheme in ("sequences", "given") and not (spec.generator or spec.importer or spec.test):
+                raise self.fail(f"{key}.split.scheme", f"{split.scheme!r} needs a dataset with a test part")
         checkpoints = self.checkpoints(raw.get("checkpoints", {"log": 20}), f"{key}.checkpoints")
         metric_names = tuple(m for m, metric in METRICS.items() if task in metric.tasks)
         metrics = self.string_list(raw["metrics"], f"{key}.metrics", metric_names)
@@ -377,11 +389,13 @@ class _Checker:
         learners = tuple(
             self.learner(v, f"{key}.learners[{i}]", task, conversions) for i, v in enumerate(learners_raw)
         )
-        return ExperimentSpec(name, dataset, task, split, checkpoints, metrics, learners, conversions)
+        return ExperimentSpec(name, names, task, split, checkpoints, metrics, learners, conversions)
 
     def report(self, index: int, raw: Any, experiments: dict[str, ExperimentSpec]) -> ReportSpec:
         key = f"reports[{index}]"
-        raw = self.table(raw, key, ("kind", "experiment", "metric"), ("at", "stats", "title"))
+        raw = self.table(
+            raw, key, ("kind", "experiment", "metric"), ("at", "stats", "title", "compare", "baseline")
+        )
         kind = self.choice(raw["kind"], f"{key}.kind", REPORT_KINDS)
         experiment = self.typed(raw["experiment"], f"{key}.experiment", str, "an experiment name")
         if experiment not in experiments:
@@ -393,4 +407,12 @@ class _Checker:
             at = tuple(self.positive_int(v, f"{key}.at[{i}]") for i, v in enumerate(at))
         stats = self.string_list(raw.get("stats", ["mean", "std"]), f"{key}.stats", STATS)
         title = self.typed(raw.get("title", f"{experiment}: {metric}"), f"{key}.title", str, "a string")
-        return ReportSpec(kind, experiment, metric, at, stats, title)
+        compare = self.choice(raw.get("compare", "conversion"), f"{key}.compare", COMPARABLE)
+        baseline = raw.get("baseline")
+        if kind == "paired":
+            if baseline is None:
+                raise self.fail(f"{key}.baseline", "a paired report needs the baseline it compares with")
+            self.typed(baseline, f"{key}.baseline", str, "a string")
+        elif baseline is not None or "compare" in raw:
+            raise self.fail(key, "only a paired report takes 'compare' and 'baseline'")
+        return ReportSpec(kind, experiment, metric, at, stats, title, compare, baseline)

@@ -20,7 +20,7 @@ def _labels(keys: list[tuple]) -> list[str]:
     varying = sorted({k for d in split for k in d if len({e.get(k) for e in split}) > 1})
     labels = []
     for (learner, _, complexity, conversion), params in zip(keys, split):
-        label = learner if complexity in ("None", "nan", "") else f"{learner} ({complexity})"
+        label = f"{learner} ({complexity})" if complexity else learner
         if varying:
             label += " " + ", ".join(f"{k}={params[k]}" for k in varying if k in params)
         if conversion not in ("last", "online"):
@@ -31,32 +31,47 @@ def _labels(keys: list[tuple]) -> list[str]:
 
 def curve_figure(frame: pd.DataFrame, experiment: str, metric: str, title: str, path: Path) -> Path:
     """Draw the median of ``metric`` over splits against training size, with the band
-    between the first and third quartiles, and save it as PNG at ``path``.
+    between the first and third quartiles, one panel per dataset, and save it as PNG at
+    ``path``.
 
     Quartiles rather than mean and standard deviation: the spread of online losses is
     heavy-tailed, and a mean plus or minus a standard deviation can leave the plot.
-    The x axis is logarithmic when training sizes span two decades or more, the y axis
+    An x axis is logarithmic when training sizes span two decades or more, a y axis
     when the values are positive and span three.
     """
     subset = frame[(frame["experiment"] == experiment) & (frame["metric"] == metric)]
     table = aggregate(subset, ("median", "q25", "q75"))
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
+    datasets = sorted(table["dataset"].unique()) or [""]
+    columns = min(3, len(datasets))
+    rows = -(-len(datasets) // columns)
+    fig, axes = plt.subplots(
+        rows, columns, figsize=(6.5 * columns, 4.2 * rows), dpi=110, squeeze=False, sharey=False
+    )
     keys = ["learner", "params", "complexity", "conversion"]
-    groups = list(table.groupby(keys, sort=True))
-    for label, (_, line) in zip(_labels([key for key, _ in groups]), groups):
-        (handle,) = ax.plot(line["n_train"], line["median"], label=label, lw=1.6)
-        ax.fill_between(line["n_train"], line["q25"], line["q75"], color=handle.get_color(), alpha=0.15, lw=0)
-    sizes, values = table["n_train"], table["median"]
-    if len(sizes) and sizes.max() >= 100 * sizes.min():
-        ax.set_xscale("log")
-    if len(values) and values.min() > 0 and values.max() >= 1000 * values.min():
-        ax.set_yscale("log")
-    ax.set_xlabel("training examples")
-    ax.set_ylabel(f"{metric} (median, quartile band)")
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    if ax.lines:
-        ax.legend(fontsize=8)
+    all_keys = sorted(set(map(tuple, table[keys].values.tolist())))
+    labels = dict(zip(all_keys, _labels(all_keys)))
+    colours = dict(zip(all_keys, plt.rcParams["axes.prop_cycle"].by_key()["color"] * 10))
+    for ax, dataset in zip(axes.flat, datasets):
+        panel = table[table["dataset"] == dataset]
+        for key, line in panel.groupby(keys, sort=True):
+            ax.plot(line["n_train"], line["median"], label=labels[key], color=colours[key], lw=1.6)
+            ax.fill_between(line["n_train"], line["q25"], line["q75"], color=colours[key], alpha=0.15, lw=0)
+        sizes, values = panel["n_train"], panel["median"]
+        if len(sizes) and sizes.max() >= 100 * sizes.min():
+            ax.set_xscale("log")
+        if len(values) and values.min() > 0 and values.max() >= 1000 * values.min():
+            ax.set_yscale("log")
+        ax.set_xlabel("training examples")
+        ax.set_ylabel(f"{metric} (median, quartile band)")
+        ax.set_title(dataset if len(datasets) > 1 else title)
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(datasets):]:
+        ax.set_visible(False)
+    first = axes.flat[0]
+    if first.lines:
+        first.legend(fontsize=8)
+    if len(datasets) > 1:
+        fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -7,13 +7,24 @@ from pathlib import Path
 
 import pandas as pd
 
-from dolb.experiment.pipeline import Pipeline
+from dolb.experiment.pipeline import Pipeline, ReportSpec
 from dolb.results.figures import curve_figure
-from dolb.results.tables import aggregate, comparison_table, to_markdown
+from dolb.results.tables import aggregate, comparison_table, paired_table, ranking_table, to_markdown
 
 
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "-" for c in text)
+
+
+def _table(report: ReportSpec, frame: pd.DataFrame) -> pd.DataFrame | None:
+    """The table a report shows (None for a curve without training sizes)."""
+    if report.kind == "paired":
+        return paired_table(frame, report.experiment, report.metric, report.at, report.compare, report.baseline)
+    if report.kind == "ranking":
+        return ranking_table(frame, report.experiment, report.metric, report.at)
+    if report.kind == "curve" and report.at is None:
+        return None
+    return comparison_table(frame, report.experiment, report.metric, report.at, report.stats)
 
 
 def write_reports(pipeline: Pipeline, frame: pd.DataFrame, out_dir: str | Path) -> str:
@@ -26,18 +37,14 @@ def write_reports(pipeline: Pipeline, frame: pd.DataFrame, out_dir: str | Path) 
     sections = []
     for index, report in enumerate(pipeline.reports):
         stem = folder / _slug(f"{index + 1:02d}-{report.experiment}-{report.metric}-{report.kind}")
-        if report.kind == "table":
-            table = comparison_table(frame, report.experiment, report.metric, report.at, report.stats)
+        text = f"## {report.title}\n"
+        table = _table(report, frame)
+        if table is not None:
             table.to_csv(stem.with_suffix(".csv"), index=False)
-            text = f"## {report.title}\n\n{to_markdown(table)}\n"
-            stem.with_suffix(".md").write_text(text, encoding="utf-8")
-            sections.append(text)
-        else:
+            text += f"\n{to_markdown(table)}\n"
+        if report.kind == "curve":
             path = curve_figure(frame, report.experiment, report.metric, report.title, stem.with_suffix(".png"))
-            if report.at is not None:
-                table = comparison_table(frame, report.experiment, report.metric, report.at, report.stats)
-                table.to_csv(stem.with_suffix(".csv"), index=False)
-                sections.append(f"## {report.title}\n\n{to_markdown(table)}\n\nFigure: {path}\n")
-            else:
-                sections.append(f"## {report.title}\n\nFigure: {path}\n")
+            text += f"\nFigure: {path}\n"
+        stem.with_suffix(".md").write_text(text, encoding="utf-8")
+        sections.append(text)
     return "\n".join(sections)

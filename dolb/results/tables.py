@@ -40,8 +40,26 @@ def tidy_results(cells: Iterable[Cell], store: ResultStore) -> pd.DataFrame:
                     columns["value"].append(value)
                     columns["cell_id"].append(cell.id)
     frame = pd.DataFrame(columns, columns=TIDY_COLUMNS)
-    frame["complexity"] = frame["complexity"].astype(object)
+    frame["complexity"] = frame["complexity"].map(complexity_label)
     return frame
+
+
+def complexity_label(level) -> str:
+    """A complexity level as the string the tables show: ``""`` for none, ``"4"`` for 4.
+
+    Examples
+    --------
+    >>> complexity_label(None), complexity_label(4), complexity_label(0.5)
+    ('', '4', '0.5')
+    """
+    if level is None or (isinstance(level, float) and level != level):
+        return ""
+    return str(level)
+
+
+def read_results(path) -> pd.DataFrame:
+    """Read a ``results.csv`` back with the column types :func:`tidy_results` made."""
+    return pd.read_csv(path, dtype={"params": str, "complexity": str}, keep_default_na=False, na_values={"value": [""]})
 
 
 def ci95_halfwidth(values: pd.Series) -> float:
@@ -68,7 +86,7 @@ def aggregate(frame: pd.DataFrame, stats: Iterable[str] = ("mean", "std", "ci95"
     """Aggregate the tidy table over splits: one row per configuration x training
     size x metric, one column per statistic."""
     keys = CONFIG_COLUMNS + ["n_train", "metric"]
-    grouped = frame.assign(complexity=frame["complexity"].astype(str)).groupby(keys, sort=True, dropna=False)["value"]
+    grouped = frame.groupby(keys, sort=True, dropna=False)["value"]
     table = grouped.agg([(name, _AGGREGATES[name]) for name in stats]).reset_index()
     return table
 
@@ -99,3 +117,79 @@ def comparison_table(frame: pd.DataFrame, experiment: str, metric: str, at, stat
 def to_markdown(table: pd.DataFrame) -> str:
     """A table as Markdown, numbers in 3 significant digits."""
     return table.to_markdown(index=False, floatfmt=".3g")
+
+
+def _at_sizes(subset: pd.DataFrame, at) -> pd.DataFrame:
+    return subset if at is None else subset[subset["n_train"].isin(at)]
+
+
+def paired_table(frame: pd.DataFrame, experiment: str, metric: str, at, compare: str, baseline: str) -> pd.DataFrame:
+    """Each value of the ``compare`` column (a conversion or a learner) against
+    ``baseline``, paired over splits: means, the mean difference (candidate minus
+    baseline; negative is better for a loss) and the two-sided paired t-test p-value.
+
+    Raises
+    ------
+    DataError
+        The baseline does not occur in the experiment's results.
+    """
+    from dolb.errors import DataError
+
+    subset = _at_sizes(frame[(frame["experiment"] == experiment) & (frame["metric"] == metric)], at)
+    if baseline not in set(subset[compare]):
+        raise DataError(f"paired report on {experiment}/{metric}: no {compare} {baseline!r} in the results")
+    keys = [c for c in CONFIG_COLUMNS if c != compare] + ["n_train"]
+    wide = subset.pivot_table(
+        index=keys + ["split"], columns=compare, values="value", aggfunc="first"
+    )
+    rows = []
+    for candidate in [c for c in wide.columns if c != baseline]:
+        pairs = wide[[baseline, candidate]].dropna()
+        for key, group in pairs.groupby(level=keys, sort=True):
+            difference = group[candidate] - group[baseline]
+            n = len(difference)
+            if n < 2:
+                p = float("nan")
+            elif np.all(difference == 0):
+                p = 1.0
+            else:
+                p = float(st.ttest_rel(group[candidate], group[baseline]).pvalue)
+            rows.append(
+                dict(zip(keys, key))
+                | {
+                    compare: candidate,
+                    "baseline": baseline,
+                    "mean": group[candidate].mean(),
+                    "baseline mean": group[baseline].mean(),
+                    "mean difference": difference.mean(),
+                    "std difference": difference.std(ddof=1) if n > 1 else float("nan"),
+                    "p": p,
+                    "n": n,
+                }
+            )
+    columns = ["dataset", "learner", "params", "complexity", "conversion", "n_train"]
+    columns = [c for c in columns if c != compare] + [compare, "baseline", "mean", "baseline mean",
+                                                      "mean difference", "std difference", "p", "n"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def ranking_table(frame: pd.DataFrame, experiment: str, metric: str, at) -> pd.DataFrame:
+    """Configurations ranked on every dataset by their mean ``metric`` over splits
+    (rank 1 is the lowest, ties share the mean rank), at the largest training size in
+    ``at`` (default: each dataset's largest), ordered by mean rank across datasets."""
+    subset = frame[(frame["experiment"] == experiment) & (frame["metric"] == metric)]
+    if at is not None:
+        subset = subset[subset["n_train"] == max(at)]
+    else:
+        largest = subset.groupby("dataset")["n_train"].transform("max")
+        subset = subset[subset["n_train"] == largest]
+    keys = ["learner", "params", "complexity", "conversion"]
+    means = (
+        subset.groupby(keys + ["dataset"])["value"]
+        .mean()
+        .unstack("dataset")
+    )
+    ranks = means.rank(axis=0, method="average")
+    table = means.add_prefix("mean on ")
+    table.insert(0, "mean rank", ranks.mean(axis=1))
+    return table.sort_values("mean rank").reset_index()
