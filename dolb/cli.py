@@ -1,7 +1,8 @@
 """The ``dolb`` command.
 
-``dolb run PIPELINE --out DIR`` runs a study; ``dolb report DIR`` renders its tables and
-figures again; ``dolb status DIR`` lists failed cells. A user's mistake is printed as
+``dolb run PIPELINE --out DIR`` runs a study; ``dolb plan PIPELINE --out DIR`` says what
+it would compute and how long that should take; ``dolb report DIR`` renders its tables
+and figures again; ``dolb status DIR`` lists failed cells. A user's mistake is printed as
 one line (``dolb: error: ...``) with exit status 2.
 """
 
@@ -25,6 +26,7 @@ def _run(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
         retry_failed=args.retry_failed,
         progress=not args.no_progress,
+        report_file=args.performance_report,
     )
     print(summary.report)
     print(
@@ -44,6 +46,13 @@ def _report(args: argparse.Namespace) -> int:
         raise DataError(f"{folder}: not a result folder (no results.csv and pipeline.toml; run `dolb run` first)")
     frame = read_results(folder / "results.csv")
     print(write_reports(load_pipeline(folder / "pipeline.toml"), frame, folder))
+    return 0
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from dolb.execution.plan import make_plan
+
+    print(make_plan(args.pipeline, args.out, workers=args.workers).describe())
     return 0
 
 
@@ -75,7 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--scheduler", help="address or scheduler file of a running Dask scheduler")
     run.add_argument("--retry-failed", action="store_true", help="run failed cells again")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--performance-report", metavar="FILE", help="save Dask's HTML performance report")
     run.set_defaults(handler=_run)
+
+    plan = commands.add_parser("plan", help="count a pipeline's cells, stored and to do, and estimate the time")
+    plan.add_argument("pipeline", help="pipeline file (TOML)")
+    plan.add_argument("--out", required=True, help="result folder the run would use")
+    plan.add_argument("--workers", type=int, help="workers the estimate assumes (default: one per core)")
+    plan.set_defaults(handler=_plan)
 
     report = commands.add_parser("report", help="render tables and figures of a result folder")
     report.add_argument("dir", help="result folder written by `dolb run`")

@@ -21,7 +21,12 @@ def cell_files(folder):
 
 
 def test_run_resume_and_determinism(small_pipeline, tmp_path):
+    from dolb.execution.plan import make_plan
+
     two = tmp_path / "two"
+    before = make_plan(small_pipeline, two, workers=2)
+    assert (before.n_cells, before.n_stored, before.n_todo) == (60, 0, 60)
+    assert before.examples_todo == 48 * 60 + 12 * 60 and before.estimated_seconds > 0
     summary = run_sweep(small_pipeline, two, workers=2, progress=False)
     assert (summary.n_cells, summary.n_computed, summary.n_failed) == (60, 60, 0)
 
@@ -45,6 +50,8 @@ def test_run_resume_and_determinism(small_pipeline, tmp_path):
 
     again = run_sweep(small_pipeline, two, workers=2, progress=False)
     assert (again.n_cached, again.n_computed) == (60, 0)
+    after = make_plan(small_pipeline, two)
+    assert (after.n_stored, after.n_todo, after.estimated_seconds) == (60, 0, 0.0)
 
     one = tmp_path / "one"
     run_sweep(small_pipeline, one, workers=1, progress=False)
@@ -116,3 +123,21 @@ def test_missing_store_is_a_clear_error(tmp_path):
 def test_report_on_a_folder_that_is_not_a_result(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
     assert "not a result folder" in capsys.readouterr().err
+
+
+def test_cells_over_their_limits_fail_with_the_reason(small_pipeline, tmp_path, capsys):
+    text = small_pipeline.read_text()
+    timed = tmp_path / "timed.toml"
+    timed.write_text(text + "\n[execution]\ncell_timeout = 1e-9\n")
+    out = tmp_path / "timed"
+    summary = run_sweep(timed, out, workers=1, progress=False)
+    assert summary.n_failed == 60
+    assert main(["status", str(out)]) == 1
+    assert "exceeded its time limit of 1e-09 s after" in capsys.readouterr().out
+
+    heavy = tmp_path / "heavy.toml"
+    heavy.write_text(text + '\n[execution]\ncell_memory = "1 MB"\n')
+    summary = run_sweep(heavy, tmp_path / "heavy", workers=1, progress=False)
+    assert summary.n_failed == 60
+    record = json.loads(next((tmp_path / "heavy" / "cells").glob("*.failed.json")).read_text())
+    assert "exceeded its memory limit of 1 MiB" in record["error"]

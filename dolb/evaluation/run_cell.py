@@ -9,10 +9,12 @@ never takes the rest of its batch down.
 from __future__ import annotations
 
 import functools
+import time
 import traceback
 from typing import Any
 
 import numpy as np
+import psutil
 
 from dolb.data.readers import ChunkCache
 from dolb.data.splits import split_rows
@@ -24,6 +26,25 @@ from dolb.evaluation.metrics import METRICS, ONLINE_LOSS
 from dolb.experiment.cells import Cell
 from dolb.experiment.seeding import seed_for
 from dolb.learners import learner_class
+
+
+class CellLimitError(DolbError):
+    """A cell ran longer, or made its worker grow larger, than the pipeline allows."""
+
+
+def _check_limits(cell: Cell, started: float, seen: int) -> None:
+    """Raise CellLimitError when ``cell`` is past its time or memory limit (checked
+    between blocks: a single block is never interrupted)."""
+    if cell.timeout is not None and time.perf_counter() - started > cell.timeout:
+        raise CellLimitError(f"cell exceeded its time limit of {cell.timeout:g} s after {seen} examples")
+    if cell.memory is not None:
+        rss = psutil.Process().memory_info().rss
+        if rss > cell.memory:
+            raise CellLimitError(
+                f"cell exceeded its memory limit of {cell.memory / 2**20:.0f} MiB "
+                f"(worker at {rss / 2**20:.0f} MiB) after {seen} examples"
+            )
+
 
 BLOCK_SIZE = 8192
 WORKER_CHUNK_CACHE = ChunkCache(max_bytes=64 << 20)
@@ -58,6 +79,7 @@ def _targets(y: np.ndarray, task: str, where: str) -> np.ndarray:
 def run_cell(cell: Cell) -> dict[str, Any]:
     """Run ``cell``; return its result record (JSON-ready, deterministic)."""
     spec = cell.spec
+    started = time.perf_counter()
     train = _dataset(cell.train_path)
     split = spec["split"]
     train_rows, test_rows = split_rows(
@@ -121,6 +143,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
                 next_cp += 1
             total = float(running[-1]) if len(running) else total
             seen, start = end, stop
+            _check_limits(cell, started, seen)
     return {
         "id": cell.id,
         "status": "ok",

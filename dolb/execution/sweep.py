@@ -8,21 +8,21 @@ their error and retried only when asked.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import platform
 import shutil
 import sys
 import time
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from distributed import as_completed
+from distributed import as_completed, performance_report
 from tqdm import tqdm
 
 from dolb.data.sources import resolve_dataset
 from dolb.evaluation.run_cell import run_cells
 from dolb.execution.cluster import connect
+from dolb.execution.environment import check_workers, fingerprint
 from dolb.experiment.cells import Cell, batch_cells, expand_cells
 from dolb.experiment.pipeline import Pipeline, load_pipeline
 from dolb.results.report import write_reports
@@ -56,17 +56,6 @@ def plan_cells(pipeline: Pipeline, out_dir: Path) -> list[Cell]:
     return expand_cells(pipeline, datasets)
 
 
-def environment() -> dict:
-    """Versions and platform of the process that ran the sweep."""
-    packages = {}
-    for name in ("dolb", "numpy", "scipy", "numba", "zarr", "dask", "distributed", "pandas"):
-        try:
-            packages[name] = version(name)
-        except PackageNotFoundError:
-            packages[name] = None
-    return {"python": sys.version.split()[0], "platform": platform.platform(), "packages": packages}
-
-
 def run_sweep(
     pipeline_path: str | Path,
     out_dir: str | Path,
@@ -75,6 +64,7 @@ def run_sweep(
     scheduler: str | None = None,
     retry_failed: bool = False,
     progress: bool = True,
+    report_file: str | Path | None = None,
 ) -> SweepSummary:
     """Run every cell of a pipeline that is not stored yet, then write
     ``results.csv`` and the reports.
@@ -91,6 +81,8 @@ def run_sweep(
         Run again the cells whose last attempt failed (by default they stay failed).
     progress : bool
         Show a progress bar on standard error.
+    report_file : path, optional
+        Where to save Dask's HTML performance report of the computation.
     """
     start = time.perf_counter()
     pipeline = load_pipeline(pipeline_path)
@@ -103,11 +95,15 @@ def run_sweep(
         if not store.has(c.id) and (retry_failed or not store.has_failed(c.id))
     ]
     n_failed = 0
+    workers_seen = {}
     if todo:
         with connect(workers=workers, scheduler=scheduler) as client:
-            n_workers = max(1, len(client.scheduler_info()["workers"]))
+            workers_seen = check_workers(client)
+            n_workers = max(1, len(workers_seen))
             batches = batch_cells(todo, pipeline.batch_examples, n_batches_min=4 * n_workers)
-            n_failed = _compute(client, batches, store, n_workers, progress)
+            recording = performance_report(filename=str(report_file)) if report_file else contextlib.nullcontext()
+            with recording:
+                n_failed = _compute(client, batches, store, n_workers, progress)
     shutil.copyfile(pipeline_path, out / "pipeline.toml")
     frame = tidy_results(cells, store)
     frame.to_csv(out / "results.csv", index=False)
@@ -121,7 +117,9 @@ def run_sweep(
             "computed": len(todo),
             "failed": n_failed,
             "seconds": round(seconds, 3),
-            "environment": environment(),
+            "examples": sum(c.n_train for c in todo),
+            "environment": fingerprint(),
+            "workers": workers_seen,
         },
     )
     return SweepSummary(len(unique), len(unique) - len(todo), len(todo) - n_failed, n_failed, seconds, report)

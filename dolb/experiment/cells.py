@@ -24,7 +24,7 @@ from dolb.learners import learner_class
 @dataclass(frozen=True)
 class Cell:
     """Everything a worker needs to run one cell, and nothing machine-specific in its
-    identity (paths are carried beside the spec, not inside it)."""
+    identity (paths and resource limits are carried beside the spec, not inside it)."""
 
     id: str
     experiment: str
@@ -32,6 +32,8 @@ class Cell:
     train_path: str
     test_path: str | None
     n_train: int
+    timeout: float | None = None
+    memory: int | None = None
 
     @property
     def coordinates(self) -> dict[str, Any]:
@@ -140,6 +142,8 @@ def _experiment_cells(
                             train_path=train.path,
                             test_path=None if test is None else test.path,
                             n_train=n_train,
+                            timeout=pipeline.cell_timeout,
+                            memory=pipeline.cell_memory,
                         )
                     )
     return cells

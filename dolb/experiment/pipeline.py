@@ -25,6 +25,11 @@ A pipeline file describes one study::
       { learner = "irma", complexity = [4, 6, 10], params = { domain_high = 3.0 } },
     ]
 
+    [execution]                       # optional
+    batch_examples = 200000           # training examples per Dask task, at most
+    cell_timeout = 600                # seconds; a cell running longer fails
+    cell_memory = "4 GB"              # a cell whose worker grows past this fails
+
     [[reports]]
     kind = "table"                    # or "curve", "paired", "ranking"
     experiment = "table1"
@@ -147,6 +152,8 @@ class Pipeline:
     experiments: dict[str, ExperimentSpec]
     reports: tuple[ReportSpec, ...]
     batch_examples: int
+    cell_timeout: float | None = None
+    cell_memory: int | None = None
 
 
 def load_pipeline(path: str | Path) -> Pipeline:
@@ -243,10 +250,20 @@ class _Checker:
         experiments = {k: self.experiment(k, v, datasets) for k, v in experiments.items()}
         reports_raw = self.typed(raw.get("reports", []), "reports", list, "an array of tables")
         reports = tuple(self.report(i, r, experiments) for i, r in enumerate(reports_raw))
-        execution = self.table(raw.get("execution", {}), "execution", (), ("batch_examples",))
+        execution = self.table(
+            raw.get("execution", {}), "execution", (), ("batch_examples", "cell_timeout", "cell_memory")
+        )
         batch_examples = self.positive_int(
             execution.get("batch_examples", 200_000), "execution.batch_examples"
         )
+        cell_timeout = execution.get("cell_timeout")
+        if cell_timeout is not None:
+            cell_timeout = float(self.typed(cell_timeout, "execution.cell_timeout", (int, float), "seconds"))
+            if cell_timeout <= 0:
+                raise self.fail("execution.cell_timeout", "must be positive")
+        cell_memory = execution.get("cell_memory")
+        if cell_memory is not None:
+            cell_memory = self.memory(cell_memory, "execution.cell_memory")
         return Pipeline(
             path=self.file,
             name=name,
@@ -256,7 +273,20 @@ class _Checker:
             experiments=experiments,
             reports=reports,
             batch_examples=batch_examples,
+            cell_timeout=cell_timeout,
+            cell_memory=cell_memory,
         )
+
+    def memory(self, value: Any, key: str) -> int:
+        """Bytes from a number or a string such as ``"2 GB"``."""
+        from dask.utils import parse_bytes
+
+        if isinstance(value, str):
+            try:
+                value = parse_bytes(value)
+            except ValueError:
+                raise self.fail(key, f"{value!r} is not a memory size such as '2 GB'") from None
+        return self.positive_int(value, key)
 
     def dataset(self, name: str, raw: Any) -> DatasetSpec:
         key = f"datasets.{name}"

@@ -1,0 +1,98 @@
+"""Datasets made once and kept: the on-disk cache shared by generators and importers.
+
+A run (a generator with its parameters and seed, an importer with its parameters and
+source files) is described by a JSON-ready ``identity``. Its parts are written as dolb
+datasets under ``directory/<prefix>-<hash of identity>/<part>``, and later calls with
+the same identity open them without writing anything.
+
+The parts are first written into a hidden temporary sibling, which is renamed into
+place once complete, so the run directory is either absent or complete. When two
+processes build the same run at once, one rename wins and the other copy is dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+from dolb.data.store import Dataset, open_dataset, write_dataset
+from dolb.errors import DataError
+
+MadeParts = dict[str, tuple[Any, Any, dict]]
+"""``{part: (X, y, provenance)}``."""
+
+
+def stored_parts(
+    directory: str | os.PathLike, prefix: str, identity: dict, make: Callable[[], MadeParts]
+) -> dict[str, Dataset]:
+    """The datasets of the run ``identity``: written from ``make()`` on the first call,
+    opened from ``directory`` on later ones.
+
+    Parameters
+    ----------
+    directory : str or os.PathLike
+        Where run directories live (created if needed).
+    prefix : str
+        Start of the run directory's name (the generator or importer name).
+    identity : dict
+        JSON-ready description of everything that determines the parts.
+    make : callable
+        ``make() -> {part: (X, y, provenance)}``; called only when the run is absent.
+
+    Returns
+    -------
+    dict of str to Dataset
+        Every part, by name.
+
+    Examples
+    --------
+    >>> sets = stored_parts(tmp, "toy", {"n": 3}, lambda: {"train": (np.eye(3), np.ones(3), {})})
+    >>> sets["train"].n_rows
+    3
+    """
+    final = Path(directory).absolute() / f"{prefix}-{run_hash(identity)}"
+    if not final.is_dir():
+        _build(make, final)
+    return _open_parts(final)
+
+
+def run_hash(identity: dict) -> str:
+    """Short hex digest of the canonical JSON of ``identity``.
+
+    Examples
+    --------
+    >>> run_hash({"b": 1, "a": [2]}) == run_hash({"a": [2], "b": 1})
+    True
+    """
+    canonical = json.dumps(identity, sort_keys=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def _build(make: Callable[[], MadeParts], final: Path) -> None:
+    """Write every part of ``make()`` next to ``final``, then rename the lot into place."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    temporary = final.with_name(f".{final.name}.tmp-{uuid.uuid4().hex[:12]}")
+    try:
+        for part, (X, y, provenance) in make().items():
+            write_dataset(temporary / part, X, y, provenance=provenance)
+        try:
+            os.rename(temporary, final)
+        except OSError:
+            if not final.is_dir():  # not a lost race: a real failure
+                raise
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+
+
+def _open_parts(final: Path) -> dict[str, Dataset]:
+    """Every dataset in a run directory, by part name."""
+    entries = [entry for entry in sorted(final.iterdir()) if not entry.name.startswith(".")]
+    parts = {entry.name: open_dataset(entry) for entry in entries}
+    if not parts:
+        raise DataError(f"data directory {final} holds no dataset")
+    return parts

@@ -1,0 +1,77 @@
+"""What a run ran on: package versions, git commit, Python, platform, CPUs, BLAS threads;
+and the check that the client and every worker run the same versions."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from dolb.errors import ConfigError
+
+PACKAGES = ("dolb", "numpy", "scipy", "numba", "llvmlite", "zarr", "numcodecs", "dask", "distributed", "pandas")
+"""Packages whose versions can change results or their speed."""
+
+
+def package_versions() -> dict[str, str | None]:
+    """Installed version of each package in :data:`PACKAGES` (None if absent)."""
+    found = {}
+    for name in PACKAGES:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def blas_threads() -> dict[str, int]:
+    """Threads each loaded BLAS/OpenMP library would use, by library name."""
+    from threadpoolctl import threadpool_info
+
+    return {f"{info['internal_api']}:{Path(info['filepath']).name}": info["num_threads"] for info in threadpool_info()}
+
+
+def git_commit() -> str | None:
+    """The commit of the dolb source tree, when it is a git checkout."""
+    try:
+        run = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return run.stdout.strip() or None if run.returncode == 0 else None
+
+
+def fingerprint() -> dict:
+    """The environment of this process, as recorded beside a run's results."""
+    return {
+        "packages": package_versions(),
+        "git_commit": git_commit(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "blas_threads": blas_threads(),
+    }
+
+
+def worker_fingerprint() -> dict:
+    """What a worker reports: its package versions and BLAS threads."""
+    return {"packages": package_versions(), "blas_threads": blas_threads()}
+
+
+def check_workers(client) -> dict:
+    """Ask every worker for its environment; ConfigError naming the first worker whose
+    package versions differ from the client's. Returns the workers' fingerprints."""
+    ours = package_versions()
+    theirs = client.run(worker_fingerprint)
+    for address, found in sorted(theirs.items()):
+        for name, wanted in ours.items():
+            if found["packages"].get(name) != wanted:
+                raise ConfigError(
+                    f"worker {address} runs {name} {found['packages'].get(name)}, the client {wanted}: "
+                    "install the same versions everywhere"
+                )
+    return theirs
