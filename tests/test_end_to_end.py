@@ -77,7 +77,8 @@ def test_corrupted_chunk_fails_its_cells_only(small_pipeline, tmp_path, capsys):
     # corrupt the stored training data, forget the results of one experiment, rerun
     chunks = sorted(p for p in (out / "data").rglob("*") if p.is_file() and "/train/X/c" in str(p))
     assert chunks
-    raw = bytearray(chunks[0].read_bytes())
+    original = chunks[0].read_bytes()
+    raw = bytearray(original)
     raw[len(raw) // 2] ^= 0xFF
     chunks[0].write_bytes(bytes(raw))
     frame = pd.read_csv(out / "results.csv")
@@ -90,6 +91,13 @@ def test_corrupted_chunk_fails_its_cells_only(small_pipeline, tmp_path, capsys):
     assert "checksum" in printed.lower() or "corrupt" in printed.lower()
     record = json.loads(next((out / "cells").glob("*.failed.json")).read_text())
     assert record["status"] == "failed" and "train" in record["error"]
+
+    # a plain rerun leaves failed cells alone; --retry-failed runs just those
+    assert run_sweep(small_pipeline, out, workers=1, progress=False).n_computed == 0
+    chunks[0].write_bytes(original)
+    again = run_sweep(small_pipeline, out, workers=1, retry_failed=True, progress=False)
+    assert (again.n_cached, again.n_computed, again.n_failed) == (48, 12, 0)
+    assert not list((out / "cells").glob("*.failed.json"))
 
 
 def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from dolb.execution.environment import check_workers, fingerprint
 from dolb.experiment.cells import Cell, batch_cells, expand_cells
 from dolb.experiment.pipeline import Pipeline, load_pipeline
 from dolb.results.report import write_reports
-from dolb.results.store import ResultStore, write_json_atomic
+from dolb.results.store import ResultStore, write_json_atomic, write_text_atomic
 from dolb.results.tables import tidy_results
 
 IN_FLIGHT_PER_WORKER = 4
@@ -104,9 +103,9 @@ def run_sweep(
             recording = performance_report(filename=str(report_file)) if report_file else contextlib.nullcontext()
             with recording:
                 n_failed = _compute(client, batches, store, n_workers, progress)
-    shutil.copyfile(pipeline_path, out / "pipeline.toml")
+    write_text_atomic(out / "pipeline.toml", Path(pipeline_path).read_text(encoding="utf-8"))
     frame = tidy_results(cells, store)
-    frame.to_csv(out / "results.csv", index=False)
+    write_text_atomic(out / "results.csv", frame.to_csv(index=False))
     report = write_reports(pipeline, frame, out)
     seconds = time.perf_counter() - start
     write_json_atomic(

@@ -17,7 +17,12 @@ from typing import Any, Iterator
 
 def write_json_atomic(path: Path, payload: Any) -> None:
     """Write ``payload`` as JSON to ``path`` atomically (temporary file, fsync, rename)."""
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    write_text_atomic(path, json.dumps(payload, sort_keys=True, separators=(",", ":")))
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically: readers see the old file or the new one,
+    never a part (temporary file in the same folder, fsync, rename)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

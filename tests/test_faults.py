@@ -1,0 +1,153 @@
+"""Faults, for real: worker processes and `dolb run` itself killed with SIGKILL in the
+middle of a sweep, two sweeps on one result folder at once, and the determinism
+contract across worker counts. Every test compares the stored cells with those of an
+undisturbed run."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import psutil
+import pytest
+
+from dolb.execution.sweep import run_sweep
+
+pytestmark = pytest.mark.e2e
+
+# ~1,200 cells of a few ms each (a test evaluation at every example): a sweep that lasts
+# long enough on two workers to be hit in the middle.
+SLOW = """
+[pipeline]
+name = "faults"
+seed = 5
+
+[datasets.irma]
+generator = "irma"
+params = { n_sequences = 200, length = 100, n_test = 200 }
+
+[experiments.every]
+dataset = "irma"
+task = "regression"
+split = { scheme = "sequences", count = 200 }
+checkpoints = "all"
+metrics = ["test_mse"]
+learners = [
+  { learner = "irma", complexity = [3, 5, 8], params = { basis = "legendre", domain_high = 3.0 } },
+  { learner = "rls", complexity = [3, 5, 8], params = { domain_high = 3.0 } },
+]
+
+[execution]
+batch_examples = 2000
+"""
+
+
+@pytest.fixture(scope="module")
+def slow_pipeline(tmp_path_factory):
+    path = tmp_path_factory.mktemp("faults") / "slow.toml"
+    path.write_text(textwrap.dedent(SLOW))
+    return path
+
+
+@pytest.fixture(scope="module")
+def undisturbed(slow_pipeline, tmp_path_factory):
+    """Cell files of an undisturbed run on 2 workers."""
+    out = tmp_path_factory.mktemp("undisturbed")
+    summary = run_sweep(slow_pipeline, out, workers=2, progress=False)
+    assert summary.n_failed == 0 and summary.n_cells == 1200
+    return cell_files(out)
+
+
+def cell_files(folder):
+    return {p.name: p.read_bytes() for p in sorted((folder / "cells").glob("*.json"))}
+
+
+def stored_count(folder):
+    cells = folder / "cells"
+    return len(list(cells.glob("*.json"))) if cells.is_dir() else 0
+
+
+def when_stored(folder, count, action, timeout=120.0):
+    """Run ``action`` in a thread as soon as ``count`` cells are stored in ``folder``."""
+
+    def watch():
+        deadline = time.monotonic() + timeout
+        while stored_count(folder) < count and time.monotonic() < deadline:
+            time.sleep(0.005)
+        action()
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def worker_processes():
+    """The Dask worker processes spawned by this process's LocalCluster."""
+    return [
+        child for child in psutil.Process().children(recursive=True)
+        if "spawn_main" in " ".join(child.cmdline()) and "resource_tracker" not in " ".join(child.cmdline())
+    ]
+
+
+def test_worker_killed_mid_sweep(slow_pipeline, undisturbed, tmp_path):
+    out = tmp_path / "out"
+    killed = []
+
+    def kill_a_worker():
+        victims = worker_processes()
+        if victims:
+            victims[0].send_signal(signal.SIGKILL)
+            killed.append(victims[0].pid)
+
+    watcher = when_stored(out, 200, kill_a_worker)
+    summary = run_sweep(slow_pipeline, out, workers=2, progress=False)
+    watcher.join()
+    assert killed, "no worker was killed"
+    assert summary.n_failed == 0 and summary.n_computed == 1200
+    assert cell_files(out) == undisturbed  # every cell once, and the same results
+
+
+def dolb_run(pipeline, out, *extra):
+    return subprocess.Popen(
+        [sys.executable, "-m", "dolb.cli", "run", str(pipeline), "--out", str(out), "--workers", "2",
+         "--no-progress", *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+
+
+def test_dolb_run_killed_then_resumed(slow_pipeline, undisturbed, tmp_path):
+    out = tmp_path / "out"
+    run = dolb_run(slow_pipeline, out)
+    deadline = time.monotonic() + 120
+    while stored_count(out) < 300 and time.monotonic() < deadline and run.poll() is None:
+        time.sleep(0.005)
+    assert run.poll() is None, "the sweep ended before it could be killed"
+    os.killpg(run.pid, signal.SIGKILL)  # the client and its workers, at once
+    run.wait()
+    partial = stored_count(out)
+    assert 300 <= partial < 1200
+    summary = run_sweep(slow_pipeline, out, workers=2, progress=False)
+    assert summary.n_cached == partial and summary.n_computed == 1200 - partial
+    assert cell_files(out) == undisturbed
+
+
+def test_two_sweeps_on_one_folder(slow_pipeline, undisturbed, tmp_path):
+    out = tmp_path / "out"
+    first, second = dolb_run(slow_pipeline, out), dolb_run(slow_pipeline, out)
+    for run in (first, second):
+        _, err = run.communicate(timeout=300)
+        assert run.returncode == 0, err
+    assert cell_files(out) == undisturbed
+    assert not [p for p in (out / "cells").iterdir() if p.name.endswith(".tmp")]
+    lines = (out / "results.csv").read_text().splitlines()
+    assert len(lines) == 1 + 1200 * 100  # header + cells x checkpoints, written whole
+
+
+def test_same_results_on_one_and_four_workers(slow_pipeline, undisturbed, tmp_path):
+    for workers in (1, 4):
+        out = tmp_path / f"w{workers}"
+        run_sweep(slow_pipeline, out, workers=workers, progress=False)
+        assert cell_files(out) == undisturbed, f"{workers} workers differ from 2"
