@@ -24,6 +24,7 @@ def _run(args: argparse.Namespace) -> int:
         args.out,
         workers=args.workers,
         scheduler=args.scheduler,
+        cluster_file=args.cluster,
         retry_failed=args.retry_failed,
         progress=not args.no_progress,
         report_file=args.performance_report,
@@ -71,6 +72,17 @@ def _status(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _compare(args: argparse.Namespace) -> int:
+    from dolb.results.compare import compare_folders, console_text
+
+    out = Path(args.out) if args.out else Path(args.run) / "compare"
+    comparison = compare_folders(
+        args.run, args.baseline, out, alpha=args.alpha, slowdown=args.slowdown, history=args.history
+    )
+    print(console_text(comparison, out))
+    return 1 if comparison.regressed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dolb", description="Distributed online learning bench.")
     parser.add_argument("--version", action="version", version=f"dolb {dolb.__version__}")
@@ -82,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     where = run.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, help="worker processes of the embedded LocalCluster")
     where.add_argument("--scheduler", help="address or scheduler file of a running Dask scheduler")
+    where.add_argument("--cluster", metavar="FILE", help="cluster file describing the cluster to start (see cluster/)")
     run.add_argument("--retry-failed", action="store_true", help="run failed cells again")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--performance-report", metavar="FILE", help="save Dask's HTML performance report")
@@ -100,6 +113,17 @@ def build_parser() -> argparse.ArgumentParser:
     status = commands.add_parser("status", help="list the failed cells of a result folder")
     status.add_argument("dir", help="result folder written by `dolb run`")
     status.set_defaults(handler=_status)
+
+    compare = commands.add_parser("compare", help="compare a result folder with a baseline (nightly)")
+    compare.add_argument("run", help="result folder of the run to judge")
+    compare.add_argument("baseline", help="result folder of the same pipeline to compare with")
+    compare.add_argument("--out", help="report folder (default RUN/compare)")
+    compare.add_argument("--alpha", type=float, default=0.05, help="false-discovery rate (default 0.05)")
+    compare.add_argument("--slowdown", type=float, default=0.8,
+                         help="flag throughput below this ratio of the baseline (default 0.8)")
+    compare.add_argument("--history", nargs="+", default=[], metavar="DIR",
+                         help="earlier nights' result folders, oldest first: draw DIR/trend.png")
+    compare.set_defaults(handler=_compare)
     return parser
 
 

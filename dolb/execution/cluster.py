@@ -1,11 +1,27 @@
-"""Connect to Dask: an embedded LocalCluster by default, or a running scheduler."""
+"""Connect to Dask: an embedded LocalCluster by default, a running scheduler, or a
+cluster described by a file (SSH, SLURM, PBS, Kubernetes).
+
+A cluster file is TOML with a ``kind`` and that kind's options::
+
+    kind = "slurm"                 # local | scheduler | ssh | slurm | pbs | kubernetes
+    jobs = 4                       # slurm/pbs: batch jobs to start
+    [options]                      # passed to the cluster class as keyword arguments
+    cores = 8
+    processes = 8
+    memory = "16 GB"
+    walltime = "02:00:00"
+
+See ``cluster/`` for a ready example of each kind.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
+import tomllib
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from distributed import Client, LocalCluster
 
@@ -18,9 +34,111 @@ SINGLE_THREADED_BLAS = {
 """Environment of every worker: one BLAS thread, so results and timings do not depend
 on the machine's core count and workers do not oversubscribe it."""
 
+WORKER_WAIT_SECONDS = 120
+"""How long a sweep waits for the first worker of a scheduler or a started cluster."""
+CONNECT_SECONDS = 20
+"""How long a client tries to reach a scheduler."""
+
+KINDS = {
+    # kind: (module, class, extra to install, keys the file may hold besides options)
+    "local": ("distributed", "LocalCluster", None, ("workers",)),
+    "scheduler": (None, None, None, ("address", "scheduler_file")),
+    "ssh": ("distributed", "SSHCluster", "ssh", ("hosts",)),
+    "slurm": ("dask_jobqueue", "SLURMCluster", "jobqueue", ("jobs",)),
+    "pbs": ("dask_jobqueue", "PBSCluster", "jobqueue", ("jobs",)),
+    "kubernetes": ("dask_kubernetes.operator", "KubeCluster", "kubernetes", ("workers",)),
+}
+
+
+def _local(n_workers: int, **options: Any) -> LocalCluster:
+    if n_workers < 1:
+        raise ConfigError(f"a local cluster needs at least 1 worker, got {n_workers}")
+    return LocalCluster(
+        n_workers=n_workers,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        env=SINGLE_THREADED_BLAS,
+        **options,
+    )
+
+
+def _client(target: str) -> Client:
+    """A client of a running scheduler, by address or scheduler file."""
+    where = {"scheduler_file": target} if Path(target).is_file() else {"address": target}
+    try:
+        return Client(**where, timeout=f"{CONNECT_SECONDS}s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ConfigError(f"cannot reach the Dask scheduler at {target}: {exc}") from None
+
+
+def read_cluster_file(path: str | Path) -> dict[str, Any]:
+    """Read and check a cluster file; ConfigError naming the file and key at fault."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read cluster file ({exc.strerror})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    kind = raw.get("kind")
+    if kind not in KINDS:
+        raise ConfigError(f"{path}: kind: expected one of {', '.join(KINDS)}, got {kind!r}")
+    allowed = {"kind", "options", *KINDS[kind][3]}
+    for key in raw:
+        if key not in allowed:
+            raise ConfigError(f"{path}: {key}: unknown key for a {kind} cluster (allowed: {', '.join(sorted(allowed))})")
+    if not isinstance(raw.get("options", {}), dict):
+        raise ConfigError(f"{path}: options: expected a table")
+    if kind == "scheduler" and ("address" in raw) == ("scheduler_file" in raw):
+        raise ConfigError(f"{path}: give exactly one of address or scheduler_file")
+    if kind == "ssh" and not (isinstance(raw.get("hosts"), list) and len(raw["hosts"]) >= 2):
+        raise ConfigError(f"{path}: hosts: an SSH cluster needs a list of hosts, the scheduler's first")
+    raw["path"] = str(path)
+    return raw
+
+
+def _cluster_from_file(spec: dict[str, Any]):
+    """Start the cluster a checked cluster file describes."""
+    kind = spec["kind"]
+    options = dict(spec.get("options", {}))
+    if kind == "local":
+        return _local(int(spec.get("workers", os.cpu_count() or 1)), **options)
+    module, name, extra, _ = KINDS[kind]
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except ImportError:
+        raise ConfigError(
+            f"{spec['path']}: a {kind} cluster needs {module.split('.')[0]}: pip install 'dolb[{extra}]'"
+        ) from None
+    if kind == "ssh":
+        worker = {"nthreads": 1, "env": SINGLE_THREADED_BLAS} | options.pop("worker_options", {})
+        return cls(spec["hosts"], worker_options=worker, **options)
+    if kind in ("slurm", "pbs"):
+        options.setdefault("job_script_prologue", [f"export {k}={v}" for k, v in SINGLE_THREADED_BLAS.items()])
+        cluster = cls(**options)
+        cluster.scale(jobs=int(spec.get("jobs", 1)))
+        return cluster
+    cluster = cls(**options)  # kubernetes
+    cluster.scale(int(spec.get("workers", 1)))
+    return cluster
+
+
+def _with_workers(client: Client) -> Client:
+    """``client`` once at least one worker has joined; ConfigError after a while."""
+    try:
+        client.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
+    except TimeoutError:
+        raise ConfigError(
+            f"no Dask worker joined the scheduler at {client.scheduler.address} within {WORKER_WAIT_SECONDS} s"
+        ) from None
+    return client
+
 
 @contextlib.contextmanager
-def connect(workers: int | None = None, scheduler: str | None = None) -> Iterator[Client]:
+def connect(
+    workers: int | None = None, scheduler: str | None = None, cluster_file: str | Path | None = None
+) -> Iterator[Client]:
     """A Dask client for a sweep.
 
     Parameters
@@ -29,28 +147,25 @@ def connect(workers: int | None = None, scheduler: str | None = None) -> Iterato
         Worker processes of the embedded LocalCluster (default: one per core), each
         single-threaded.
     scheduler : str, optional
-        Address (``tcp://host:8786``) or scheduler-file path of a running scheduler;
-        used instead of an embedded cluster.
+        Address (``tcp://host:8786``) or scheduler-file path of a running scheduler.
+    cluster_file : path, optional
+        A cluster file (see the module docstring) describing the cluster to start.
+
+    At most one of the three may be given.
     """
-    if scheduler is not None and workers is not None:
-        raise ConfigError("give either --workers or --scheduler, not both")
+    if sum(x is not None for x in (workers, scheduler, cluster_file)) > 1:
+        raise ConfigError("give at most one of --workers, --scheduler and --cluster")
+    if cluster_file is not None:
+        spec = read_cluster_file(cluster_file)
+        if spec["kind"] == "scheduler":
+            scheduler = spec.get("address") or spec["scheduler_file"]
+        else:
+            with _cluster_from_file(spec) as cluster, Client(cluster) as client:
+                yield _with_workers(client)
+            return
     if scheduler is not None:
-        target = {"scheduler_file": scheduler} if Path(scheduler).is_file() else {"address": scheduler}
-        try:
-            client = Client(**target, timeout="20s")
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise ConfigError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
-        with client:
-            yield client
+        with _client(scheduler) as client:
+            yield _with_workers(client)
         return
-    n_workers = workers if workers is not None else (os.cpu_count() or 1)
-    if n_workers < 1:
-        raise ConfigError(f"--workers must be at least 1, got {n_workers}")
-    with LocalCluster(
-        n_workers=n_workers,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        env=SINGLE_THREADED_BLAS,
-    ) as cluster, Client(cluster) as client:
+    with _local(workers if workers is not None else (os.cpu_count() or 1)) as cluster, Client(cluster) as client:
         yield client

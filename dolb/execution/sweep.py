@@ -61,6 +61,7 @@ def run_sweep(
     *,
     workers: int | None = None,
     scheduler: str | None = None,
+    cluster_file: str | Path | None = None,
     retry_failed: bool = False,
     progress: bool = True,
     report_file: str | Path | None = None,
@@ -74,8 +75,8 @@ def run_sweep(
         The pipeline file.
     out_dir : path
         The result folder (created if needed; reused to resume).
-    workers, scheduler
-        See :func:`dolb.execution.cluster.connect`.
+    workers, scheduler, cluster_file
+        Where to run; see :func:`dolb.execution.cluster.connect`.
     retry_failed : bool
         Run again the cells whose last attempt failed (by default they stay failed).
     progress : bool
@@ -96,7 +97,7 @@ def run_sweep(
     n_failed = 0
     workers_seen = {}
     if todo:
-        with connect(workers=workers, scheduler=scheduler) as client:
+        with connect(workers=workers, scheduler=scheduler, cluster_file=cluster_file) as client:
             workers_seen = check_workers(client)
             n_workers = max(1, len(workers_seen))
             batches = batch_cells(todo, pipeline.batch_examples, n_batches_min=4 * n_workers)
