@@ -345,3 +345,23 @@ def test_overwrite_semantics(tmp_path):
 def test_empty_directory_is_a_free_target(tmp_path):
     (tmp_path / "d").mkdir()
     assert write_dataset(tmp_path / "d", dense(), np.zeros(50)).n_rows == 50
+
+
+def test_store_behind_an_fsspec_url(tmp_path):
+    url = f"file://{tmp_path}/remote/store"
+    X = sp.random(50, 30, density=0.2, format="csr", random_state=3)
+    written = write_dataset(url, X, np.arange(50.0) % 2 * 2 - 1, chunk_rows=16)
+    ds = open_dataset(url)
+    assert ds.path == url and ds.sparse and ds.fingerprint == written.fingerprint
+    Xr, y = ds.read(np.array([40, 3]))
+    assert np.array_equal(Xr.toarray(), X[[40, 3]].toarray()) and y.tolist() == [-1.0, 1.0]
+    local = write_dataset(tmp_path / "local", X, np.arange(50.0) % 2 * 2 - 1, chunk_rows=16)
+    assert local.fingerprint == ds.fingerprint  # same content, same fingerprint, wherever stored
+    with pytest.raises(DataError, match="already exists"):
+        write_dataset(url, X, np.zeros(50))
+    assert write_dataset(url, X[:10], np.zeros(10), overwrite=True).n_rows == 10
+    with pytest.raises(DataError, match="no dataset at"):
+        open_dataset(f"file://{tmp_path}/remote/absent")
+    with pytest.raises(DataError, match="NaN"):
+        write_dataset(f"file://{tmp_path}/remote/bad", np.array([[np.nan]]), np.zeros(1))
+    assert not (tmp_path / "remote" / "bad").exists()

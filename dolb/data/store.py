@@ -26,6 +26,7 @@ A crash may leave a ``.<name>.tmp-*`` sibling behind, never a half dataset at ``
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -36,9 +37,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+import fsspec
 import numpy as np
 import scipy.sparse as sp
 import zarr
+import zarr.errors
+import zarr.storage
 from zarr.codecs import BloscCodec, BytesCodec, Crc32cCodec
 
 from dolb.data.readers import _INT32_MAX, _READ_ERRORS, ChunkReader, RowReader
@@ -97,7 +101,10 @@ def write_dataset(
     Parameters
     ----------
     path : str or os.PathLike
-        Directory of the new Zarr store (parent directories are created).
+        Directory of the new Zarr store (parent directories are created), or an fsspec
+        URL (``s3://bucket/store``, ``file:///data/store``). An object store cannot
+        rename, so there the dataset is written in place and becomes a dolb dataset
+        only when its group attributes are written, last.
     X : array_like or scipy.sparse matrix, shape (n, d)
         Features. Dense arrays keep their dtype (bool, integer or float); sparse
         matrices are stored as CSR with sorted, summed indices.
@@ -129,6 +136,8 @@ def write_dataset(
     >>> ds.n_rows, ds.n_features, ds.sparse
     (3, 3, False)
     """
+    if is_url(path):
+        return _write_url(str(path), X, y, chunk_rows, provenance, overwrite)
     target = Path(path).absolute()
     provenance = _check_provenance(target, provenance)
     parts, shape = _parts(target, X, y, chunk_rows)
@@ -326,11 +335,44 @@ def _sibling(target: Path, tag: str) -> Path:
     return target.with_name(f".{target.name}.{tag}-{uuid.uuid4().hex[:12]}")
 
 
-def _write_store(
-    directory: Path, parts: list[_Part], shape: tuple[int, int], provenance: dict, *, sparse: bool
-) -> None:
-    """Write ``parts`` as a dolb Zarr group at ``directory``, fingerprint included."""
-    root = zarr.create_group(store=str(directory), zarr_format=3)
+def is_url(path) -> bool:
+    """Whether ``path`` is an fsspec URL (``scheme://...``) rather than a local path."""
+    return isinstance(path, str) and "://" in path
+
+
+def _url_store(url: str, read_only: bool) -> zarr.storage.FsspecStore:
+    """A Zarr store for an fsspec URL (a local ``file://`` one creates its folders)."""
+    options = {"auto_mkdir": True} if url.startswith("file://") else {}
+    return zarr.storage.FsspecStore.from_url(url, read_only=read_only, storage_options=options)
+
+
+def _write_url(url: str, X, y, chunk_rows, provenance, overwrite: bool) -> Dataset:
+    """:func:`write_dataset` for an fsspec URL: written in place, the attributes that
+    make it a dolb dataset last; a failed write is removed."""
+    provenance = _check_provenance(url, provenance)
+    parts, shape = _parts(url, X, y, chunk_rows)
+    fs, root = fsspec.core.url_to_fs(url)
+    if fs.exists(root):
+        if not overwrite:
+            raise DataError(f"dataset {url} already exists (pass overwrite=True to replace it)")
+        try:
+            open_dataset(url)
+        except DataError:
+            raise DataError(f"{url} exists and is not a dolb dataset; refusing to overwrite it") from None
+        fs.rm(root, recursive=True)
+    try:
+        _write_store(_url_store(url, read_only=False), parts, shape, provenance, sparse=sp.issparse(X))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            fs.rm(root, recursive=True)
+        raise
+    return open_dataset(url)
+
+
+def _write_store(store, parts: list[_Part], shape: tuple[int, int], provenance: dict, *, sparse: bool) -> None:
+    """Write ``parts`` as a dolb Zarr group in ``store`` (a local directory or a Zarr
+    store), fingerprint included; the dolb attributes are written last."""
+    root = zarr.create_group(store=str(store) if isinstance(store, Path) else store, zarr_format=3)
     if sparse:
         root.create_group("X", attributes={**_ANNDATA_CSR, "shape": list(shape)})
     digest = _fingerprint_start([(p.name, p.dtype, p.values.shape) for p in parts])
@@ -405,7 +447,7 @@ def open_dataset(path: str | os.PathLike) -> Dataset:
     Parameters
     ----------
     path : str or os.PathLike
-        Directory of a store written by :func:`write_dataset`.
+        Directory of a store written by :func:`write_dataset`, or its fsspec URL.
 
     Returns
     -------
@@ -423,12 +465,19 @@ def open_dataset(path: str | os.PathLike) -> Dataset:
     >>> ds.read(slice(0, 2))[1]
     array([0., 1.])
     """
-    location = Path(path).absolute()
-    if not location.is_dir():
-        raise DataError(f"no dataset at {location}")
+    if is_url(path):
+        location, store = str(path), _url_store(str(path), read_only=True)
+    else:
+        location = Path(path).absolute()
+        if not location.is_dir():
+            raise DataError(f"no dataset at {location}")
+        store = zarr.storage.LocalStore(location, read_only=True)
     try:
-        root = zarr.open_group(zarr.storage.LocalStore(location, read_only=True), mode="r")
+        root = zarr.open_group(store, mode="r")
         attributes = dict(root.attrs)
+    except zarr.errors.GroupNotFoundError:
+        found = "no dataset at {}" if is_url(path) else "{} is not a dolb dataset (no Zarr group)"
+        raise DataError(found.format(location)) from None
     except _READ_ERRORS as exc:
         raise DataError(f"{location} is not a dolb dataset (no Zarr group: {exc})") from exc
     if "dolb_dataset" not in attributes:

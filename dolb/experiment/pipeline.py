@@ -295,14 +295,20 @@ class _Checker:
         if len(sources) != 1:
             raise self.fail(key, "give exactly one of 'generator', 'importer' or 'train'")
         base = Path(self.file).parent
+
+        def location(value: Any, where: str) -> str:
+            value = self.typed(value, where, str, "a path or URL")
+            return value if "://" in value else str((base / value).resolve())
+
         if "train" in raw:
             if "params" in raw:
                 raise self.fail(f"{key}.params", "only a generator or an importer takes params")
-            train = str((base / self.typed(raw["train"], f"{key}.train", str, "a path")).resolve())
             test = raw.get("test")
-            if test is not None:
-                test = str((base / self.typed(test, f"{key}.test", str, "a path")).resolve())
-            return DatasetSpec(name, train=train, test=test)
+            return DatasetSpec(
+                name,
+                train=location(raw["train"], f"{key}.train"),
+                test=None if test is None else location(test, f"{key}.test"),
+            )
         if "test" in raw:
             raise self.fail(f"{key}.test", f"the {sources[0]} makes its own test part")
         maker = self.typed(raw[sources[0]], f"{key}.{sources[0]}", str, "a string")
