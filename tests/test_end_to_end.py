@@ -149,3 +149,26 @@ def test_cells_over_their_limits_fail_with_the_reason(small_pipeline, tmp_path, 
     assert summary.n_failed == 60
     record = json.loads(next((tmp_path / "heavy" / "cells").glob("*.failed.json")).read_text())
     assert "exceeded its memory limit of 1 MiB" in record["error"]
+
+
+def test_tasks_in_flight_stay_bounded(small_pipeline, tmp_path, monkeypatch):
+    """Client memory does not grow with the sweep: at most IN_FLIGHT_PER_WORKER tasks
+    per worker are submitted and not yet collected."""
+    import distributed
+
+    from dolb.execution import sweep
+
+    pipeline = tmp_path / "one-cell-per-task.toml"
+    pipeline.write_text(small_pipeline.read_text() + "\n[execution]\nbatch_examples = 1\n")
+    peak = []
+    submit = distributed.Client.submit
+
+    def counting_submit(client, *args, **kwargs):
+        future = submit(client, *args, **kwargs)
+        peak.append(sum(1 for f in client.futures.values() if f.status == "pending"))
+        return future
+
+    monkeypatch.setattr(distributed.Client, "submit", counting_submit)
+    summary = run_sweep(pipeline, tmp_path / "out", workers=1, progress=False)
+    assert summary.n_computed == 60 and len(peak) == 60  # one task per cell
+    assert max(peak) <= sweep.IN_FLIGHT_PER_WORKER
