@@ -69,6 +69,7 @@ class Choice:
 
     def check(self, owner: str, name: str, value: Any) -> Any:
         """Return ``value`` if it is one of the choices, or raise :class:`ConfigError`."""
+        value = _plain(value)
         if not _among(value, self.choices):
             raise ConfigError(
                 f"{owner}, parameter {name!r}: expected one of {_listing(self.choices)}, got {value!r}"
@@ -78,7 +79,8 @@ class Choice:
 
 @dataclass(frozen=True)
 class Members:
-    """A list of ``low`` to ``high`` distinct values out of ``choices``, order kept.
+    """A list (or 1-D array) of ``low`` to ``high`` distinct values out of ``choices``,
+    order kept.
 
     Examples
     --------
@@ -96,15 +98,23 @@ class Members:
     def check(self, owner: str, name: str, value: Any) -> list:
         """Return ``value`` as a list, or raise :class:`ConfigError`."""
         where = f"{owner}, parameter {name!r}"
-        size = f"{self.low}" if self.low == self.high else f"at least {self.low}"
+        if isinstance(value, np.ndarray) and value.ndim == 1:
+            value = value.tolist()
         if not isinstance(value, (list, tuple)) or not self.low <= len(value) <= self.high:
-            raise ConfigError(f"{where}: expected a list of {size} values, got {value!r}")
+            raise ConfigError(f"{where}: expected a list of {self._size()} values, got {value!r}")
+        value = [_plain(item) for item in value]
         for item in value:
             if not _among(item, self.choices):
                 raise ConfigError(f"{where}: {item!r} is not one of {_listing(self.choices)}")
         if len({repr(item) for item in value}) != len(value):
-            raise ConfigError(f"{where}: {list(value)!r} lists a value twice")
-        return list(value)
+            raise ConfigError(f"{where}: {value!r} lists a value twice")
+        return value
+
+    def _size(self) -> str:
+        """How many values the list holds, in words: ``2``, ``1 to 10``, ``at least 1``."""
+        if self.low == self.high:
+            return f"{self.low}"
+        return f"{self.low} to {self.high}" if math.isfinite(self.high) else f"at least {self.low}"
 
 
 @dataclass(frozen=True)
@@ -133,7 +143,7 @@ Param = GenParam | Choice | Members | FilePath
 
 def check_params(owner: str, declared: dict[str, Param], params: Any) -> dict[str, Any]:
     """The full parameter set of ``owner``: given values checked, defaults filled in
-    (a default of None stays None), or ConfigError naming the parameter at fault.
+    (a value or default of None means unset), or ConfigError naming the parameter at fault.
 
     Examples
     --------
@@ -148,11 +158,16 @@ def check_params(owner: str, declared: dict[str, Param], params: Any) -> dict[st
         raise ConfigError(f"{owner}: unknown parameter {unknown[0]!r} (known: {known})")
     checked = {}
     for key, spec in declared.items():
-        value = params.get(key, spec.default)
+        value = spec.default if params.get(key) is None else params[key]
         if value is REQUIRED:
             raise ConfigError(f"{owner}: parameter {key!r} is required")
         checked[key] = None if value is None else spec.check(owner, key, value)
     return checked
+
+
+def _plain(value: Any) -> Any:
+    """A NumPy scalar as the Python scalar it holds; anything else as it is."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _among(value: Any, choices: tuple) -> bool:

@@ -119,8 +119,8 @@ def _index_shift(files: dict[str, Path], raw: dict, zero_based: bool | str) -> i
 
 
 def _rebase(path: Path, X: sp.csr_matrix, shift: int, width: int) -> sp.csr_matrix:
-    """X with indices from 0 and ``width`` columns; DataError naming the first row with
-    an index beyond ``width`` (which only a given ``n_features`` can cause)."""
+    """X with indices from 0, ``width`` columns and no explicit zeros; DataError naming
+    the first row with an index beyond ``width`` (only a given ``n_features`` can cause it)."""
     indices = X.indices - shift if shift else X.indices
     outside = indices >= width
     if outside.any():
@@ -130,7 +130,9 @@ def _rebase(path: Path, X: sp.csr_matrix, shift: int, width: int) -> sp.csr_matr
             f"{int(X.indices[position])} is beyond n_features = {width}"
             f" (indices start at {shift})"
         )
-    return sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], width))
+    rebased = sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], width))
+    rebased.eliminate_zeros()  # "13:0.0" in a file is no feature at all
+    return rebased
 
 
 def _row_of(X: sp.csr_matrix, position: int) -> int:

@@ -60,7 +60,7 @@ TASKS = ("regression", "binary")
 REPORT_KINDS = ("table", "curve", "paired", "ranking")
 COMPARABLE = ("conversion", "learner")
 STATS = ("mean", "std", "var", "ci95", "median", "count")
-PATH_PARAMS = ("path", "test_path")
+PATH_PARAMS = ("path", "test_path", "data_home")
 """Generator and importer parameters that name files: relative to the pipeline file."""
 
 
