@@ -100,7 +100,7 @@ def test_bad_params_name_generator_and_parameter(params, message):
 
 
 def test_bad_generator_and_seed():
-    with pytest.raises(ConfigError, match="unknown generator 'nope' \\(known: irma\\)"):
+    with pytest.raises(ConfigError, match="unknown generator 'nope' \\(known: irma, sparse_text\\)"):
         generate("nope", {}, seed=0)
     for seed in (-1, 1.5, "3", None, True):
         with pytest.raises(ConfigError, match="seed"):
