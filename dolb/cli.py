@@ -9,6 +9,7 @@ one line (``dolb: error: ...``) with exit status 2.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -130,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dolb`` command; returns the exit status."""
     args = build_parser().parse_args(argv)
+    if hasattr(signal, "SIGPIPE"):  # `dolb status DIR | head` ends quietly
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     try:
         return args.handler(args)
     except DolbError as exc:

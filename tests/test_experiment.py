@@ -131,3 +131,16 @@ def test_ranking_table_averages_ranks_over_datasets():
     assert table["learner"].tolist() == ["q", "p", "r"]  # mean ranks 1.5, 2, 2.5
     assert table["mean rank"].tolist() == [1.5, 2.0, 2.5]
     assert table["mean on a"].tolist() == [0.2, 0.1, 0.3]
+
+
+def test_comparison_table_keeps_datasets_apart():
+    from dolb.results.tables import comparison_table
+
+    rows = [dict(dataset=d, split=s, conversion="last", value=v)
+            for d, values in {"a": (0.1, 0.3), "b": (0.5, 0.7)}.items() for s, v in enumerate(values)]
+    table = comparison_table(_frame(rows), "e", "test_error", None, ("mean", "count"))
+    assert table["dataset"].tolist() == ["a", "b"]
+    assert table["mean @ 100"].tolist() == pytest.approx([0.2, 0.6])
+    assert table["count @ 100"].tolist() == [2, 2]
+    single = comparison_table(_frame(rows[:2]), "e", "test_error", None, ("mean",))
+    assert "dataset" not in single.columns and single["mean @ 100"].tolist() == pytest.approx([0.2])

@@ -69,3 +69,12 @@ METRICS: dict[str, Metric] = {
                "mean prequential loss so far (MSE; mistake rate)"),
     )
 }
+
+
+INFO_METRICS: dict[str, tuple[str, ...]] = {
+    "cutoff": ("cutoff_k", "cutoff_bound"),
+    "suffix": ("suffix_length", "suffix_bound"),
+    "longest_survivor": ("survivor_rounds",),
+}
+"""What a conversion reports with its output hypothesis at each checkpoint (recorded
+as metrics of that conversion; informational, neither better nor worse)."""

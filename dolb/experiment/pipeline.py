@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from dolb.errors import ConfigError
-from dolb.evaluation.metrics import METRICS
+from dolb.evaluation.metrics import INFO_METRICS, METRICS
 from dolb.learners import learner_class
 
 SPLIT_SCHEMES = ("sequences", "holdout", "given")
@@ -436,7 +436,9 @@ class _Checker:
         experiment = self.typed(raw["experiment"], f"{key}.experiment", str, "an experiment name")
         if experiment not in experiments:
             raise self.fail(f"{key}.experiment", f"no experiment {experiment!r}")
-        metric = self.choice(raw["metric"], f"{key}.metric", experiments[experiment].metrics)
+        spec = experiments[experiment]
+        reported = spec.metrics + tuple(m for c in spec.conversions for m in INFO_METRICS.get(c, ()))
+        metric = self.choice(raw["metric"], f"{key}.metric", reported)
         at = raw.get("at")
         if at is not None:
             at = self.typed(at, f"{key}.at", list, "a list of training sizes")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from dolb.errors import DataError
 from dolb.experiment.pipeline import Pipeline, ReportSpec
 from dolb.results.figures import curve_figure
 from dolb.results.tables import aggregate, comparison_table, paired_table, ranking_table, to_markdown
@@ -38,7 +39,12 @@ def write_reports(pipeline: Pipeline, frame: pd.DataFrame, out_dir: str | Path) 
     for index, report in enumerate(pipeline.reports):
         stem = folder / _slug(f"{index + 1:02d}-{report.experiment}-{report.metric}-{report.kind}")
         text = f"## {report.title}\n"
-        table = _table(report, frame)
+        try:
+            table = _table(report, frame)
+        except DataError as exc:  # e.g. every cell it needs failed: say so, draw the rest
+            text += f"\nNot available: {exc}\n"
+            sections.append(text)
+            continue
         if table is not None:
             table.to_csv(stem.with_suffix(".csv"), index=False)
             text += f"\n{to_markdown(table)}\n"

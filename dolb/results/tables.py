@@ -92,26 +92,25 @@ def aggregate(frame: pd.DataFrame, stats: Iterable[str] = ("mean", "std", "ci95"
 
 
 def comparison_table(frame: pd.DataFrame, experiment: str, metric: str, at, stats) -> pd.DataFrame:
-    """Configurations as rows, ``metric`` statistics at each training size as columns
-    (``"<stat> @ <n>"``)."""
+    """Configurations as rows (one per dataset when the experiment has several),
+    ``metric`` statistics at each training size as columns (``"<stat> @ <n>"``)."""
     subset = frame[(frame["experiment"] == experiment) & (frame["metric"] == metric)]
     if at is not None:
         subset = subset[subset["n_train"].isin(at)]
     table = aggregate(subset, stats)
-    wide = table.pivot_table(
-        index=["learner", "params", "complexity", "conversion"],
-        columns="n_train",
-        values=list(stats),
-        aggfunc="first",
-        sort=True,
-    )
+    rows = ["dataset", "learner", "params", "complexity", "conversion"]
+    wide = table.pivot_table(index=rows, columns="n_train", values=list(stats), aggfunc="first", sort=True)
+    if wide.index.duplicated().any():  # cannot happen: aggregate() grouped by these keys
+        raise AssertionError("comparison table rows are not unique")
     wide.columns = [f"{stat} @ {n}" for stat, n in wide.columns]
     order = sorted(wide.columns, key=lambda c: (int(c.split(" @ ")[1]), list(stats).index(c.split(" @ ")[0])))
     wide = wide[order].reset_index()
     levels = pd.to_numeric(wide["complexity"], errors="coerce")  # 4 before 10, not "10" before "4"
-    return wide.assign(_level=levels).sort_values(["learner", "params", "_level", "complexity", "conversion"]).drop(
-        columns="_level"
-    ).reset_index(drop=True)
+    order = ["dataset", "learner", "params", "_level", "complexity", "conversion"]
+    wide = wide.assign(_level=levels).sort_values(order).drop(columns="_level").reset_index(drop=True)
+    if wide["dataset"].nunique() == 1:
+        wide = wide.drop(columns="dataset")
+    return wide
 
 
 def to_markdown(table: pd.DataFrame) -> str:
