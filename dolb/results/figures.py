@@ -18,29 +18,32 @@ def _labels(keys: list[tuple]) -> list[str]:
     parameters that differ between the lines of one figure."""
     split = [dict(p.split("=", 1) for p in params.split(", ") if p) for _, params, _, _ in keys]
     varying = sorted({k for d in split for k in d if len({e.get(k) for e in split}) > 1})
+    several_conversions = len({conversion for *_, conversion in keys}) > 1
     labels = []
     for (learner, _, complexity, conversion), params in zip(keys, split):
         label = f"{learner} ({complexity})" if complexity else learner
         if varying:
             label += " " + ", ".join(f"{k}={params[k]}" for k in varying if k in params)
-        if conversion not in ("last", "online"):
+        if several_conversions:
             label += f", {conversion}"
         labels.append(label)
     return labels
 
 
-def curve_figure(frame: pd.DataFrame, experiment: str, metric: str, title: str, path: Path) -> Path:
-    """Draw the median of ``metric`` over splits against training size, with the band
-    between the first and third quartiles, one panel per dataset, and save it as PNG at
-    ``path``.
+def curve_figure(
+    frame: pd.DataFrame, experiment: str, metric: str, title: str, path: Path, statistic: str = "mean"
+) -> Path:
+    """Draw ``statistic`` (``"mean"`` or ``"median"``) of ``metric`` over splits against
+    training size, with the band between the first and third quartiles, one panel per
+    dataset, and save it as PNG at ``path``.
 
-    Quartiles rather than mean and standard deviation: the spread of online losses is
+    A quartile band rather than a standard deviation: the spread of online losses is
     heavy-tailed, and a mean plus or minus a standard deviation can leave the plot.
     An x axis is logarithmic when training sizes span two decades or more, a y axis
     when the values are positive and span three.
     """
     subset = frame[(frame["experiment"] == experiment) & (frame["metric"] == metric)]
-    table = aggregate(subset, ("median", "q25", "q75"))
+    table = aggregate(subset, (statistic, "q25", "q75"))
     datasets = sorted(table["dataset"].unique()) or [""]
     columns = min(3, len(datasets))
     rows = -(-len(datasets) // columns)
@@ -54,15 +57,15 @@ def curve_figure(frame: pd.DataFrame, experiment: str, metric: str, title: str, 
     for ax, dataset in zip(axes.flat, datasets):
         panel = table[table["dataset"] == dataset]
         for key, line in panel.groupby(keys, sort=True):
-            ax.plot(line["n_train"], line["median"], label=labels[key], color=colours[key], lw=1.6)
+            ax.plot(line["n_train"], line[statistic], label=labels[key], color=colours[key], lw=1.6)
             ax.fill_between(line["n_train"], line["q25"], line["q75"], color=colours[key], alpha=0.15, lw=0)
-        sizes, values = panel["n_train"], panel["median"]
+        sizes, values = panel["n_train"], panel[statistic]
         if len(sizes) and sizes.max() >= 100 * sizes.min():
             ax.set_xscale("log")
         if len(values) and values.min() > 0 and values.max() >= 1000 * values.min():
             ax.set_yscale("log")
         ax.set_xlabel("training examples")
-        ax.set_ylabel(f"{metric} (median, quartile band)")
+        ax.set_ylabel(f"{metric} ({statistic}, quartile band)")
         ax.set_title(dataset if len(datasets) > 1 else title)
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(datasets):]:

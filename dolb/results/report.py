@@ -49,7 +49,10 @@ def write_reports(pipeline: Pipeline, frame: pd.DataFrame, out_dir: str | Path) 
             table.to_csv(stem.with_suffix(".csv"), index=False)
             text += f"\n{to_markdown(table)}\n"
         if report.kind == "curve":
-            path = curve_figure(frame, report.experiment, report.metric, report.title, stem.with_suffix(".png"))
+            statistic = "median" if report.stats[0] == "median" else "mean"
+            path = curve_figure(
+                frame, report.experiment, report.metric, report.title, stem.with_suffix(".png"), statistic
+            )
             text += f"\nFigure: {path}\n"
         stem.with_suffix(".md").write_text(text, encoding="utf-8")
         sections.append(text)
