@@ -1,12 +1,16 @@
 """Averaging: (1/m) Σ_{t=1..m} H_{t−1}, the average of the hypotheses used on the m
 rounds so far (each distinct hypothesis weighted by the number r(h) of rounds it was
-used), maintained on the fly in O(1) per round plus O(nnz) per update.
+used), maintained on the fly. For SGD this is averaged SGD (Polyak–Ruppert averaging
+of the iterates used for prediction).
 
 Lazy averaging under w = s·v: the running sum S = Σ_t s_t v_t is kept as S = a·v + u
 (a scalar, u a vector). A round that uses the hypothesis s·v adds s to a (O(1)); an
-update v ← v + Δ (Δ sparse) keeps S unchanged by u ← u − a·Δ (O(nnz(Δ))); a rescaling
-of the representation v ← φ·v divides a by φ. For SGD this is averaged SGD (Polyak–
-Ruppert averaging of the iterates used for prediction).
+update v ← v + Δ (Δ sparse) keeps S unchanged by u ← u − a·Δ (O(nnz(Δ))); when the
+learner folds its scale into v (v ← φ·v, O(d), rare), a·v is folded into u and a reset.
+
+When the learner keeps the update log of :mod:`.history` anyway (for suffix or cutoff
+averaging), nothing is maintained while streaming: the output is the weighted sum
+Σ_i r_i·h_i / m of the logged hypotheses, built in the same pass over the log as theirs.
 """
 
 from __future__ import annotations
@@ -14,56 +18,77 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from dolb.conversions.output import linear_hypothesis
+from dolb.conversions.output import OwnedByLearner, linear_hypothesis
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def on_round(st, s):
     """The hypothesis s·v is used on one more round."""
     st[1][0] += s
 
 
-@numba.njit(cache=True)
-def on_change(st, idx, delta, nnz):
-    """v[idx[j]] grew by delta[j], j < nnz."""
+@numba.njit(cache=True, inline="always")
+def on_change(st, idx, start, delta, nnz):
+    """v[idx[start + j]] grew by delta[j], j < nnz."""
     u = st[0]
     a = st[1][0]
     for j in range(nnz):
-        u[idx[j]] -= a * delta[j]
+        u[idx[start + j]] -= a * delta[j]
 
 
-@numba.njit(cache=True)
-def on_fold(st, phi):
-    """The representation was rescaled: v ← φ·v, s ← s/φ (the hypothesis is unchanged)."""
-    st[1][0] /= phi
+@numba.njit(cache=True, inline="always")
+def on_fold(st, phi, v):
+    """The representation was rescaled (v is already φ·v_old, the hypothesis is
+    unchanged): S = a·v_old + u is folded into u (O(d), as the rescaling), so that the
+    cancellation in a·v + u never spans more than one fold."""
+    u = st[0]
+    a = st[1][0] / phi
+    for i in range(v.shape[0]):
+        u[i] += a * v[i]
+    st[1][0] = 0.0
 
 
 def off():
-    """Kernel arguments when the conversion is not requested."""
+    """Kernel arguments when the accumulator is not used."""
     return (np.zeros(0), np.zeros(1))
 
 
-class Average:
-    """The ``average`` conversion of a linear learner."""
+class Average(OwnedByLearner):
+    """The ``average`` conversion of a linear learner (from ``learner.history`` when
+    ``use_history``)."""
 
     name = "average"
 
-    def __init__(self, learner) -> None:
-        self.learner = learner
-        self.u = np.zeros(learner.n_features)
+    def __init__(self, learner, use_history: bool = False) -> None:
+        self.bind(learner)
+        self.uses_history = bool(use_history)
+        self.u = np.zeros(0 if use_history else learner.n_features)
         self.c = np.zeros(1)
+
+    @property
+    def streams(self) -> bool:
+        """Whether the kernel feeds the accumulator."""
+        return not self.uses_history
 
     @property
     def arrays(self):
         return (self.u, self.c)
 
-    def reserve(self, rows: int, nnz: int) -> None:
-        """Nothing grows."""
+    def log_request(self):
+        """(weights, factor, info) of the output as a weighted sum of logged hypotheses,
+        or None."""
+        m = self.learner.rounds
+        if not self.uses_history or m == 0:
+            return None
+        return self.learner.history.rounds_used().astype(np.float64), 1.0 / m, {}
 
     def weights(self) -> np.ndarray:
         m = self.learner.rounds
         if m == 0:
-            return np.zeros(self.learner.n_features)
+            return self.learner.weights()
+        request = self.log_request()
+        if request is not None:
+            return self.learner.history.weighted_sum(request[0]) * request[1]
         return (self.c[0] * self.learner.v + self.u) / m
 
     def output(self):

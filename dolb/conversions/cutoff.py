@@ -34,19 +34,19 @@ import numba
 import numpy as np
 
 from dolb.conversions.bound import DELTA, confidence, risk_bound
-from dolb.conversions.output import linear_hypothesis
+from dolb.conversions.output import OwnedByLearner, linear_hypothesis
 
 # st = (count, lossage, W, slot, rowr, cc): slot[r] = row of W holding W_r (−1: none),
 # rowr[row] = its r, cc[0] = rows in use.
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def on_round(st, age, loss):
     """A round used a hypothesis of age ``age`` (1 on its first round) and suffered ``loss``."""
     st[1][age] += loss
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def on_death(st, age, s, v, buckets):
     """The live hypothesis s·v dies after ``age`` rounds (before v changes)."""
     count, lossage, W, slot, rowr, cc = st
@@ -72,12 +72,14 @@ def off():
 def _grow(a: np.ndarray, need: int, fill=0) -> np.ndarray:
     if a.shape[0] >= need:
         return a
-    b = np.full((max(need, 2 * a.shape[0]),) + a.shape[1:], fill, dtype=a.dtype)
+    b = np.zeros((max(need, 2 * a.shape[0]),) + a.shape[1:], dtype=a.dtype)
+    if fill:
+        b.fill(fill)
     b[: a.shape[0]] = a
     return b
 
 
-class Cutoff:
+class Cutoff(OwnedByLearner):
     """The ``cutoff`` conversion of a linear learner.
 
     ``buckets`` selects the representation of the vector sums (see the module
@@ -87,7 +89,7 @@ class Cutoff:
     name = "cutoff"
 
     def __init__(self, learner, buckets: bool) -> None:
-        self.learner = learner
+        self.bind(learner)
         self.buckets = bool(buckets)
         d = learner.n_features if buckets else 0
         self.count = np.zeros(64, np.int64)
@@ -102,10 +104,11 @@ class Cutoff:
         return (self.count, self.lossage, self.W, self.slot, self.rowr, self.cc)
 
     def reserve(self, rows: int, nnz: int) -> None:
-        """Room for ages up to rounds + rows and, with buckets, for the new distinct r of
-        a block of ``rows`` rounds: at most 1 + √(2·rows) (the first death may be of any
-        age, later ones' ages sum to at most ``rows``)."""
-        need = self.learner.rounds + rows + 2
+        """Room for the ages a block of ``rows`` rounds can reach (the live hypothesis's
+        age + rows: memory O(max r), not O(m)) and, with buckets, for its new distinct r:
+        at most 1 + √(2·rows) (the first death may be of any age, later ones' ages sum
+        to at most ``rows``)."""
+        need = self.learner.live_age + rows + 2
         self.count = _grow(self.count, need)
         self.lossage = _grow(self.lossage, need)
         self.slot = _grow(self.slot, need, fill=-1)
@@ -152,28 +155,61 @@ class Cutoff:
 
     # --- the hypothesis of any k ---------------------------------------------------------
 
+    @property
+    def streams(self) -> bool:
+        return True
+
+    def _check_k(self, k: int) -> np.ndarray:
+        n, _ = self.table()
+        if not 0 <= k < n.shape[0]:
+            raise ValueError(f"cutoff k must be in 0..{n.shape[0] - 1} (N_k > 0), got {k}")
+        return n
+
+    def log_request(self, k: int | None = None):
+        """(weights, factor, info) of H*_k (the bound's choice when k is None) as a
+        weighted sum of logged hypotheses, or None (bucket representation, no rounds)."""
+        if self.buckets:
+            return None
+        if k is None:
+            k, b = self.choose()
+            if math.isnan(b):
+                return None
+            n, _ = self.table()
+        else:
+            n = self._check_k(k)
+            b = float(self.bounds()[k])
+        coef = np.maximum(self.learner.history.rounds_used() - k, 0).astype(np.float64)
+        return coef, 1.0 / n[k], {"cutoff_k": float(k), "cutoff_bound": b}
+
     def weights(self, k: int) -> np.ndarray:
         """H*_k = Σ_h (r(h) − k)_+ h / N_k."""
         learner = self.learner
-        n, _ = self.table()
-        if not 0 <= k < n.shape[0]:
-            if n.shape[0] == 0 and k == 0:
-                return learner.weights()
-            raise ValueError(f"cutoff k must be in 0..{n.shape[0] - 1} (N_k > 0), got {k}")
-        live = learner.live_age
-        if self.buckets:
-            rows = int(self.cc[0])
-            coef = np.maximum(self.rowr[:rows] - k, 0).astype(np.float64)
-            total = coef @ self.W[:rows] + max(live - k, 0) * learner.weights()
-        else:
-            coef = np.maximum(learner.history.rounds_used() - k, 0).astype(np.float64)
-            total = learner.history.weighted_sum(coef)
+        n = self._check_k(k)
+        if not self.buckets:
+            coef, factor, _ = self.log_request(k)
+            return learner.history.weighted_sum(coef) * factor
+        rows = int(self.cc[0])
+        coef = np.maximum(self.rowr[:rows] - k, 0).astype(np.float64)
+        total = coef @ self.W[:rows] + max(learner.live_age - k, 0) * learner.weights()
         return total / n[k]
+
+    def hypothesis(self, k: int) -> tuple[np.ndarray, float]:
+        """(H*_k, B(k)) for any k with N_k > 0."""
+        return self.weights(k), float(self.bounds()[k])
 
     def output(self):
         k, b = self.choose()
+        if math.isnan(b):  # no rounds yet
+            return linear_hypothesis(self.learner.weights(), {"cutoff_k": 0.0, "cutoff_bound": b})
         return linear_hypothesis(self.weights(k), {"cutoff_k": float(k), "cutoff_bound": b})
 
     @property
     def nbytes(self) -> int:
         return sum(a.nbytes for a in self.arrays)
+
+
+def cutoff_hypothesis(learner, k: int) -> tuple[np.ndarray, float]:
+    """(H*_k, B(k)) of a learner built with the ``cutoff`` conversion, for any k with
+    N_k > 0 (k = 0 .. max r − 1); ``learner.conversion("cutoff").bounds()`` gives B of
+    every k."""
+    return learner.conversion("cutoff").hypothesis(k)

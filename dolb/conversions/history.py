@@ -19,14 +19,16 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from dolb.conversions.output import OwnedByLearner
+
 # st = (hscale, hphi, hstart, hr, lidx, lval, hc): hc[0] = number of hypotheses,
 # hc[1] = log length.
 
 
-@numba.njit(cache=True)
-def on_change(st, idx, delta, nnz, s_new, age):
-    """The live hypothesis died after ``age`` rounds; v grew by ``delta`` on ``idx``
-    and the new hypothesis has scale ``s_new``."""
+@numba.njit(cache=True, inline="always")
+def on_change(st, idx, start, delta, nnz, s_new, age):
+    """The live hypothesis died after ``age`` rounds; v[idx[start + j]] grew by
+    delta[j], j < nnz, and the new hypothesis has scale ``s_new``."""
     hscale, hphi, hstart, hr, lidx, lval, hc = st
     i = hc[0]
     n = hc[1]
@@ -36,14 +38,14 @@ def on_change(st, idx, delta, nnz, s_new, age):
     hstart[i] = n
     for j in range(nnz):
         if delta[j] != 0.0:
-            lidx[n] = idx[j]
+            lidx[n] = idx[start + j]
             lval[n] = delta[j]
             n += 1
     hc[0] = i + 1
     hc[1] = n
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def on_fold(st, phi):
     """v ← φ·v right after the latest update."""
     hscale, hphi, hstart, hr, lidx, lval, hc = st
@@ -53,16 +55,22 @@ def on_fold(st, phi):
 
 
 @numba.njit(cache=True)
-def weighted_sum(st, weights, out):
-    """out += Σ_i weights[i]·h_i over all logged hypotheses."""
+def weighted_sums(st, weights, out):
+    """out[:, q] += Σ_i weights[q, i]·h_i over all logged hypotheses, for every q, in
+    one pass over the log (``out`` is d × q: the q sums of one coordinate are adjacent)."""
     hscale, hphi, hstart, hr, lidx, lval, hc = st
     nh = hc[0]
-    c = 0.0
+    nq = weights.shape[0]
+    c = np.zeros(nq)
     end = hc[1]
     for i in range(nh - 1, 0, -1):
-        c = hphi[i] * (weights[i] * hscale[i] + c)
+        for q in range(nq):
+            c[q] = hphi[i] * (weights[q, i] * hscale[i] + c[q])
         for k in range(hstart[i], end):
-            out[lidx[k]] += c * lval[k]
+            p = lidx[k]
+            x = lval[k]
+            for q in range(nq):
+                out[p, q] += c[q] * x
         end = hstart[i]
 
 
@@ -74,19 +82,22 @@ def off():
     )
 
 
-def _grow(a: np.ndarray, need: int) -> np.ndarray:
+def _grow(a: np.ndarray, need: int, used: int, estimate: int = 0) -> np.ndarray:
+    """``a`` with room for ``need`` entries, its first ``used`` kept. Grows to at least
+    twice its size or to ``estimate`` (large zeroed arrays are mapped lazily: capacity
+    that is never written costs address space, not memory)."""
     if a.shape[0] >= need:
         return a
-    b = np.zeros(max(need, 2 * a.shape[0]), dtype=a.dtype)
-    b[: a.shape[0]] = a
+    b = np.zeros(max(need, 2 * a.shape[0], estimate), dtype=a.dtype)
+    b[:used] = a[:used]
     return b
 
 
-class History:
+class History(OwnedByLearner):
     """The update log of one linear learner (see the module docstring)."""
 
     def __init__(self, learner, capacity: int = 64) -> None:
-        self.learner = learner
+        self.bind(learner)
         self.hscale = np.zeros(capacity)
         self.hphi = np.ones(capacity)
         self.hstart = np.zeros(capacity, np.int64)
@@ -102,14 +113,16 @@ class History:
 
     def reserve(self, rows: int, nnz: int) -> None:
         """Room for ``rows`` more hypotheses and ``nnz`` more logged values."""
-        need = int(self.hc[0]) + rows + 1
-        self.hscale = _grow(self.hscale, need)
-        self.hphi = _grow(self.hphi, need)
-        self.hstart = _grow(self.hstart, need)
-        self.hr = _grow(self.hr, need)
-        need = int(self.hc[1]) + nnz
-        self.lidx = _grow(self.lidx, need)
-        self.lval = _grow(self.lval, need)
+        # Worst case every remaining round updates: size for the announced horizon at
+        # this block's density once, instead of copying the log at every doubling.
+        left = max(int(self.learner.n_train or 0) - self.learner.rounds, rows)
+        used = int(self.hc[0])
+        for key in ("hscale", "hphi", "hstart", "hr"):
+            setattr(self, key, _grow(getattr(self, key), used + rows + 1, used, used + left + 1))
+        used = int(self.hc[1])
+        estimate = used + int(left * nnz / max(rows, 1) * 1.05) + nnz
+        self.lidx = _grow(self.lidx, used + nnz, used, estimate)
+        self.lval = _grow(self.lval, used + nnz, used, estimate)
 
     @property
     def n_hypotheses(self) -> int:
@@ -123,13 +136,23 @@ class History:
 
     def weighted_sum(self, weights: np.ndarray) -> np.ndarray:
         """Σ_i weights[i]·h_i (dense vector)."""
+        return self.weighted_sums(np.asarray(weights)[None, :])[0]
+
+    def weighted_sums(self, weights: np.ndarray) -> np.ndarray:
+        """Row q: Σ_i weights[q, i]·h_i, all rows in one pass over the log."""
         weights = np.ascontiguousarray(weights, dtype=np.float64)
-        if weights.shape != (self.n_hypotheses,):
-            raise ValueError(f"need {self.n_hypotheses} weights, got shape {weights.shape}")
-        out = np.zeros(self.learner.n_features)
-        weighted_sum(self.arrays, weights, out)
-        return out
+        if weights.ndim != 2 or weights.shape[1] != self.n_hypotheses:
+            raise ValueError(f"need {self.n_hypotheses} weights per row, got shape {weights.shape}")
+        out = np.zeros((self.learner.n_features, weights.shape[0]))
+        weighted_sums(self.arrays, weights, out)
+        return out.T
 
     @property
     def nbytes(self) -> int:
+        """Bytes reserved (capacity; untouched capacity is address space only)."""
         return sum(a.nbytes for a in self.arrays)
+
+    @property
+    def used_bytes(self) -> int:
+        """Bytes holding hypotheses and logged values."""
+        return int(self.hc[0]) * 32 + int(self.hc[1]) * 12

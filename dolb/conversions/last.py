@@ -5,16 +5,16 @@ Nothing to feed while streaming: the output is a copy of w = scale · v.
 
 from __future__ import annotations
 
-from dolb.conversions.output import linear_hypothesis
+from dolb.conversions.output import OwnedByLearner, linear_hypothesis
 
 
-class Last:
+class Last(OwnedByLearner):
     """The ``last`` conversion of a linear learner."""
 
     name = "last"
 
     def __init__(self, learner) -> None:
-        self.learner = learner
+        self.bind(learner)
 
     def weights(self):
         return self.learner.weights()

@@ -1,12 +1,17 @@
 """Longest survivor (the "pocket"): the distinct hypothesis used on the most rounds r(h),
 the latest one on ties; the live hypothesis counts with its current r.
 
-Streaming cost O(1) per round and O(nnz) per update, memory O(d). The best dead
-hypothesis h_b = s_b·v_b is not copied when it dies (that would cost O(d) per death,
-and with a learner that updates every round every death ties the record): it is kept
-as h_b = s_b·(v − D), with D the sum of the updates Δ applied to v since h_b died. D is
-sparse: the coordinates it touches are listed, so resetting it when a new record is set
-costs O(number of touched coordinates), which the updates that touched them paid for.
+The best dead hypothesis is never copied when it dies (that would cost O(d) per death,
+and with a learner that updates every round every death ties the record). Two ways:
+
+* when the learner keeps the update log of :mod:`.history` anyway (suffix averaging, or
+  cutoff averaging on sparse input), only the index of the best dead hypothesis is kept
+  (O(1) per death) and it is rebuilt from the log at output time;
+* otherwise h_b = s_b·v_b is kept as h_b = s_b·(v − D), with D the sum of the updates Δ
+  applied to v since h_b died: O(nnz) per update, memory O(d). D is reset in O(1) when
+  a new record is set (every death ties the record of a learner that updates every
+  round): each coordinate carries the generation (record number) its D value belongs
+  to, and a value of an older generation counts as 0.
 """
 
 from __future__ import annotations
@@ -14,75 +19,95 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from dolb.conversions.output import linear_hypothesis
+from dolb.conversions.output import OwnedByLearner, linear_hypothesis
 
-# st = (D, mark, touched, fs, ist): fs[0] = s_b; ist[0] = number of touched
-# coordinates listed, ist[1] = r of the best dead hypothesis (0: none yet).
+# st = (D, stamp, fs, ist): D[p] counts only when stamp[p] == ist[0], the generation
+# (number of records set); fs[0] = s_b; ist[1] = r of the best dead hypothesis (0: none
+# yet), ist[2] = 1 when the history log is used, ist[3] = the index of the best dead
+# hypothesis in it.
 
 
-@numba.njit(cache=True)
-def on_death(st, s, age):
-    """The live hypothesis s·v dies after ``age`` rounds (before v changes)."""
-    D, mark, touched, fs, ist = st
-    if age >= ist[1]:
-        for i in range(ist[0]):
-            p = touched[i]
-            D[p] = 0.0
-            mark[p] = 0
-        ist[0] = 0
-        ist[1] = age
+@numba.njit(cache=True, inline="always")
+def on_death(st, s, age, index):
+    """The live hypothesis s·v, number ``index`` in the history, dies after ``age``
+    rounds (before v changes)."""
+    D, stamp, fs, ist = st
+    if age < ist[1]:
+        return
+    ist[1] = age
+    if ist[2] != 0:
+        ist[3] = index
+    else:
+        ist[0] += 1  # D restarts from 0
         fs[0] = s
 
 
-@numba.njit(cache=True)
-def on_change(st, idx, delta, nnz):
-    """v[idx[j]] grew by delta[j], j < nnz."""
-    D, mark, touched, fs, ist = st
-    n = ist[0]
+@numba.njit(cache=True, inline="always")
+def on_change(st, idx, start, delta, nnz):
+    """v[idx[start + j]] grew by delta[j], j < nnz."""
+    D, stamp, fs, ist = st
+    gen = ist[0]
     for j in range(nnz):
-        p = idx[j]
-        D[p] += delta[j]
-        if mark[p] == 0:
-            mark[p] = 1
-            touched[n] = p
-            n += 1
-    ist[0] = n
+        if delta[j] == 0.0:
+            continue
+        p = idx[start + j]
+        if stamp[p] == gen:
+            D[p] += delta[j]
+        else:
+            stamp[p] = gen
+            D[p] = delta[j]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def on_fold(st, phi):
-    """v ← φ·v: D lives in v's units too."""
-    D, mark, touched, fs, ist = st
-    for i in range(ist[0]):
-        D[touched[i]] *= phi
+    """v ← φ·v: D lives in v's units too (O(d), as the fold itself)."""
+    D, stamp, fs, ist = st
+    for p in range(D.shape[0]):
+        D[p] *= phi
     fs[0] /= phi
 
 
 def off():
     """Kernel arguments when the conversion is not requested."""
-    return (np.zeros(0), np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(1), np.zeros(2, np.int64))
+    return (np.zeros(0), np.zeros(0, np.int64), np.zeros(1), np.zeros(4, np.int64))
 
 
-class LongestSurvivor:
+class LongestSurvivor(OwnedByLearner):
     """The ``longest_survivor`` conversion of a linear learner."""
 
     name = "longest_survivor"
 
-    def __init__(self, learner) -> None:
-        d = learner.n_features
-        self.learner = learner
+    def __init__(self, learner, use_history: bool) -> None:
+        d = 0 if use_history else learner.n_features
+        self.bind(learner)
         self.D = np.zeros(d)
-        self.mark = np.zeros(d, np.uint8)
-        self.touched = np.zeros(d, np.int64)
+        self.stamp = np.zeros(d, np.int64)
         self.fs = np.zeros(1)
-        self.ist = np.zeros(2, np.int64)
+        self.ist = np.array([0, 0, int(use_history), 0], np.int64)
+
+    @property
+    def uses_history(self) -> bool:
+        return bool(self.ist[2])
 
     @property
     def arrays(self):
-        return (self.D, self.mark, self.touched, self.fs, self.ist)
+        return (self.D, self.stamp, self.fs, self.ist)
 
     def reserve(self, rows: int, nnz: int) -> None:
         """Nothing grows."""
+
+    @property
+    def streams(self) -> bool:
+        return True
+
+    def log_request(self):
+        """(weights, factor, info) of the output as a weighted sum of logged hypotheses,
+        or None."""
+        if not self.uses_history or self.learner.live_age >= self.ist[1]:
+            return None
+        one = np.zeros(self.learner.history.n_hypotheses)
+        one[self.ist[3]] = 1.0
+        return one, 1.0, {"survivor_rounds": float(self.ist[1])}
 
     def best(self) -> tuple[np.ndarray, int]:
         """(w, r): the longest survivor and the number of rounds it was used."""
@@ -90,7 +115,11 @@ class LongestSurvivor:
         live = learner.live_age
         if live >= self.ist[1]:
             return learner.weights(), int(live)
-        return self.fs[0] * (learner.v - self.D), int(self.ist[1])
+        request = self.log_request()
+        if request is not None:
+            return learner.history.weighted_sum(request[0]), int(self.ist[1])
+        D = np.where(self.stamp == self.ist[0], self.D, 0.0)
+        return self.fs[0] * (learner.v - D), int(self.ist[1])
 
     def output(self):
         w, r = self.best()

@@ -13,10 +13,10 @@ import numba
 import numpy as np
 
 from dolb.conversions.bound import DELTA, confidence, risk_bound
-from dolb.conversions.output import linear_hypothesis
+from dolb.conversions.output import OwnedByLearner, linear_hypothesis
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def on_round(st, rnd, loss):
     """Round ``rnd`` (1-based) suffered ``loss``."""
     st[0][rnd - 1] = loss
@@ -27,13 +27,13 @@ def off():
     return (np.zeros(0),)
 
 
-class Suffix:
+class Suffix(OwnedByLearner):
     """The ``suffix`` conversion of a linear learner (needs ``learner.history``)."""
 
     name = "suffix"
 
     def __init__(self, learner) -> None:
-        self.learner = learner
+        self.bind(learner)
         self.rloss = np.zeros(64)
 
     @property
@@ -63,21 +63,37 @@ class Suffix:
         s = b.shape[0] - int(np.argmin(b[::-1]))
         return s, float(b[s - 1])
 
-    def weights(self, s: int) -> np.ndarray:
-        """(1/s) Σ of the hypotheses used on the last s rounds."""
-        learner = self.learner
-        m = learner.rounds
+    @property
+    def streams(self) -> bool:
+        return True
+
+    def coefficients(self, s: int) -> np.ndarray:
+        """ω_i = number of the last s rounds on which logged hypothesis i was used."""
+        m = self.learner.rounds
         if not 1 <= s <= m:
-            if m == 0 and s == 0:
-                return learner.weights()
             raise ValueError(f"suffix length must be in 1..{m}, got {s}")
-        r = learner.history.rounds_used()
+        r = self.learner.history.rounds_used()
         last = np.cumsum(r)  # hypothesis i is used on rounds last[i]-r[i]+1 .. last[i]
         first = last - r + 1
-        overlap = np.clip(np.minimum(last, m) - np.maximum(first, m - s + 1) + 1, 0, None)
-        return learner.history.weighted_sum(overlap.astype(np.float64)) / s
+        overlap = np.minimum(last, m) - np.maximum(first, m - s + 1) + 1
+        return np.clip(overlap, 0, None).astype(np.float64)
+
+    def log_request(self):
+        """(weights, factor, info) of the output as a weighted sum of logged hypotheses,
+        or None (no rounds yet)."""
+        s, b = self.choose()
+        if s == 0:
+            return None
+        return self.coefficients(s), 1.0 / s, {"suffix_length": float(s), "suffix_bound": b}
+
+    def weights(self, s: int) -> np.ndarray:
+        """(1/s) Σ of the hypotheses used on the last s rounds."""
+        return self.learner.history.weighted_sum(self.coefficients(s)) / s
 
     def output(self):
-        s, b = self.choose()
-        return linear_hypothesis(self.weights(s) if s else self.learner.weights(),
-                                 {"suffix_length": float(s), "suffix_bound": b})
+        request = self.log_request()
+        if request is None:
+            info = {"suffix_length": 0.0, "suffix_bound": float("nan")}
+            return linear_hypothesis(self.learner.weights(), info)
+        w = self.learner.history.weighted_sum(request[0]) * request[1]
+        return linear_hypothesis(w, request[2])

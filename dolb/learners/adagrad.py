@@ -11,8 +11,8 @@ from dolb.learners.base import Param, register
 from dolb.learners.linear import LOSS_PARAM, LOSSES, LinearLearner, dloss, positive
 
 
-@numba.njit(cache=True)
-def _step(P, A, F, v, idx, val, nnz, y, p, dot, t, delta):
+@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
+def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
     kind, eta, eps = P[0], P[1], P[2]
     g = dloss(kind, y, p)
     if g == 0.0:
@@ -20,11 +20,11 @@ def _step(P, A, F, v, idx, val, nnz, y, p, dot, t, delta):
     G = A[0]
     s = F[0]
     for j in range(nnz):
-        gj = g * val[j]
+        gj = g * val[start + j]
         if gj == 0.0:
             delta[j] = 0.0
             continue
-        k = idx[j]
+        k = idx[start + j]
         G[k] += gj * gj
         delta[j] = -eta * gj / ((eps + math.sqrt(G[k])) * s)
     return True, s

@@ -10,14 +10,14 @@ from dolb.learners.base import Param, register
 from dolb.learners.linear import LinearLearner, norm_after, positive, scaled_row
 
 
-@numba.njit(cache=True)
-def _step(P, A, F, v, idx, val, nnz, y, p, dot, t, delta):
+@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
+def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
     radius, eta = P[0], P[1]
     if 1.0 - y * p <= 0.0:
         return False, F[0]
     phi = F[2]  # v = Φ·ψ, ψ = Σ y·x over the updates = −Σ z
-    scaled_row(delta, val, nnz, phi * y)
-    F[1] = norm_after(v, idx, delta, nnz, F[1])
+    scaled_row(delta, val, start, nnz, phi * y)
+    F[1] = norm_after(v, idx, start, delta, nnz, F[1])
     psi_norm = math.sqrt(F[1]) / abs(phi)
     return True, eta / (phi * max(1.0, eta * psi_norm / radius))
 

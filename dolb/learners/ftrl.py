@@ -11,8 +11,8 @@ from dolb.learners.base import Param, register
 from dolb.learners.linear import LOSSES, LinearLearner, dloss, positive
 
 
-@numba.njit(cache=True)
-def _step(P, A, F, v, idx, val, nnz, y, p, dot, t, delta):
+@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
+def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
     kind, alpha, beta, l1, l2 = P[0], P[1], P[2], P[3], P[4]
     g = dloss(kind, y, p)
     if g == 0.0:
@@ -20,8 +20,11 @@ def _step(P, A, F, v, idx, val, nnz, y, p, dot, t, delta):
     z = A[0]
     n = A[1]
     for j in range(nnz):
-        k = idx[j]
-        gj = g * val[j]
+        gj = g * val[start + j]
+        if gj == 0.0:  # an explicit zero of x: not one of its coordinates
+            delta[j] = 0.0
+            continue
+        k = idx[start + j]
         w = v[k]
         root = math.sqrt(n[k])
         n[k] += gj * gj

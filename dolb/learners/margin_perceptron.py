@@ -12,14 +12,14 @@ from dolb.learners.base import Param, register
 from dolb.learners.linear import LinearLearner, norm_after, positive, row_norms_squared, scaled_row
 
 
-@numba.njit(cache=True)
-def _step(P, A, F, v, idx, val, nnz, y, p, dot, t, delta):
+@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
+def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
     radius, sqrt_m = P[0], P[1]
     if 1.0 - y * p <= 0.0:
         return False, F[0]
     s = F[0]
-    scaled_row(delta, val, nnz, y / (s * sqrt_m * radius))
-    F[1] = norm_after(v, idx, delta, nnz, F[1])
+    scaled_row(delta, val, start, nnz, y / (s * sqrt_m * radius))
+    F[1] = norm_after(v, idx, start, delta, nnz, F[1])
     norm = abs(s) * math.sqrt(F[1])
     return True, s / max(1.0, norm)
 
@@ -34,7 +34,8 @@ class MarginPerceptron(LinearLearner):
 
     It is conservative w.r.t. the hinge loss, which is the loss of its conversions' bounds;
     with ‖w‖ ≤ 1 and ‖x‖ ≤ R the hinge loss is at most C = 1 + R. An example with
-    ‖x‖ > R (beyond a relative rounding slack of 1e-12 on ‖x‖²) is a DataError. Fed more than m examples it simply goes on with the same step.
+    ‖x‖ > R (beyond a relative rounding slack of 1e-12 on ‖x‖²) is a DataError naming
+    its row. Fed more than m examples it simply goes on with the same step.
 
     Parameters
     ----------

