@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import dolb
-from dolb.errors import DataError, DolbError
+from dolb.errors import ConfigError, DataError, DolbError
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -55,6 +55,20 @@ def _plan(args: argparse.Namespace) -> int:
     from dolb.execution.plan import make_plan
 
     print(make_plan(args.pipeline, args.out, workers=args.workers).describe())
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    import json
+
+    from dolb.bench import LEARNERS, as_json, as_text, run_bench
+
+    names = args.only.split(",") if args.only else None
+    for name in names or ():
+        if name not in LEARNERS:
+            raise ConfigError(f"--only: unknown learner {name!r} (known: {', '.join(LEARNERS)})")
+    found = run_bench(names, quick=args.quick, repeat=args.repeat, zarr=not args.no_zarr)
+    print(json.dumps(as_json(*found), indent=1) if args.json else as_text(*found))
     return 0
 
 
@@ -106,6 +120,14 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--out", required=True, help="result folder the run would use")
     plan.add_argument("--workers", type=int, help="workers the estimate assumes (default: one per core)")
     plan.set_defaults(handler=_plan)
+
+    bench = commands.add_parser("bench", help="examples/s and memory of every linear learner")
+    bench.add_argument("--json", action="store_true", help="one JSON object per measurement")
+    bench.add_argument("--quick", action="store_true", help="a tenth of the stream, for a quick look")
+    bench.add_argument("--repeat", type=int, default=3, help="best of this many runs (default 3)")
+    bench.add_argument("--only", help="comma-separated learners (default: all)")
+    bench.add_argument("--no-zarr", action="store_true", help="from memory only")
+    bench.set_defaults(handler=_bench)
 
     report = commands.add_parser("report", help="render tables and figures of a result folder")
     report.add_argument("dir", help="result folder written by `dolb run`")

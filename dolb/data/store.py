@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import fsspec
+import numcodecs
 import numpy as np
 import scipy.sparse as sp
 import zarr
@@ -58,12 +59,29 @@ _NUMERIC_KINDS = "biuf"
 _ANNDATA_CSR = {"encoding-type": "csr_matrix", "encoding-version": "0.1.0"}
 
 
-def _array_options(chunks: tuple[int, ...]) -> dict[str, Any]:
-    """Keyword arguments of ``create_array`` shared by every dolb array."""
+MIN_COMPRESSION = 1.5
+"""An array is stored compressed (Blosc LZ4 with byte shuffle) only when a sample
+compresses at least this much: raw chunks decode faster than LZ4 ones, so values that
+barely compress (the float weights of text, say) are read faster raw."""
+_SAMPLE_BYTES = 4 << 20
+_LZ4 = numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE)
+
+
+def _compresses(values: np.ndarray, dtype: np.dtype) -> bool:
+    """Whether a sample of ``values`` (as ``dtype``) shrinks by MIN_COMPRESSION under LZ4."""
+    rows = max(1, _SAMPLE_BYTES // max(1, dtype.itemsize * math.prod(values.shape[1:])))
+    sample = np.ascontiguousarray(values[:rows], dtype=dtype)
+    return sample.nbytes >= MIN_COMPRESSION * len(_LZ4.encode(sample)) if sample.nbytes else True
+
+
+def _array_options(chunks: tuple[int, ...], compress: bool) -> dict[str, Any]:
+    """Keyword arguments of ``create_array`` for a dolb array: little-endian bytes, LZ4
+    when ``compress``, and a CRC32C checksum on every chunk."""
+    lz4 = (BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"),) if compress else ()
     return {
         "chunks": chunks,
         "serializer": BytesCodec(endian="little"),
-        "compressors": (BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"), Crc32cCodec()),
+        "compressors": (*lz4, Crc32cCodec()),
         "fill_value": 0,
         "config": {"write_empty_chunks": True},
     }
@@ -393,7 +411,8 @@ def _write_part(root: zarr.Group, part: _Part, digest) -> None:
     """Write one array slab by slab, checking and hashing each slab on the way."""
     shape = part.values.shape
     chunks = (part.chunk, *shape[1:])
-    array = root.create_array(part.name, shape=shape, dtype=part.dtype, **_array_options(chunks))
+    options = _array_options(chunks, _compresses(part.values, part.dtype))
+    array = root.create_array(part.name, shape=shape, dtype=part.dtype, **options)
     step = part.chunk * max(1, _SLAB_BYTES // (part.chunk * _row_bytes(part.values)))
     for start in range(0, shape[0], step):
         given = part.values[start : start + step]

@@ -1,0 +1,227 @@
+"""``dolb bench``: throughput of the linear online learners, bare and with every
+conversion attached, from memory and from a Zarr store, and the memory of cutoff
+averaging as the stream grows.
+
+Streams (seeded): *sparse*, the ``sparse_text`` generator's 100,000 × 50,000 rows with
+about 80 non-zeros each (skewed feature frequencies, 5 % label noise); *dense*,
+200,000 × 100 Gaussian rows of norm 1 labelled by a random hyperplane, 5 % flipped.
+Each learner runs test-then-train over blocks of 8,192 rows (the block size of
+:mod:`dolb.evaluation.run_cell`), its prequential 0-1 loss summed as a cell does, once
+with the last hypothesis only and once with all five conversions; compiled kernels are
+warmed first and the best of ``repeat`` interleaved runs is kept. Times are CPU times
+of the running thread (``time.thread_time``, for the learner and the loss) plus, from a
+store, the wall time of the reading thread's decoding that the learner waited for.
+
+The reference is a bare hand-written Numba Perceptron loop over the same CSR arrays in
+memory: the speed a generic benchmark cannot beat.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numba
+import numpy as np
+import psutil
+import scipy.sparse as sp
+
+from dolb.conversions import CONVERSIONS
+from dolb.data import generate, open_dataset, stream_blocks, write_dataset
+from dolb.evaluation.metrics import zero_one_loss
+from dolb.learners import learner_class
+
+BLOCK = 8192
+CLOCK = time.thread_time
+LEARNERS = {
+    "perceptron": {},
+    "margin_perceptron": {"radius": 1.0001},  # rows have norm 1, up to float32 rounding
+    "pa": {"variant": "pa1", "C": 1.0},
+    "sgd": {"loss": "hinge", "alpha": 1e-5, "eta0": 0.1},
+    "adagrad": {"eta": 0.1},
+    "ftrl": {"alpha": 0.1, "beta": 1.0, "l1": 1e-4},
+    "ogd": {"radius": 10.0, "eta0": 1.0},
+    "dual_averaging": {"radius": 10.0, "eta": 0.1},
+}
+"""Every linear learner with the parameters it is benchmarked with."""
+
+
+@dataclass
+class Measurement:
+    """One line of the benchmark (one JSON object of ``dolb bench --json``)."""
+
+    learner: str
+    input: str  # "sparse" or "dense"
+    source: str  # "memory" or "zarr"
+    conversions: str  # "last" or "all"
+    examples: int
+    examples_per_s: float
+    state_mb: float  # the learner's and its conversions' arrays at the end
+    peak_rss_mb: float  # of this process, so far
+
+
+def sparse_stream(n: int, seed: int = 0) -> tuple[sp.csr_matrix, np.ndarray]:
+    """The standard sparse stream: ``sparse_text`` rows, 50,000 features, ~80 non-zeros."""
+    X, y, _ = generate("sparse_text", {"n_rows": n, "n_features": 50_000, "nnz_per_row": 80}, seed)["train"]
+    return X, y.astype(np.float64)
+
+
+def dense_stream(n: int, d: int = 100, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """The standard dense stream: Gaussian rows of norm 1, a random hyperplane, 5 % noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1)[:, None]
+    y = np.where(X @ rng.normal(size=d) >= 0, 1.0, -1.0)
+    y[rng.random(n) < 0.05] *= -1
+    return X, y
+
+
+@numba.njit(cache=True)
+def reference_perceptron(indptr, indices, data, y, w):
+    """The bare Perceptron over CSR arrays, hand-written: the speed to compare with."""
+    mistakes = 0
+    for t in range(y.shape[0]):
+        dot = 0.0
+        for k in range(indptr[t], indptr[t + 1]):
+            dot += w[indices[k]] * data[k]
+        if y[t] * dot <= 0.0:
+            mistakes += 1
+            for k in range(indptr[t], indptr[t + 1]):
+                w[indices[k]] += y[t] * data[k]
+    return mistakes
+
+
+def reference_speed(X: sp.csr_matrix, y: np.ndarray, repeat: int) -> float:
+    """Examples per second of :func:`reference_perceptron` on ``X`` (best of ``repeat``)."""
+    parts = (X.indptr.astype(np.int64), X.indices, X.data, y)
+    reference_perceptron(*parts, np.zeros(X.shape[1]))
+    best = math.inf
+    for _ in range(repeat):
+        start = CLOCK()
+        reference_perceptron(*parts, np.zeros(X.shape[1]))
+        best = min(best, CLOCK() - start)
+    return X.shape[0] / best
+
+
+def _state_mb(learner) -> float:
+    conversions = getattr(learner, "_conv", {})
+    total = sum(a.nbytes for c in conversions.values() for a in getattr(c, "arrays", ()))
+    history = getattr(learner, "history", None)
+    return (total + (history.used_bytes if history is not None else 0)) / 1e6
+
+
+def _time_pass(name: str, blocks: Iterable, n_features: int, n: int, conversions, clock) -> tuple[float, float]:
+    """(seconds by ``clock``, state MB) of one test-then-train pass with the prequential
+    0-1 loss summed as a cell does; the learner is dropped after."""
+    learner = learner_class(name)(n_features, n_train=n, conversions=conversions, **LEARNERS[name])
+    mistakes = 0.0
+    start = clock()
+    for X, y in blocks:
+        mistakes += float(zero_one_loss(learner.learn(X, y), y).sum())
+    return clock() - start, _state_mb(learner)
+
+
+def _in_memory(X, y) -> list:
+    return [(X[a : a + BLOCK], y[a : a + BLOCK]) for a in range(0, X.shape[0], BLOCK)]
+
+
+def measure(
+    names: list[str], X, y, label: str, repeat: int, store_dir: Path | None
+) -> Iterator[Measurement]:
+    """Measurements of ``names`` on one stream, from memory and (with ``store_dir``)
+    from a Zarr store written there."""
+    n, d = X.shape
+    in_memory = _in_memory(X, y)
+    # (blocks, clock): from memory the CPU time of this thread; from a store the wall
+    # time, since decoding runs on the stream's reading thread, on another core
+    sources = {"memory": (lambda: in_memory, CLOCK)}
+    if store_dir is not None:
+        stored = X.astype(np.float32)  # as text features are stored (RCV1 is float32)
+        dataset = open_dataset(write_dataset(store_dir / label, stored, y, overwrite=True).path)
+        sources["zarr"] = (lambda: stream_blocks(dataset, block_size=BLOCK), time.perf_counter)
+    process = psutil.Process()
+    for name in names:
+        for conversions in (("last",), CONVERSIONS):  # compile, or load the kernels
+            _time_pass(name, in_memory[:2], d, n, conversions, CLOCK)
+        for source, (blocks, clock) in sources.items():
+            best = {"last": (math.inf, 0.0), "all": (math.inf, 0.0)}
+            for _ in range(repeat):  # interleaved: a busy moment hits both
+                for key, conversions in (("last", ("last",)), ("all", CONVERSIONS)):
+                    best[key] = min(best[key], _time_pass(name, blocks(), d, n, conversions, clock))
+            for key, (seconds, mb) in best.items():
+                yield Measurement(
+                    name, label, source, key, n, n / seconds, round(mb, 2), round(process.memory_info().rss / 2**20, 1)
+                )
+
+
+def cutoff_memory(sizes: Iterable[int], d: int = 100) -> list[dict]:
+    """Memory of cutoff averaging's per-survival-time sums (W_r) for the Perceptron on
+    dense streams of growing length m: the number of distinct survival times is
+    O(√m), so the memory is O(d·√m)."""
+    rows = []
+    for m in sizes:
+        X, y = dense_stream(m, d, seed=2)
+        learner = learner_class("perceptron")(d, n_train=m, conversions=("cutoff",))
+        for a in range(0, m, BLOCK):
+            learner.learn(X[a : a + BLOCK], y[a : a + BLOCK])
+        cutoff = learner._conv["cutoff"]
+        groups = int(cutoff.cc[0])
+        rows.append(
+            {"m": m, "distinct_r": groups, "sqrt_2m": round(math.sqrt(2 * m), 1), "W_r_mb": groups * d * 8 / 1e6}
+        )
+    return rows
+
+
+def run_bench(
+    names: list[str] | None = None, quick: bool = False, repeat: int = 3, zarr: bool = True
+) -> tuple[list[Measurement], dict[str, float], list[dict]]:
+    """Every measurement, the reference speed, and the cutoff memory table."""
+    names = names or list(LEARNERS)
+    scale = 10 if quick else 1
+    Xs, ys = sparse_stream(100_000 // scale)
+    Xd, yd = dense_stream(200_000 // scale)
+    reference = {"reference_perceptron_sparse_memory": reference_speed(Xs, ys, repeat)}
+    with tempfile.TemporaryDirectory(prefix="dolb-bench-") as folder:
+        store_dir = Path(folder) if zarr else None
+        found = list(measure(names, Xs, ys, "sparse", repeat, store_dir))
+        found += list(measure(names, Xd, yd, "dense", repeat, store_dir))
+    memory = cutoff_memory([1_000, 10_000, 100_000] if not quick else [1_000, 10_000])
+    return found, reference, memory
+
+
+def as_json(found: list[Measurement], reference: dict[str, float], memory: list[dict]) -> list[dict]:
+    """The benchmark as a JSON list: one object per measurement, then the reference and
+    the cutoff memory rows (``kind`` tells them apart)."""
+    rows = [{"kind": "throughput", **asdict(m)} for m in found]
+    rows += [{"kind": "reference", "learner": "reference_perceptron", "input": "sparse", "source": "memory",
+              "conversions": "none", "examples_per_s": value} for value in reference.values()]
+    rows += [{"kind": "cutoff_memory", **row} for row in memory]
+    return rows
+
+
+def as_text(found: list[Measurement], reference: dict[str, float], memory: list[dict]) -> str:
+    """The benchmark as a table for people."""
+    ref = reference["reference_perceptron_sparse_memory"]
+    lines = [f"reference: hand-written Numba Perceptron over the sparse CSR arrays: {ref:,.0f} examples/s", ""]
+    lines.append(f"{'learner':<18}{'input':<8}{'source':<8}{'bare ex/s':>13}{'all conv ex/s':>15}"
+                 f"{'ratio':>7}{'state MB':>10}{'RSS MB':>8}")
+    by_key = {(m.learner, m.input, m.source, m.conversions): m for m in found}
+    for (learner, kind, source, conversions), bare in by_key.items():
+        if conversions != "last":
+            continue
+        full = by_key[(learner, kind, source, "all")]
+        lines.append(
+            f"{learner:<18}{kind:<8}{source:<8}{bare.examples_per_s:>13,.0f}{full.examples_per_s:>15,.0f}"
+            f"{bare.examples_per_s / full.examples_per_s:>7.2f}{full.state_mb:>10.1f}{full.peak_rss_mb:>8.0f}"
+        )
+    perceptron = by_key.get(("perceptron", "sparse", "memory", "last"))
+    if perceptron is not None:
+        lines.append(f"\nsparse Perceptron from memory: {perceptron.examples_per_s / ref:.2f} x the reference loop")
+    lines.append("\ncutoff averaging (Perceptron, dense, W_r per distinct survival time r):")
+    lines += [f"  m = {r['m']:>7,}: {r['distinct_r']:>4} distinct r (sqrt(2m) = {r['sqrt_2m']:>6}), "
+              f"{r['W_r_mb']:.2f} MB" for r in memory]
+    return "\n".join(lines)
