@@ -227,7 +227,7 @@ def test_bad_common_parameters(name, params, message):
         ("rls", {"tikhonov": 0.0}, "must be above 0"),
         ("rls", {"forgetting": "0.9"}, "expected a number"),
         ("irma", {"stiffness": 0.0}, "must be above 0"),
-        ("irma", {"stiffness_growth": -1.0}, "below the minimum"),
+        ("irma", {"stiffness_growth": -1.0}, "must be above 0"),
         ("ngd", {"eta": 0.0}, "must be above 0"),
         ("ngd", {"eta": 2.5}, "above the maximum"),
         ("ngd", {"tikhonov": -0.1}, "below the minimum"),

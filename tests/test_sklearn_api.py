@@ -101,7 +101,7 @@ def test_sparse_and_dense_fit_agree():
         ({"learner": "nope"}, "unknown learner 'nope'"),
         ({"learner": "irma"}, "is a regression learner"),
         ({"conversion": "median"}, "unknown conversion 'median'"),
-        ({"learner": "pa", "C": -1.0}, "below the minimum"),
+        ({"learner": "pa", "C": -1.0}, "must be above 0"),
         ({"learner": "pa", "variant": "pa9"}, "not one of pa, pa1, pa2"),
         ({"learner": "perceptron", "eta0": 2.0}, "unknown parameter 'eta0'"),
     ],

@@ -8,7 +8,7 @@ import numba
 import numpy as np
 
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LOSS_PARAM, LOSSES, LinearLearner, dloss, positive
+from dolb.learners.linear import LOSS_PARAM, LOSSES, LinearLearner, dloss
 
 
 @numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
@@ -61,16 +61,11 @@ class AdaGrad(LinearLearner):
     name = "adagrad"
     params = {
         "loss": LOSS_PARAM,
-        "eta": Param(0.1, low=0.0, doc="step size eta > 0"),
+        "eta": Param(0.1, above=0.0, doc="step size eta > 0"),
         "eps": Param(1e-8, low=0.0, doc="epsilon added to sqrt(G)"),
     }
     step = _step
 
-    @classmethod
-    def check_params(cls, params):
-        checked = super().check_params(params)
-        positive(cls.name, "eta", checked["eta"])
-        return checked
 
     def _parameters(self):
         c = self.config

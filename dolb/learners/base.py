@@ -33,6 +33,8 @@ class Param:
         ``float``, ``int``, ``bool`` or ``str``.
     low, high
         Inclusive bounds for numbers (``None``: unbounded).
+    above
+        Exclusive lower bound: the value must be greater (``above=0.0``: positive).
     choices
         Allowed values for strings.
     doc
@@ -43,6 +45,7 @@ class Param:
     kind: type = float
     low: float | None = None
     high: float | None = None
+    above: float | None = None
     choices: tuple[str, ...] | None = None
     doc: str = ""
 
@@ -69,6 +72,8 @@ class Param:
             value = float(value)
             if not math.isfinite(value):
                 raise ConfigError(f"{where}: expected a finite number, got {value!r}")
+        if self.above is not None and not value > self.above:
+            raise ConfigError(f"{where}: must be above {self.above!r}, got {value!r}")
         if self.low is not None and value < self.low:
             raise ConfigError(f"{where}: {value!r} is below the minimum {self.low!r}")
         if self.high is not None and value > self.high:

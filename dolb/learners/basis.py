@@ -100,14 +100,12 @@ class PolynomialLearner(OnlineLearner):
     """Base of the regression learners on one input x through a :class:`PolynomialBasis`.
 
     Holds ``basis`` and the coefficients ``theta`` (zeros at start); predicts
-    φ(x)ᵀθ. Subclasses list in ``positive`` the parameters that must be strictly
-    positive (the inclusive bounds of :class:`Param` cannot say so) and implement
-    ``_learn``, usually as ``kernel(self.features(X), y, <state arrays>)``.
+    φ(x)ᵀθ. Subclasses implement ``_learn``, usually as
+    ``kernel(self.features(X), y, <state arrays>)``.
     """
 
     task: ClassVar[str] = "regression"
     complexity_param: ClassVar[str | None] = "order"
-    positive: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, n_features: int, n_train: int | None = None, **params: Any) -> None:
         super().__init__(n_features, n_train, **params)
@@ -124,11 +122,6 @@ class PolynomialLearner(OnlineLearner):
     @classmethod
     def check_params(cls, params: dict[str, Any]) -> dict[str, Any]:
         checked = super().check_params(params)
-        for key in cls.positive:
-            if not checked[key] > 0:
-                raise ConfigError(
-                    f"learner {cls.name!r}, parameter {key!r}: must be above 0, got {checked[key]!r}"
-                )
         if not checked["domain_high"] > checked["domain_low"]:
             raise ConfigError(
                 f"learner {cls.name!r}: domain_high ({checked['domain_high']!r}) must exceed "

@@ -7,7 +7,7 @@ import math
 import numba
 
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LinearLearner, norm_after, positive, scaled_row
+from dolb.learners.linear import LinearLearner, norm_after, scaled_row
 
 
 @numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
@@ -54,17 +54,11 @@ class DualAveraging(LinearLearner):
 
     name = "dual_averaging"
     params = {
-        "radius": Param(10.0, low=0.0, doc="radius D > 0 of the L2 ball"),
-        "eta": Param(0.1, low=0.0, doc="constant step eta > 0"),
+        "radius": Param(10.0, above=0.0, doc="radius D > 0 of the L2 ball"),
+        "eta": Param(0.1, above=0.0, doc="constant step eta > 0"),
     }
     step = _step
 
-    @classmethod
-    def check_params(cls, params):
-        checked = super().check_params(params)
-        positive(cls.name, "radius", checked["radius"])
-        positive(cls.name, "eta", checked["eta"])
-        return checked
 
     def _parameters(self):
         return [self.config["radius"], self.config["eta"]]

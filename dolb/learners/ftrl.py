@@ -8,7 +8,7 @@ import numba
 import numpy as np
 
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LOSSES, LinearLearner, dloss, positive
+from dolb.learners.linear import LOSSES, LinearLearner, dloss
 
 
 @numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
@@ -75,18 +75,13 @@ class FTRL(LinearLearner):
     name = "ftrl"
     params = {
         "loss": Param("logistic", str, choices=LOSSES, doc="loss: logistic (paper) or hinge"),
-        "alpha": Param(0.1, low=0.0, doc="alpha > 0 of the per-coordinate rate alpha/(beta + sqrt(n))"),
+        "alpha": Param(0.1, above=0.0, doc="alpha > 0 of the per-coordinate rate alpha/(beta + sqrt(n))"),
         "beta": Param(1.0, low=0.0, doc="beta >= 0 of the per-coordinate rate"),
         "l1": Param(0.0, low=0.0, doc="L1 regularisation lambda_1 >= 0"),
         "l2": Param(0.0, low=0.0, doc="L2 regularisation lambda_2 >= 0"),
     }
     step = _step
 
-    @classmethod
-    def check_params(cls, params):
-        checked = super().check_params(params)
-        positive(cls.name, "alpha", checked["alpha"])
-        return checked
 
     def _parameters(self):
         c = self.config

@@ -47,10 +47,9 @@ class IRMA(PolynomialLearner):
     name = "irma"
     params = {
         **POLYNOMIAL_PARAMS,
-        "stiffness": Param(0.1, low=0.0, doc="stiffness lambda of the first update (> 0)"),
-        "stiffness_growth": Param(1.05, low=0.0, doc="factor on lambda after each update (> 0)"),
+        "stiffness": Param(0.1, above=0.0, doc="stiffness lambda of the first update (> 0)"),
+        "stiffness_growth": Param(1.05, above=0.0, doc="factor on lambda after each update (> 0)"),
     }
-    positive = ("stiffness", "stiffness_growth")
 
     def __init__(self, n_features, n_train=None, **params):
         super().__init__(n_features, n_train, **params)

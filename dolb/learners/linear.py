@@ -564,10 +564,4 @@ class LinearLearner(OnlineLearner):
         return self._conv[name]
 
 
-def positive(cls_name: str, key: str, value: float) -> None:
-    """ConfigError unless value > 0 (Param bounds are inclusive)."""
-    if not value > 0:
-        raise ConfigError(f"learner {cls_name!r}, parameter {key!r}: must be above 0, got {value!r}")
-
-
 LOSS_PARAM = Param("hinge", str, choices=LOSSES, doc="loss: hinge max(0, 1 - y<w,x>) or logistic")

@@ -9,7 +9,7 @@ import numba
 
 from dolb.errors import ConfigError, DataError
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LinearLearner, norm_after, positive, row_norms_squared, scaled_row
+from dolb.learners.linear import LinearLearner, norm_after, row_norms_squared, scaled_row
 
 
 @numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
@@ -53,7 +53,7 @@ class MarginPerceptron(LinearLearner):
     """
 
     name = "margin_perceptron"
-    params = {"radius": Param(1.0, low=0.0, doc="R >= max ||x|| (> 0)")}
+    params = {"radius": Param(1.0, above=0.0, doc="R >= max ||x|| (> 0)")}
     bound_loss = "hinge"
     step = _step
 
@@ -67,11 +67,6 @@ class MarginPerceptron(LinearLearner):
             raise ConfigError(f"learner 'margin_perceptron': n_train must be at least 1, got {n_train}")
         super().__init__(n_features, n_train, conversions, **params)
 
-    @classmethod
-    def check_params(cls, params):
-        checked = super().check_params(params)
-        positive(cls.name, "radius", checked["radius"])
-        return checked
 
     def _parameters(self):
         return [self.config["radius"], math.sqrt(int(self.n_train))]

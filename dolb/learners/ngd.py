@@ -46,10 +46,9 @@ class NGD(PolynomialLearner):
     name = "ngd"
     params = {
         **POLYNOMIAL_PARAMS,
-        "eta": Param(0.5, low=0.0, high=2.0, doc="step size of the normalised update, 0 < eta <= 2"),
+        "eta": Param(0.5, above=0.0, high=2.0, doc="step size of the normalised update, 0 < eta <= 2"),
         "tikhonov": Param(0.0, low=0.0, doc="shrinkage: theta *= 1 - eta * tikhonov per update"),
     }
-    positive = ("eta",)
 
     @classmethod
     def check_params(cls, params):

@@ -7,7 +7,7 @@ import math
 import numba
 
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LinearLearner, norm_after, positive, scaled_row
+from dolb.learners.linear import LinearLearner, norm_after, scaled_row
 
 
 @numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
@@ -53,17 +53,11 @@ class OGD(LinearLearner):
 
     name = "ogd"
     params = {
-        "radius": Param(10.0, low=0.0, doc="radius D > 0 of the L2 ball"),
-        "eta0": Param(1.0, low=0.0, doc="eta_0 > 0 of eta_t = eta_0 / sqrt(t)"),
+        "radius": Param(10.0, above=0.0, doc="radius D > 0 of the L2 ball"),
+        "eta0": Param(1.0, above=0.0, doc="eta_0 > 0 of eta_t = eta_0 / sqrt(t)"),
     }
     step = _step
 
-    @classmethod
-    def check_params(cls, params):
-        checked = super().check_params(params)
-        positive(cls.name, "radius", checked["radius"])
-        positive(cls.name, "eta0", checked["eta0"])
-        return checked
 
     def _parameters(self):
         return [self.config["radius"], self.config["eta0"]]

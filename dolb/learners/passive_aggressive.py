@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba
 
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LinearLearner, positive, scaled_row
+from dolb.learners.linear import LinearLearner, scaled_row
 
 VARIANTS = ("pa", "pa1", "pa2")
 
@@ -65,15 +65,10 @@ class PassiveAggressive(LinearLearner):
     name = "pa"
     params = {
         "variant": Param("pa1", str, choices=VARIANTS, doc="pa, pa1 (PA-I) or pa2 (PA-II)"),
-        "C": Param(1.0, low=0.0, doc="aggressiveness C > 0 of PA-I and PA-II"),
+        "C": Param(1.0, above=0.0, doc="aggressiveness C > 0 of PA-I and PA-II"),
     }
     step = _step
 
-    @classmethod
-    def check_params(cls, params):
-        checked = super().check_params(params)
-        positive(cls.name, "C", checked["C"])
-        return checked
 
     def _parameters(self):
         return [float(VARIANTS.index(self.config["variant"])), self.config["C"]]

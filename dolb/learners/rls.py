@@ -45,10 +45,9 @@ class RLS(PolynomialLearner):
     name = "rls"
     params = {
         **POLYNOMIAL_PARAMS,
-        "forgetting": Param(1.0, low=0.0, high=1.0, doc="forgetting factor g, 0 < g <= 1"),
-        "tikhonov": Param(1.0, low=0.0, doc="ridge weight: S_0 = I / tikhonov (> 0)"),
+        "forgetting": Param(1.0, above=0.0, high=1.0, doc="forgetting factor g, 0 < g <= 1"),
+        "tikhonov": Param(1.0, above=0.0, doc="ridge weight: S_0 = I / tikhonov (> 0)"),
     }
-    positive = ("forgetting", "tikhonov")
 
     def __init__(self, n_features, n_train=None, **params):
         super().__init__(n_features, n_train, **params)

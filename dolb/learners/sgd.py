@@ -8,7 +8,7 @@ import numba
 
 from dolb.errors import ConfigError
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LOSS_PARAM, LOSSES, LinearLearner, dloss, positive, scaled_row
+from dolb.learners.linear import LOSS_PARAM, LOSSES, LinearLearner, dloss, scaled_row
 
 SCHEDULES = ("sqrt", "inverse")
 
@@ -75,7 +75,7 @@ class SGD(LinearLearner):
     params = {
         "loss": LOSS_PARAM,
         "alpha": Param(1e-4, low=0.0, doc="L2 regularisation alpha >= 0"),
-        "eta0": Param(0.1, low=0.0, doc="eta_0 > 0 of the sqrt schedule eta_t = eta_0 / sqrt(t)"),
+        "eta0": Param(0.1, above=0.0, doc="eta_0 > 0 of the sqrt schedule eta_t = eta_0 / sqrt(t)"),
         "schedule": Param("sqrt", str, choices=SCHEDULES, doc="sqrt: eta0/sqrt(t); inverse: 1/(alpha t)"),
     }
     step = _step
@@ -84,14 +84,16 @@ class SGD(LinearLearner):
     def check_params(cls, params):
         checked = super().check_params(params)
         if checked["schedule"] == "inverse":
-            positive(cls.name, "alpha", checked["alpha"])
-        else:
-            positive(cls.name, "eta0", checked["eta0"])
-            if checked["eta0"] * checked["alpha"] > 1.0:
+            if not checked["alpha"] > 0:
                 raise ConfigError(
-                    f"learner {cls.name!r}: eta0 * alpha must be at most 1 (the L2 step would "
-                    f"flip w), got {checked['eta0'] * checked['alpha']!r}"
+                    f"learner {cls.name!r}, parameter 'alpha': must be above 0 for the inverse "
+                    f"schedule 1/(alpha t), got {checked['alpha']!r}"
                 )
+        elif checked["eta0"] * checked["alpha"] > 1.0:
+            raise ConfigError(
+                f"learner {cls.name!r}: eta0 * alpha must be at most 1 (the L2 step would "
+                f"flip w), got {checked['eta0'] * checked['alpha']!r}"
+            )
         return checked
 
     def _parameters(self):
