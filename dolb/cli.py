@@ -44,9 +44,7 @@ def _report(args: argparse.Namespace) -> int:
     from dolb.results.tables import read_results
 
     folder = Path(args.dir)
-    if not (folder / "results.csv").is_file() or not (folder / "pipeline.toml").is_file():
-        raise DataError(f"{folder}: not a result folder (no results.csv and pipeline.toml; run `dolb run` first)")
-    frame = read_results(folder / "results.csv")
+    frame = read_results(folder)
     print(write_reports(load_pipeline(folder / "pipeline.toml"), frame, folder))
     return 0
 
@@ -88,7 +86,7 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from dolb.results.compare import compare_folders, console_text
+    from dolb.results.compare_report import compare_folders, console_text
 
     out = Path(args.out) if args.out else Path(args.run) / "compare"
     comparison = compare_folders(

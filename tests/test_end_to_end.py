@@ -2,7 +2,6 @@
 stores on disk; resume, determinism, failures and bad inputs."""
 
 import json
-import shutil
 import subprocess
 import sys
 

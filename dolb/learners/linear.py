@@ -162,7 +162,7 @@ def _drive(indptr, indices, data, y, P, A, v, F, I, delta, flags, avg, surv, his
                 _cutoff.on_round(cut, age, loss)
         # --- the learner's update ------------------------------------------------------
         F[0] = s
-        updated, s_new = step(P, A, F, v, indices, data, start, nnz, yt, p, dot, rnd, delta)
+        updated, s_new = step(P, A, F, v, indices, data, start, nnz, yt, p, dot, rnd, delta)  # noqa: F821 (set per learner)
         if not updated:
             continue
         changed = s_new != s

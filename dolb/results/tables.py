@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterable
 
 import numpy as np
 import pandas as pd
 from scipy import stats as st
 
+from dolb.errors import DataError
 from dolb.experiment.cells import Cell
 from dolb.results.store import ResultStore
 
@@ -57,9 +59,38 @@ def complexity_label(level) -> str:
     return str(level)
 
 
-def read_results(path) -> pd.DataFrame:
-    """Read a ``results.csv`` back with the column types :func:`tidy_results` made."""
-    return pd.read_csv(path, dtype={"params": str, "complexity": str}, keep_default_na=False, na_values={"value": [""]})
+def read_results(folder) -> pd.DataFrame:
+    """The tidy results table of a result folder, configuration columns as the text
+    written (so ``complexity`` ``"3"`` matches across folders whatever the other rows).
+
+    Raises
+    ------
+    DataError
+        The folder has no ``results.csv``, or it is unreadable or lacks a column.
+
+    Examples
+    --------
+    >>> read_results("no-such-folder")
+    Traceback (most recent call last):
+    ...
+    dolb.errors.DataError: no-such-folder: not a result folder (no results.csv; run `dolb run` first)
+    """
+    path = Path(folder) / "results.csv"
+    if not path.is_file():
+        raise DataError(f"{folder}: not a result folder (no results.csv; run `dolb run` first)")
+    try:
+        frame = pd.read_csv(
+            path,
+            dtype={column: str for column in CONFIG_COLUMNS},
+            keep_default_na=False,
+            na_values={"value": ["", "nan", "NaN"]},
+        )
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise DataError(f"{path}: unreadable ({str(exc).splitlines()[0]})") from None
+    missing = [column for column in TIDY_COLUMNS if column not in frame.columns]
+    if missing:
+        raise DataError(f"{path}: no column {missing[0]!r}")
+    return frame
 
 
 def ci95_halfwidth(values: pd.Series) -> float:
