@@ -1,8 +1,13 @@
 """Clusters other than the embedded LocalCluster: a scheduler and workers started as
 separate processes from the command line, cluster files, and the version check."""
 
+import getpass
+import os
+import shutil
+import socket
 import subprocess
 import sys
+import textwrap
 import time
 
 import pytest
@@ -30,7 +35,8 @@ def command_line_cluster(tmp_path):
         time.sleep(0.1)
     worker = subprocess.Popen(
         [sys.executable, "-c", "from distributed.cli.dask_worker import main; main()",
-         "--scheduler-file", str(scheduler_file), "--nworkers", "2", "--nthreads", "1", "--no-dashboard"],
+         "--scheduler-file", str(scheduler_file), "--nworkers", "2", "--nthreads", "1", "--no-dashboard",
+         "--host", "127.0.0.1"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**__import__("os").environ, "OMP_NUM_THREADS": "1"},
     )
     try:
@@ -103,3 +109,76 @@ def test_version_mismatch_is_a_clear_error(monkeypatch):
         monkeypatch.setattr(environment, "package_versions", lambda: {"numpy": "0.0.1"})
         with pytest.raises(ConfigError, match=r"runs numpy .*, the client 0.0.1"):
             environment.check_workers(client)
+
+
+SSHD = shutil.which("sshd") or ("/usr/sbin/sshd" if os.path.exists("/usr/sbin/sshd") else None)
+
+
+@pytest.fixture
+def ssh_server(tmp_path):
+    """A private sshd on a free loopback port, accepting a key made for the test; yields
+    (port, client key path, known_hosts path). Skips, saying why, where no sshd or asyncssh is installed."""
+    if SSHD is None:
+        pytest.skip("no SSH server here (Debian: apt-get install openssh-server)")
+    pytest.importorskip("asyncssh", reason="SSH clusters need asyncssh: pip install 'dolb[ssh]'")
+    key, host_key = tmp_path / "client_key", tmp_path / "host_key"
+    for path in (key, host_key):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
+    (tmp_path / "authorized_keys").write_text((tmp_path / "client_key.pub").read_text())
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    known_hosts = tmp_path / "known_hosts"
+    known_hosts.write_text(f"[127.0.0.1]:{port} {(tmp_path / 'host_key.pub').read_text()}")
+    config = tmp_path / "sshd_config"
+    config.write_text(textwrap.dedent(f"""\
+        Port {port}
+        ListenAddress 127.0.0.1
+        HostKey {host_key}
+        AuthorizedKeysFile {tmp_path / "authorized_keys"}
+        PidFile {tmp_path / "sshd.pid"}
+        PasswordAuthentication no
+        PermitRootLogin prohibit-password
+        StrictModes no
+        UsePAM no
+        AcceptEnv *
+        """))
+    os.makedirs("/run/sshd", exist_ok=True)  # privilege separation directory
+    server = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.1)
+    else:
+        server.kill()
+        pytest.fail(f"sshd did not start: {server.stderr.read().decode()[-500:]}")
+    try:
+        yield port, key, known_hosts
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_sweep_on_an_ssh_cluster_to_localhost(small_pipeline, ssh_server, tmp_path):
+    port, key, known_hosts = ssh_server
+    cluster = tmp_path / "ssh.toml"
+    cluster.write_text(textwrap.dedent(f"""\
+        kind = "ssh"
+        hosts = ["127.0.0.1", "127.0.0.1"]
+
+        [options]
+        connect_options = {{ port = {port}, known_hosts = "{known_hosts}", client_keys = ["{key}"], username = "{getpass.getuser()}" }}
+        remote_python = "{sys.executable}"
+        scheduler_options = {{ host = "127.0.0.1", port = 0, dashboard_address = ":0" }}
+        worker_options = {{ n_workers = 2, host = "127.0.0.1" }}
+        """))
+    summary = run_sweep(small_pipeline, tmp_path / "ssh", cluster_file=cluster, progress=False)
+    local = run_sweep(small_pipeline, tmp_path / "local", workers=1, progress=False)
+    assert summary.n_computed == 60 and summary.n_failed == 0
+
+    def files(folder):
+        return {p.name: p.read_bytes() for p in (folder / "cells").glob("*.json")}
+
+    assert files(tmp_path / "ssh") == files(tmp_path / "local")
