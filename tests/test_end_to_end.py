@@ -171,3 +171,10 @@ def test_tasks_in_flight_stay_bounded(small_pipeline, tmp_path, monkeypatch):
     summary = run_sweep(pipeline, tmp_path / "out", workers=1, progress=False)
     assert summary.n_computed == 60 and len(peak) == 60  # one task per cell
     assert max(peak) <= sweep.IN_FLIGHT_PER_WORKER
+
+
+def test_performance_report_is_saved(small_pipeline, tmp_path):
+    report = tmp_path / "dask-report.html"
+    run_sweep(small_pipeline, tmp_path / "out", workers=1, progress=False, report_file=report)
+    text = report.read_text()
+    assert "<html" in text.lower() and "run_cells" in text  # Dask's report of our tasks

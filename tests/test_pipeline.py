@@ -48,7 +48,7 @@ def test_valid_pipeline_loads_with_grid(tmp_path):
     assert irma.grid == ((("domain_high", 3.0), ("stiffness", 0.1)), (("domain_high", 3.0), ("stiffness", 0.2)))
     assert experiment.learners[1].complexity == (2,)
     assert experiment.checkpoints == (5, 20)
-    assert pipeline.reports[0].stats == ("mean", "std")
+    assert pipeline.reports[0].stats == ("mean", "std", "ci95")
 
 
 @pytest.mark.parametrize(

@@ -57,7 +57,7 @@ def _local(n_workers: int, **options: Any) -> LocalCluster:
         n_workers=n_workers,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=":0",  # any free port: several clusters may run on one machine
+        dashboard_address=None,  # no dashboard: nothing to serve, nothing listening
         env=SINGLE_THREADED_BLAS,
         **options,
     )

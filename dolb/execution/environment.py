@@ -63,15 +63,18 @@ def worker_fingerprint() -> dict:
 
 
 def check_workers(client) -> dict:
-    """Ask every worker for its environment; ConfigError naming the first worker whose
-    package versions differ from the client's. Returns the workers' fingerprints."""
+    """Ask the scheduler and every worker for their environment; ConfigError naming the
+    first whose package versions differ from the client's. Returns the workers'
+    fingerprints."""
     ours = package_versions()
     theirs = client.run(worker_fingerprint)
-    for address, found in sorted(theirs.items()):
+    scheduler = {f"scheduler {client.scheduler.address}": client.run_on_scheduler(worker_fingerprint)}
+    for address, found in sorted(theirs.items()) + list(scheduler.items()):
         for name, wanted in ours.items():
             if found["packages"].get(name) != wanted:
+                where = address if address.startswith("scheduler") else f"worker {address}"
                 raise ConfigError(
-                    f"worker {address} runs {name} {found['packages'].get(name)}, the client {wanted}: "
+                    f"{where} runs {name} {found['packages'].get(name)}, the client {wanted}: "
                     "install the same versions everywhere"
                 )
     return theirs

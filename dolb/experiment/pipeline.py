@@ -443,7 +443,7 @@ class _Checker:
         if at is not None:
             at = self.typed(at, f"{key}.at", list, "a list of training sizes")
             at = tuple(self.positive_int(v, f"{key}.at[{i}]") for i, v in enumerate(at))
-        stats = self.string_list(raw.get("stats", ["mean", "std"]), f"{key}.stats", STATS)
+        stats = self.string_list(raw.get("stats", ["mean", "std", "ci95"]), f"{key}.stats", STATS)
         title = self.typed(raw.get("title", f"{experiment}: {metric}"), f"{key}.title", str, "a string")
         compare = self.choice(raw.get("compare", "conversion"), f"{key}.compare", COMPARABLE)
         baseline = raw.get("baseline")
