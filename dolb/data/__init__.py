@@ -9,7 +9,8 @@ Examples
 """
 
 from dolb.data.generators import GENERATORS, generate, materialize
-from dolb.data.store import Dataset, open_dataset, write_dataset
+from dolb.data.store import Dataset, open_dataset
+from dolb.data.writing import write_dataset
 from dolb.data.stream import stream_blocks
 
 __all__ = ["GENERATORS", "Dataset", "generate", "materialize", "open_dataset", "stream_blocks", "write_dataset"]

@@ -20,7 +20,8 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
-from dolb.data.store import Dataset, open_dataset, write_dataset
+from dolb.data.store import Dataset, open_dataset
+from dolb.data.writing import write_dataset
 from dolb.errors import DataError
 
 MadeParts = dict[str, tuple[Any, Any, dict]]
