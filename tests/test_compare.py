@@ -11,8 +11,10 @@ from distributed import Client, LocalCluster
 from scipy import stats
 
 from dolb.cli import main
+from dolb.errors import DataError
 from dolb.execution.sweep import run_sweep
-from dolb.results.compare import compare_frames, compare_throughput
+from dolb.results.compare import compare_frames, compare_throughput, read_bench
+from dolb.results.compare_report import largest_changes, trend_table
 from dolb.results.tables import TIDY_COLUMNS
 
 
@@ -28,11 +30,16 @@ def test_paired_test_values_match_scipy():
     run = [0.24, 0.26, 0.27, 0.33, 0.30]
     row = compare_frames(tidy(run), tidy(baseline)).iloc[0]
     differences = np.subtract(run, baseline)
+    expected = stats.ttest_rel(run, baseline)
     assert row["difference"] == pytest.approx(differences.mean())
-    assert row["p"] == pytest.approx(stats.ttest_rel(run, baseline).pvalue)
+    assert row["t"] == pytest.approx(expected.statistic, rel=1e-12)
+    assert row["p"] == pytest.approx(expected.pvalue, rel=1e-10)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(tuple(expected.confidence_interval(0.95)), rel=1e-10)
     half = stats.t.ppf(0.975, 4) * differences.std(ddof=1) / np.sqrt(5)
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((differences.mean() - half, differences.mean() + half))
     assert row["d_z"] == pytest.approx(differences.mean() / differences.std(ddof=1))
+    assert row["relative"] == pytest.approx(differences.mean() / np.mean(baseline))
+    assert (row["n"], row["run"], row["baseline"]) == (5, pytest.approx(np.mean(run)), pytest.approx(np.mean(baseline)))
     assert row["verdict"] == "worse"
 
 
@@ -53,6 +60,33 @@ def test_identical_runs_and_informational_metrics_are_never_flagged():
     table = compare_frames(worse, frame)
     assert table["metric"].tolist() == ["test_error"]  # cutoff_k is not judged
     assert table["verdict"].tolist() == ["unchanged"] and table["p"].tolist() == [1.0]
+
+
+def test_one_pair_is_never_flagged_and_a_constant_shift_is_certain():
+    single = compare_frames(tidy([0.9]), tidy([0.1])).iloc[0]
+    assert np.isnan(single["p"]) and np.isnan(single["q"]) and single["verdict"] == "untested"
+    shifted = compare_frames(tidy([0.25, 0.5, 0.75]), tidy([0.0, 0.25, 0.5])).iloc[0]
+    assert (shifted["t"], shifted["p"], shifted["verdict"]) == (np.inf, 0.0, "worse")
+
+
+def test_non_finite_pairs_are_left_out_and_counted():
+    row = compare_frames(tidy([0.3, np.inf, 0.4, 0.35]), tidy([0.2, 0.2, np.nan, 0.2])).iloc[0]
+    assert (row["n"], row["n_nonfinite"]) == (2, 2)
+    assert row["difference"] == pytest.approx(0.125) and np.isfinite(row["p"])
+
+
+def test_bench_json_is_read_and_checked(tmp_path):
+    record = {"learner": "sgd", "input": "sparse", "source": "zarr", "conversions": ["last", "average"]}
+    (tmp_path / "bench.json").write_text(json.dumps([
+        record | {"examples_per_s": 7.0e5}, record | {"examples_per_s": 9.0e5}, {"kind": "cutoff_memory"},
+    ]))
+    bench = read_bench(tmp_path)
+    assert bench[["conversions", "examples_per_s"]].values.tolist() == [["last+average", 8.0e5]]
+    table = compare_throughput(bench.assign(examples_per_s=6.8e5), bench, slowdown=0.8)
+    assert table["ratio"].tolist() == [pytest.approx(0.85)] and table["slower"].tolist() == [False]
+    (tmp_path / "bench.json").write_text('[{"learner": "sgd", "examples_per_s": 1.0}]')
+    with pytest.raises(DataError, match="bench.json: expected a JSON list of objects"):
+        read_bench(tmp_path)
 
 
 def test_throughput_slowdown():
@@ -111,13 +145,19 @@ def runs(tmp_path_factory):
 @pytest.mark.e2e
 def test_unchanged_run_passes(runs, capsys):
     assert main(["compare", str(runs / "same"), str(runs / "baseline")]) == 0
-    assert "0 worse, 0 better" in capsys.readouterr().out
+    assert "4 compared: 0 worse, 0 better, 4 unchanged" in capsys.readouterr().out
+    table = pd.read_csv(runs / "same" / "compare" / "compare.csv")
+    assert (table["n"] == 20).all() and (table["difference"] == 0).all() and (table["p"] == 1).all()
     assert (runs / "same" / "compare" / "compare.html").read_text().startswith("<!DOCTYPE html>")
 
 
 @pytest.mark.e2e
 def test_degraded_learner_is_flagged(runs, capsys):
+    # the params strings, hence the cell ids, are the baseline's: the change lives in the workers
+    cells = {name: set(pd.read_csv(runs / name / "results.csv")["cell_id"]) for name in ("degraded", "baseline")}
+    assert cells["degraded"] == cells["baseline"]
     assert main(["compare", str(runs / "degraded"), str(runs / "baseline")]) == 1
+    assert "Significant changes (q < 0.05)" in capsys.readouterr().out
     table = pd.read_csv(runs / "degraded" / "compare" / "compare.csv")
     verdict = table.set_index(["learner", "n_train"])["verdict"]
     assert verdict["irma", 80] == "worse" and verdict["irma", 20] == "worse"
@@ -143,6 +183,51 @@ def test_bench_slowdown_and_history_trend(runs):
     assert (out / "trend.png").stat().st_size > 10_000
     (runs / "same" / "bench.json").unlink()
     (runs / "baseline" / "bench.json").unlink()
+
+
+def write_folder(folder, frame, pipeline="nightly"):
+    """A result folder as `dolb run` leaves it, as far as `dolb compare` reads it."""
+    folder.mkdir(parents=True)
+    frame.to_csv(folder / "results.csv", index=False)
+    (folder / "run.json").write_text(json.dumps({"pipeline": pipeline}))
+    return folder
+
+
+def test_trend_keeps_the_configurations_that_changed_most(tmp_path):
+    nights = []
+    for night, drift in enumerate([0.0, 0.5, 1.0]):
+        nights.append(write_folder(tmp_path / f"night{night}", pd.concat([
+            tidy([1.0 + drift, 1.0 + drift]),  # doubles over the nights
+            tidy([9.0, 9.0], n_train=10),  # not the largest training size: left out
+            tidy([2.0, 2.0 + 0.1 * night], learner="perceptron"),
+        ])))
+    table = trend_table([pd.read_csv(folder / "results.csv") for folder in nights])
+    assert table.xs("pa", level="learner").values.tolist() == [[1.0, 1.5, 2.0]]
+    assert table.xs("perceptron", level="learner").values.tolist() == [[2.0, 2.05, 2.1]]
+    assert largest_changes(table, 1).index.get_level_values("learner").tolist() == ["pa"]
+    out = tmp_path / "out"
+    assert main(["compare", str(nights[2]), str(nights[1]), "--out", str(out),
+                 "--history", str(nights[0]), str(nights[1])]) == 1  # pa got worse by a constant
+    assert (out / "trend.png").stat().st_size > 10_000
+
+
+def test_informational_metric_is_named_in_the_report(tmp_path, capsys):
+    base = write_folder(tmp_path / "base", pd.concat([tidy([0.1, 0.2, 0.3]), tidy([1, 2, 3], metric="cutoff_k")]))
+    run = write_folder(tmp_path / "run", pd.concat([tidy([0.1, 0.2, 0.3]), tidy([70, 80, 90], metric="cutoff_k")]))
+    assert main(["compare", str(run), str(base)]) == 0
+    assert "1 compared: 0 worse, 0 better, 1 unchanged" in capsys.readouterr().out
+    assert "Informational metrics, not judged: cutoff_k." in (run / "compare" / "compare.md").read_text()
+
+
+def test_different_pipelines_and_bad_options_are_one_line_errors(tmp_path, capsys):
+    run = write_folder(tmp_path / "run", tidy([0.1, 0.2]), pipeline="irma")
+    base = write_folder(tmp_path / "base", tidy([0.1, 0.2]), pipeline="demo")
+    assert main(["compare", str(run), str(base)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pipeline 'demo'" in err and "same pipeline" in err
+    assert not (run / "compare").exists()  # nothing written
+    assert main(["compare", str(run), str(run), "--alpha", "1.5"]) == 2
+    assert capsys.readouterr().err.startswith("dolb: error: --alpha must be between 0 and 1")
 
 
 def test_bad_folders_are_one_line_errors(tmp_path, capsys):
