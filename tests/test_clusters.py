@@ -171,7 +171,7 @@ def test_sweep_on_an_ssh_cluster_to_localhost(small_pipeline, ssh_server, tmp_pa
         [options]
         connect_options = {{ port = {port}, known_hosts = "{known_hosts}", client_keys = ["{key}"], username = "{getpass.getuser()}" }}
         remote_python = "{sys.executable}"
-        scheduler_options = {{ host = "127.0.0.1", port = 0, dashboard_address = ":0" }}
+        scheduler_options = {{ host = "127.0.0.1", port = 0, dashboard_address = "127.0.0.1:0" }}
         worker_options = {{ n_workers = 2, host = "127.0.0.1" }}
         """))
     summary = run_sweep(small_pipeline, tmp_path / "ssh", cluster_file=cluster, progress=False)
@@ -182,3 +182,105 @@ def test_sweep_on_an_ssh_cluster_to_localhost(small_pipeline, ssh_server, tmp_pa
         return {p.name: p.read_bytes() for p in (folder / "cells").glob("*.json")}
 
     assert files(tmp_path / "ssh") == files(tmp_path / "local")
+
+
+SLURMCTLD = shutil.which("slurmctld") or ("/usr/sbin/slurmctld" if os.path.exists("/usr/sbin/slurmctld") else None)
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def one_node_slurm(tmp_path, monkeypatch):
+    """munge, slurmctld and slurmd on this machine (loopback only, private config and
+    state); yields the SLURM_CONF path. Skips, saying why, where Slurm is not installed."""
+    if SLURMCTLD is None or os.geteuid() != 0:
+        pytest.skip("no one-node Slurm here (Debian, as root: apt-get install slurmctld slurmd slurm-client munge)")
+    pytest.importorskip("dask_jobqueue", reason="SLURM clusters need dask-jobqueue: pip install 'dolb[jobqueue]'")
+    if subprocess.run(["pgrep", "-x", "munged"], capture_output=True).returncode != 0:
+        for folder in ("/etc/munge", "/run/munge", "/var/lib/munge", "/var/log/munge"):
+            os.makedirs(folder, exist_ok=True)
+        key = "/etc/munge/munge.key"
+        if not os.path.exists(key):
+            with open(key, "wb") as handle:
+                handle.write(os.urandom(1024))
+            os.chmod(key, 0o400)
+        subprocess.run(["chown", "-R", "munge:munge", "/etc/munge", "/run/munge", "/var/lib/munge", "/var/log/munge"])
+        subprocess.run(["su", "-s", "/bin/sh", "munge", "-c", "munged"], check=True)
+    host = socket.gethostname()
+    for folder in ("state", "spool", "logs"):
+        (tmp_path / folder).mkdir()
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(textwrap.dedent(f"""\
+        ClusterName=dolbtest
+        SlurmctldHost={host}(127.0.0.1)
+        SlurmctldPort={free_port()}
+        SlurmdPort={free_port()}
+        SlurmUser=root
+        AuthType=auth/munge
+        StateSaveLocation={tmp_path / "state"}
+        SlurmdSpoolDir={tmp_path / "spool"}
+        SlurmctldPidFile={tmp_path / "slurmctld.pid"}
+        SlurmdPidFile={tmp_path / "slurmd.pid"}
+        SlurmctldLogFile={tmp_path / "slurmctld.log"}
+        SlurmdLogFile={tmp_path / "slurmd.log"}
+        ProctrackType=proctrack/linuxproc
+        TaskPlugin=task/none
+        SelectType=select/cons_tres
+        SelectTypeParameters=CR_Core
+        MpiDefault=none
+        ReturnToService=2
+        JobCompType=jobcomp/none
+        AccountingStorageType=accounting_storage/none
+        NodeName={host} NodeAddr=127.0.0.1 CPUs=2 RealMemory=4000 State=UNKNOWN
+        PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
+        """))
+    monkeypatch.setenv("SLURM_CONF", str(conf))
+    daemons = [subprocess.Popen([SLURMCTLD, "-D", "-f", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)]
+    time.sleep(2)
+    daemons.append(subprocess.Popen(["slurmd", "-D", "-f", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT))
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            state = subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True).stdout.strip()
+            if state == "idle":
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail(f"the Slurm node did not come up (state {state!r}); see {tmp_path}/slurmctld.log")
+        yield conf
+    finally:
+        for daemon in reversed(daemons):
+            daemon.terminate()
+            daemon.wait(timeout=20)
+
+
+def test_sweep_on_a_one_node_slurm(small_pipeline, one_node_slurm, tmp_path):
+    cluster = tmp_path / "slurm.toml"
+    cluster.write_text(textwrap.dedent(f"""\
+        kind = "slurm"
+        jobs = 1
+
+        [options]
+        queue = "debug"
+        cores = 2
+        processes = 2
+        memory = "2GB"
+        walltime = "00:10:00"
+        python = "{sys.executable}"
+        local_directory = "{tmp_path}"
+        log_directory = "{tmp_path / 'logs'}"
+        scheduler_options = {{ host = "127.0.0.1", dashboard_address = "127.0.0.1:0" }}
+        worker_extra_args = ["--host", "127.0.0.1"]
+        """))
+    summary = run_sweep(small_pipeline, tmp_path / "slurm", cluster_file=cluster, progress=False)
+    local = run_sweep(small_pipeline, tmp_path / "local", workers=1, progress=False)
+    assert summary.n_computed == local.n_computed == 60 and summary.n_failed == 0
+
+    def files(folder):
+        return {p.name: p.read_bytes() for p in (folder / "cells").glob("*.json")}
+
+    assert files(tmp_path / "slurm") == files(tmp_path / "local")
