@@ -9,6 +9,7 @@ one line (``dolb: error: ...``) with exit status 2.
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 from pathlib import Path
@@ -57,8 +58,6 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    import json
-
     from dolb.bench import LEARNERS, as_json, as_text, run_bench
 
     names = args.only.split(",") if args.only else None
@@ -76,9 +75,14 @@ def _status(args: argparse.Namespace) -> int:
     folder = Path(args.dir)
     if not (folder / "cells").is_dir():
         raise DataError(f"{folder}: not a result folder (no cells/)")
-    failed = failed_cells(folder)
-    stored = sum(1 for p in (folder / "cells").glob("*.json") if not p.name.endswith(".failed.json"))
-    print(f"{stored} cells stored, {len(failed)} failed")
+    # the cells of the pipeline last run here, when a run finished; else every record
+    run = json.loads((folder / "run.json").read_text()) if (folder / "run.json").is_file() else {}
+    ids = set(run["cell_ids"]) if "cell_ids" in run else None
+    failed = failed_cells(folder, ids)
+    names = [p.name[: -len(".json")] for p in (folder / "cells").glob("*.json") if not p.name.endswith(".failed.json")]
+    stored = sum(1 for name in names if ids is None or name in ids)
+    scope = f" (of the {len(ids)} cells of pipeline {run['pipeline']!r})" if ids is not None else ""
+    print(f"{stored} cells stored, {len(failed)} failed{scope}")
     for record in failed:
         spec = record["spec"]
         print(f"  {record['id']}  {spec['learner']} split {spec['split']['index']}: {record['error']}")

@@ -176,7 +176,7 @@ def test_sweep_on_an_ssh_cluster_to_localhost(small_pipeline, ssh_server, tmp_pa
         """))
     summary = run_sweep(small_pipeline, tmp_path / "ssh", cluster_file=cluster, progress=False)
     local = run_sweep(small_pipeline, tmp_path / "local", workers=1, progress=False)
-    assert summary.n_computed == 60 and summary.n_failed == 0
+    assert summary.n_computed == local.n_computed == 60 and summary.n_failed == 0
 
     def files(folder):
         return {p.name: p.read_bytes() for p in (folder / "cells").glob("*.json")}

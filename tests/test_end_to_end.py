@@ -178,3 +178,16 @@ def test_performance_report_is_saved(small_pipeline, tmp_path):
     run_sweep(small_pipeline, tmp_path / "out", workers=1, progress=False, report_file=report)
     text = report.read_text()
     assert "<html" in text.lower() and "run_cells" in text  # Dask's report of our tasks
+
+
+def test_status_speaks_of_the_pipeline_last_run(small_pipeline, tmp_path, capsys):
+    out = tmp_path / "out"
+    stale = {"id": "0" * 20, "status": "failed", "error": "from an older pipeline",
+             "spec": {"learner": "irma", "split": {"index": 0}}}
+    (out / "cells").mkdir(parents=True)
+    (out / "cells" / f"{stale['id']}.failed.json").write_text(json.dumps(stale))
+    assert main(["status", str(out)]) == 1  # before any finished run: every record
+    run_sweep(small_pipeline, out, workers=1, progress=False)
+    capsys.readouterr()
+    assert main(["status", str(out)]) == 0
+    assert "60 cells stored, 0 failed (of the 60 cells of pipeline 'small-irma')" in capsys.readouterr().out

@@ -118,6 +118,7 @@ def run_sweep(
             "failed": n_failed,
             "seconds": round(seconds, 3),
             "examples": sum(c.n_train for c in todo),
+            "cell_ids": sorted(c.id for c in unique),
             "environment": fingerprint(),
             "workers": workers_seen,
         },
@@ -162,13 +163,14 @@ def _compute(client, batches: list[list[Cell]], store: ResultStore, n_workers: i
     return n_failed
 
 
-def failed_cells(out_dir: str | Path) -> list[dict]:
-    """Failure records of the cells in a result folder whose last attempt failed."""
+def failed_cells(out_dir: str | Path, ids: set[str] | None = None) -> list[dict]:
+    """Failure records of the cells in a result folder (of those in ``ids``, if given)
+    whose last attempt failed."""
     store = ResultStore(out_dir)
     records = []
     for path in sorted(store.cells.glob("*.failed.json")):
         cell_id = path.name[: -len(".failed.json")]
-        if not store.has(cell_id):
+        if not store.has(cell_id) and (ids is None or cell_id in ids):
             records.append(json.loads(path.read_text(encoding="utf-8")))
     return records
 
