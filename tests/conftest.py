@@ -60,6 +60,11 @@ def small_pipeline(tmp_path):
     return path
 
 
+def cell_files(folder):
+    """Every stored cell result of a result folder: file name to bytes."""
+    return {p.name: p.read_bytes() for p in sorted((folder / "cells").glob("*.json"))}
+
+
 def requires_shared_data(*parts):
     """Skip (with the reason) when ../shared/data, or the named file in it, is absent."""
     path = SHARED_DATA.joinpath(*parts)

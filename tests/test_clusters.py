@@ -15,6 +15,7 @@ import pytest
 from dolb.errors import ConfigError
 from dolb.execution.cluster import connect, read_cluster_file
 from dolb.execution.sweep import run_sweep
+from tests.conftest import cell_files
 
 pytestmark = pytest.mark.e2e
 
@@ -54,11 +55,7 @@ def test_sweep_on_a_command_line_cluster_equals_local(small_pipeline, command_li
     remote = run_sweep(small_pipeline, tmp_path / "remote", scheduler=str(command_line_cluster), progress=False)
     local = run_sweep(small_pipeline, tmp_path / "local", workers=1, progress=False)
     assert remote.n_computed == local.n_computed == 60
-
-    def files(folder):
-        return {p.name: p.read_bytes() for p in (folder / "cells").glob("*.json")}
-
-    assert files(tmp_path / "remote") == files(tmp_path / "local")
+    assert cell_files(tmp_path / "remote") == cell_files(tmp_path / "local")
 
 
 def test_cluster_file_of_a_running_scheduler(small_pipeline, command_line_cluster, tmp_path):
@@ -111,6 +108,12 @@ def test_version_mismatch_is_a_clear_error(monkeypatch):
             environment.check_workers(client)
 
 
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 SSHD = shutil.which("sshd") or ("/usr/sbin/sshd" if os.path.exists("/usr/sbin/sshd") else None)
 
 
@@ -125,9 +128,7 @@ def ssh_server(tmp_path):
     for path in (key, host_key):
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
     (tmp_path / "authorized_keys").write_text((tmp_path / "client_key.pub").read_text())
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     known_hosts = tmp_path / "known_hosts"
     known_hosts.write_text(f"[127.0.0.1]:{port} {(tmp_path / 'host_key.pub').read_text()}")
     config = tmp_path / "sshd_config"
@@ -177,20 +178,10 @@ def test_sweep_on_an_ssh_cluster_to_localhost(small_pipeline, ssh_server, tmp_pa
     summary = run_sweep(small_pipeline, tmp_path / "ssh", cluster_file=cluster, progress=False)
     local = run_sweep(small_pipeline, tmp_path / "local", workers=1, progress=False)
     assert summary.n_computed == local.n_computed == 60 and summary.n_failed == 0
-
-    def files(folder):
-        return {p.name: p.read_bytes() for p in (folder / "cells").glob("*.json")}
-
-    assert files(tmp_path / "ssh") == files(tmp_path / "local")
+    assert cell_files(tmp_path / "ssh") == cell_files(tmp_path / "local")
 
 
 SLURMCTLD = shutil.which("slurmctld") or ("/usr/sbin/slurmctld" if os.path.exists("/usr/sbin/slurmctld") else None)
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture
@@ -279,8 +270,4 @@ def test_sweep_on_a_one_node_slurm(small_pipeline, one_node_slurm, tmp_path):
     summary = run_sweep(small_pipeline, tmp_path / "slurm", cluster_file=cluster, progress=False)
     local = run_sweep(small_pipeline, tmp_path / "local", workers=1, progress=False)
     assert summary.n_computed == local.n_computed == 60 and summary.n_failed == 0
-
-    def files(folder):
-        return {p.name: p.read_bytes() for p in (folder / "cells").glob("*.json")}
-
-    assert files(tmp_path / "slurm") == files(tmp_path / "local")
+    assert cell_files(tmp_path / "slurm") == cell_files(tmp_path / "local")

@@ -11,12 +11,9 @@ import pytest
 
 from dolb.cli import main
 from dolb.execution.sweep import run_sweep
+from tests.conftest import cell_files
 
 pytestmark = pytest.mark.e2e
-
-
-def cell_files(folder):
-    return {p.name: p.read_bytes() for p in sorted((folder / "cells").glob("*.json"))}
 
 
 def test_run_resume_and_determinism(small_pipeline, tmp_path):

@@ -15,6 +15,7 @@ import psutil
 import pytest
 
 from dolb.execution.sweep import run_sweep
+from tests.conftest import cell_files
 
 pytestmark = pytest.mark.e2e
 
@@ -59,10 +60,6 @@ def undisturbed(slow_pipeline, tmp_path_factory):
     summary = run_sweep(slow_pipeline, out, workers=2, progress=False)
     assert summary.n_failed == 0 and summary.n_cells == 1200
     return cell_files(out)
-
-
-def cell_files(folder):
-    return {p.name: p.read_bytes() for p in sorted((folder / "cells").glob("*.json"))}
 
 
 def stored_count(folder):

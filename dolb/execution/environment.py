@@ -42,7 +42,9 @@ def git_commit() -> str | None:
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return run.stdout.strip() or None if run.returncode == 0 else None
+    if run.returncode != 0:
+        return None
+    return run.stdout.strip() or None
 
 
 def fingerprint() -> dict:

@@ -28,9 +28,9 @@ from dolb.results.compare import (  # noqa: E402
     pipeline_name,
     read_bench,
 )
-from dolb.results.figures import _labels  # noqa: E402
+from dolb.results.figures import config_labels  # noqa: E402
 from dolb.results.html import Section, html_page  # noqa: E402
-from dolb.results.report import _slug  # noqa: E402
+from dolb.results.report import slug  # noqa: E402
 from dolb.results.tables import CONFIG_COLUMNS, aggregate, read_results, to_markdown  # noqa: E402
 
 
@@ -127,7 +127,7 @@ def shown(table: pd.DataFrame) -> pd.DataFrame:
     """A comparison table as the report shows it: the learner, complexity, conversion
     and differing parameters as one ``configuration`` label (:data:`SHOWN` columns)."""
     keys = list(zip(table["learner"], table["params"], table["complexity"], table["conversion"]))
-    return table.assign(configuration=_labels(keys))[SHOWN]
+    return table.assign(configuration=config_labels(keys))[SHOWN]
 
 
 def _sections(comparison: Comparison, figures: list[Path]) -> list[Section]:
@@ -243,7 +243,7 @@ def change_figures(significant: pd.DataFrame, run: pd.DataFrame, baseline: pd.Da
     paths = []
     for (experiment, metric), rows in significant.groupby(["experiment", "metric"], sort=True):
         configurations = rows.sort_values("q", kind="stable")[CONFIG_COLUMNS].drop_duplicates().head(FIGURE_LINES)
-        path = out / f"compare-{_slug(experiment)}-{_slug(metric)}.png"
+        path = out / f"compare-{slug(experiment)}-{slug(metric)}.png"
         paths.append(change_figure(configurations, metric, run, baseline, path))
     return paths
 
@@ -255,7 +255,7 @@ def change_figure(
     :data:`~dolb.results.tables.CONFIG_COLUMNS`), mean over splits with the 95 % t band,
     the run solid and the baseline dashed, in one colour per configuration; save as PNG."""
     keys = list(configurations.itertuples(index=False, name=None))
-    labels = _labels([(c[3], c[4], c[5], c[6]) for c in keys])
+    labels = config_labels([(c[3], c[4], c[5], c[6]) for c in keys])
     if configurations["dataset"].nunique() > 1:
         labels = [f"{label} [{key[1]}]" for label, key in zip(labels, keys)]
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -337,7 +337,7 @@ def trend_figure(table: pd.DataFrame, nights: list[str], path: Path, lines: int 
     for ax, ((experiment, metric), panel) in zip(axes.flat, panels):
         chosen = largest_changes(panel, lines)
         keys = [(k[3], k[4], k[5], k[6]) for k in chosen.index]
-        for label, (_, values) in zip(_labels(keys), chosen.iterrows()):
+        for label, (_, values) in zip(config_labels(keys), chosen.iterrows()):
             ax.plot(x, values.to_numpy(dtype=float), "o-", lw=1.4, ms=3, label=label)
         _log_y(ax, chosen.stack())
         ax.set_xticks(x, nights, rotation=30, ha="right", fontsize=7)

@@ -13,7 +13,7 @@ import pandas as pd  # noqa: E402
 from dolb.results.tables import aggregate  # noqa: E402
 
 
-def _labels(keys: list[tuple]) -> list[str]:
+def config_labels(keys: list[tuple]) -> list[str]:
     """Legend labels naming the learner, its complexity, the conversion and only the
     parameters that differ between the lines of one figure."""
     split = [dict(p.split("=", 1) for p in params.split(", ") if p) for _, params, _, _ in keys]
@@ -52,7 +52,7 @@ def curve_figure(
     )
     keys = ["learner", "params", "complexity", "conversion"]
     all_keys = sorted(set(map(tuple, table[keys].values.tolist())))
-    labels = dict(zip(all_keys, _labels(all_keys)))
+    labels = dict(zip(all_keys, config_labels(all_keys)))
     colours = dict(zip(all_keys, plt.rcParams["axes.prop_cycle"].by_key()["color"] * 10))
     for ax, dataset in zip(axes.flat, datasets):
         panel = table[table["dataset"] == dataset]

@@ -13,7 +13,7 @@ from dolb.results.figures import curve_figure
 from dolb.results.tables import aggregate, comparison_table, paired_table, ranking_table, to_markdown
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "-" for c in text)
 
 
@@ -37,7 +37,7 @@ def write_reports(pipeline: Pipeline, frame: pd.DataFrame, out_dir: str | Path) 
     aggregate(frame).to_csv(folder / "summary.csv", index=False)
     sections = []
     for index, report in enumerate(pipeline.reports):
-        stem = folder / _slug(f"{index + 1:02d}-{report.experiment}-{report.metric}-{report.kind}")
+        stem = folder / slug(f"{index + 1:02d}-{report.experiment}-{report.metric}-{report.kind}")
         text = f"## {report.title}\n"
         try:
             table = _table(report, frame)
