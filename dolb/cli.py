@@ -2,8 +2,10 @@
 
 ``dolb run PIPELINE --out DIR`` runs a study; ``dolb plan PIPELINE --out DIR`` says what
 it would compute and how long that should take; ``dolb report DIR`` renders its tables
-and figures again; ``dolb status DIR`` lists failed cells. A user's mistake is printed as
-one line (``dolb: error: ...``) with exit status 2.
+and figures again; ``dolb status DIR`` shows the run history and the failed cells;
+``dolb export DIR`` writes the results as one CSV; ``dolb reproduce DIR --out NEW`` runs a
+recorded run again and checks every value. A user's mistake is printed as one line
+(``dolb: error: ...``) with exit status 2.
 """
 
 from __future__ import annotations
@@ -18,36 +20,72 @@ import dolb
 from dolb.errors import ConfigError, DataError, DolbError
 
 
+def _where(args: argparse.Namespace) -> dict:
+    """The cluster options of a command."""
+    return {"workers": args.workers, "scheduler": args.scheduler, "cluster_file": args.cluster}
+
+
 def _run(args: argparse.Namespace) -> int:
     from dolb.execution.sweep import run_sweep
 
     summary = run_sweep(
         args.pipeline,
         args.out,
-        workers=args.workers,
-        scheduler=args.scheduler,
-        cluster_file=args.cluster,
+        **_where(args),
         retry_failed=args.retry_failed,
         progress=not args.no_progress,
         report_file=args.performance_report,
+        gather=args.gather,
+        data_dir=args.data_cache,
     )
     print(summary.report)
     print(
         f"{summary.n_cells} cells: {summary.n_cached} already stored, {summary.n_computed} computed, "
-        f"{summary.n_failed} failed; {summary.seconds:.1f} s; results in {Path(args.out) / 'results.csv'}"
+        f"{summary.n_failed} failed; {summary.seconds:.1f} s; results in {args.out} (run {summary.run_id})"
     )
+    print(summary.time_line())
     return 1 if summary.n_failed else 0
+
+
+def _result_store(folder: str):
+    """The store of a result folder; DataError when it holds no results."""
+    from dolb.results.store import ResultStore
+
+    store = ResultStore(folder)
+    if not store.exists():
+        raise DataError(f"{folder}: not a result folder (no results; run `dolb run` first)")
+    return store
 
 
 def _report(args: argparse.Namespace) -> int:
     from dolb.experiment.pipeline import load_pipeline
+    from dolb.results.history import find_record
     from dolb.results.report import write_reports
-    from dolb.results.tables import read_results
 
-    folder = Path(args.dir)
-    frame = read_results(folder)
-    print(write_reports(load_pipeline(folder / "pipeline.toml"), frame, folder))
+    store = _result_store(args.dir)
+    record = find_record(store)
+    pipeline = load_pipeline(record["pipeline_path"], record["pipeline_text"])
+    print(write_reports(pipeline, store))
     return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from dolb.results.query import rows
+
+    store = _result_store(args.dir)
+    target = Path(args.to) if args.to else Path(args.dir) / "results.csv"
+    frame = rows(store)
+    frame.to_csv(target, index=False)
+    print(f"{len(frame):,} rows written to {target}")
+    return 0
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from dolb.execution.reproduce import reproduce
+
+    outcome = reproduce(args.dir, args.out, args.run, **_where(args))
+    print(outcome.describe())
+    return 0 if outcome.identical else 1
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -70,23 +108,28 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from dolb.execution.sweep import failed_cells
+    from dolb.experiment.cells import cell_id
+    from dolb.results.history import describe, read_records
+    from dolb.results.query import failures, stored_cells
 
-    folder = Path(args.dir)
-    if not (folder / "cells").is_dir():
-        raise DataError(f"{folder}: not a result folder (no cells/)")
-    # the cells of the pipeline last run here, when a run finished; else every record
-    run = json.loads((folder / "run.json").read_text()) if (folder / "run.json").is_file() else {}
-    ids = set(run["cell_ids"]) if "cell_ids" in run else None
-    failed = failed_cells(folder, ids)
-    names = [p.name[: -len(".json")] for p in (folder / "cells").glob("*.json") if not p.name.endswith(".failed.json")]
-    stored = sum(1 for name in names if ids is None or name in ids)
-    scope = f" (of the {len(ids)} cells of pipeline {run['pipeline']!r})" if ids is not None else ""
-    print(f"{stored} cells stored, {len(failed)} failed{scope}")
-    for record in failed:
-        spec = record["spec"]
-        print(f"  {record['id']}  {spec['learner']} split {spec['split']['index']}: {record['error']}")
-    return 1 if failed else 0
+    store = _result_store(args.dir)
+    records = read_records(store)
+    for record in records:
+        print(describe(record))
+    stored, _ = stored_cells(store)
+    failed = failures(store)
+    finished = [record for record in records if record.get("ended")]
+    scope = ""
+    if finished:  # speak of the cells of the pipeline last run here
+        last = finished[-1]
+        ids = {cell_id(key, index) for key, count in last["groups"] for index in range(count)}
+        stored &= ids
+        failed = failed[failed["cell_id"].isin(ids)]
+        scope = f" (of the {len(ids)} cells of pipeline {last['pipeline']!r})"
+    print(f"{len(stored)} cells stored, {len(failed)} failed{scope}")
+    for row in failed.itertuples():
+        print(f"  {row.cell_id}  {row.learner} split {row.split}: {row.error}")
+    return 1 if len(failed) else 0
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -115,6 +158,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--retry-failed", action="store_true", help="run failed cells again")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--performance-report", metavar="FILE", help="save Dask's HTML performance report")
+    run.add_argument("--gather", choices=("auto", "workers", "client"), default="auto",
+                     help="who writes result parts: the workers when they can reach --out (auto, the "
+                          "default), always the workers, or the client")
+    run.add_argument("--data-cache", metavar="DIR",
+                     help="where generated and imported datasets are kept (default $DOLB_DATA_CACHE, "
+                          "else ~/.cache/dolb/data)")
     run.set_defaults(handler=_run)
 
     plan = commands.add_parser("plan", help="count a pipeline's cells, stored and to do, and estimate the time")
@@ -135,9 +184,24 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("dir", help="result folder written by `dolb run`")
     report.set_defaults(handler=_report)
 
-    status = commands.add_parser("status", help="list the failed cells of a result folder")
+    status = commands.add_parser("status", help="the run history and the failed cells of a result folder")
     status.add_argument("dir", help="result folder written by `dolb run`")
     status.set_defaults(handler=_status)
+
+    export = commands.add_parser("export", help="write a result folder's results as one CSV file")
+    export.add_argument("dir", help="result folder written by `dolb run`")
+    export.add_argument("--to", metavar="FILE", help="the CSV file (default DIR/results.csv)")
+    export.set_defaults(handler=_export)
+
+    again = commands.add_parser("reproduce", help="run a recorded run again and check every value")
+    again.add_argument("dir", help="result folder written by `dolb run`")
+    again.add_argument("--out", required=True, help="a fresh result folder for the new run")
+    again.add_argument("--run", help="the run id to reproduce (default: the last finished run; see dolb status)")
+    where = again.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, help="worker processes of the embedded LocalCluster")
+    where.add_argument("--scheduler", help="address or scheduler file of a running Dask scheduler")
+    where.add_argument("--cluster", metavar="FILE", help="cluster file (see cluster/)")
+    again.set_defaults(handler=_reproduce)
 
     compare = commands.add_parser("compare", help="compare a result folder with a baseline (nightly)")
     compare.add_argument("run", help="result folder of the run to judge")

@@ -29,8 +29,8 @@ MadeParts = dict[str, tuple[Any, Any, dict]]
 
 
 def stored_parts(
-    directory: str | os.PathLike, prefix: str, identity: dict, make: Callable[[], MadeParts]
-) -> dict[str, Dataset]:
+    directory: str | os.PathLike, prefix: str, identity: dict, make: Callable[[], MadeParts] | None
+) -> dict[str, Dataset] | None:
     """The datasets of the run ``identity``: written from ``make()`` on the first call,
     opened from ``directory`` on later ones.
 
@@ -42,13 +42,14 @@ def stored_parts(
         Start of the run directory's name (the generator or importer name).
     identity : dict
         JSON-ready description of everything that determines the parts.
-    make : callable
+    make : callable or None
         ``make() -> {part: (X, y, provenance)}``; called only when the run is absent.
+        None: only look, build nothing.
 
     Returns
     -------
-    dict of str to Dataset
-        Every part, by name.
+    dict of str to Dataset, or None
+        Every part, by name; None when the run is absent and ``make`` is None.
 
     Examples
     --------
@@ -58,6 +59,8 @@ def stored_parts(
     """
     final = Path(directory).absolute() / f"{prefix}-{run_hash(identity)}"
     if not final.is_dir():
+        if make is None:
+            return None
         _build(make, final)
     return _open_parts(final)
 

@@ -304,9 +304,11 @@ def generate(name: str, params: dict[str, Any], seed: int | np.random.SeedSequen
 
 
 def materialize(
-    name: str, params: dict[str, Any], seed: int | np.random.SeedSequence, directory: str | os.PathLike
-) -> dict[str, Dataset]:
-    """Write the parts of a generator run as datasets, or reuse those written before.
+    name: str, params: dict[str, Any], seed: int | np.random.SeedSequence, directory: str | os.PathLike,
+    build: bool = True,
+) -> dict[str, Dataset] | None:
+    """Write the parts of a generator run as datasets, or reuse those written before
+    (with ``build=False``, only reuse: None when they are absent).
 
     The parts go to ``directory/<name>-<hash>/<part>``, where the hash covers the name,
     the parameters with defaults filled in and the seed. The whole ``<name>-<hash>``
@@ -323,4 +325,4 @@ def materialize(
     params = generator.check_params(params)
     sequence = seed_sequence(seed)
     identity = {"generator": name, "params": params, "seed": _describe_seed(sequence)}
-    return stored_parts(directory, name, identity, lambda: generator(params, sequence))
+    return stored_parts(directory, name, identity, (lambda: generator(params, sequence)) if build else None)

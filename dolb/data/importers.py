@@ -67,8 +67,11 @@ class Importer:
         owner = f"importer {self.name!r}"
         return self.settle(owner, check_params(owner, self.params, params))
 
-    def __call__(self, params: dict[str, Any], directory: str | os.PathLike) -> dict[str, Dataset]:
-        """The stored parts of this importer's run on ``params``, imported if need be."""
+    def __call__(
+        self, params: dict[str, Any], directory: str | os.PathLike, build: bool = True
+    ) -> dict[str, Dataset] | None:
+        """The stored parts of this importer's run on ``params``, imported if need be
+        (with ``build=False``: None when they are absent)."""
         params = self.check_params(params)
         try:
             identity = {
@@ -77,12 +80,8 @@ class Importer:
                 "sources": self.sources(params),
             }
             about = {"source": "importer", **identity, "reference": self.reference}
-            return stored_parts(
-                directory,
-                self.name,
-                identity,
-                lambda: {part: (X, y, {**about, "part": part}) for part, (X, y) in self.read(params).items()},
-            )
+            make = lambda: {part: (X, y, {**about, "part": part}) for part, (X, y) in self.read(params).items()}  # noqa: E731
+            return stored_parts(directory, self.name, identity, make if build else None)
         except ImportError as exc:
             raise ConfigError(f"importer {self.name!r} needs the package {exc.name!r} ({exc})") from exc
 
@@ -106,9 +105,12 @@ def file_identity(path: str | os.PathLike) -> dict[str, Any]:
     return {"file": path.name, "size": size, "sha256": digest}
 
 
-def import_dataset(name: str, params: dict[str, Any], directory: str | os.PathLike) -> dict[str, Dataset]:
+def import_dataset(
+    name: str, params: dict[str, Any], directory: str | os.PathLike, build: bool = True
+) -> dict[str, Dataset] | None:
     """Import the source described by ``params`` with importer ``name``, or reuse the
-    stores made by an earlier call with the same parameters and source content.
+    stores made by an earlier call with the same parameters and source content (with
+    ``build=False``, only reuse: None when they are absent).
 
     Parameters
     ----------
@@ -118,6 +120,8 @@ def import_dataset(name: str, params: dict[str, Any], directory: str | os.PathLi
         Importer parameters (missing ones take their defaults).
     directory : str or os.PathLike
         Where imported runs are stored.
+    build : bool
+        Import when absent (else return None).
 
     Returns
     -------
@@ -132,7 +136,7 @@ def import_dataset(name: str, params: dict[str, Any], directory: str | os.PathLi
     """
     if name not in IMPORTERS:
         raise ConfigError(f"unknown importer {name!r} (known: {', '.join(sorted(IMPORTERS))})")
-    return IMPORTERS[name](params, directory)
+    return IMPORTERS[name](params, directory, build)
 
 
 # --------------------------------------------------------------------------- RCV1

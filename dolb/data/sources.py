@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from dolb.data.generators import materialize
@@ -11,21 +12,44 @@ from dolb.experiment.pipeline import DatasetSpec
 from dolb.experiment.seeding import seed_for, seed_int
 
 
-def resolve_dataset(spec: DatasetSpec, data_dir: str | Path, root_seed: int) -> dict[str, Dataset]:
+DATA_CACHE_VARIABLE = "DOLB_DATA_CACHE"
+"""Environment variable naming the data cache folder."""
+
+
+def data_cache(folder: str | Path | None = None) -> Path:
+    """The folder of generated and imported datasets: ``folder`` if given, else
+    ``$DOLB_DATA_CACHE``, else ``$XDG_CACHE_HOME/dolb/data`` (``~/.cache/dolb/data``).
+    It is content-addressed (a dataset's folder name is a hash of what made it), so
+    runs and result folders share it; on a cluster, put it where workers can read."""
+    if folder is None:
+        folder = os.environ.get(DATA_CACHE_VARIABLE)
+    if folder is None:
+        folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dolb" / "data"
+    return Path(folder).absolute()
+
+
+def resolve_dataset(
+    spec: DatasetSpec, data_dir: str | Path, root_seed: int, build: bool = True
+) -> dict[str, Dataset] | None:
     """Open the stores of ``spec``, first generating or importing them under
     ``data_dir`` if it names a generator or an importer (written once, then reused;
     a generator's seed comes from the root seed and the dataset's name).
 
+    Parameters
+    ----------
+    build : bool
+        Generate or import what is not stored yet; with False, return None instead.
+
     Returns
     -------
-    dict
+    dict or None
         ``{"train": Dataset}`` plus ``"test"`` when the dataset has a test part.
     """
     if spec.generator is not None:
         seed = seed_int(seed_for(root_seed, "dataset", spec.name))
-        return materialize(spec.generator, dict(spec.params), seed, Path(data_dir))
+        return materialize(spec.generator, dict(spec.params), seed, Path(data_dir), build)
     if spec.importer is not None:
-        return import_dataset(spec.importer, dict(spec.params), Path(data_dir))
+        return import_dataset(spec.importer, dict(spec.params), Path(data_dir), build)
     parts = {"train": open_dataset(spec.train)}
     if spec.test is not None:
         parts["test"] = open_dataset(spec.test)

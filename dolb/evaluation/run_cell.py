@@ -1,16 +1,20 @@
 """Run one cell: stream its training rows through its learner, test-then-train, and
 record every metric at every checkpoint.
 
-This is what a Dask task executes (for a batch of cells). A cell that fails returns a
-result with ``status = "failed"`` and the error instead of raising, so one bad cell
-never takes the rest of its batch down.
+This is what a Dask task executes for each cell of its batch. A long cell can save its
+state (learner, conversions, metrics so far, position in the stream) every
+``state_every`` seconds; run again, it resumes from there and gives results identical
+to an uninterrupted run, because it resumes at a block boundary of the same stream.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import pickle
 import time
-import traceback
+import uuid
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,18 +36,23 @@ class CellLimitError(DolbError):
     """A cell ran longer, or made its worker grow larger, than the pipeline allows."""
 
 
-def _check_limits(cell: Cell, started: float, seen: int) -> None:
+PROCESS = psutil.Process()
+
+
+def _check_limits(cell: Cell, started: float, seen: int) -> int:
     """Raise CellLimitError when ``cell`` is past its time or memory limit (checked
-    between blocks: a single block is never interrupted)."""
+    between blocks: a single block is never interrupted); return the process's resident
+    memory (bytes)."""
     if cell.timeout is not None and time.perf_counter() - started > cell.timeout:
         raise CellLimitError(f"cell exceeded its time limit of {cell.timeout:g} s after {seen} examples")
+    rss = PROCESS.memory_info().rss
     if cell.memory is not None:
-        rss = psutil.Process().memory_info().rss
         if rss > cell.memory:
             raise CellLimitError(
                 f"cell exceeded its memory limit of {cell.memory / 2**20:.0f} MiB "
                 f"(worker at {rss / 2**20:.0f} MiB) after {seen} examples"
             )
+    return rss
 
 
 BLOCK_SIZE = 8192
@@ -76,10 +85,20 @@ def _targets(y: np.ndarray, task: str, where: str) -> np.ndarray:
     return y
 
 
-def run_cell(cell: Cell) -> dict[str, Any]:
-    """Run ``cell``; return its result record (JSON-ready, deterministic)."""
+def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
+    """Run ``cell``; return its result record (deterministic but for ``timing``).
+
+    Parameters
+    ----------
+    cell : Cell
+        The cell.
+    state_dir : str, optional
+        Where the cell saves its state every ``cell.state_every`` seconds and looks for
+        a state to resume from (``<state_dir>/<cell id>.pkl``, removed once the cell is
+        done).
+    """
     spec = cell.spec
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     train = _dataset(cell.train_path)
     split = spec["split"]
     train_rows, test_rows = split_rows(
@@ -102,14 +121,19 @@ def run_cell(cell: Cell) -> dict[str, Any]:
             None if test_rows is None else tuple(test_rows.tolist()),
             spec["task"],
         )
-    conversions = tuple(spec["conversions"])
-    learner = learner_class(spec["learner"])(
-        train.n_features, n_train=len(train_rows), conversions=conversions, **spec["params"]
-    )
+    state_path = _state_path(cell, state_dir)
+    state = _load_state(state_path)
+    if state is None:
+        learner = learner_class(spec["learner"])(
+            train.n_features, n_train=len(train_rows), conversions=tuple(spec["conversions"]), **spec["params"]
+        )
+        # values[conversion][metric] -> one value per checkpoint; online metrics under "online"
+        state = {"learner": learner, "values": {}, "seen": 0, "total": 0.0, "next_cp": 0}
+    resumed_from = state["seen"]
+    learner, values = state["learner"], state["values"]
+    seen, total, next_cp = state["seen"], state["total"], state["next_cp"]
     online_loss = ONLINE_LOSS[spec["task"]]
-    # values[conversion][metric] -> one value per checkpoint; online metrics under "online"
-    values: dict[str, dict[str, list[float]]] = {}
-    seen, total, next_cp = 0, 0.0, 0
+    peak_rss, saved = PROCESS.memory_info().rss, time.perf_counter()
 
     def record(n: int, cumulative: float) -> None:
         for metric in metrics:
@@ -125,7 +149,10 @@ def run_cell(cell: Cell) -> dict[str, Any]:
             for key, value in hypothesis.info.items():
                 found.setdefault(key, []).append(float(value))
 
-    for X, y in stream_blocks(train, rows=train_rows, block_size=BLOCK_SIZE, cache=WORKER_CHUNK_CACHE):
+    # A resumed cell starts at a block boundary of the full stream (states are saved only
+    # after whole blocks), so its blocks, and every sum over them, are the same.
+    blocks = stream_blocks(train, rows=train_rows[seen:], block_size=BLOCK_SIZE, cache=WORKER_CHUNK_CACHE)
+    for X, y in blocks:
         y = _targets(y, spec["task"], cell.train_path)
         start = 0
         while start < len(y):
@@ -143,32 +170,67 @@ def run_cell(cell: Cell) -> dict[str, Any]:
                 next_cp += 1
             total = float(running[-1]) if len(running) else total
             seen, start = end, stop
-            _check_limits(cell, started, seen)
+            peak_rss = max(peak_rss, _check_limits(cell, started, seen))
+        if state_path and seen < len(train_rows) and time.perf_counter() - saved >= cell.state_every:
+            _save_state(state_path, {"learner": learner, "values": values, "seen": seen, "total": total,
+                                     "next_cp": next_cp})
+            saved = time.perf_counter()
+    if state_path:
+        Path(state_path).unlink(missing_ok=True)
     return {
         "id": cell.id,
         "status": "ok",
-        "spec": spec,
         "n_train": len(train_rows),
         "checkpoints": checkpoints.tolist(),
         "metrics": values,
+        "timing": {
+            "cell_seconds": time.perf_counter() - started,
+            "cell_cpu_seconds": time.process_time() - cpu_started,
+            "cell_peak_rss": peak_rss,
+            "resumed_from": resumed_from,
+        },
     }
 
 
-def run_cells(cells: list[Cell]) -> list[dict[str, Any]]:
-    """Run a batch of cells; a cell that raises yields a ``failed`` record."""
-    results = []
-    for cell in cells:
-        try:
-            results.append(run_cell(cell))
-        except Exception as exc:  # noqa: BLE001 - recorded, reported and retried by the sweep
-            message = str(exc) if isinstance(exc, DolbError) else f"{type(exc).__name__}: {exc}"
-            results.append(
-                {
-                    "id": cell.id,
-                    "status": "failed",
-                    "spec": cell.spec,
-                    "error": message,
-                    "traceback": "" if isinstance(exc, DolbError) else traceback.format_exc(),
-                }
-            )
-    return results
+def _state_path(cell: Cell, state_dir: str | None) -> str | None:
+    """Where ``cell`` keeps its state, when it saves one."""
+    if state_dir is None or cell.state_every is None:
+        return None
+    return os.path.join(state_dir, f"{cell.id}.pkl")
+
+
+def _save_state(path: str, state: dict[str, Any]) -> None:
+    """Save a cell's state whole or not at all (temporary file, then rename)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    temporary = f"{path}.{uuid.uuid4().hex[:8]}.tmp"
+    try:
+        with open(temporary, "wb") as handle:
+            pickle.dump(state, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+
+
+def _load_state(path: str | None) -> dict[str, Any] | None:
+    """The state a cell saved at ``path`` (its id names the spec, data and version it
+    belongs to), or None."""
+    if path is None or not os.path.exists(path):
+        return None
+    with open(path, "rb") as handle:
+        return pickle.load(handle)
+
+
+def warm_up(cell: Cell) -> None:
+    """Compile (or load from Numba's cache) the kernels ``cell`` runs: learn, its
+    conversions' outputs and predict, on two rows of its own training data, so that a
+    worker's first cell does not pay for them."""
+    train = _dataset(cell.train_path)
+    X, y = train.read(np.arange(min(2, train.n_rows)))
+    spec = cell.spec
+    learner = learner_class(spec["learner"])(
+        train.n_features, n_train=len(y), conversions=tuple(spec["conversions"]), **spec["params"]
+    )
+    learner.learn(X, _targets(y, spec["task"], cell.train_path))
+    for hypothesis in learner.outputs().values():
+        hypothesis.predict(X)

@@ -8,15 +8,21 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from dolb.data.sources import data_cache
+from dolb.errors import DataError
 from dolb.evaluation.run_cell import run_cell
-from dolb.execution.sweep import plan_cells
+from dolb.execution.sweep import cells_to_run, open_datasets
+from dolb.experiment.cells import expand_groups, group_ids
 from dolb.experiment.pipeline import load_pipeline
+from dolb.results.history import find_record
+from dolb.results.query import stored_cells
 from dolb.results.store import ResultStore
 
 SAMPLE_CELLS = 6
 """Cells timed in this process to estimate the rest."""
 CLUSTER_START_SECONDS = 3.0
-"""About what starting an embedded LocalCluster costs here."""
+"""About what starting an embedded LocalCluster costs here, when no earlier run of the
+result folder says how long its cluster start and reports took."""
 
 
 @dataclass
@@ -48,27 +54,42 @@ class Plan:
         return "\n".join(lines)
 
 
-def make_plan(pipeline_path: str | Path, out_dir: str | Path, workers: int | None = None) -> Plan:
+def make_plan(
+    pipeline_path: str | Path, out_dir: str | Path, workers: int | None = None, data_dir: str | Path | None = None
+) -> Plan:
     """Count the cells of a pipeline against a result folder and estimate the time the
-    missing ones take, by running a few of them (evenly spread over the todo list) in
-    this process. Generated or imported datasets are written under ``out_dir/data`` as
-    ``dolb run`` would, and reused by it."""
+    missing ones take: their examples at the speed of a few of them (evenly spread over
+    the todo list) run in this process, plus the fixed costs (cluster start, reports)
+    of the folder's last run, or :data:`CLUSTER_START_SECONDS`. Generated or imported
+    datasets are built into the data cache as ``dolb run`` would, and reused by it."""
     pipeline = load_pipeline(pipeline_path)
-    out = Path(out_dir)
-    cells = list({c.id: c for c in plan_cells(pipeline, out)}.values())
-    store = ResultStore(out) if (out / "cells").is_dir() else None
-    stored = {c.id for c in cells if store is not None and store.has(c.id)}
-    failed = {c.id for c in cells if store is not None and store.has_failed(c.id)}
-    todo = [c for c in cells if c.id not in stored and c.id not in failed]
+    groups = expand_groups(pipeline, open_datasets(pipeline, data_cache(data_dir)))
+    store = ResultStore(out_dir)
+    stored, failed = stored_cells(store)
+    todo = cells_to_run(groups, stored, failed, retry_failed=False)
+    n_cells = sum(group.n_splits for group in groups)
+    n_todo = sum(len(indices) for _, indices in todo)
+    n_stored = sum(int(cell in stored) for group in groups for cell in group_ids(group))
     workers = workers or os.cpu_count() or 1
-    examples = sum(c.n_train for c in todo)
+    examples = sum(group.n_train * len(indices) for group, indices in todo)
     per_example, estimate = 0.0, 0.0
     if todo:
-        sample = todo[:: max(1, len(todo) // SAMPLE_CELLS)][:SAMPLE_CELLS]
+        cells = [group.cell(int(i)) for group, indices in todo for i in indices[:SAMPLE_CELLS]]
+        sample = cells[:: max(1, len(cells) // SAMPLE_CELLS)][:SAMPLE_CELLS]
         run_cell(sample[0])  # compile and open once, outside the timing
         started = time.perf_counter()
         for cell in sample:
             run_cell(cell)
         per_example = (time.perf_counter() - started) / max(1, sum(c.n_train for c in sample))
-        estimate = CLUSTER_START_SECONDS + per_example * examples / workers
-    return Plan(len(cells), len(stored), len(failed), len(todo), examples, per_example, estimate, workers)
+        estimate = _fixed_seconds(store) + per_example * examples / workers
+    n_failed = n_cells - n_stored - n_todo
+    return Plan(n_cells, n_stored, n_failed, n_todo, examples, per_example, estimate, workers)
+
+
+def _fixed_seconds(store: ResultStore) -> float:
+    """Cluster start and reports as the folder's last run measured them."""
+    try:
+        timings = find_record(store).get("timings", {})
+    except DataError:
+        return CLUSTER_START_SECONDS
+    return timings.get("cluster", CLUSTER_START_SECONDS) + timings.get("aggregate", 0.0) + timings.get("reports", 0.0)

@@ -1,35 +1,62 @@
-"""The sweep: a pipeline's cells run on Dask, each result stored the moment it arrives.
+"""The sweep: a pipeline's cells run on Dask; the workers store their own results.
 
-Cells already stored are skipped (resume, caching); small cells travel in batches so
-scheduling overhead stays small; a bounded number of batches is in flight at once, so
-client memory does not grow with the size of the sweep; failed cells are recorded with
-their error and retried only when asked.
+The client only coordinates. It plans the cells as groups (one per configuration,
+whatever the number of splits), asks the result store which cells exist, and submits
+batches of cells (a bounded number at a time, so its memory does not grow with the
+sweep). Each task runs its cells and writes its rows as one Parquet part into the result
+folder when the workers can reach it, or sends them back as one Arrow table for the
+client to append in large parts when they cannot. Datasets to generate or import are
+built as tasks too, into a content-addressed cache outside the result folder. Every run
+appends a record to the folder's history, with where its time went.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
+import socket
 import sys
 import time
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
+import numpy as np
+import pyarrow as pa
 from distributed import as_completed, performance_report
 from tqdm import tqdm
 
-from dolb.data.sources import resolve_dataset
-from dolb.evaluation.run_cell import run_cells
+from dolb.data.sources import data_cache, resolve_dataset
+from dolb.data.store import Dataset, open_dataset
+from dolb.errors import ConfigError
 from dolb.execution.cluster import connect
 from dolb.execution.environment import check_workers, fingerprint
-from dolb.experiment.cells import Cell, batch_cells, expand_cells
+from dolb.execution.tasks import (
+    Destination,
+    KernelWarmUp,
+    TaskOutcome,
+    can_write,
+    error_text,
+    from_ipc,
+    run_batch,
+)
+from dolb.experiment.cells import Batch, CellGroup, batch_cells, expand_groups, group_ids, parameter_types
 from dolb.experiment.pipeline import Pipeline, load_pipeline
+from dolb.results.history import new_run_id, write_record
+from dolb.results import query
+from dolb.results.query import stored_cells
 from dolb.results.report import write_reports
-from dolb.results.store import ResultStore, write_json_atomic, write_text_atomic
-from dolb.results.tables import tidy_results
+from dolb.results.store import CellRows, ResultStore, result_schema
 
 IN_FLIGHT_PER_WORKER = 4
 """Batches kept submitted per worker; more are sent as these complete."""
+GATHER_MODES = ("auto", "workers", "client")
+"""Who writes the result parts: the workers when they can reach the folder (``auto``,
+checked at start), always the workers, or always the client."""
+CLIENT_PART_ROWS = 1_000_000
+"""Rows the client gathers before writing them as one part."""
+COMMIT_SECONDS = 5.0
+"""How often, on an fsspec URL, the client commits the parts written so far."""
 
 
 @dataclass
@@ -42,17 +69,87 @@ class SweepSummary:
     n_failed: int
     seconds: float
     report: str
+    run_id: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+    gather: str = ""
+
+    def time_line(self) -> str:
+        """Where the time went, on one line."""
+        return "time: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.timings.items())
 
 
-def plan_cells(pipeline: Pipeline, out_dir: Path) -> list[Cell]:
-    """Open (or generate) the pipeline's datasets and expand its cells."""
+class Phases:
+    """Wall time spent in each named phase of a run; a phase entered inside another
+    (the cluster started to build a dataset) pauses it, so no time counts twice."""
+
+    ORDER = ("plan", "data", "cluster", "compute", "write", "aggregate", "reports")
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = dict.fromkeys(self.ORDER, 0.0)
+        self.running: list[str] = []
+        self.since = time.perf_counter()
+
+    def _charge(self) -> None:
+        now = time.perf_counter()
+        if self.running:
+            self.seconds[self.running[-1]] += now - self.since
+        self.since = now
+
+    @contextlib.contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        self._charge()
+        self.running.append(name)
+        try:
+            yield
+        finally:
+            self._charge()
+            self.running.pop()
+
+    def rounded(self) -> dict[str, float]:
+        return {name: round(seconds, 3) for name, seconds in self.seconds.items()}
+
+
+def open_datasets(
+    pipeline: Pipeline, cache: Path, builder=None
+) -> dict[str, dict[str, Dataset]]:
+    """Open every dataset the pipeline's experiments use. Those still to be generated or
+    imported are built into ``cache``: by ``builder()`` (a Dask client, started only
+    when something is missing) as one task each, in parallel, or in this process when
+    ``builder`` is None."""
     used = {name for e in pipeline.experiments.values() for name in e.datasets}
-    datasets = {
-        name: resolve_dataset(spec, out_dir / "data", pipeline.seed)
-        for name, spec in pipeline.datasets.items()
-        if name in used
-    }
-    return expand_cells(pipeline, datasets)
+    specs = [spec for name, spec in pipeline.datasets.items() if name in used]
+    opened = {spec.name: resolve_dataset(spec, cache, pipeline.seed, build=builder is None) for spec in specs}
+    missing = [spec for spec in specs if opened[spec.name] is None]
+    if missing:
+        client = builder()
+        futures = [client.submit(_build_dataset, spec, str(cache), pipeline.seed, pure=False) for spec in missing]
+        for spec, paths in zip(missing, client.gather(futures)):
+            opened[spec.name] = {part: open_dataset(path) for part, path in paths.items()}
+    return opened
+
+
+def _build_dataset(spec, cache: str, seed: int) -> dict[str, str]:
+    """Generate or import one dataset (a Dask task); return its parts' paths."""
+    return {part: dataset.path for part, dataset in resolve_dataset(spec, cache, seed).items()}
+
+
+def plan_groups(pipeline: Pipeline, cache: Path | None = None) -> list[CellGroup]:
+    """The pipeline's cell groups, building any missing dataset in this process."""
+    return expand_groups(pipeline, open_datasets(pipeline, data_cache(cache)))
+
+
+def cells_to_run(
+    groups: list[CellGroup], stored: set[str], failed: set[str], retry_failed: bool
+) -> list[tuple[CellGroup, np.ndarray]]:
+    """Each group with the split indices of its cells that are not stored (nor failed,
+    unless ``retry_failed``); groups with nothing to do are left out."""
+    todo = []
+    for group in groups:
+        ids = group_ids(group)
+        keep = [i for i, cell in enumerate(ids) if cell not in stored and (retry_failed or cell not in failed)]
+        if keep:
+            todo.append((group, np.asarray(keep, dtype=np.int64)))
+    return todo
 
 
 def run_sweep(
@@ -65,15 +162,17 @@ def run_sweep(
     retry_failed: bool = False,
     progress: bool = True,
     report_file: str | Path | None = None,
+    gather: str = "auto",
+    data_dir: str | Path | None = None,
+    pipeline_text: str | None = None,
 ) -> SweepSummary:
-    """Run every cell of a pipeline that is not stored yet, then write
-    ``results.csv`` and the reports.
+    """Run every cell of a pipeline that is not stored yet, then write the reports.
 
     Parameters
     ----------
     pipeline_path : path
         The pipeline file.
-    out_dir : path
+    out_dir : path or fsspec URL
         The result folder (created if needed; reused to resume).
     workers, scheduler, cluster_file
         Where to run; see :func:`dolb.execution.cluster.connect`.
@@ -83,96 +182,228 @@ def run_sweep(
         Show a progress bar on standard error.
     report_file : path, optional
         Where to save Dask's HTML performance report of the computation.
+    gather : {"auto", "workers", "client"}
+        Who writes the result parts (see :data:`GATHER_MODES`).
+    data_dir : path, optional
+        The data cache (see :func:`dolb.data.sources.data_cache`).
+    pipeline_text : str, optional
+        The pipeline's text, read as if it were ``pipeline_path`` (to run a recorded
+        pipeline again).
     """
-    start = time.perf_counter()
-    pipeline = load_pipeline(pipeline_path)
-    out = Path(out_dir)
-    cells = plan_cells(pipeline, out)  # checks every dataset before anything is written
-    store = ResultStore(out)
-    unique = list({cell.id: cell for cell in cells}.values())
-    todo = [
-        c for c in unique
-        if not store.has(c.id) and (retry_failed or not store.has_failed(c.id))
-    ]
-    n_failed = 0
-    workers_seen = {}
-    if todo:
-        with connect(workers=workers, scheduler=scheduler, cluster_file=cluster_file) as client:
-            workers_seen = check_workers(client)
-            n_workers = max(1, len(workers_seen))
+    if gather not in GATHER_MODES:
+        raise ConfigError(f"--gather: expected one of {', '.join(GATHER_MODES)}, got {gather!r}")
+    started = time.perf_counter()
+    phases = Phases()
+    run_id = new_run_id()
+    with contextlib.ExitStack() as stack:
+        cluster = _LazyCluster(stack, phases, workers=workers, scheduler=scheduler, cluster_file=cluster_file)
+        with phases("plan"):
+            pipeline = load_pipeline(pipeline_path, pipeline_text)
+            cache = data_cache(data_dir)
+        with phases("data"):
+            datasets = open_datasets(pipeline, cache, builder=cluster.client)
+        with phases("plan"):
+            groups = expand_groups(pipeline, datasets)  # the last check of the pipeline
+            store = ResultStore(out_dir)
+            stored, failed = stored_cells(store)
+            todo = cells_to_run(groups, stored, failed, retry_failed)
+        n_cells = sum(group.n_splits for group in groups)
+        n_todo = sum(len(indices) for _, indices in todo)
+        client = cluster.client() if todo else None  # a scheduler out of reach: nothing written
+        record = {
+            "run_id": run_id,
+            "pipeline": pipeline.name,
+            "pipeline_path": str(Path(pipeline_path).absolute()),
+            "pipeline_text": pipeline_text or Path(pipeline_path).read_text(encoding="utf-8"),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "ended": None,
+            "options": {"workers": workers, "scheduler": scheduler,
+                        "cluster_file": None if cluster_file is None else str(cluster_file),
+                        "retry_failed": retry_failed, "gather": gather, "data_cache": str(cache)},
+            "groups": [[group.key, group.n_splits] for group in groups],
+            "client": {"host": socket.gethostname(), **fingerprint()},
+        }
+        write_record(store, record)
+        store.write_text("pipeline.toml", record["pipeline_text"])
+        n_failed, mode, client_cpu = 0, "none", 0.0
+        if todo:
+            with phases("cluster"):
+                client.register_plugin(KernelWarmUp(_warm_up_samples(todo)))
+                mode = _gather_mode(client, store, gather)
+            destination = Destination(
+                schema=result_schema(parameter_types(groups)),
+                run_id=run_id,
+                store=store.root if mode == "workers" else None,
+                state_dir=f"{store.path}/state" if mode == "workers" and store.local else None,
+            )
+            n_workers = max(1, len(cluster.workers))
             batches = batch_cells(todo, pipeline.batch_examples, n_batches_min=4 * n_workers)
             recording = performance_report(filename=str(report_file)) if report_file else contextlib.nullcontext()
+            cpu_started = time.process_time()
             with recording:
-                n_failed = _compute(client, batches, store, n_workers, progress)
-    write_text_atomic(out / "pipeline.toml", Path(pipeline_path).read_text(encoding="utf-8"))
-    frame = tidy_results(cells, store)
-    write_text_atomic(out / "results.csv", frame.to_csv(index=False))
-    report = write_reports(pipeline, frame, out)
-    seconds = time.perf_counter() - start
-    write_json_atomic(
-        out / "run.json",
-        {
-            "pipeline": pipeline.name,
-            "cells": len(unique),
-            "computed": len(todo),
-            "failed": n_failed,
-            "seconds": round(seconds, 3),
-            "examples": sum(c.n_train for c in todo),
-            "cell_ids": sorted(c.id for c in unique),
-            "environment": fingerprint(),
-            "workers": workers_seen,
-        },
-    )
-    return SweepSummary(len(unique), len(unique) - len(todo), len(todo) - n_failed, n_failed, seconds, report)
+                n_failed = _compute(client, batches, destination, store, n_workers, progress, phases)
+            client_cpu = time.process_time() - cpu_started
+    report = "No results stored."
+    if store.exists():
+        with phases("aggregate"):
+            summary = query.summary(store)
+        with phases("reports"):
+            report = write_reports(pipeline, store, summary)
+    seconds = time.perf_counter() - started
+    record |= {
+        "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "seconds": round(seconds, 3),
+        "counts": {"cells": n_cells, "cached": n_cells - n_todo, "computed": n_todo - n_failed, "failed": n_failed},
+        "examples": int(sum(group.n_train * len(indices) for group, indices in todo)),
+        "gather": mode,
+        "timings": phases.rounded(),
+        "client_cpu_seconds": round(client_cpu, 3),
+        "workers": cluster.workers,
+    }
+    write_record(store, record)
+    return SweepSummary(n_cells, n_cells - n_todo, n_todo - n_failed, n_failed, seconds, report, run_id,
+                        phases.rounded(), mode)
 
 
-def _compute(client, batches: list[list[Cell]], store: ResultStore, n_workers: int, progress: bool) -> int:
-    """Submit batches (a bounded number at a time), store each result as it arrives;
+class _LazyCluster:
+    """The sweep's Dask client, started on first use (a run with nothing to build or
+    compute never starts one), its workers checked once."""
+
+    def __init__(self, stack: contextlib.ExitStack, phases: Phases, **where) -> None:
+        self.stack, self.phases, self.where = stack, phases, where
+        self._client = None
+        self.workers: dict = {}
+
+    def client(self):
+        if self._client is None:
+            with self.phases("cluster"):
+                self._client = self.stack.enter_context(connect(**self.where))
+                self.workers = check_workers(self._client)
+        return self._client
+
+
+def _warm_up_samples(todo: list[tuple[CellGroup, np.ndarray]]):
+    """One cell per distinct learner, parameters, conversions and dataset."""
+    samples = {}
+    for group, indices in todo:
+        t = group.template
+        key = (t["learner"], repr(sorted(t["params"].items())), tuple(t["conversions"]), group.train_path)
+        samples.setdefault(key, group.cell(int(indices[0])))
+    return list(samples.values())
+
+
+def _gather_mode(client, store: ResultStore, gather: str) -> str:
+    """``"workers"`` when every worker can write into the result folder (or that was
+    asked), else ``"client"``."""
+    if gather != "auto":
+        return gather
+    token = uuid.uuid4().hex
+    probe = f".probe-{token}"
+    store.write_text(probe, token)
+    try:
+        seen = client.run(can_write, store.root, token)
+    finally:
+        store.fs.rm_file(f"{store.path}/{probe}")
+    return "workers" if seen and all(seen.values()) else "client"
+
+
+def _compute(
+    client, batches: list[Batch], destination: Destination, store: ResultStore, n_workers: int,
+    progress: bool, phases: Phases,
+) -> int:
+    """Submit batches (a bounded number at a time) and take their outcomes as they come;
     return the number of failed cells."""
     pending = iter(batches)
-    cells_of = {}
+    batch_of = {}
+    writer = _ClientWriter(store, destination)
 
     def submit_next(queue) -> None:
         batch = next(pending, None)
         if batch is not None:
-            future = client.submit(run_cells, batch, pure=False, retries=2)
-            cells_of[future.key] = batch
+            future = client.submit(run_batch, batch, destination, pure=False, retries=2)
+            batch_of[future.key] = batch
             queue.add(future)
 
     queue = as_completed()
     for _ in range(IN_FLIGHT_PER_WORKER * n_workers):
         submit_next(queue)
     n_failed = 0
-    total = sum(len(b) for b in batches)
-    with tqdm(total=total, unit="cell", disable=not progress, file=sys.stderr) as bar:
+    total = sum(len(indices) for batch in batches for _, indices in batch)
+    with tqdm(total=total, unit="cell", disable=not progress, file=sys.stderr) as bar, phases("compute"):
         for future in queue:
-            batch = cells_of.pop(future.key)
+            batch = batch_of.pop(future.key)
             try:
-                records = future.result()
-            except Exception as exc:  # noqa: BLE001 - the task itself died (e.g. its worker)
-                records = [
-                    {"id": c.id, "status": "failed", "spec": c.spec, "error": f"{type(exc).__name__}: {exc}"}
-                    for c in batch
-                ]
-            for record in records:
-                store.write(record)
-                n_failed += record["status"] != "ok"
-            bar.update(len(batch))
+                outcome: TaskOutcome = future.result()
+            except Exception as exc:  # noqa: BLE001 - the task itself died (e.g. its workers, thrice)
+                outcome = writer.failed_batch(batch, error_text(exc))
             future.release()
             submit_next(queue)
+            with phases("write"):
+                writer.take(outcome)
+            n_failed += len(outcome.failures)
+            bar.update(outcome.n_cells)
+    with phases("write"):
+        writer.close()
     return n_failed
 
 
-def failed_cells(out_dir: str | Path, ids: set[str] | None = None) -> list[dict]:
-    """Failure records of the cells in a result folder (of those in ``ids``, if given)
-    whose last attempt failed."""
-    store = ResultStore(out_dir)
-    records = []
-    for path in sorted(store.cells.glob("*.failed.json")):
-        cell_id = path.name[: -len(".failed.json")]
-        if not store.has(cell_id) and (ids is None or cell_id in ids):
-            records.append(json.loads(path.read_text(encoding="utf-8")))
-    return records
+class _ClientWriter:
+    """What the client writes: the rows tasks sent back (in large parts), failure rows
+    of tasks that died, and, on an fsspec URL, manifests committing the parts."""
+
+    def __init__(self, store: ResultStore, destination: Destination) -> None:
+        self.store, self.destination = store, destination
+        self.tables: list[pa.Table] = []
+        self.n_rows = 0
+        self.uncommitted: list[str] = []
+        self.committed_at = time.monotonic()
+
+    def failed_batch(self, batch: Batch, error: str) -> TaskOutcome:
+        rows = CellRows(self.destination.schema, self.destination.run_id, "client")
+        failures = []
+        for group, indices in batch:
+            for index in indices.tolist():
+                cell_id = group.cell_id(index)
+                rows.add_failed(cell_id, group.coordinates | {"split": index}, error)
+                failures.append((cell_id, error))
+        self._append(rows.table())
+        return TaskOutcome(n_cells=len(failures), failures=failures)
+
+    def take(self, outcome: TaskOutcome) -> None:
+        if outcome.rows is not None:
+            self._append(from_ipc(outcome.rows))
+        if outcome.part is not None:
+            self.uncommitted.append(outcome.part)
+        if time.monotonic() - self.committed_at > COMMIT_SECONDS:
+            self._commit()
+
+    def _append(self, table: pa.Table) -> None:
+        self.tables.append(table)
+        self.n_rows += table.num_rows
+        if self.n_rows >= CLIENT_PART_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.tables:
+            self.uncommitted.append(self.store.write_part(pa.concat_tables(self.tables)))
+            self.tables, self.n_rows = [], 0
+
+    def _commit(self) -> None:
+        self.store.commit(self.uncommitted, self.destination.run_id)
+        self.uncommitted, self.committed_at = [], time.monotonic()
+
+    def close(self) -> None:
+        self._flush()
+        self._commit()
 
 
-__all__ = ["SweepSummary", "failed_cells", "plan_cells", "run_sweep"]
+def failed_cells(out_dir: str | Path, ids: set[str] | None = None):
+    """The failures of a result folder (of the cells in ``ids``, if given), as a
+    table: cell id, coordinates and error."""
+    from dolb.results.query import failures
+
+    table = failures(ResultStore(out_dir))
+    return table if ids is None else table[table["cell_id"].isin(ids)]
+
+
+__all__ = ["SweepSummary", "cells_to_run", "failed_cells", "open_datasets", "plan_groups", "run_sweep"]

@@ -1,17 +1,24 @@
 """Expand a pipeline into cells: the unit of scheduling, caching and reporting.
 
 A cell is one learner configuration (with its complexity level) on one experiment's
-dataset, task and split. Its identity is a hash of its canonical spec, the fingerprints
-of the data it reads and the package version: a result stored under that identity is
-never computed again.
+dataset, task and split. Cells that differ only in their split form a
+:class:`CellGroup`: the client holds groups (a few per configuration, whatever the
+number of splits) and sends a worker a group with the split indices to run, so neither
+its memory nor its work per cell grows with a spec dict per cell.
+
+A cell's identity is a hash of its group's canonical spec (which holds the fingerprints
+of the data it reads and the package version) and its split index: a result stored
+under that identity is never computed again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import numpy as np
 
 import dolb
 from dolb.data.splits import sequence_length
@@ -34,20 +41,57 @@ class Cell:
     n_train: int
     timeout: float | None = None
     memory: int | None = None
+    state_every: float | None = None
+
+
+@dataclass(frozen=True)
+class CellGroup:
+    """The cells of one configuration on one experiment's dataset, one per split.
+
+    ``template`` is the canonical cell spec with the split index left out; ``key`` is
+    its hash. A cell's id is a hash of ``key`` and the split index.
+    """
+
+    key: str
+    experiment: str
+    template: dict[str, Any]
+    train_path: str
+    test_path: str | None
+    n_train: int
+    n_splits: int
+    timeout: float | None = None
+    memory: int | None = None
+    state_every: float | None = None
+    ids: tuple[str, ...] = field(default=(), compare=False, repr=False)
+
+    def cell_id(self, index: int) -> str:
+        """The id of the cell of split ``index``."""
+        return cell_id(self.key, index)
+
+    def cell(self, index: int) -> Cell:
+        """The cell of split ``index``, spec and all."""
+        spec = dict(self.template)
+        spec["split"] = dict(spec["split"], index=int(index))
+        return Cell(
+            self.cell_id(index), self.experiment, spec, self.train_path, self.test_path,
+            self.n_train, self.timeout, self.memory, self.state_every,
+        )
 
     @property
     def coordinates(self) -> dict[str, Any]:
-        """The columns that place this cell in a results table."""
-        s = self.spec
+        """The columns that place this group's cells in a results table (all but the
+        split): display columns and one ``param_<name>`` column per parameter."""
+        s = self.template
         return {
             "experiment": self.experiment,
             "dataset": s["dataset"],
             "task": s["task"],
-            "split": s["split"]["index"],
             "learner": s["learner"],
             "params": format_params(s["params"], s["complexity_param"]),
-            "complexity": s["complexity"],
-        }
+            "complexity": complexity_label(s["complexity"]),
+            "seed": s["seed"],
+        } | {f"param_{k}": v for k, v in s["params"].items()}
+
 
 
 def format_params(params: dict[str, Any], skip: str | None = None) -> str:
@@ -55,11 +99,50 @@ def format_params(params: dict[str, Any], skip: str | None = None) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(params.items()) if k != skip)
 
 
-def cell_id(spec: dict[str, Any]) -> str:
-    """The identity of a canonical cell spec (which holds data fingerprints and the
-    package version)."""
+def complexity_label(level) -> str:
+    """A complexity level as the string the tables show: ``""`` for none, ``"4"`` for 4.
+
+    Examples
+    --------
+    >>> complexity_label(None), complexity_label(4), complexity_label(0.5)
+    ('', '4', '0.5')
+    """
+    if level is None or (isinstance(level, float) and level != level):
+        return ""
+    return str(level)
+
+
+def spec_hash(spec: dict[str, Any]) -> str:
+    """The hash of a canonical (JSON-ready) spec."""
     text = json.dumps(spec, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:20]
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def cell_id(group_key: str, index: int) -> str:
+    """The identity of the cell of split ``index`` in the group whose spec hashes to
+    ``group_key``.
+
+    Examples
+    --------
+    >>> cell_id("ab" * 32, 3) == cell_id("ab" * 32, 3) != cell_id("ab" * 32, 4)
+    True
+    """
+    return hashlib.sha256(f"{group_key}:{index}".encode()).hexdigest()[:20]
+
+
+def parameter_types(groups: list[CellGroup]) -> dict[str, type]:
+    """The Python type of every learner parameter of ``groups`` (its declared kind;
+    ``str`` where two learners declare one name with different kinds)."""
+    kinds: dict[str, set[type]] = {}
+    for learner in {group.template["learner"] for group in groups}:
+        for name, param in learner_class(learner).params.items():
+            kinds.setdefault(name, set()).add(param.kind)
+    return {name: found.pop() if len(found) == 1 else str for name, found in kinds.items()}
+
+
+def group_ids(group: CellGroup) -> np.ndarray:
+    """Every cell id of ``group`` in split order, as an array of strings."""
+    return np.array([cell_id(group.key, index) for index in range(group.n_splits)], dtype=object)
 
 
 def n_train_rows(experiment: ExperimentSpec, train: Dataset) -> int:
@@ -80,25 +163,24 @@ def _check_checkpoints(pipeline: Pipeline, experiment: ExperimentSpec, n_train: 
         )
 
 
-def expand_cells(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]]) -> list[Cell]:
-    """All cells of ``pipeline`` in a fixed order (experiment, learner, configuration,
-    complexity, split), given each dataset's opened parts."""
-    cells = []
+def expand_groups(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]]) -> list[CellGroup]:
+    """All cell groups of ``pipeline`` in a fixed order (experiment, dataset, learner,
+    configuration, complexity), given each dataset's opened parts."""
+    groups = []
     for experiment in pipeline.experiments.values():
         for dataset in experiment.datasets:
-            cells.extend(_experiment_cells(pipeline, experiment, dataset, datasets[dataset]))
-    return cells
+            groups.extend(_experiment_groups(pipeline, experiment, dataset, datasets[dataset]))
+    return groups
 
 
-def _experiment_cells(
+def _experiment_groups(
     pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, parts: dict[str, Dataset]
-) -> list[Cell]:
-    """The cells of one experiment on one of its datasets."""
+) -> Iterator[CellGroup]:
+    """The cell groups of one experiment on one of its datasets."""
     train, test = parts["train"], parts.get("test")
     n_train = n_train_rows(experiment, train)
     _check_checkpoints(pipeline, experiment, n_train)
     split = experiment.split
-    cells = []
     for learner in experiment.learners:
         cls = learner_class(learner.learner)
         for combo in learner.grid:
@@ -106,69 +188,89 @@ def _experiment_cells(
                 values = dict(combo)
                 if level is not None:
                     values[cls.complexity_param] = level
-                params = cls.check_params(values)
-                for index in range(split.count):
-                    spec = {
-                        "dataset": dataset,
-                        "fingerprints": {
-                            "train": train.fingerprint,
-                            "test": None if test is None else test.fingerprint,
-                        },
-                        "task": experiment.task,
-                        "split": {
-                            "scheme": split.scheme,
-                            "index": index,
-                            "length": n_train if split.scheme == "sequences" else None,
-                            "test_fraction": split.test_fraction if split.scheme == "holdout" else None,
-                            "order": split.order,
-                        },
-                        "learner": learner.learner,
-                        "params": params,
-                        "complexity": level,
-                        "complexity_param": cls.complexity_param,
-                        "checkpoints": list(experiment.checkpoints)
-                        if isinstance(experiment.checkpoints, tuple)
-                        else experiment.checkpoints,
-                        "metrics": list(experiment.metrics),
-                        "conversions": list(experiment.conversions),
-                        "seed": pipeline.seed,
-                        "dolb": dolb.__version__,
-                    }
-                    cells.append(
-                        Cell(
-                            id=cell_id(spec),
-                            experiment=experiment.name,
-                            spec=spec,
-                            train_path=train.path,
-                            test_path=None if test is None else test.path,
-                            n_train=n_train,
-                            timeout=pipeline.cell_timeout,
-                            memory=pipeline.cell_memory,
-                        )
-                    )
-    return cells
+                template = {
+                    "dataset": dataset,
+                    "fingerprints": {
+                        "train": train.fingerprint,
+                        "test": None if test is None else test.fingerprint,
+                    },
+                    "task": experiment.task,
+                    "split": {
+                        "scheme": split.scheme,
+                        "length": n_train if split.scheme == "sequences" else None,
+                        "test_fraction": split.test_fraction if split.scheme == "holdout" else None,
+                        "order": split.order,
+                    },
+                    "learner": learner.learner,
+                    "params": cls.check_params(values),
+                    "complexity": level,
+                    "complexity_param": cls.complexity_param,
+                    "checkpoints": list(experiment.checkpoints)
+                    if isinstance(experiment.checkpoints, tuple)
+                    else experiment.checkpoints,
+                    "metrics": list(experiment.metrics),
+                    "conversions": list(experiment.conversions),
+                    "seed": pipeline.seed,
+                    "dolb": dolb.__version__,
+                }
+                yield CellGroup(
+                    key=spec_hash(template),
+                    experiment=experiment.name,
+                    template=template,
+                    train_path=train.path,
+                    test_path=None if test is None else test.path,
+                    n_train=n_train,
+                    n_splits=split.count,
+                    timeout=pipeline.cell_timeout,
+                    memory=pipeline.cell_memory,
+                    state_every=pipeline.state_every,
+                )
 
 
-def batch_cells(cells: list[Cell], max_examples: int, n_batches_min: int = 1) -> list[list[Cell]]:
-    """Group consecutive cells into batches of at most ``max_examples`` training
-    examples (at least one cell each), so that small cells share one Dask task; the
-    limit shrinks so that there are at least ``n_batches_min`` batches when possible.
+def expand_cells(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]]) -> list[Cell]:
+    """All cells of ``pipeline``, group by group and split by split (for small
+    pipelines and tests; a sweep works on groups)."""
+    return [group.cell(index) for group in expand_groups(pipeline, datasets) for index in range(group.n_splits)]
+
+
+Batch = list[tuple[CellGroup, np.ndarray]]
+"""What one Dask task runs: groups, each with the split indices of its cells to run."""
+
+
+def batch_cells(todo: list[tuple[CellGroup, np.ndarray]], max_examples: int, n_batches_min: int = 1) -> list[Batch]:
+    """Cut the cells to run (groups with split indices) into batches of at most
+    ``max_examples`` training examples (at least one cell each), in order, so that
+    small cells share one Dask task; the limit shrinks so that there are at least
+    ``n_batches_min`` batches when possible. A batch costs the client one task,
+    whatever its number of cells.
 
     Examples
     --------
-    >>> from types import SimpleNamespace as C
-    >>> [len(b) for b in batch_cells([C(n_train=150)] * 10, max_examples=600)]
-    [4, 4, 2]
+    >>> import numpy as np
+    >>> from types import SimpleNamespace as G
+    >>> batches = batch_cells([(G(n_train=150), np.arange(10))], max_examples=600)
+    >>> [[len(indices) for _, indices in batch] for batch in batches]
+    [[4], [4], [2]]
     """
-    total = sum(c.n_train for c in cells)
+    total = sum(group.n_train * len(indices) for group, indices in todo)
     limit = max(1, min(max_examples, -(-total // max(1, n_batches_min))))
-    batches, current, size = [], [], 0
-    for cell in cells:
-        if current and size + cell.n_train > limit:
-            batches.append(current)
-            current, size = [], 0
-        current.append(cell)
-        size += cell.n_train
+    batches: list[Batch] = []
+    current: Batch = []
+    room = limit
+    for group, indices in todo:
+        start = 0
+        while start < len(indices):
+            fits = room // group.n_train
+            if fits <= 0:
+                if current:
+                    batches.append(current)
+                    current, room = [], limit
+                    continue
+                fits = 1  # a cell larger than the limit runs alone
+            piece = indices[start : start + fits]
+            current.append((group, piece))
+            room -= group.n_train * len(piece)
+            start += len(piece)
     if current:
         batches.append(current)
     return batches

@@ -29,6 +29,8 @@ A pipeline file describes one study::
     batch_examples = 200000           # training examples per Dask task, at most
     cell_timeout = 600                # seconds; a cell running longer fails
     cell_memory = "4 GB"              # a cell whose worker grows past this fails
+    state_every = 300                 # seconds; a longer cell saves its state this often
+                                      # and a re-run resumes from it (preemption)
 
     [[reports]]
     kind = "table"                    # or "curve", "paired", "ranking"
@@ -154,10 +156,12 @@ class Pipeline:
     batch_examples: int
     cell_timeout: float | None = None
     cell_memory: int | None = None
+    state_every: float | None = None
 
 
-def load_pipeline(path: str | Path) -> Pipeline:
-    """Read and validate a pipeline file.
+def load_pipeline(path: str | Path, text: str | None = None) -> Pipeline:
+    """Read and validate a pipeline file (or its ``text``, read as if it were the file
+    at ``path``: relative paths in it are relative to that file's folder).
 
     Raises
     ------
@@ -167,7 +171,7 @@ def load_pipeline(path: str | Path) -> Pipeline:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8") if text is None else text
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read pipeline file ({exc.strerror})") from None
     try:
@@ -251,16 +255,14 @@ class _Checker:
         reports_raw = self.typed(raw.get("reports", []), "reports", list, "an array of tables")
         reports = tuple(self.report(i, r, experiments) for i, r in enumerate(reports_raw))
         execution = self.table(
-            raw.get("execution", {}), "execution", (), ("batch_examples", "cell_timeout", "cell_memory")
+            raw.get("execution", {}), "execution", (),
+            ("batch_examples", "cell_timeout", "cell_memory", "state_every"),
         )
         batch_examples = self.positive_int(
             execution.get("batch_examples", 200_000), "execution.batch_examples"
         )
-        cell_timeout = execution.get("cell_timeout")
-        if cell_timeout is not None:
-            cell_timeout = float(self.typed(cell_timeout, "execution.cell_timeout", (int, float), "seconds"))
-            if cell_timeout <= 0:
-                raise self.fail("execution.cell_timeout", "must be positive")
+        cell_timeout = self.seconds(execution.get("cell_timeout"), "execution.cell_timeout")
+        state_every = self.seconds(execution.get("state_every"), "execution.state_every")
         cell_memory = execution.get("cell_memory")
         if cell_memory is not None:
             cell_memory = self.memory(cell_memory, "execution.cell_memory")
@@ -275,7 +277,17 @@ class _Checker:
             batch_examples=batch_examples,
             cell_timeout=cell_timeout,
             cell_memory=cell_memory,
+            state_every=state_every,
         )
+
+    def seconds(self, value: Any, key: str) -> float | None:
+        """A positive, finite number of seconds, or None when absent."""
+        if value is None:
+            return None
+        value = float(self.typed(value, key, (int, float), "seconds"))
+        if not 0 < value < float("inf"):
+            raise self.fail(key, f"must be a positive, finite number of seconds, got {value}")
+        return value
 
     def memory(self, value: Any, key: str) -> int:
         """Bytes from a number or a string such as ``"2 GB"``."""

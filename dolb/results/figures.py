@@ -10,7 +10,6 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from dolb.results.tables import aggregate  # noqa: E402
 
 
 def config_labels(keys: list[tuple]) -> list[str]:
@@ -31,19 +30,19 @@ def config_labels(keys: list[tuple]) -> list[str]:
 
 
 def curve_figure(
-    frame: pd.DataFrame, experiment: str, metric: str, title: str, path: Path, statistic: str = "mean"
+    summary: pd.DataFrame, experiment: str, metric: str, title: str, path: Path, statistic: str = "mean"
 ) -> Path:
     """Draw ``statistic`` (``"mean"`` or ``"median"``) of ``metric`` over splits against
     training size, with the band between the first and third quartiles, one panel per
-    dataset, and save it as PNG at ``path``.
+    dataset, from a summary (see :mod:`dolb.results.tables`), and save it as PNG at
+    ``path``.
 
     A quartile band rather than a standard deviation: the spread of online losses is
     heavy-tailed, and a mean plus or minus a standard deviation can leave the plot.
     An x axis is logarithmic when training sizes span two decades or more, a y axis
     when the values are positive and span three.
     """
-    subset = frame[(frame["experiment"] == experiment) & (frame["metric"] == metric)]
-    table = aggregate(subset, (statistic, "q25", "q75"))
+    table = summary[(summary["experiment"] == experiment) & (summary["metric"] == metric)]
     datasets = sorted(table["dataset"].unique()) or [""]
     columns = min(3, len(datasets))
     rows = -(-len(datasets) // columns)

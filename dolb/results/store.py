@@ -1,89 +1,273 @@
-"""The result store: one JSON file per cell under ``DIR/cells/``, written atomically.
+"""The result store: a Parquet dataset of typed rows under ``DIR/results``, in parts.
 
-A cell's file appears complete or not at all (written to a temporary file in the same
-folder, then renamed), so an interrupted sweep never leaves a half-written result and
-two sweeps writing the same cell cannot corrupt it. A failed cell is kept as
-``<id>.failed.json`` until a later success replaces it.
+One row per cell × conversion × checkpoint × metric (a failed cell: one row with its
+error), with every cell coordinate in a column of its own (``param_<name>`` for each
+learner parameter) and, beside the metric, the cell's status, error, time, CPU time,
+peak memory and worker. Whoever computed the cells writes the part: a worker when it
+can reach the folder, else the client with what the workers sent back.
+
+A part is written whole or not at all. On a local folder it is written under a hidden
+temporary name and renamed (readers, and ``pyarrow.dataset``, skip hidden files). On an
+fsspec URL (object stores have no atomic rename) parts get unique names and a run
+commits them by writing a small manifest under ``results/_manifests`` afterwards;
+readers trust only committed parts there.
+
+The same cell may be stored twice (two runs on one folder, a worker lost after writing
+its part): results are deterministic, so the copies are equal, and readers keep one
+(see :mod:`dolb.results.query`). Each copy is tagged with the ``attempt`` that wrote it.
+
+Examples
+--------
+>>> import tempfile
+>>> store = ResultStore(tempfile.mkdtemp())
+>>> rows = CellRows(result_schema({}), run_id="r1", worker="here")
+>>> rows.add_failed("c1", {"experiment": "e", "split": 0}, "boom")
+>>> store.write_part(rows.table())  # doctest: +ELLIPSIS
+'part-...parquet'
+>>> len(store.parts())
+1
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
+import time
+import uuid
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable
+
+import fsspec
+import pyarrow as pa
+import pyarrow.dataset as pds
+import pyarrow.parquet as pq
+from fsspec.implementations.local import LocalFileSystem
+
+from dolb.errors import DataError
+
+RESULTS = "results"
+"""The dataset's folder inside a result folder."""
+MANIFESTS = "_manifests"
+"""Manifests of committed parts (fsspec URLs only), inside the dataset's folder."""
+
+CELL_COLUMNS = [
+    ("cell_id", pa.string()),
+    ("status", pa.string()),
+    ("error", pa.string()),
+    ("experiment", pa.string()),
+    ("dataset", pa.string()),
+    ("task", pa.string()),
+    ("learner", pa.string()),
+    ("split", pa.int64()),
+    ("seed", pa.int64()),
+    ("params", pa.string()),
+    ("complexity", pa.string()),
+]
+"""Per-cell columns before the parameter columns: identity, status and coordinates
+(``params`` and ``complexity`` are the readable labels the tables group by)."""
+
+VALUE_COLUMNS = [
+    ("conversion", pa.string()),
+    ("n_train", pa.int64()),
+    ("metric", pa.string()),
+    ("value", pa.float64()),
+]
+"""What one row measures: a metric of a conversion's output at a training size."""
+
+RUN_COLUMNS = [
+    ("cell_seconds", pa.float64()),
+    ("cell_cpu_seconds", pa.float64()),
+    ("cell_peak_rss", pa.int64()),
+    ("resumed_from", pa.int64()),
+    ("worker", pa.string()),
+    ("run_id", pa.string()),
+    ("attempt", pa.string()),
+]
+"""How the cell ran: wall and CPU seconds, the worker's peak resident memory seen
+during the cell (bytes), the examples it resumed from (0: from the start), where, in
+which run, and the attempt (task) that wrote it.
+These differ between runs; every other column is deterministic."""
+
+ARROW_TYPES = {float: pa.float64(), int: pa.int64(), str: pa.string(), bool: pa.bool_()}
 
 
-def write_json_atomic(path: Path, payload: Any) -> None:
-    """Write ``payload`` as JSON to ``path`` atomically (temporary file, fsync, rename)."""
-    write_text_atomic(path, json.dumps(payload, sort_keys=True, separators=(",", ":")))
+def result_schema(param_types: dict[str, type]) -> pa.Schema:
+    """The schema of a run's parts, given the Python type of each learner parameter
+    (a ``param_<name>`` column each, in name order)."""
+    params = [(f"param_{name}", ARROW_TYPES[kind]) for name, kind in sorted(param_types.items())]
+    return pa.schema(CELL_COLUMNS + params + VALUE_COLUMNS + RUN_COLUMNS)
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically: readers see the old file or the new one,
-    never a part (temporary file in the same folder, fsync, rename)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def new_attempt() -> str:
+    """A unique, time-ordered tag for one task's attempt at its cells."""
+    return f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
+
+
+class CellRows:
+    """Rows of cells as they are computed, turned into one Arrow table.
+
+    Parameters
+    ----------
+    schema : pyarrow.Schema
+        The run's :func:`result_schema`.
+    run_id, worker : str
+        Written on every row.
+    """
+
+    def __init__(self, schema: pa.Schema, run_id: str, worker: str) -> None:
+        self.schema = schema
+        self.columns: dict[str, list] = {name: [] for name in schema.names}
+        self.constant = {"run_id": run_id, "worker": worker, "attempt": new_attempt()}
+        self.as_text = {f.name for f in schema if f.name.startswith("param_") and f.type == pa.string()}
+        self.n_rows = 0
+
+    def _add(self, n: int, cell: dict[str, Any], values: dict[str, list]) -> None:
+        for name, column in self.columns.items():
+            if name in values:
+                column.extend(values[name])
+                continue
+            value = cell.get(name, self.constant.get(name))
+            if name in self.as_text and value is not None:
+                value = str(value)  # a parameter two learners declare with different kinds
+            column.extend([value] * n)
+        self.n_rows += n
+
+    def add_ok(self, cell_id: str, coordinates: dict[str, Any], result: dict[str, Any]) -> None:
+        """Add a successful cell: ``result`` as :func:`dolb.evaluation.run_cell.run_cell`
+        returns it (``checkpoints``, ``metrics[conversion][metric]`` one value per
+        checkpoint, and timing)."""
+        conversions, sizes, metrics, values = [], [], [], []
+        checkpoints = result["checkpoints"]
+        for conversion, by_metric in result["metrics"].items():
+            for metric, found in by_metric.items():
+                conversions.extend([conversion] * len(found))
+                sizes.extend(checkpoints[: len(found)])
+                metrics.extend([metric] * len(found))
+                values.extend(found)
+        cell = coordinates | {"cell_id": cell_id, "status": "ok"} | result.get("timing", {})
+        self._add(len(values), cell, {"conversion": conversions, "n_train": sizes, "metric": metrics, "value": values})
+
+    def add_failed(self, cell_id: str, coordinates: dict[str, Any], error: str, timing: dict | None = None) -> None:
+        """Add a failed cell: one row with its error and no metric."""
+        cell = coordinates | {"cell_id": cell_id, "status": "failed", "error": error} | (timing or {})
+        self._add(1, cell, {})
+
+    def table(self) -> pa.Table:
+        """The rows added so far as a table of the run's schema."""
+        return pa.table(self.columns, schema=self.schema)
 
 
 class ResultStore:
-    """Cell results under ``root/cells``.
+    """The Parquet result dataset of a result folder (a path or an fsspec URL).
 
-    Examples
-    --------
-    >>> import tempfile
-    >>> store = ResultStore(tempfile.mkdtemp())
-    >>> store.write({"id": "abc", "status": "ok", "metrics": {}})
-    >>> store.has("abc"), store.read("abc")["status"]
-    (True, 'ok')
+    Parameters
+    ----------
+    root : str or Path
+        The result folder.
     """
 
-    def __init__(self, root: str | Path) -> None:
-        self.root = Path(root)
-        self.cells = self.root / "cells"
-        self.cells.mkdir(parents=True, exist_ok=True)
+    def __init__(self, root: str | os.PathLike) -> None:
+        self.root = str(root)
+        self.fs, path = fsspec.core.url_to_fs(self.root)
+        self.local = isinstance(self.fs, LocalFileSystem)
+        self.path = str(Path(path).absolute()) if self.local else path.rstrip("/")
+        self.results = f"{self.path}/{RESULTS}"
 
-    def _ok_path(self, cell_id: str) -> Path:
-        return self.cells / f"{cell_id}.json"
+    def __repr__(self) -> str:
+        return f"ResultStore({self.root!r})"
 
-    def _failed_path(self, cell_id: str) -> Path:
-        return self.cells / f"{cell_id}.failed.json"
+    def exists(self) -> bool:
+        """Whether any part has been written here."""
+        return bool(self.parts())
 
-    def has(self, cell_id: str) -> bool:
-        """Whether a successful result of the cell is stored."""
-        return self._ok_path(cell_id).exists()
-
-    def has_failed(self, cell_id: str) -> bool:
-        """Whether the cell's last attempt failed (and no success is stored)."""
-        return self._failed_path(cell_id).exists() and not self.has(cell_id)
-
-    def write(self, record: dict[str, Any]) -> None:
-        """Store a result record (``status`` ``"ok"`` or ``"failed"``)."""
-        if record["status"] == "ok":
-            write_json_atomic(self._ok_path(record["id"]), record)
-            self._failed_path(record["id"]).unlink(missing_ok=True)
+    def write_part(self, table: pa.Table) -> str:
+        """Write ``table`` as a new part, whole or not at all; return its name."""
+        name = f"part-{new_attempt()}.parquet"
+        final = f"{self.results}/{name}"
+        if self.local:
+            os.makedirs(self.results, exist_ok=True)
+            temporary = f"{self.results}/.{name}.tmp"
+            try:
+                pq.write_table(table, temporary, compression="zstd")
+                os.replace(temporary, final)
+            finally:
+                if os.path.exists(temporary):
+                    os.unlink(temporary)
         else:
-            write_json_atomic(self._failed_path(record["id"]), record)
+            self.fs.makedirs(self.results, exist_ok=True)
+            pq.write_table(table, final, filesystem=self.fs, compression="zstd")
+        return name
 
-    def read(self, cell_id: str) -> dict[str, Any]:
-        """The stored successful result of a cell."""
-        return json.loads(self._ok_path(cell_id).read_text(encoding="utf-8"))
+    def commit(self, parts: Iterable[str], run_id: str) -> None:
+        """Mark ``parts`` as complete (on an fsspec URL: a new manifest listing them;
+        on a local folder renaming did that already)."""
+        parts = sorted(parts)
+        if self.local or not parts:
+            return
+        folder = f"{self.results}/{MANIFESTS}"
+        self.fs.makedirs(folder, exist_ok=True)
+        with self.fs.open(f"{folder}/{run_id}-{new_attempt()}.json", "w") as handle:
+            handle.write(json.dumps({"run_id": run_id, "parts": parts}))
 
-    def read_failed(self, cell_id: str) -> dict[str, Any]:
-        """The stored failure record of a cell."""
-        return json.loads(self._failed_path(cell_id).read_text(encoding="utf-8"))
+    def parts(self) -> list[str]:
+        """Paths of every committed part, oldest first."""
+        if self.local:
+            if not os.path.isdir(self.results):
+                return []
+            names = [n for n in os.listdir(self.results) if n.startswith("part-") and n.endswith(".parquet")]
+            return [f"{self.results}/{n}" for n in sorted(names)]
+        names = set()
+        for manifest in sorted(self.fs.glob(f"{self.results}/{MANIFESTS}/*.json")):
+            try:
+                names.update(json.loads(self.fs.cat_file(manifest))["parts"])
+            except (ValueError, KeyError) as exc:
+                raise DataError(f"{manifest}: not a manifest of result parts ({exc})") from None
+        return [f"{self.results}/{n}" for n in sorted(names)]
 
-    def ids(self) -> Iterator[str]:
-        """Ids of every successfully stored cell."""
-        for path in sorted(self.cells.glob("*.json")):
-            if not path.name.endswith(".failed.json"):
-                yield path.name[: -len(".json")]
+    def dataset(self) -> pds.Dataset:
+        """Every committed part as one ``pyarrow.dataset`` (schemas unified: a part
+        without a parameter column reads it as null)."""
+        parts = self.parts()
+        if not parts:
+            raise DataError(f"{self.root}: no results stored (run `dolb run` first)")
+        try:
+            schemas = [pq.read_schema(part, filesystem=self.fs) for part in parts]
+            schema = pa.unify_schemas(schemas, promote_options="permissive")
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise DataError(f"{self.results}: unreadable result part ({exc})") from None
+        return pds.dataset(parts, schema=schema, format="parquet", filesystem=self.fs)
+
+    def write_text(self, name: str, text: str) -> None:
+        """Write a small file of the result folder (``name`` relative to it) whole or
+        not at all where the file system allows (local: temporary file, fsync, rename)."""
+        final = f"{self.path}/{name}"
+        if not self.local:
+            self.fs.makedirs(final.rsplit("/", 1)[0], exist_ok=True)
+            self.fs.pipe_file(final, text.encode())
+            return
+        folder = os.path.dirname(final)
+        os.makedirs(folder, exist_ok=True)
+        temporary = f"{folder}/.{os.path.basename(final)}.{uuid.uuid4().hex[:8]}.tmp"
+        try:
+            with open(temporary, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, final)
+        finally:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+
+    def read_text(self, name: str) -> str | None:
+        """A small file of the result folder, or None when it does not exist."""
+        try:
+            return self.fs.cat_file(f"{self.path}/{name}").decode("utf-8")
+        except FileNotFoundError:
+            return None
+
+    def list(self, folder: str) -> list[str]:
+        """Names of the files in a sub-folder of the result folder, sorted."""
+        try:
+            return sorted(Path(p).name for p in self.fs.ls(f"{self.path}/{folder}", detail=False))
+        except FileNotFoundError:
+            return []

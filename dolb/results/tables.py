@@ -1,4 +1,10 @@
-"""Result tables: the tidy table of a sweep, aggregation over splits, report tables."""
+"""Result tables: reading a result folder, aggregation over splits, report tables.
+
+Report tables are drawn from a *summary*: one row per configuration × training size ×
+metric with a column per statistic, as :func:`aggregate` computes it from a table of
+rows in memory, and :func:`dolb.results.query.summary` from a result store without
+loading its rows.
+"""
 
 from __future__ import annotations
 
@@ -10,76 +16,48 @@ import pandas as pd
 from scipy import stats as st
 
 from dolb.errors import DataError
-from dolb.experiment.cells import Cell
+from dolb.results import query
+from dolb.results.query import CONFIG_COLUMNS, GROUP_COLUMNS, STATISTICS
 from dolb.results.store import ResultStore
 
-CONFIG_COLUMNS = ["experiment", "dataset", "task", "learner", "params", "complexity", "conversion"]
-"""Columns that identify one configuration; results are aggregated over the rest."""
-
 TIDY_COLUMNS = CONFIG_COLUMNS[:4] + ["split"] + CONFIG_COLUMNS[4:] + ["n_train", "metric", "value", "cell_id"]
-
-
-def tidy_results(cells: Iterable[Cell], store: ResultStore) -> pd.DataFrame:
-    """One row per cell x conversion x checkpoint x metric for every stored cell among
-    ``cells``. Online (prequential) metrics have the conversion ``"online"``.
-
-    Cells that have no successful result are left out.
-    """
-    columns: dict[str, list] = {name: [] for name in TIDY_COLUMNS}
-    for cell in cells:
-        if not store.has(cell.id):
-            continue
-        result = store.read(cell.id)
-        checkpoints = result["checkpoints"]
-        for conversion, metrics in result["metrics"].items():
-            coordinates = dict(cell.coordinates, conversion=conversion)
-            for metric, values in metrics.items():
-                for n, value in zip(checkpoints, values):
-                    for key, item in coordinates.items():
-                        columns[key].append(item)
-                    columns["n_train"].append(n)
-                    columns["metric"].append(metric)
-                    columns["value"].append(value)
-                    columns["cell_id"].append(cell.id)
-    frame = pd.DataFrame(columns, columns=TIDY_COLUMNS)
-    frame["complexity"] = frame["complexity"].map(complexity_label)
-    return frame
-
-
-def complexity_label(level) -> str:
-    """A complexity level as the string the tables show: ``""`` for none, ``"4"`` for 4.
-
-    Examples
-    --------
-    >>> complexity_label(None), complexity_label(4), complexity_label(0.5)
-    ('', '4', '0.5')
-    """
-    if level is None or (isinstance(level, float) and level != level):
-        return ""
-    return str(level)
+"""The columns every results table has (the store has more: one per parameter, timing)."""
 
 
 def read_results(folder) -> pd.DataFrame:
-    """The tidy results table of a result folder, configuration columns as the text
-    written (so ``complexity`` ``"3"`` matches across folders whatever the other rows).
+    """Every stored row of a result folder's successful cells (each cell once), with
+    configuration columns as text. A folder of an older dolb that holds only
+    ``results.csv`` is read from that file.
 
     Raises
     ------
     DataError
-        The folder has no ``results.csv``, or it is unreadable or lacks a column.
+        The folder holds no results, or they are unreadable or lack a column.
 
     Examples
     --------
     >>> read_results("no-such-folder")
     Traceback (most recent call last):
     ...
-    dolb.errors.DataError: no-such-folder: not a result folder (no results.csv; run `dolb run` first)
+    dolb.errors.DataError: no-such-folder: not a result folder (no results; run `dolb run` first)
     """
-    path = Path(folder) / "results.csv"
-    if not path.is_file():
-        raise DataError(f"{folder}: not a result folder (no results.csv; run `dolb run` first)")
+    store = ResultStore(folder)
+    if store.exists():
+        frame = query.rows(store)
+    elif Path(folder, "results.csv").is_file():
+        frame = _read_csv(Path(folder, "results.csv"))
+    else:
+        raise DataError(f"{folder}: not a result folder (no results; run `dolb run` first)")
+    missing = [column for column in TIDY_COLUMNS if column not in frame.columns]
+    if missing:
+        raise DataError(f"{folder}: results have no column {missing[0]!r}")
+    return frame
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    """A ``results.csv`` (an export, or an older dolb's result folder)."""
     try:
-        frame = pd.read_csv(
+        return pd.read_csv(
             path,
             dtype={column: str for column in CONFIG_COLUMNS},
             keep_default_na=False,
@@ -87,10 +65,6 @@ def read_results(folder) -> pd.DataFrame:
         )
     except (ValueError, pd.errors.ParserError) as exc:
         raise DataError(f"{path}: unreadable ({str(exc).splitlines()[0]})") from None
-    missing = [column for column in TIDY_COLUMNS if column not in frame.columns]
-    if missing:
-        raise DataError(f"{path}: no column {missing[0]!r}")
-    return frame
 
 
 def ci95_halfwidth(values: pd.Series) -> float:
@@ -113,22 +87,20 @@ _AGGREGATES = {
 }
 
 
-def aggregate(frame: pd.DataFrame, stats: Iterable[str] = ("mean", "std", "ci95", "count")) -> pd.DataFrame:
-    """Aggregate the tidy table over splits: one row per configuration x training
-    size x metric, one column per statistic."""
-    keys = CONFIG_COLUMNS + ["n_train", "metric"]
-    grouped = frame.groupby(keys, sort=True, dropna=False)["value"]
-    table = grouped.agg([(name, _AGGREGATES[name]) for name in stats]).reset_index()
-    return table
+def aggregate(frame: pd.DataFrame, stats: Iterable[str] = STATISTICS) -> pd.DataFrame:
+    """Aggregate a table of rows over splits: one row per configuration x training
+    size x metric, one column per statistic (a summary)."""
+    grouped = frame.groupby(GROUP_COLUMNS, sort=True, dropna=False)["value"]
+    return grouped.agg([(name, _AGGREGATES[name]) for name in stats]).reset_index()
 
 
-def comparison_table(frame: pd.DataFrame, experiment: str, metric: str, at, stats) -> pd.DataFrame:
+def comparison_table(summary: pd.DataFrame, experiment: str, metric: str, at, stats) -> pd.DataFrame:
     """Configurations as rows (one per dataset when the experiment has several),
-    ``metric`` statistics at each training size as columns (``"<stat> @ <n>"``)."""
-    subset = frame[(frame["experiment"] == experiment) & (frame["metric"] == metric)]
+    ``metric`` statistics at each training size as columns (``"<stat> @ <n>"``),
+    from a summary."""
+    table = summary[(summary["experiment"] == experiment) & (summary["metric"] == metric)]
     if at is not None:
-        subset = subset[subset["n_train"].isin(at)]
-    table = aggregate(subset, stats)
+        table = table[table["n_train"].isin(at)]
     rows = ["dataset", "learner", "params", "complexity", "conversion"]
     wide = table.pivot_table(index=rows, columns="n_train", values=list(stats), aggfunc="first", sort=True)
     if wide.index.duplicated().any():  # cannot happen: aggregate() grouped by these keys
@@ -163,8 +135,6 @@ def paired_table(frame: pd.DataFrame, experiment: str, metric: str, at, compare:
     DataError
         The baseline does not occur in the experiment's results.
     """
-    from dolb.errors import DataError
-
     subset = _at_sizes(frame[(frame["experiment"] == experiment) & (frame["metric"] == metric)], at)
     if baseline not in set(subset[compare]):
         raise DataError(f"paired report on {experiment}/{metric}: no {compare} {baseline!r} in the results")
@@ -203,22 +173,19 @@ def paired_table(frame: pd.DataFrame, experiment: str, metric: str, at, compare:
     return pd.DataFrame(rows, columns=columns)
 
 
-def ranking_table(frame: pd.DataFrame, experiment: str, metric: str, at) -> pd.DataFrame:
+def ranking_table(summary: pd.DataFrame, experiment: str, metric: str, at) -> pd.DataFrame:
     """Configurations ranked on every dataset by their mean ``metric`` over splits
     (rank 1 is the lowest, ties share the mean rank), at the largest training size in
-    ``at`` (default: each dataset's largest), ordered by mean rank across datasets."""
-    subset = frame[(frame["experiment"] == experiment) & (frame["metric"] == metric)]
+    ``at`` (default: each dataset's largest), ordered by mean rank across datasets;
+    from a summary."""
+    subset = summary[(summary["experiment"] == experiment) & (summary["metric"] == metric)]
     if at is not None:
         subset = subset[subset["n_train"] == max(at)]
     else:
         largest = subset.groupby("dataset")["n_train"].transform("max")
         subset = subset[subset["n_train"] == largest]
     keys = ["learner", "params", "complexity", "conversion"]
-    means = (
-        subset.groupby(keys + ["dataset"])["value"]
-        .mean()
-        .unstack("dataset")
-    )
+    means = subset.groupby(keys + ["dataset"])["mean"].first().unstack("dataset")
     ranks = means.rank(axis=0, method="average")
     table = means.add_prefix("mean on ")
     table.insert(0, "mean rank", ranks.mean(axis=1))

@@ -1,0 +1,114 @@
+"""``dolb reproduce``: run a recorded run again into a fresh folder and say whether
+every value is bit-identical, and if not, which versions differ.
+
+The recorded run's pipeline text is run as it was (relative paths resolve against the
+recorded pipeline file's folder); rows are matched on their coordinates (not cell ids,
+which change with the dolb version) and values compared bit for bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dolb.errors import ConfigError
+from dolb.execution.sweep import run_sweep
+from dolb.results.history import find_record
+from dolb.results.query import rows
+from dolb.results.store import ResultStore
+
+KEYS = ["experiment", "dataset", "task", "learner", "params", "complexity", "split", "conversion", "n_train", "metric"]
+"""What places a value, whatever the version that computed it."""
+
+
+@dataclass
+class Reproduction:
+    """The outcome of :func:`reproduce`."""
+
+    run_id: str
+    n_values: int
+    n_identical: int
+    n_missing: int
+    n_extra: int
+    largest_difference: float
+    version_changes: dict[str, tuple] = field(default_factory=dict)
+
+    @property
+    def identical(self) -> bool:
+        return self.n_values == self.n_identical and not self.n_missing and not self.n_extra
+
+    def describe(self) -> str:
+        """A few lines for the console."""
+        if self.identical:
+            head = f"run {self.run_id} reproduced: all {self.n_values:,} values bit-identical"
+        else:
+            head = (
+                f"run {self.run_id} NOT reproduced: {self.n_values - self.n_identical:,} of {self.n_values:,} "
+                f"values differ (largest difference {self.largest_difference:.3g}), "
+                f"{self.n_missing:,} missing, {self.n_extra:,} new"
+            )
+        if not self.version_changes:
+            return head + "\nsame versions as recorded"
+        changes = "; ".join(f"{name}: {old} -> {new}" for name, (old, new) in sorted(self.version_changes.items()))
+        return head + f"\nversions that differ: {changes}"
+
+
+def reproduce(run_dir: str | Path, out_dir: str | Path, run_id: str | None = None, **where) -> Reproduction:
+    """Run the recorded run ``run_id`` of ``run_dir`` (default: its last finished run)
+    again into the fresh folder ``out_dir`` on the cluster ``where`` (as
+    :func:`dolb.execution.sweep.run_sweep` takes it) and compare."""
+    original = ResultStore(run_dir)
+    record = find_record(original, run_id)
+    if ResultStore(out_dir).exists():
+        raise ConfigError(f"{out_dir}: already holds results; reproduce into a fresh folder")
+    summary = run_sweep(
+        record["pipeline_path"], out_dir, pipeline_text=record["pipeline_text"], progress=False, **where
+    )
+    again = find_record(ResultStore(out_dir), summary.run_id)
+    return _compare(record, again, rows(original), rows(ResultStore(out_dir)))
+
+
+def _compare(record: dict, again: dict, before: pd.DataFrame, after: pd.DataFrame) -> Reproduction:
+    merged = before[KEYS + ["value"]].merge(after[KEYS + ["value"]], on=KEYS, how="outer", indicator=True)
+    both = merged[merged["_merge"] == "both"]
+    old, new = both["value_x"].to_numpy(np.float64), both["value_y"].to_numpy(np.float64)
+    same = old.view(np.int64) == new.view(np.int64)
+    with np.errstate(invalid="ignore"):
+        difference = np.abs(old - new)[~same]
+    return Reproduction(
+        run_id=record["run_id"],
+        n_values=len(both),
+        n_identical=int(same.sum()),
+        n_missing=int((merged["_merge"] == "left_only").sum()),
+        n_extra=int((merged["_merge"] == "right_only").sum()),
+        largest_difference=float(np.nanmax(difference)) if difference.size and not np.all(np.isnan(difference)) else 0.0,
+        version_changes=_version_changes(record, again),
+    )
+
+
+def _version_changes(record: dict, again: dict) -> dict[str, tuple]:
+    """Packages, Python and platform that differ between the two runs' clients and
+    workers."""
+    def versions(run: dict) -> dict[str, set]:
+        found: dict[str, set] = {}
+        client = run.get("client", {})
+        for source in [client] + list(run.get("workers", {}).values()):
+            for name, value in source.get("packages", {}).items():
+                found.setdefault(name, set()).add(value)
+        for name in ("python", "platform"):
+            if name in client:
+                found.setdefault(name, set()).add(client[name])
+        return found
+
+    old, new = versions(record), versions(again)
+    return {
+        name: (", ".join(sorted(map(str, old.get(name, {None})))), ", ".join(sorted(map(str, new.get(name, {None})))))
+        for name in sorted(set(old) | set(new))
+        if old.get(name) != new.get(name)
+    }
+
+
+__all__ = ["Reproduction", "reproduce"]

@@ -1,0 +1,128 @@
+"""What a worker does: run a batch of cells and store their rows itself, or send them
+back as one Arrow table; warm the compiled kernels when it joins.
+
+A task returns only a :class:`TaskOutcome`: counts, the failures, and the name of the
+part it wrote (or, when the workers cannot reach the result folder, the rows as Arrow
+IPC bytes for the client to append). Nothing per cell travels as a Python object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from distributed import WorkerPlugin, get_worker
+
+from dolb.errors import DolbError
+from dolb.evaluation.run_cell import run_cell, warm_up
+from dolb.experiment.cells import Batch, Cell
+from dolb.results.store import CellRows, ResultStore
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where a task's rows go.
+
+    Attributes
+    ----------
+    schema : pyarrow.Schema
+        The run's result schema.
+    run_id : str
+        The run, written on every row.
+    store : str or None
+        The result folder when the workers write their parts there; None to send the
+        rows back to the client.
+    state_dir : str or None
+        Where long cells save their state (inside the result folder), if they do.
+    """
+
+    schema: pa.Schema
+    run_id: str
+    store: str | None
+    state_dir: str | None = None
+
+
+@dataclass
+class TaskOutcome:
+    """What a task tells the client."""
+
+    n_cells: int
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    """(cell id, error) of each failed cell."""
+    part: str | None = None
+    """The part the worker wrote."""
+    rows: bytes | None = None
+    """The rows, as an Arrow IPC stream, when the client writes them."""
+
+
+def worker_name() -> str:
+    """The address of the Dask worker running this code (``"client"`` outside one)."""
+    try:
+        return get_worker().address
+    except ValueError:
+        return "client"
+
+
+def error_text(exc: BaseException) -> str:
+    """One line for a failed cell: a DolbError's message, else the type and message."""
+    return str(exc) if isinstance(exc, DolbError) else f"{type(exc).__name__}: {exc}"
+
+
+def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
+    """Run every cell of ``batch``; a cell that raises is stored as failed, with its
+    error, and the others go on."""
+    rows = CellRows(destination.schema, destination.run_id, worker_name())
+    outcome = TaskOutcome(n_cells=0)
+    for group, indices in batch:
+        coordinates = group.coordinates
+        for index in indices.tolist():
+            cell = group.cell(index)
+            where = coordinates | {"split": index}
+            try:
+                rows.add_ok(cell.id, where, run_cell(cell, destination.state_dir))
+            except Exception as exc:  # noqa: BLE001 - stored, reported and retried by the sweep
+                outcome.failures.append((cell.id, error_text(exc)))
+                rows.add_failed(cell.id, where, error_text(exc))
+            outcome.n_cells += 1
+    table = rows.table()
+    if destination.store is not None:
+        outcome.part = ResultStore(destination.store).write_part(table)
+    else:
+        outcome.rows = to_ipc(table)
+    return outcome
+
+
+def to_ipc(table: pa.Table) -> bytes:
+    """``table`` as Arrow IPC stream bytes."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def from_ipc(data: bytes) -> pa.Table:
+    """The table :func:`to_ipc` wrote."""
+    return pa.ipc.open_stream(data).read_all()
+
+
+def can_write(store: str, token: str) -> bool:
+    """Whether this process sees the probe file ``token`` the client wrote in the
+    result folder (then it can write parts there too)."""
+    return ResultStore(store).read_text(f".probe-{token}") == token
+
+
+class KernelWarmUp(WorkerPlugin):
+    """Warms the kernels of a sweep's cells on every worker, those that join later
+    included, before any cell runs (see :func:`dolb.evaluation.run_cell.warm_up`)."""
+
+    name = "dolb-kernel-warm-up"
+
+    def __init__(self, samples: list[Cell]) -> None:
+        self.samples = samples
+
+    def setup(self, worker) -> None:
+        for cell in self.samples:
+            try:
+                warm_up(cell)
+            except Exception:  # noqa: BLE001 - only a head start: the cell itself reports errors
+                pass

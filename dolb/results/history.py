@@ -1,0 +1,71 @@
+"""The run history of a result folder: one record per ``dolb run``, never overwritten.
+
+A record (``DIR/runs/<run id>.json``) says what the run was asked (pipeline text and
+path, options), what it did (cells computed, cached, failed; where the time went) and
+what it ran on (versions of the client and every worker), and which cell groups make up
+its pipeline (so ``dolb status`` can speak of that pipeline's cells and ``dolb
+reproduce`` can run it again).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+from dolb.errors import DataError
+from dolb.results.store import ResultStore
+
+RUNS = "runs"
+"""The history's folder inside a result folder."""
+
+
+def new_run_id() -> str:
+    """A unique, time-ordered run id such as ``20261123T190102Z-1a2b3c``."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
+
+
+def write_record(store: ResultStore, record: dict[str, Any]) -> None:
+    """Add (or complete) the record of run ``record["run_id"]``."""
+    store.write_text(f"{RUNS}/{record['run_id']}.json", json.dumps(record, indent=1, sort_keys=True))
+
+
+def read_records(store: ResultStore) -> list[dict[str, Any]]:
+    """Every run record of the folder, oldest first."""
+    records = []
+    for name in store.list(RUNS):
+        if not name.endswith(".json"):
+            continue
+        text = store.read_text(f"{RUNS}/{name}")
+        try:
+            records.append(json.loads(text))
+        except ValueError as exc:
+            raise DataError(f"{store.path}/{RUNS}/{name}: not a run record ({exc})") from None
+    return records
+
+
+def find_record(store: ResultStore, run_id: str | None = None) -> dict[str, Any]:
+    """The record of run ``run_id`` (default: the last finished run)."""
+    records = read_records(store)
+    if run_id is None:
+        finished = [r for r in records if r.get("ended")]
+        if not finished:
+            raise DataError(f"{store.root}: no finished run recorded (run `dolb run` first)")
+        return finished[-1]
+    for record in records:
+        if record["run_id"] == run_id:
+            return record
+    known = ", ".join(r["run_id"] for r in records) or "none"
+    raise DataError(f"{store.root}: no run {run_id!r} recorded (runs: {known})")
+
+
+def describe(record: dict[str, Any]) -> str:
+    """One line for a run: when, cells computed, cached and failed, workers, time."""
+    counts = record.get("counts", {})
+    state = f"{record.get('seconds', 0):.1f} s" if record.get("ended") else "did not finish"
+    return (
+        f"{record['run_id']}  {record.get('started', '?')}  {counts.get('computed', 0)} computed, "
+        f"{counts.get('cached', 0)} cached, {counts.get('failed', 0)} failed on "
+        f"{len(record.get('workers', {}))} workers; {state}"
+    )
