@@ -1,9 +1,14 @@
-"""Shared fixtures: small pipeline files written on the fly."""
+"""Shared fixtures: small pipeline files written on the fly, a private data cache, and
+the deterministic content of a result folder."""
 
 import textwrap
 from pathlib import Path
 
+import pandas as pd
 import pytest
+
+from dolb.results.query import rows
+from dolb.results.store import RUN_COLUMNS, ResultStore
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -60,9 +65,33 @@ def small_pipeline(tmp_path):
     return path
 
 
-def cell_files(folder):
-    """Every stored cell result of a result folder: file name to bytes."""
-    return {p.name: p.read_bytes() for p in sorted((folder / "cells").glob("*.json"))}
+@pytest.fixture(scope="session", autouse=True)
+def data_cache(tmp_path_factory):
+    """Generated and imported datasets go to one cache for the whole session (shared by
+    the tests, as runs share it), never to the user's."""
+    folder = tmp_path_factory.mktemp("data-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DOLB_DATA_CACHE", str(folder))
+        yield folder
+
+
+def stored_values(folder) -> pd.DataFrame:
+    """The deterministic columns of every stored row of a result folder (each cell
+    once), sorted by cell id, conversion, checkpoint and metric: two runs stored the
+    same results when these are equal, bit for bit (``assert_same``)."""
+    frame = rows(ResultStore(folder)).drop(columns=[name for name, _ in RUN_COLUMNS])
+    keys = ["cell_id", "conversion", "n_train", "metric"]
+    return frame.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def assert_same(one, two) -> None:
+    """The stored results of two result folders are equal to the bit."""
+    pd.testing.assert_frame_equal(stored_values(one), stored_values(two), check_exact=True)
+
+
+def worker_parts(folder) -> set[str]:
+    """The workers named in a result folder's rows."""
+    return set(rows(ResultStore(folder))["worker"])
 
 
 def requires_shared_data(*parts):

@@ -4,14 +4,21 @@ stores on disk; resume, determinism, failures and bad inputs."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.dataset as pds
+import pyarrow.parquet as pq
 import pytest
 
 from dolb.cli import main
 from dolb.execution.sweep import run_sweep
-from tests.conftest import cell_files
+from dolb.results.history import read_records
+from dolb.results.query import failures
+from dolb.results.store import CellRows, ResultStore, result_schema
+from dolb.results.tables import read_results
+from tests.conftest import assert_same
 
 pytestmark = pytest.mark.e2e
 
@@ -26,10 +33,13 @@ def test_run_resume_and_determinism(small_pipeline, tmp_path):
     summary = run_sweep(small_pipeline, two, workers=2, progress=False)
     assert (summary.n_cells, summary.n_computed, summary.n_failed) == (60, 60, 0)
 
-    frame = pd.read_csv(two / "results.csv")
-    for column in ("experiment", "dataset", "task", "split", "learner", "params", "complexity",
-                   "conversion", "n_train", "metric", "value", "cell_id"):
-        assert column in frame.columns
+    frame = pd.read_parquet(two / "results")  # the store, read as it is by pandas
+    assert frame["split"].dtype == np.int64 and frame["value"].dtype == np.float64
+    assert frame["param_order"].dtype == np.int64 and set(frame["param_order"]) == {3, 4, 5}
+    assert frame["param_forgetting"].isna().sum() == len(frame[frame.learner != "rls"])  # only rls has it
+    assert set(frame["status"]) == {"ok"} and (frame["cell_seconds"] > 0).all() and (frame["cell_peak_rss"] > 0).all()
+    assert len(set(frame["worker"])) == 2  # the two workers wrote their own parts
+    assert len(pds.dataset(two / "results").to_table(columns=["cell_id"])) == len(frame)
     # 48 table cells x 3 checkpoints x 2 metrics + 12 curve cells x 60 checkpoints
     assert len(frame) == 48 * 3 * 2 + 12 * 60
     table = frame[(frame.experiment == "table") & (frame.metric == "test_mse")]
@@ -51,7 +61,40 @@ def test_run_resume_and_determinism(small_pipeline, tmp_path):
 
     one = tmp_path / "one"
     run_sweep(small_pipeline, one, workers=1, progress=False)
-    assert cell_files(one) == cell_files(two)  # bit-identical on 1 and 2 workers
+    assert_same(one, two)  # bit-identical on 1 and 2 workers
+
+    records = read_records(ResultStore(two))  # one record per run, none overwritten
+    assert [r["counts"]["computed"] for r in records] == [60, 0]
+    assert records[0]["gather"] == "workers" and len(records[0]["workers"]) == 2
+    assert set(records[0]["timings"]) == {"plan", "data", "cluster", "compute", "write", "aggregate", "reports"}
+
+
+def test_results_travel_back_when_the_client_writes(small_pipeline, tmp_path):
+    """With --gather client the workers send their rows back and the client writes
+    large parts: the same results, in fewer parts."""
+    run_sweep(small_pipeline, tmp_path / "workers", workers=2, progress=False)
+    summary = run_sweep(small_pipeline, tmp_path / "client", workers=2, progress=False, gather="client")
+    assert summary.gather == "client"
+    assert_same(tmp_path / "client", tmp_path / "workers")
+    assert len(list((tmp_path / "client" / "results").glob("part-*.parquet"))) == 1
+    assert len(list((tmp_path / "workers" / "results").glob("part-*.parquet"))) > 1
+
+
+def test_a_result_folder_behind_an_fsspec_url(small_pipeline, tmp_path):
+    """On a URL, parts count only once a manifest commits them; the results equal a
+    local folder's."""
+    url = f"file://{tmp_path}/remote"
+    summary = run_sweep(small_pipeline, url, workers=2, progress=False)
+    assert summary.n_computed == 60 and summary.gather == "workers"
+    run_sweep(small_pipeline, tmp_path / "local", workers=1, progress=False)
+    assert_same(url, tmp_path / "local")
+    manifests = list((tmp_path / "remote" / "results" / "_manifests").glob("*.json"))
+    assert manifests
+    orphan = tmp_path / "remote" / "results" / "part-0-uncommitted.parquet"  # a part no run committed
+    pq.write_table(pq.read_table(next((tmp_path / "remote" / "results").glob("part-*.parquet"))), orphan)
+    assert len(ResultStore(url).parts()) == len(list((tmp_path / "remote" / "results").glob("part-*"))) - 1
+    assert run_sweep(small_pipeline, url, workers=1, progress=False).n_cached == 60
+    assert (tmp_path / "remote" / "report" / "summary.csv").is_file()
 
 
 def test_cli_run_report_and_status(small_pipeline, tmp_path, capsys):
@@ -60,40 +103,87 @@ def test_cli_run_report_and_status(small_pipeline, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "60 cells: 0 already stored, 60 computed, 0 failed" in printed
     assert "| irma" in printed
+    assert "time: plan" in printed and "compute" in printed and "reports" in printed
     (out / "report" / "01-table-test_mse-table.md").unlink()
     assert main(["report", str(out)]) == 0
     assert (out / "report" / "01-table-test_mse-table.md").exists()
     assert main(["status", str(out)]) == 0
-    assert "60 cells stored, 0 failed" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "60 cells stored, 0 failed" in printed and "60 computed, 0 cached, 0 failed on 2 workers" in printed
+    assert main(["export", str(out)]) == 0
+    exported = pd.read_csv(out / "results.csv")
+    assert len(exported) == len(read_results(out)) == 48 * 3 * 2 + 12 * 60
+    assert main(["reproduce", str(out), "--out", str(tmp_path / "again"), "--workers", "1"]) == 0
+    assert "all 1,008 values bit-identical" in capsys.readouterr().out
 
 
-def test_corrupted_chunk_fails_its_cells_only(small_pipeline, tmp_path, capsys):
+def test_reproduce_names_what_differs(small_pipeline, tmp_path, capsys, monkeypatch):
+    """A reproduction on other versions that computes other values says which values
+    and which versions differ, and exits 1."""
     out = tmp_path / "out"
     run_sweep(small_pipeline, out, workers=1, progress=False)
+    table = ResultStore(out).dataset().to_table()  # as if computed elsewhere
+    for part in (out / "results").glob("part-*.parquet"):
+        part.unlink()
+    values = table.column("value").to_numpy().copy()
+    values[0] += 1e-12
+    frame = table.to_pandas().assign(value=values)
+    pq.write_table(pa_table(frame, table.schema), out / "results" / "part-0.parquet")
+    record = next((out / "runs").glob("*.json"))
+    text = json.loads(record.read_text())
+    for environment in [text["client"], *text["workers"].values()]:
+        environment["packages"]["numpy"] = "1.0.0"
+    record.write_text(json.dumps(text))
+    assert main(["reproduce", str(out), "--out", str(tmp_path / "again"), "--workers", "1"]) == 1
+    printed = capsys.readouterr().out
+    assert "NOT reproduced: 1 of 1,008 values differ (largest difference 1e-12), 0 missing, 0 new" in printed
+    assert f"versions that differ: numpy: 1.0.0 -> {np.__version__}" in printed
+
+
+def pa_table(frame, schema):
+    import pyarrow as pa
+
+    return pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
+
+
+def forget(out, experiment):
+    """Drop one experiment's results from a result folder."""
+    store = ResultStore(out)
+    table = store.dataset().to_table()
+    for part in store.parts():
+        Path(part).unlink()
+    keep = table.filter(pds.field("experiment") != experiment)
+    store.write_part(keep)
+
+
+def test_corrupted_chunk_fails_its_cells_only(small_pipeline, tmp_path, capsys, monkeypatch):
+    cache = tmp_path / "cache"  # this test corrupts its data: a cache of its own
+    monkeypatch.setenv("DOLB_DATA_CACHE", str(cache))
+    out = tmp_path / "out"
+    run_sweep(small_pipeline, out, workers=1, progress=False)
+    assert not (out / "data").exists()  # datasets live in the cache, not in the result folder
     # corrupt the stored training data, forget the results of one experiment, rerun
-    chunks = sorted(p for p in (out / "data").rglob("*") if p.is_file() and "/train/X/c" in str(p))
+    chunks = sorted(p for p in cache.rglob("*") if p.is_file() and "/train/X/c" in str(p))
     assert chunks
     original = chunks[0].read_bytes()
     raw = bytearray(original)
     raw[len(raw) // 2] ^= 0xFF
     chunks[0].write_bytes(bytes(raw))
-    frame = pd.read_csv(out / "results.csv")
-    for cell in frame[frame.experiment == "curve"].cell_id.unique():
-        (out / "cells" / f"{cell}.json").unlink()
+    forget(out, "curve")
     assert main(["run", str(small_pipeline), "--out", str(out), "--workers", "2", "--no-progress"]) == 1
     assert main(["status", str(out)]) == 1
     printed = capsys.readouterr().out
     assert "48 cells stored, 12 failed" in printed
     assert "checksum" in printed.lower() or "corrupt" in printed.lower()
-    record = json.loads(next((out / "cells").glob("*.failed.json")).read_text())
-    assert record["status"] == "failed" and "train" in record["error"]
+    failed = failures(ResultStore(out))
+    assert len(failed) == 12 and set(failed["status"]) == {"failed"} and failed["error"].str.contains("train").all()
 
     # a plain rerun leaves failed cells alone; --retry-failed runs just those
     assert run_sweep(small_pipeline, out, workers=1, progress=False).n_computed == 0
     chunks[0].write_bytes(original)
     again = run_sweep(small_pipeline, out, workers=1, retry_failed=True, progress=False)
     assert (again.n_cached, again.n_computed, again.n_failed) == (48, 12, 0)
-    assert not list((out / "cells").glob("*.failed.json"))
+    assert failures(ResultStore(out)).empty and len(read_results(out)) == 48 * 3 * 2 + 12 * 60
 
 
 def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path):
@@ -124,6 +214,14 @@ def test_missing_store_is_a_clear_error(tmp_path):
     assert not out.exists()
 
 
+def test_a_pipeline_refused_after_import_leaves_out_untouched(small_pipeline, tmp_path):
+    bad = tmp_path / "late.toml"  # valid until its cells are planned: checkpoints past a split
+    bad.write_text(small_pipeline.read_text().replace("checkpoints = [10, 30, 60]", "checkpoints = [10, 30, 600]"))
+    out = tmp_path / "out"
+    assert main(["run", str(bad), "--out", str(out), "--workers", "1"]) == 2
+    assert not out.exists()
+
+
 def test_report_on_a_folder_that_is_not_a_result(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
     assert "not a result folder" in capsys.readouterr().err
@@ -143,8 +241,8 @@ def test_cells_over_their_limits_fail_with_the_reason(small_pipeline, tmp_path, 
     heavy.write_text(text + '\n[execution]\ncell_memory = "1 MB"\n')
     summary = run_sweep(heavy, tmp_path / "heavy", workers=1, progress=False)
     assert summary.n_failed == 60
-    record = json.loads(next((tmp_path / "heavy" / "cells").glob("*.failed.json")).read_text())
-    assert "exceeded its memory limit of 1 MiB" in record["error"]
+    failed = failures(ResultStore(tmp_path / "heavy"))
+    assert failed["error"].str.contains("exceeded its memory limit of 1 MiB").all()
 
 
 def test_tasks_in_flight_stay_bounded(small_pipeline, tmp_path, monkeypatch):
@@ -153,15 +251,17 @@ def test_tasks_in_flight_stay_bounded(small_pipeline, tmp_path, monkeypatch):
     import distributed
 
     from dolb.execution import sweep
+    from dolb.execution.tasks import run_batch
 
     pipeline = tmp_path / "one-cell-per-task.toml"
     pipeline.write_text(small_pipeline.read_text() + "\n[execution]\nbatch_examples = 1\n")
     peak = []
     submit = distributed.Client.submit
 
-    def counting_submit(client, *args, **kwargs):
-        future = submit(client, *args, **kwargs)
-        peak.append(sum(1 for f in client.futures.values() if f.status == "pending"))
+    def counting_submit(client, function, *args, **kwargs):
+        future = submit(client, function, *args, **kwargs)
+        if function is run_batch:
+            peak.append(sum(1 for f in client.futures.values() if f.status == "pending"))
         return future
 
     monkeypatch.setattr(distributed.Client, "submit", counting_submit)
@@ -174,16 +274,16 @@ def test_performance_report_is_saved(small_pipeline, tmp_path):
     report = tmp_path / "dask-report.html"
     run_sweep(small_pipeline, tmp_path / "out", workers=1, progress=False, report_file=report)
     text = report.read_text()
-    assert "<html" in text.lower() and "run_cells" in text  # Dask's report of our tasks
+    assert "<html" in text.lower() and "run_batch" in text  # Dask's report of our tasks
 
 
 def test_status_speaks_of_the_pipeline_last_run(small_pipeline, tmp_path, capsys):
     out = tmp_path / "out"
-    stale = {"id": "0" * 20, "status": "failed", "error": "from an older pipeline",
-             "spec": {"learner": "irma", "split": {"index": 0}}}
-    (out / "cells").mkdir(parents=True)
-    (out / "cells" / f"{stale['id']}.failed.json").write_text(json.dumps(stale))
+    stale = CellRows(result_schema({}), run_id="old", worker="w")
+    stale.add_failed("0" * 20, {"experiment": "gone", "learner": "irma", "split": 0}, "from an older pipeline")
+    ResultStore(out).write_part(stale.table())
     assert main(["status", str(out)]) == 1  # before any finished run: every record
+    assert "from an older pipeline" in capsys.readouterr().out
     run_sweep(small_pipeline, out, workers=1, progress=False)
     capsys.readouterr()
     assert main(["status", str(out)]) == 0

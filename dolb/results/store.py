@@ -6,9 +6,10 @@ learner parameter) and, beside the metric, the cell's status, error, time, CPU t
 peak memory and worker. Whoever computed the cells writes the part: a worker when it
 can reach the folder, else the client with what the workers sent back.
 
-A part is written whole or not at all. On a local folder it is written under a hidden
-temporary name and renamed (readers, and ``pyarrow.dataset``, skip hidden files). On an
-fsspec URL (object stores have no atomic rename) parts get unique names and a run
+A part is written whole or not at all. In a folder named by a path it is written under
+a hidden temporary name and renamed (readers, and ``pyarrow.dataset``, skip hidden
+files). Behind an fsspec URL (``s3://``, ``gs://``, ``file://``...: object stores have
+no atomic rename, so every URL is treated as one) parts get unique names and a run
 commits them by writing a small manifest under ``results/_manifests`` afterwards;
 readers trust only committed parts there.
 
@@ -41,7 +42,6 @@ import fsspec
 import pyarrow as pa
 import pyarrow.dataset as pds
 import pyarrow.parquet as pq
-from fsspec.implementations.local import LocalFileSystem
 
 from dolb.errors import DataError
 
@@ -169,7 +169,7 @@ class ResultStore:
     def __init__(self, root: str | os.PathLike) -> None:
         self.root = str(root)
         self.fs, path = fsspec.core.url_to_fs(self.root)
-        self.local = isinstance(self.fs, LocalFileSystem)
+        self.local = "://" not in self.root  # a path: rename is atomic there
         self.path = str(Path(path).absolute()) if self.local else path.rstrip("/")
         self.results = f"{self.path}/{RESULTS}"
 
