@@ -1,6 +1,5 @@
 """Seeding, splits, checkpoints, cell batching and the result store."""
 
-import json
 
 import numpy as np
 import pytest
@@ -59,29 +58,84 @@ def test_metrics_values():
 
 
 def test_batches_respect_example_budget():
-    from types import SimpleNamespace
+    from types import SimpleNamespace as G
 
-    cells = [SimpleNamespace(n_train=n) for n in (100, 100, 500, 100, 100)]
-    batches = batch_cells(cells, max_examples=300)
-    assert [[c.n_train for c in b] for b in batches] == [[100, 100], [500], [100, 100]]
+    small, large = G(n_train=100), G(n_train=500)
+    todo = [(small, np.arange(2)), (large, np.arange(1)), (small, np.arange(2, 4))]
+    batches = batch_cells(todo, max_examples=300)
+    sizes = [[(group.n_train, indices.tolist()) for group, indices in batch] for batch in batches]
+    assert sizes == [[(100, [0, 1])], [(500, [0])], [(100, [2, 3])]]  # a cell over the limit runs alone
+    # batches span groups; every cell is in exactly one batch
+    mixed = batch_cells([(small, np.arange(3)), (G(n_train=50), np.arange(4))], max_examples=500)
+    assert [[len(i) for _, i in b] for b in mixed] == [[3, 4]]
     # at least n_batches_min batches when the cells allow it
-    assert len(batch_cells([SimpleNamespace(n_train=1)] * 8, 10**6, n_batches_min=4)) == 4
+    assert len(batch_cells([(G(n_train=1), np.arange(8))], 10**6, n_batches_min=4)) == 4
 
 
-def test_cell_id_is_canonical():
-    assert cell_id({"a": 1, "b": [1, 2]}) == cell_id({"b": [1, 2], "a": 1})
-    assert cell_id({"a": 1}) != cell_id({"a": 1.5})
+def test_cell_ids_are_canonical_and_distinct():
+    from dolb.experiment.cells import spec_hash
+
+    assert spec_hash({"a": 1, "b": [1, 2]}) == spec_hash({"b": [1, 2], "a": 1})
+    assert spec_hash({"a": 1}) != spec_hash({"a": 1.5})
+    key = spec_hash({"a": 1})
+    assert len({cell_id(key, index) for index in range(1000)}) == 1000
+    assert cell_id(key, 3) == cell_id(spec_hash({"a": 1}), 3) != cell_id(spec_hash({"a": 2}), 3)
 
 
-def test_result_store_atomic_and_failed_records(tmp_path):
+def _rows(store, cells, run_id="r", status="ok", value=0.5, error=None):
+    """Write one part holding ``cells`` (ids), one metric row each (or failures)."""
+    from dolb.results.store import CellRows, result_schema
+
+    rows = CellRows(result_schema({"eta": float}), run_id=run_id, worker="w")
+    for cell in cells:
+        where = {"experiment": "e", "dataset": "d", "learner": "p", "split": int(cell[1:]), "param_eta": 0.1}
+        if status == "ok":
+            result = {"checkpoints": [10], "metrics": {"last": {"test_error": [value]}}}
+            rows.add_ok(cell, where, result)
+        else:
+            rows.add_failed(cell, where, error)
+    return store.write_part(rows.table())
+
+
+def test_result_store_parts_are_atomic_and_each_cell_is_read_once(tmp_path):
+    from dolb.results.query import failures, rows, stored_cells
+
     store = ResultStore(tmp_path)
-    store.write({"id": "c1", "status": "failed", "error": "boom"})
-    assert store.has_failed("c1") and not store.has("c1")
-    store.write({"id": "c1", "status": "ok", "metrics": {"m": [0.1]}})
-    assert store.has("c1") and not store.has_failed("c1")
-    assert list(store.ids()) == ["c1"]
-    assert json.loads((tmp_path / "cells" / "c1.json").read_text())["metrics"] == {"m": [0.1]}
-    assert [p.name for p in (tmp_path / "cells").iterdir()] == ["c1.json"]  # no temporary left
+    assert stored_cells(store) == (set(), set()) and not store.exists()
+    _rows(store, ["c1", "c2"], status="failed", error="boom")
+    _rows(store, ["c1"], value=0.25)  # c1 succeeds on a retry
+    _rows(store, ["c1", "c3"], value=0.25, run_id="other")  # a second copy of c1 (two runs)
+    assert stored_cells(store) == ({"c1", "c3"}, {"c2"})
+    table = rows(store)
+    assert table["cell_id"].tolist() == ["c1", "c3"] and table["run_id"].tolist() == ["r", "other"]
+    assert table["param_eta"].tolist() == [0.1, 0.1] and table["value"].tolist() == [0.25, 0.25]
+    assert failures(store)[["cell_id", "error"]].values.tolist() == [["c2", "boom"]]
+    assert not [p for p in (tmp_path / "results").iterdir() if not p.name.startswith("part-")]  # no temporary
+
+
+def test_summary_in_duckdb_equals_pandas(tmp_path):
+    """The store's summary (DuckDB, out of core) and pandas on the same rows agree."""
+    import pandas as pd
+
+    from dolb.results.query import STATISTICS, rows, summary
+    from dolb.results.store import CellRows, result_schema
+    from dolb.results.tables import aggregate
+
+    store = ResultStore(tmp_path)
+    generator = np.random.default_rng(0)
+    table = CellRows(result_schema({}), run_id="r", worker="w")
+    for split in range(7):
+        for learner in ("p", "q"):
+            values = generator.lognormal(size=3).tolist()
+            values[1] = float("nan") if split == 2 else values[1]  # NaN counts as missing in both
+            table.add_ok(f"{learner}{split}", {"experiment": "e", "dataset": "d", "task": "binary", "learner": learner,
+                                               "params": "", "complexity": "", "split": split},
+                         {"checkpoints": [10, 20, 30], "metrics": {"last": {"test_error": values}}})
+    store.write_part(table.table())
+    ours = summary(store)
+    theirs = aggregate(rows(store), STATISTICS)
+    pd.testing.assert_frame_equal(ours[theirs.columns], theirs, check_exact=False, rtol=1e-12, check_dtype=False)
+    assert ours["count"].tolist() == [7, 6, 7, 7, 6, 7]
 
 
 def _frame(rows):
@@ -121,26 +175,26 @@ def test_paired_table_needs_its_baseline():
 
 
 def test_ranking_table_averages_ranks_over_datasets():
-    from dolb.results.tables import ranking_table
+    from dolb.results.tables import aggregate, ranking_table
 
     rows = []
     for dataset, errors in {"a": (0.1, 0.2, 0.3), "b": (0.3, 0.1, 0.2)}.items():
         for learner, error in zip(("p", "q", "r"), errors):
             rows.append(dict(dataset=dataset, learner=learner, split=0, conversion="last", value=error))
-    table = ranking_table(_frame(rows), "e", "test_error", None)
+    table = ranking_table(aggregate(_frame(rows)), "e", "test_error", None)
     assert table["learner"].tolist() == ["q", "p", "r"]  # mean ranks 1.5, 2, 2.5
     assert table["mean rank"].tolist() == [1.5, 2.0, 2.5]
     assert table["mean on a"].tolist() == [0.2, 0.1, 0.3]
 
 
 def test_comparison_table_keeps_datasets_apart():
-    from dolb.results.tables import comparison_table
+    from dolb.results.tables import aggregate, comparison_table
 
     rows = [dict(dataset=d, split=s, conversion="last", value=v)
             for d, values in {"a": (0.1, 0.3), "b": (0.5, 0.7)}.items() for s, v in enumerate(values)]
-    table = comparison_table(_frame(rows), "e", "test_error", None, ("mean", "count"))
+    table = comparison_table(aggregate(_frame(rows)), "e", "test_error", None, ("mean", "count"))
     assert table["dataset"].tolist() == ["a", "b"]
     assert table["mean @ 100"].tolist() == pytest.approx([0.2, 0.6])
     assert table["count @ 100"].tolist() == [2, 2]
-    single = comparison_table(_frame(rows[:2]), "e", "test_error", None, ("mean",))
+    single = comparison_table(aggregate(_frame(rows[:2])), "e", "test_error", None, ("mean",))
     assert "dataset" not in single.columns and single["mean @ 100"].tolist() == pytest.approx([0.2])

@@ -15,7 +15,10 @@ import psutil
 import pytest
 
 from dolb.execution.sweep import run_sweep
-from tests.conftest import cell_files
+from dolb.results.query import stored_cells
+from dolb.results.store import ResultStore
+from dolb.results.tables import read_results
+from tests.conftest import stored_values
 
 pytestmark = pytest.mark.e2e
 
@@ -55,16 +58,29 @@ def slow_pipeline(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def undisturbed(slow_pipeline, tmp_path_factory):
-    """Cell files of an undisturbed run on 2 workers."""
+    """The stored results of an undisturbed run on 2 workers."""
     out = tmp_path_factory.mktemp("undisturbed")
     summary = run_sweep(slow_pipeline, out, workers=2, progress=False)
     assert summary.n_failed == 0 and summary.n_cells == 1200
-    return cell_files(out)
+    return stored_values(out)
+
+
+def same_as(out, undisturbed) -> bool:
+    """Every cell once, with the undisturbed run's results to the bit."""
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(stored_values(out), undisturbed, check_exact=True)
+    return True
+
+
+CELLS_PER_PART = 20
+"""batch_examples / cell length: the cells one task stores at once."""
 
 
 def stored_count(folder):
-    cells = folder / "cells"
-    return len(list(cells.glob("*.json"))) if cells.is_dir() else 0
+    """Cells stored so far, from the parts on disk (cheap enough to poll)."""
+    results = folder / "results"
+    return CELLS_PER_PART * len(list(results.glob("part-*.parquet"))) if results.is_dir() else 0
 
 
 def when_stored(folder, count, action, timeout=120.0):
@@ -104,7 +120,7 @@ def test_worker_killed_mid_sweep(slow_pipeline, undisturbed, tmp_path):
     watcher.join()
     assert killed, "no worker was killed"
     assert summary.n_failed == 0 and summary.n_computed == 1200
-    assert cell_files(out) == undisturbed  # every cell once, and the same results
+    assert same_as(out, undisturbed)
 
 
 def dolb_run(pipeline, out, *extra):
@@ -124,11 +140,12 @@ def test_dolb_run_killed_then_resumed(slow_pipeline, undisturbed, tmp_path):
     assert run.poll() is None, "the sweep ended before it could be killed"
     os.killpg(run.pid, signal.SIGKILL)  # the client and its workers, at once
     run.wait()
-    partial = stored_count(out)
+    partial = len(stored_cells(ResultStore(out))[0])
     assert 300 <= partial < 1200
+    assert not list((out / "results").glob(".*"))  # no half-written part
     summary = run_sweep(slow_pipeline, out, workers=2, progress=False)
     assert summary.n_cached == partial and summary.n_computed == 1200 - partial
-    assert cell_files(out) == undisturbed
+    assert same_as(out, undisturbed)
 
 
 def test_two_sweeps_on_one_folder(slow_pipeline, undisturbed, tmp_path):
@@ -137,14 +154,13 @@ def test_two_sweeps_on_one_folder(slow_pipeline, undisturbed, tmp_path):
     for run in (first, second):
         _, err = run.communicate(timeout=300)
         assert run.returncode == 0, err
-    assert cell_files(out) == undisturbed
-    assert not [p for p in (out / "cells").iterdir() if p.name.endswith(".tmp")]
-    lines = (out / "results.csv").read_text().splitlines()
-    assert len(lines) == 1 + 1200 * 100  # header + cells x checkpoints, written whole
+    assert same_as(out, undisturbed)  # each cell read once, whichever run stored it
+    assert not [p for p in (out / "results").iterdir() if p.name.startswith(".")]
+    assert len(read_results(out)) == 1200 * 100  # cells x checkpoints
 
 
 def test_same_results_on_one_and_four_workers(slow_pipeline, undisturbed, tmp_path):
     for workers in (1, 4):
         out = tmp_path / f"w{workers}"
         run_sweep(slow_pipeline, out, workers=workers, progress=False)
-        assert cell_files(out) == undisturbed, f"{workers} workers differ from 2"
+        assert same_as(out, undisturbed), f"{workers} workers differ from 2"
