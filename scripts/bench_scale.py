@@ -36,7 +36,9 @@ client time per cell
     CPU time (user + system, every thread) of the ``dolb run`` process from just before
     its first submit to its exit, divided by the cells it ran. The embedded
     LocalCluster's scheduler runs inside that process and counts; the worker processes
-    do not.
+    do not. Shown beside it, "(in compute)": the same up to the end of the compute
+    phase only (the run record's ``client_cpu_seconds``), without the fixed tail of
+    cluster shutdown, aggregate and reports.
 worker time per cell
     Wall seconds of the compute phase × workers / cells: roughly the worker time a cell
     takes (time a worker waits for the client counts too).
@@ -45,8 +47,9 @@ client share s
     of ``1 / (s + (1 - s) / N)`` on N workers; s is taken from the 1-worker runs, where
     the client and the worker each have a core of their own.
 start-up
-    The fixed cost before the first submit (interpreter and imports, plan, data, cluster
-    start including the kernel warm-up), reported apart from the per-cell figures.
+    The fixed cost before the first submit, reported apart from the per-cell figures;
+    of it, "imports" is the time from process start to ``dolb``'s main (interpreter and
+    imports), "data" and "cluster" (start, kernel warm-up included) the run's phases.
 speed ratio
     Median wall time on 1 worker / median wall time on 2 workers, start-up included
     (also given for the compute phase alone).
@@ -205,34 +208,54 @@ def launch(
         The child's figures (see :func:`child_main`; empty when it was killed or
         crashed) plus ``wall`` (seconds from launch to exit, as seen by this process),
         ``peak_rss`` (bytes; the process and its threads, not its child processes),
-        ``status`` and ``killed``.
+        ``status``, ``killed`` and ``log``.
     """
     entry = (
         f"import sys; sys.path.insert(0, {str(SCRIPTS)!r}); import bench_scale; "
         "sys.exit(bench_scale.child_main(sys.argv[1:]))"
     )
-    killed, peak = False, 0
     with open(log, "w", encoding="utf-8") as output:
         started = time.perf_counter()
         process = subprocess.Popen(
             [sys.executable, "-c", entry, *argv], stdout=output, stderr=subprocess.STDOUT,
             env=env, start_new_session=True,
         )
-        watched = psutil.Process(process.pid)
-        while process.poll() is None:
-            try:
-                peak = max(peak, watched.memory_info().rss)
-            except psutil.NoSuchProcess:
-                break
-            if kill_when is not None and kill_when():
-                os.killpg(process.pid, signal.SIGKILL)
-                killed = True
-                break
-            time.sleep(SAMPLE_SECONDS)
-        status = process.wait()
+        try:
+            peak, killed = _watch(process, kill_when)
+        finally:  # what is left of the group: all of it when this script is interrupted
+            _kill_group(process)
+            status = process.wait()
         wall = time.perf_counter() - started
     figures = _read_figures(log)
-    return figures | {"wall": wall, "peak_rss": peak, "status": status, "killed": killed}
+    return figures | {"wall": wall, "peak_rss": peak, "status": status, "killed": killed, "log": str(log)}
+
+
+def _watch(process: subprocess.Popen, kill_when: Callable[[], bool] | None) -> tuple[int, bool]:
+    """Sample the resident memory of ``process`` until it exits, or until ``kill_when()``
+    holds: then kill its process group. Return the peak (bytes) and whether it was
+    killed."""
+    watched, peak = psutil.Process(process.pid), 0
+    while True:
+        try:
+            peak = max(peak, watched.memory_info().rss)
+        except psutil.NoSuchProcess:  # exited (a zombie) since the last look
+            return peak, False
+        if kill_when is not None and kill_when():
+            _kill_group(process)
+            return peak, True
+        try:
+            process.wait(timeout=SAMPLE_SECONDS)
+            return peak, False
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL the process group ``process`` leads (its cluster's workers included)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:  # nothing left of it
+        pass
 
 
 def _read_figures(log: Path) -> dict[str, Any]:
@@ -252,16 +275,15 @@ def derive(run: dict[str, Any]) -> dict[str, Any]:
     Returns
     -------
     dict
-        workers, cells (run, not cached), wall, start-up (seconds to the first submit)
-        and its parts (imports, plan, data, cluster), compute seconds, client and worker
-        µs per cell, the client share s, client CPU seconds (to exit, and to the end of
-        compute from the run record: also per cell, as ``client_compute_us``, the cost
-        left once the fixed tail of cluster shutdown, aggregate and reports is
-        amortised) and peak RSS (MiB).
+        Workers, cells (run, not cached), wall, start-up (seconds to the first submit)
+        and its parts (imports, plan, data, cluster), compute seconds, client CPU
+        seconds (to exit; to the end of compute), client µs per cell (to exit; to the
+        end of compute), worker µs per cell, the client share s, peak RSS (MiB) and
+        the run's log.
     """
     record = run.get("record")
     if record is None:
-        raise RuntimeError(f"the run did not finish (exit status {run['status']}); see its log")
+        raise RuntimeError(f"a run did not finish (exit status {run['status']}); see {run['log']}")
     counts, timings, workers = record["counts"], record["timings"], record["workers"]
     cells = counts["computed"] + counts["failed"]
     submitted = run.get("submit_cpu") is not None
@@ -287,6 +309,7 @@ def derive(run: dict[str, Any]) -> dict[str, Any]:
         "worker_us": worker_us,
         "share": client_us / worker_us if client_us and worker_us else None,
         "peak_rss_mib": run["peak_rss"] / 2**20,
+        "log": run["log"],
     }
 
 
@@ -366,17 +389,16 @@ def measure_workload(name: str, pipeline: Path, folder: Path, repeats: int, env:
     Returns
     -------
     dict
-        ``runs`` (:func:`derive` of each, plus ``requested`` workers, ``out`` and
-        ``log``) and ``summary`` (:func:`summarise`).
+        ``pipeline``, ``runs`` (:func:`derive` of each, plus ``requested`` workers and
+        ``out``) and ``summary`` (:func:`summarise`).
     """
     folder.mkdir(parents=True)
     runs = []
     for repeat in range(1, repeats + 1):
         for workers in WORKER_COUNTS:
             out = folder / f"r{repeat}-w{workers}"
-            log = folder / f"r{repeat}-w{workers}.log"
-            run = derive(launch(run_command(pipeline, out, workers), log, env))
-            run |= {"requested": workers, "out": str(out), "log": str(log)}
+            run = derive(launch(run_command(pipeline, out, workers), folder / f"r{repeat}-w{workers}.log", env))
+            run |= {"requested": workers, "out": str(out)}
             print(f"  {name} repeat {repeat}, {workers} worker(s): {run['wall']:.1f} s "
                   f"({run['cells']} cells, {run['failed']} failed)", flush=True)
             runs.append(run)
@@ -433,7 +455,7 @@ def text_table(headers: list[str], rows: list[list[Any]]) -> str:
     1.23  -
     """
     cells = [[_cell(value) for value in row] for row in rows]
-    widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(headers)]
+    widths = [max([len(h), *(len(row[i]) for row in cells)]) for i, h in enumerate(headers)]
     lines = [headers] + cells
     return "\n".join("  ".join(value.rjust(width) for value, width in zip(line, widths)) for line in lines)
 
@@ -580,6 +602,7 @@ def main(argv: list[str] | None = None) -> int:
     """Measure the workloads, print their tables and the summary, save the figures."""
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _exit_on_signal)  # so a terminated bench kills its runs
     work = (args.work or Path(tempfile.mkdtemp(prefix="dolb-bench-scale-"))).absolute()
     folder = work / time.strftime("bench-%Y%m%dT%H%M%S")
     cache = work / "data-cache"
@@ -600,6 +623,10 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps(figures, indent=1), encoding="utf-8")
         print(f"figures saved to {args.json}")
     return 0
+
+
+def _exit_on_signal(number: int, frame) -> None:
+    sys.exit(128 + number)
 
 
 if __name__ == "__main__":

@@ -89,8 +89,8 @@ def assert_same(one, two) -> None:
     pd.testing.assert_frame_equal(stored_values(one), stored_values(two), check_exact=True)
 
 
-def worker_parts(folder) -> set[str]:
-    """The workers named in a result folder's rows."""
+def workers_named(folder) -> set[str]:
+    """The workers that computed a result folder's rows."""
     return set(rows(ResultStore(folder))["worker"])
 
 

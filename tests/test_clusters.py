@@ -15,7 +15,7 @@ import pytest
 from dolb.errors import ConfigError
 from dolb.execution.cluster import connect, read_cluster_file
 from dolb.execution.sweep import run_sweep
-from tests.conftest import cell_files
+from tests.conftest import assert_same, workers_named
 
 pytestmark = pytest.mark.e2e
 
@@ -55,7 +55,7 @@ def test_sweep_on_a_command_line_cluster_equals_local(small_pipeline, command_li
     remote = run_sweep(small_pipeline, tmp_path / "remote", scheduler=str(command_line_cluster), progress=False)
     local = run_sweep(small_pipeline, tmp_path / "local", workers=1, progress=False)
     assert remote.n_computed == local.n_computed == 60
-    assert cell_files(tmp_path / "remote") == cell_files(tmp_path / "local")
+    assert_same(tmp_path / "remote", tmp_path / "local")
 
 
 def test_cluster_file_of_a_running_scheduler(small_pipeline, command_line_cluster, tmp_path):
@@ -178,7 +178,14 @@ def test_sweep_on_an_ssh_cluster_to_localhost(small_pipeline, ssh_server, tmp_pa
     summary = run_sweep(small_pipeline, tmp_path / "ssh", cluster_file=cluster, progress=False)
     local = run_sweep(small_pipeline, tmp_path / "local", workers=1, progress=False)
     assert summary.n_computed == local.n_computed == 60 and summary.n_failed == 0
-    assert cell_files(tmp_path / "ssh") == cell_files(tmp_path / "local")
+    # the workers started over SSH wrote their parts into the shared folder themselves
+    assert summary.gather == "workers" and len(workers_named(tmp_path / "ssh")) == 2
+    assert_same(tmp_path / "ssh", tmp_path / "local")
+    # a client-local folder: the rows travel back and the client writes them
+    back = run_sweep(small_pipeline, tmp_path / "back", cluster_file=cluster, progress=False, gather="client")
+    assert back.gather == "client" and len(list((tmp_path / "back" / "results").glob("part-*"))) == 1
+    assert len(workers_named(tmp_path / "back")) == 2  # computed by the workers all the same
+    assert_same(tmp_path / "back", tmp_path / "local")
 
 
 SLURMCTLD = shutil.which("slurmctld") or ("/usr/sbin/slurmctld" if os.path.exists("/usr/sbin/slurmctld") else None)
@@ -270,4 +277,5 @@ def test_sweep_on_a_one_node_slurm(small_pipeline, one_node_slurm, tmp_path):
     summary = run_sweep(small_pipeline, tmp_path / "slurm", cluster_file=cluster, progress=False)
     local = run_sweep(small_pipeline, tmp_path / "local", workers=1, progress=False)
     assert summary.n_computed == local.n_computed == 60 and summary.n_failed == 0
-    assert cell_files(tmp_path / "slurm") == cell_files(tmp_path / "local")
+    assert summary.gather == "workers" and len(workers_named(tmp_path / "slurm")) == 2  # the job's workers wrote
+    assert_same(tmp_path / "slurm", tmp_path / "local")

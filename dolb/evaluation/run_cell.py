@@ -39,20 +39,18 @@ class CellLimitError(DolbError):
 PROCESS = psutil.Process()
 
 
-def _check_limits(cell: Cell, started: float, seen: int) -> int:
+def _check_limits(cell: Cell, started: float, seen: int) -> None:
     """Raise CellLimitError when ``cell`` is past its time or memory limit (checked
-    between blocks: a single block is never interrupted); return the process's resident
-    memory (bytes)."""
+    between blocks: a single block is never interrupted)."""
     if cell.timeout is not None and time.perf_counter() - started > cell.timeout:
         raise CellLimitError(f"cell exceeded its time limit of {cell.timeout:g} s after {seen} examples")
-    rss = PROCESS.memory_info().rss
     if cell.memory is not None:
+        rss = PROCESS.memory_info().rss
         if rss > cell.memory:
             raise CellLimitError(
                 f"cell exceeded its memory limit of {cell.memory / 2**20:.0f} MiB "
                 f"(worker at {rss / 2**20:.0f} MiB) after {seen} examples"
             )
-    return rss
 
 
 BLOCK_SIZE = 8192
@@ -133,7 +131,7 @@ def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
     learner, values = state["learner"], state["values"]
     seen, total, next_cp = state["seen"], state["total"], state["next_cp"]
     online_loss = ONLINE_LOSS[spec["task"]]
-    peak_rss, saved = PROCESS.memory_info().rss, time.perf_counter()
+    peak_rss, saved = 0, time.perf_counter()
 
     def record(n: int, cumulative: float) -> None:
         for metric in metrics:
@@ -170,7 +168,8 @@ def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
                 next_cp += 1
             total = float(running[-1]) if len(running) else total
             seen, start = end, stop
-            peak_rss = max(peak_rss, _check_limits(cell, started, seen))
+            _check_limits(cell, started, seen)
+        peak_rss = max(peak_rss, PROCESS.memory_info().rss)  # sampled once a block
         if state_path and seen < len(train_rows) and time.perf_counter() - saved >= cell.state_every:
             _save_state(state_path, {"learner": learner, "values": values, "seen": seen, "total": total,
                                      "next_cp": next_cp})
