@@ -15,7 +15,8 @@ from dolb.errors import DataError
 from dolb.execution.sweep import run_sweep
 from dolb.results.compare import compare_frames, compare_throughput, read_bench
 from dolb.results.compare_report import largest_changes, trend_table
-from dolb.results.tables import TIDY_COLUMNS
+from dolb.results.compare import pipeline_name
+from dolb.results.tables import TIDY_COLUMNS, read_results
 
 
 def tidy(values, metric="test_error", n_train=100, learner="pa"):
@@ -152,9 +153,20 @@ def test_unchanged_run_passes(runs, capsys):
 
 
 @pytest.mark.e2e
+def test_a_result_folder_of_an_older_dolb_compares(runs, capsys, tmp_path):
+    """An older dolb's folder (results.csv and run.json) against a new one (Parquet)."""
+    old = tmp_path / "old"
+    old.mkdir()
+    assert main(["export", str(runs / "baseline"), "--to", str(old / "results.csv")]) == 0
+    (old / "run.json").write_text(json.dumps({"pipeline": pipeline_name(runs / "baseline")}))
+    assert main(["compare", str(runs / "same"), str(old), "--out", str(tmp_path / "c")]) == 0
+    assert "4 compared: 0 worse, 0 better, 4 unchanged" in capsys.readouterr().out
+
+
+@pytest.mark.e2e
 def test_degraded_learner_is_flagged(runs, capsys):
     # the params strings, hence the cell ids, are the baseline's: the change lives in the workers
-    cells = {name: set(pd.read_csv(runs / name / "results.csv")["cell_id"]) for name in ("degraded", "baseline")}
+    cells = {name: set(read_results(runs / name)["cell_id"]) for name in ("degraded", "baseline")}
     assert cells["degraded"] == cells["baseline"]
     assert main(["compare", str(runs / "degraded"), str(runs / "baseline")]) == 1
     assert "Significant changes (q < 0.05)" in capsys.readouterr().out

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from dolb.execution.sweep import run_sweep
+from dolb.results.tables import read_results
 from tests.conftest import SHARED_DATA, requires_shared_data
 
 pytestmark = [pytest.mark.e2e, requires_shared_data("rcv1", "rcv1v2_mulan_dedup.npz")]
@@ -63,7 +64,7 @@ def study(tmp_path_factory):
     pipeline.write_text(REDUCED.format(npz=SHARED_DATA / "rcv1" / "rcv1v2_mulan_dedup.npz"))
     summary = run_sweep(pipeline, folder / "out", workers=2, progress=False)
     assert (summary.n_cells, summary.n_failed) == (12, 0)
-    return folder / "out", pd.read_csv(folder / "out" / "results.csv")
+    return folder / "out", read_results(folder / "out")
 
 
 def test_perceptron_averages_beat_the_last_hypothesis(study):

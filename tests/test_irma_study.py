@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from dolb.execution.sweep import run_sweep
+from dolb.results.tables import read_results
 
 pytestmark = pytest.mark.e2e
 
@@ -25,7 +26,7 @@ def results(tmp_path_factory):
     out = tmp_path_factory.mktemp("irma")
     summary = run_sweep(PIPELINE, out, workers=2, progress=False)
     assert summary.n_failed == 0 and summary.n_cells == 7500
-    return out, pd.read_csv(out / "results.csv")
+    return out, read_results(out)
 
 
 def test_table_one(results):

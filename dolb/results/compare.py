@@ -41,6 +41,8 @@ from scipy import stats as st
 
 from dolb.errors import DataError
 from dolb.evaluation.metrics import METRICS
+from dolb.results.history import read_records
+from dolb.results.store import ResultStore
 from dolb.results.tables import CONFIG_COLUMNS, ci95_halfwidth
 
 ALPHA = 0.05
@@ -68,8 +70,9 @@ SHOWN = ["experiment", "dataset", "configuration", "metric", "n_train", "n", "ba
 
 
 def pipeline_name(folder: str | Path) -> str:
-    """The name of the pipeline a result folder ran: from ``run.json``, else from its
-    copy of the pipeline file (``pipeline.toml``).
+    """The name of the pipeline a result folder ran: from its last run record, else
+    (an older dolb's folder) from ``run.json``, else from its copy of the pipeline file
+    (``pipeline.toml``).
 
     Examples
     --------
@@ -79,6 +82,9 @@ def pipeline_name(folder: str | Path) -> str:
     >>> pipeline_name(folder)
     'nightly'
     """
+    records = read_records(ResultStore(folder))
+    if records:
+        return str(records[-1]["pipeline"])
     folder = Path(folder)
     try:
         if (folder / "run.json").is_file():
