@@ -32,8 +32,8 @@ def results(tmp_path_factory):
 def test_table_one(results):
     _, frame = results
     table = frame[(frame.experiment == "table1") & (frame.metric == "test_mse")]
-    mean = table.groupby(["learner", "complexity", "n_train"])["value"].mean()
-    assert table.groupby(["learner", "complexity", "n_train"]).size().eq(1000).all()
+    mean = table.groupby(["learner", "param_order", "n_train"])["value"].mean()  # the typed column
+    assert table.groupby(["learner", "param_order", "n_train"]).size().eq(1000).all()
     for (order, n), paper in PAPER_IRMA_MEAN_MSE.items():
         ratio = mean["irma", order, n] / paper
         limit = 2.0 if n >= 80 else 3.0
