@@ -195,7 +195,8 @@ def run_sweep(
     started = time.perf_counter()
     phases = Phases()
     run_id = new_run_id()
-    with contextlib.ExitStack() as stack:
+    stack = contextlib.ExitStack()
+    try:
         cluster = _LazyCluster(stack, phases, workers=workers, scheduler=scheduler, cluster_file=cluster_file)
         with phases("plan"):
             pipeline = load_pipeline(pipeline_path, pipeline_text)
@@ -243,6 +244,9 @@ def run_sweep(
             with recording:
                 n_failed = _compute(client, batches, destination, store, n_workers, progress, phases)
             client_cpu = time.process_time() - cpu_started
+    finally:
+        with phases("cluster"):  # closing it
+            stack.close()
     report = "No results stored."
     if store.exists():
         with phases("aggregate"):
@@ -325,11 +329,11 @@ def _compute(
             queue.add(future)
 
     queue = as_completed()
-    for _ in range(IN_FLIGHT_PER_WORKER * n_workers):
-        submit_next(queue)
     n_failed = 0
     total = sum(len(indices) for batch in batches for _, indices in batch)
     with tqdm(total=total, unit="cell", disable=not progress, file=sys.stderr) as bar, phases("compute"):
+        for _ in range(IN_FLIGHT_PER_WORKER * n_workers):
+            submit_next(queue)
         for future in queue:
             batch = batch_of.pop(future.key)
             try:

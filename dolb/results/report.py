@@ -12,7 +12,6 @@ import pandas as pd
 from dolb.errors import DataError
 from dolb.experiment.pipeline import Pipeline, ReportSpec
 from dolb.results import query
-from dolb.results.figures import curve_figure
 from dolb.results.store import ResultStore
 from dolb.results.tables import comparison_table, paired_table, ranking_table, to_markdown
 
@@ -69,6 +68,8 @@ def _write(pipeline: Pipeline, store: ResultStore, summary: pd.DataFrame, folder
             table.to_csv(stem.with_suffix(".csv"), index=False)
             text += f"\n{to_markdown(table)}\n"
         if report.kind == "curve":
+            from dolb.results.figures import curve_figure  # matplotlib: only when a figure is drawn
+
             statistic = "median" if report.stats[0] == "median" else "mean"
             path = curve_figure(
                 summary, report.experiment, report.metric, report.title, stem.with_suffix(".png"), statistic

@@ -1,0 +1,119 @@
+"""Long cells survive preemption: a cell saves its state every `state_every` seconds and,
+run again after it was stopped (in this process, or by killing its worker for real),
+resumes from the state and stores results identical to an uninterrupted run."""
+
+import signal
+import textwrap
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from dolb.evaluation import run_cell as run_cell_module
+from dolb.evaluation.run_cell import run_cell
+from dolb.execution.sweep import plan_groups, run_sweep
+from dolb.experiment.pipeline import load_pipeline
+from dolb.results.query import rows
+from dolb.results.store import ResultStore
+from tests.conftest import assert_same, stored_values
+from tests.test_faults import worker_processes
+
+# One cell of 60,000 sparse rows: 8 blocks of 8,192, a test evaluation at log-spaced
+# checkpoints, every conversion (each keeps state of its own).
+LONG = """
+[pipeline]
+name = "long"
+seed = 3
+
+[datasets.text]
+generator = "sparse_text"
+params = {{ n_rows = 60000, n_features = 5000, n_test = 2000 }}
+
+[experiments.long]
+dataset = "text"
+task = "binary"
+split = {{ scheme = "given", count = 1 }}
+checkpoints = {{ log = 12 }}
+metrics = ["test_error", "cumulative_loss"]
+conversions = ["last", "average", "longest_survivor", "suffix", "cutoff"]
+learners = [{{ learner = "perceptron" }}]
+
+[execution]
+state_every = {every}
+"""
+
+
+@pytest.fixture
+def long_pipeline(tmp_path):
+    def write(every: float) -> str:
+        path = tmp_path / f"long-{every}.toml"
+        path.write_text(textwrap.dedent(LONG.format(every=every)))
+        return path
+
+    return write
+
+
+class Preempted(Exception):
+    pass
+
+
+def test_a_stopped_cell_resumes_from_its_state_with_identical_results(long_pipeline, tmp_path, monkeypatch):
+    pipeline = load_pipeline(long_pipeline(1e-9))  # save after every block
+    (group,) = plan_groups(pipeline)
+    cell = group.cell(0)
+    whole = run_cell(cell)  # no state folder: runs straight through
+    assert whole["timing"]["resumed_from"] == 0
+
+    saved = []
+    save = run_cell_module._save_state
+
+    def save_then_stop(path, state):
+        save(path, state)
+        saved.append(state["seen"])
+        if len(saved) == 3:
+            raise Preempted  # stopped right after its third save, as a preempted job is
+
+    monkeypatch.setattr(run_cell_module, "_save_state", save_then_stop)
+    with pytest.raises(Preempted):
+        run_cell(cell, str(tmp_path / "state"))
+    assert saved == [8192, 16384, 24576] and (tmp_path / "state" / f"{cell.id}.pkl").is_file()
+    monkeypatch.setattr(run_cell_module, "_save_state", save)
+
+    resumed = run_cell(cell, str(tmp_path / "state"))
+    assert resumed["timing"]["resumed_from"] == 24576
+    assert resumed["checkpoints"] == whole["checkpoints"]
+    for conversion, metrics in whole["metrics"].items():
+        for metric, values in metrics.items():
+            got = np.asarray(resumed["metrics"][conversion][metric])
+            assert np.array_equal(got.view(np.int64), np.asarray(values).view(np.int64)), (conversion, metric)
+    assert not (tmp_path / "state" / f"{cell.id}.pkl").exists()  # removed once the cell is done
+
+
+@pytest.mark.e2e
+def test_a_long_cell_whose_worker_is_killed_resumes_on_a_new_one(long_pipeline, tmp_path):
+    """For real: the worker running the cell is killed with SIGKILL after the cell saved
+    its state; Dask runs the task again and the cell resumes from the state."""
+    out = tmp_path / "killed"
+    state = out / "state"
+    killed, done = [], threading.Event()
+
+    def kill_when_saved():
+        while not done.is_set() and not list(state.glob("*.pkl")):
+            time.sleep(0.001)
+        for victim in [] if done.is_set() else worker_processes():  # the nanny starts a new one
+            victim.send_signal(signal.SIGKILL)
+            killed.append(victim.pid)
+
+    watcher = threading.Thread(target=kill_when_saved, daemon=True)
+    watcher.start()
+    summary = run_sweep(long_pipeline(1e-9), out, workers=1, progress=False)
+    done.set()
+    watcher.join()
+    assert killed, "the cell ended before its worker could be killed"
+    assert summary.n_failed == 0 and summary.n_computed == 1
+    assert (rows(ResultStore(out))["resumed_from"] > 0).all()
+    run_sweep(long_pipeline(1e-9), tmp_path / "calm", workers=1, progress=False)
+    assert (rows(ResultStore(tmp_path / "calm"))["resumed_from"] == 0).all()
+    assert_same(out, tmp_path / "calm")
+    assert len(stored_values(out)) > 100
