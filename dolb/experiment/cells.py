@@ -189,6 +189,7 @@ def _experiment_groups(
                 if level is not None:
                     values[cls.complexity_param] = level
                 template = {
+                    "experiment": experiment.name,  # two experiments never share a cell
                     "dataset": dataset,
                     "fingerprints": {
                         "train": train.fingerprint,
