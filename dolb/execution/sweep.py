@@ -23,7 +23,7 @@ from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
-from distributed import as_completed, performance_report
+from distributed import as_completed, performance_report, wait
 from tqdm import tqdm
 
 from dolb.data.sources import data_cache, resolve_dataset
@@ -45,11 +45,14 @@ from dolb.experiment.pipeline import Pipeline, load_pipeline
 from dolb.results.history import new_run_id, write_record
 from dolb.results import query
 from dolb.results.query import stored_cells
-from dolb.results.report import write_reports
+from dolb.results.report import render_report, write_reports, write_summary
 from dolb.results.store import CellRows, ResultStore, result_schema
 
 IN_FLIGHT_PER_WORKER = 4
 """Batches kept submitted per worker; more are sent as these complete."""
+BATCHES_PER_WORKER = 16
+"""At least this many batches per worker (when there are cells enough), so that the
+batches left at the end of a sweep are small."""
 GATHER_MODES = ("auto", "workers", "client")
 """Who writes the result parts: the workers when they can reach the folder (``auto``,
 checked at start), always the workers, or always the client."""
@@ -226,7 +229,7 @@ def run_sweep(
         }
         write_record(store, record)
         store.write_text("pipeline.toml", record["pipeline_text"])
-        n_failed, mode, client_cpu = 0, "none", 0.0
+        n_failed, mode, client_cpu, report = 0, "none", 0.0, None
         if todo:
             with phases("cluster"):
                 client.register_plugin(KernelWarmUp(_warm_up_samples(todo)))
@@ -238,17 +241,21 @@ def run_sweep(
                 state_dir=f"{store.path}/state" if mode == "workers" and store.local else None,
             )
             n_workers = max(1, len(cluster.workers))
-            batches = batch_cells(todo, pipeline.batch_examples, n_batches_min=4 * n_workers)
+            # the longest cells first, in at least BATCHES_PER_WORKER batches a worker: the
+            # last batches are short, so no worker idles long at the end
+            longest_first = sorted(todo, key=lambda item: -item[0].n_train)
+            batches = batch_cells(longest_first, pipeline.batch_examples, n_batches_min=BATCHES_PER_WORKER * n_workers)
             recording = performance_report(filename=str(report_file)) if report_file else contextlib.nullcontext()
             cpu_started = time.process_time()
             with recording:
                 n_failed = _compute(client, batches, destination, store, n_workers, progress, phases)
             client_cpu = time.process_time() - cpu_started
+            if mode == "workers":  # they can reach the folder: they draw the reports, in parallel
+                report = _report_on_cluster(client, pipeline, store, phases)
     finally:
         with phases("cluster"):  # closing it
             stack.close()
-    report = "No results stored."
-    if store.exists():
+    if report is None and store.exists():
         with phases("aggregate"):
             summary = query.summary(store)
         with phases("reports"):
@@ -265,8 +272,22 @@ def run_sweep(
         "workers": cluster.workers,
     }
     write_record(store, record)
-    return SweepSummary(n_cells, n_cells - n_todo, n_todo - n_failed, n_failed, seconds, report, run_id,
-                        phases.rounded(), mode)
+    return SweepSummary(n_cells, n_cells - n_todo, n_todo - n_failed, n_failed, seconds, report or "No results stored.",
+                        run_id, phases.rounded(), mode)
+
+
+def _report_on_cluster(client, pipeline: Pipeline, store: ResultStore, phases: Phases) -> str:
+    """Summarise the store and draw every report as tasks: the summary once, then each
+    report (and ``summary.csv``) in parallel; the client receives only their text."""
+    with phases("aggregate"):
+        summary = client.submit(query.summary, store, pure=False)
+        wait([summary])
+    with phases("reports"):
+        written = client.submit(write_summary, store, summary, pure=False)
+        texts = [client.submit(render_report, pipeline, i, store, summary, pure=False)
+                 for i in range(len(pipeline.reports))]
+        client.gather([written])
+        return "\n".join(client.gather(texts))
 
 
 class _LazyCluster:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 import numpy as np
@@ -62,7 +62,6 @@ class CellGroup:
     timeout: float | None = None
     memory: int | None = None
     state_every: float | None = None
-    ids: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def cell_id(self, index: int) -> str:
         """The id of the cell of split ``index``."""

@@ -4,8 +4,10 @@ rows; a paired report reads the rows it pairs, and no others."""
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
 import pandas as pd
 
@@ -39,31 +41,32 @@ def write_reports(pipeline: Pipeline, store: ResultStore, summary: pd.DataFrame 
     """Write every report of ``pipeline`` under the result folder's ``report/`` and the
     summary of every configuration, size and metric (:func:`dolb.results.query.summary`,
     computed here unless given) to ``summary.csv`` there; return the tables as Markdown
-    text (what ``dolb run`` prints at the end). On an fsspec URL the report is drawn in
-    a temporary folder and copied there."""
+    text (what ``dolb run`` prints at the end)."""
     if summary is None:
         summary = query.summary(store)
-    if not store.local:
-        with tempfile.TemporaryDirectory() as local:
-            text = _write(pipeline, store, summary, Path(local) / "report")
-            store.fs.put(str(Path(local) / "report"), f"{store.path}/report", recursive=True)
-        return text
-    return _write(pipeline, store, summary, Path(store.path) / "report")
+    write_summary(store, summary)
+    return "\n".join(render_report(pipeline, index, store, summary) for index in range(len(pipeline.reports)))
 
 
-def _write(pipeline: Pipeline, store: ResultStore, summary: pd.DataFrame, folder: Path) -> str:
-    folder.mkdir(parents=True, exist_ok=True)
-    summary[query.GROUP_COLUMNS + SUMMARY_STATISTICS].to_csv(folder / "summary.csv", index=False)
-    sections = []
-    for index, report in enumerate(pipeline.reports):
+def write_summary(store: ResultStore, summary: pd.DataFrame) -> None:
+    """``report/summary.csv``: the statistics of :data:`SUMMARY_STATISTICS` for every
+    configuration, training size and metric."""
+    with _report_folder(store) as folder:
+        summary[query.GROUP_COLUMNS + SUMMARY_STATISTICS].to_csv(folder / "summary.csv", index=False)
+
+
+def render_report(pipeline: Pipeline, index: int, store: ResultStore, summary: pd.DataFrame) -> str:
+    """Write the pipeline's report ``index`` (its table as Markdown and CSV, its figure
+    as PNG) under ``report/``; return its Markdown. Reports are independent of each
+    other: a sweep draws them in parallel on its workers."""
+    report = pipeline.reports[index]
+    with _report_folder(store) as folder:
         stem = folder / slug(f"{index + 1:02d}-{report.experiment}-{report.metric}-{report.kind}")
         text = f"## {report.title}\n"
         try:
             table = _table(report, summary, store)
         except DataError as exc:  # e.g. every cell it needs failed: say so, draw the rest
-            text += f"\nNot available: {exc}\n"
-            sections.append(text)
-            continue
+            return text + f"\nNot available: {exc}\n"
         if table is not None:
             table.to_csv(stem.with_suffix(".csv"), index=False)
             text += f"\n{to_markdown(table)}\n"
@@ -71,10 +74,23 @@ def _write(pipeline: Pipeline, store: ResultStore, summary: pd.DataFrame, folder
             from dolb.results.figures import curve_figure  # matplotlib: only when a figure is drawn
 
             statistic = "median" if report.stats[0] == "median" else "mean"
-            path = curve_figure(
-                summary, report.experiment, report.metric, report.title, stem.with_suffix(".png"), statistic
-            )
-            text += f"\nFigure: {path}\n"
+            curve_figure(summary, report.experiment, report.metric, report.title, stem.with_suffix(".png"), statistic)
+            text += f"\nFigure: {store.path}/report/{stem.with_suffix('.png').name}\n"
         stem.with_suffix(".md").write_text(text, encoding="utf-8")
-        sections.append(text)
-    return "\n".join(sections)
+    return text
+
+
+@contextlib.contextmanager
+def _report_folder(store: ResultStore) -> Iterator[Path]:
+    """The local folder to write report files into: the result folder's ``report/``, or
+    behind an fsspec URL a temporary folder copied there afterwards."""
+    if store.local:
+        folder = Path(store.path) / "report"
+        folder.mkdir(parents=True, exist_ok=True)
+        yield folder
+        return
+    with tempfile.TemporaryDirectory() as local:
+        yield Path(local)
+        store.fs.makedirs(f"{store.path}/report", exist_ok=True)
+        for path in Path(local).iterdir():
+            store.fs.put_file(str(path), f"{store.path}/report/{path.name}")
