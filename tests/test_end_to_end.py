@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 import pytest
@@ -117,7 +118,7 @@ def test_cli_run_report_and_status(small_pipeline, tmp_path, capsys):
     assert "all 1,008 values bit-identical" in capsys.readouterr().out
 
 
-def test_reproduce_names_what_differs(small_pipeline, tmp_path, capsys, monkeypatch):
+def test_reproduce_names_what_differs(small_pipeline, tmp_path, capsys):
     """A reproduction on other versions that computes other values says which values
     and which versions differ, and exits 1."""
     out = tmp_path / "out"
@@ -128,7 +129,8 @@ def test_reproduce_names_what_differs(small_pipeline, tmp_path, capsys, monkeypa
     values = table.column("value").to_numpy().copy()
     values[0] += 1e-12
     frame = table.to_pandas().assign(value=values)
-    pq.write_table(pa_table(frame, table.schema), out / "results" / "part-0.parquet")
+    pq.write_table(pa.Table.from_pandas(frame, schema=table.schema, preserve_index=False),
+                   out / "results" / "part-0.parquet")
     record = next((out / "runs").glob("*.json"))
     text = json.loads(record.read_text())
     for environment in [text["client"], *text["workers"].values()]:
@@ -138,12 +140,6 @@ def test_reproduce_names_what_differs(small_pipeline, tmp_path, capsys, monkeypa
     printed = capsys.readouterr().out
     assert "NOT reproduced: 1 of 1,008 values differ (largest difference 1e-12), 0 missing, 0 new" in printed
     assert f"versions that differ: numpy: 1.0.0 -> {np.__version__}" in printed
-
-
-def pa_table(frame, schema):
-    import pyarrow as pa
-
-    return pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
 
 
 def forget(out, experiment):

@@ -4,7 +4,6 @@ orders of magnitude worse than IRMA at 10, and the ordering of Fig. 1."""
 
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from dolb.execution.sweep import run_sweep

@@ -2,8 +2,7 @@
 
 The client only coordinates. It plans the cells as groups (one per configuration,
 whatever the number of splits), asks the result store which cells exist, and submits
-batches of cells (a bounded number at a time, so its memory does not grow with the
-sweep). Each task runs its cells and writes its rows as one Parquet part into the result
+batches of cells (a bounded number at a time). Each task runs its cells and writes its rows as one Parquet part into the result
 folder when the workers can reach it, or sends them back as one Arrow table for the
 client to append in large parts when they cannot. Datasets to generate or import are
 built as tasks too, into a content-addressed cache outside the result folder. Every run
@@ -19,10 +18,8 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
-import pyarrow as pa
 from distributed import as_completed, performance_report, wait
 from tqdm import tqdm
 
@@ -31,22 +28,16 @@ from dolb.data.store import Dataset, open_dataset
 from dolb.errors import ConfigError
 from dolb.execution.cluster import connect
 from dolb.execution.environment import check_workers, fingerprint
-from dolb.execution.tasks import (
-    Destination,
-    KernelWarmUp,
-    TaskOutcome,
-    can_write,
-    error_text,
-    from_ipc,
-    run_batch,
-)
+from dolb.execution.gather import ClientWriter
+from dolb.execution.phases import Phases
+from dolb.execution.tasks import Destination, KernelWarmUp, TaskOutcome, can_write, error_text, run_batch
 from dolb.experiment.cells import Batch, CellGroup, batch_cells, expand_groups, group_ids, parameter_types
 from dolb.experiment.pipeline import Pipeline, load_pipeline
 from dolb.results.history import new_run_id, write_record
 from dolb.results import query
 from dolb.results.query import stored_cells
 from dolb.results.report import render_report, write_reports, write_summary
-from dolb.results.store import CellRows, ResultStore, result_schema
+from dolb.results.store import ResultStore, result_schema
 
 IN_FLIGHT_PER_WORKER = 4
 """Batches kept submitted per worker; more are sent as these complete."""
@@ -56,10 +47,6 @@ batches left at the end of a sweep are small."""
 GATHER_MODES = ("auto", "workers", "client")
 """Who writes the result parts: the workers when they can reach the folder (``auto``,
 checked at start), always the workers, or always the client."""
-CLIENT_PART_ROWS = 1_000_000
-"""Rows the client gathers before writing them as one part."""
-COMMIT_SECONDS = 5.0
-"""How often, on an fsspec URL, the client commits the parts written so far."""
 
 
 @dataclass
@@ -79,37 +66,6 @@ class SweepSummary:
     def time_line(self) -> str:
         """Where the time went, on one line."""
         return "time: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.timings.items())
-
-
-class Phases:
-    """Wall time spent in each named phase of a run; a phase entered inside another
-    (the cluster started to build a dataset) pauses it, so no time counts twice."""
-
-    ORDER = ("plan", "data", "cluster", "compute", "write", "aggregate", "reports")
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = dict.fromkeys(self.ORDER, 0.0)
-        self.running: list[str] = []
-        self.since = time.perf_counter()
-
-    def _charge(self) -> None:
-        now = time.perf_counter()
-        if self.running:
-            self.seconds[self.running[-1]] += now - self.since
-        self.since = now
-
-    @contextlib.contextmanager
-    def __call__(self, name: str) -> Iterator[None]:
-        self._charge()
-        self.running.append(name)
-        try:
-            yield
-        finally:
-            self._charge()
-            self.running.pop()
-
-    def rounded(self) -> dict[str, float]:
-        return {name: round(seconds, 3) for name, seconds in self.seconds.items()}
 
 
 def open_datasets(
@@ -340,7 +296,7 @@ def _compute(
     return the number of failed cells."""
     pending = iter(batches)
     batch_of = {}
-    writer = _ClientWriter(store, destination)
+    writer = ClientWriter(store, destination)
 
     def submit_next(queue) -> None:
         batch = next(pending, None)
@@ -370,56 +326,6 @@ def _compute(
     with phases("write"):
         writer.close()
     return n_failed
-
-
-class _ClientWriter:
-    """What the client writes: the rows tasks sent back (in large parts), failure rows
-    of tasks that died, and, on an fsspec URL, manifests committing the parts."""
-
-    def __init__(self, store: ResultStore, destination: Destination) -> None:
-        self.store, self.destination = store, destination
-        self.tables: list[pa.Table] = []
-        self.n_rows = 0
-        self.uncommitted: list[str] = []
-        self.committed_at = time.monotonic()
-
-    def failed_batch(self, batch: Batch, error: str) -> TaskOutcome:
-        rows = CellRows(self.destination.schema, self.destination.run_id, "client")
-        failures = []
-        for group, indices in batch:
-            for index in indices.tolist():
-                cell_id = group.cell_id(index)
-                rows.add_failed(cell_id, group.coordinates | {"split": index}, error)
-                failures.append((cell_id, error))
-        self._append(rows.table())
-        return TaskOutcome(n_cells=len(failures), failures=failures)
-
-    def take(self, outcome: TaskOutcome) -> None:
-        if outcome.rows is not None:
-            self._append(from_ipc(outcome.rows))
-        if outcome.part is not None:
-            self.uncommitted.append(outcome.part)
-        if time.monotonic() - self.committed_at > COMMIT_SECONDS:
-            self._commit()
-
-    def _append(self, table: pa.Table) -> None:
-        self.tables.append(table)
-        self.n_rows += table.num_rows
-        if self.n_rows >= CLIENT_PART_ROWS:
-            self._flush()
-
-    def _flush(self) -> None:
-        if self.tables:
-            self.uncommitted.append(self.store.write_part(pa.concat_tables(self.tables)))
-            self.tables, self.n_rows = [], 0
-
-    def _commit(self) -> None:
-        self.store.commit(self.uncommitted, self.destination.run_id)
-        self.uncommitted, self.committed_at = [], time.monotonic()
-
-    def close(self) -> None:
-        self._flush()
-        self._commit()
 
 
 def failed_cells(out_dir: str | Path, ids: set[str] | None = None):

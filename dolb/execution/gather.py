@@ -1,0 +1,68 @@
+"""What the client writes during a sweep: the rows tasks sent back (when the workers
+cannot reach the result folder), failure rows of tasks that died, and, behind an fsspec
+URL, the manifests that commit the parts."""
+
+from __future__ import annotations
+
+import time
+
+import pyarrow as pa
+
+from dolb.execution.tasks import Destination, TaskOutcome, from_ipc
+from dolb.experiment.cells import Batch
+from dolb.results.store import CellRows, ResultStore
+
+CLIENT_PART_ROWS = 1_000_000
+"""Rows the client gathers before writing them as one part."""
+COMMIT_SECONDS = 5.0
+"""How often, behind an fsspec URL, the client commits the parts written so far."""
+
+
+class ClientWriter:
+    """What the client writes: the rows tasks sent back (in large parts), failure rows
+    of tasks that died, and, on an fsspec URL, manifests committing the parts."""
+
+    def __init__(self, store: ResultStore, destination: Destination) -> None:
+        self.store, self.destination = store, destination
+        self.tables: list[pa.Table] = []
+        self.n_rows = 0
+        self.uncommitted: list[str] = []
+        self.committed_at = time.monotonic()
+
+    def failed_batch(self, batch: Batch, error: str) -> TaskOutcome:
+        rows = CellRows(self.destination.schema, self.destination.run_id, "client")
+        failures = []
+        for group, indices in batch:
+            for index in indices.tolist():
+                cell_id = group.cell_id(index)
+                rows.add_failed(cell_id, group.coordinates | {"split": index}, error)
+                failures.append((cell_id, error))
+        self._append(rows.table())
+        return TaskOutcome(n_cells=len(failures), failures=failures)
+
+    def take(self, outcome: TaskOutcome) -> None:
+        if outcome.rows is not None:
+            self._append(from_ipc(outcome.rows))
+        if outcome.part is not None:
+            self.uncommitted.append(outcome.part)
+        if time.monotonic() - self.committed_at > COMMIT_SECONDS:
+            self._commit()
+
+    def _append(self, table: pa.Table) -> None:
+        self.tables.append(table)
+        self.n_rows += table.num_rows
+        if self.n_rows >= CLIENT_PART_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.tables:
+            self.uncommitted.append(self.store.write_part(pa.concat_tables(self.tables)))
+            self.tables, self.n_rows = [], 0
+
+    def _commit(self) -> None:
+        self.store.commit(self.uncommitted, self.destination.run_id)
+        self.uncommitted, self.committed_at = [], time.monotonic()
+
+    def close(self) -> None:
+        self._flush()
+        self._commit()
