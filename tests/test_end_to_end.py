@@ -60,25 +60,18 @@ def test_run_resume_and_determinism(small_pipeline, tmp_path):
     after = make_plan(small_pipeline, two)
     assert (after.n_stored, after.n_todo, after.estimated_seconds) == (60, 0, 0.0)
 
+    # bit-identical on 1 and 2 workers, and when the rows travel back to the client, which
+    # writes them in large parts
     one = tmp_path / "one"
-    run_sweep(small_pipeline, one, workers=1, progress=False)
-    assert_same(one, two)  # bit-identical on 1 and 2 workers
+    assert run_sweep(small_pipeline, one, workers=1, progress=False, gather="client").gather == "client"
+    assert_same(one, two)
+    assert len(list((one / "results").glob("part-*.parquet"))) == 1
+    assert len(list((two / "results").glob("part-*.parquet"))) > 1
 
     records = read_records(ResultStore(two))  # one record per run, none overwritten
     assert [r["counts"]["computed"] for r in records] == [60, 0]
     assert records[0]["gather"] == "workers" and len(records[0]["workers"]) == 2
     assert set(records[0]["timings"]) == {"plan", "data", "cluster", "compute", "write", "aggregate", "reports"}
-
-
-def test_results_travel_back_when_the_client_writes(small_pipeline, tmp_path):
-    """With --gather client the workers send their rows back and the client writes
-    large parts: the same results, in fewer parts."""
-    run_sweep(small_pipeline, tmp_path / "workers", workers=2, progress=False)
-    summary = run_sweep(small_pipeline, tmp_path / "client", workers=2, progress=False, gather="client")
-    assert summary.gather == "client"
-    assert_same(tmp_path / "client", tmp_path / "workers")
-    assert len(list((tmp_path / "client" / "results").glob("part-*.parquet"))) == 1
-    assert len(list((tmp_path / "workers" / "results").glob("part-*.parquet"))) > 1
 
 
 def test_a_result_folder_behind_an_fsspec_url(small_pipeline, tmp_path):
@@ -116,14 +109,10 @@ def test_cli_run_report_and_status(small_pipeline, tmp_path, capsys):
     assert len(exported) == len(read_results(out)) == 48 * 3 * 2 + 12 * 60
     assert main(["reproduce", str(out), "--out", str(tmp_path / "again"), "--workers", "1"]) == 0
     assert "all 1,008 values bit-identical" in capsys.readouterr().out
+    assert main(["reproduce", str(out), "--out", str(tmp_path / "again")]) == 2  # into a fresh folder only
 
-
-def test_reproduce_names_what_differs(small_pipeline, tmp_path, capsys):
-    """A reproduction on other versions that computes other values says which values
-    and which versions differ, and exits 1."""
-    out = tmp_path / "out"
-    run_sweep(small_pipeline, out, workers=1, progress=False)
-    table = ResultStore(out).dataset().to_table()  # as if computed elsewhere
+    # a run computed elsewhere, with another numpy and other values: which, and why
+    table = ResultStore(out).dataset().to_table()
     for part in (out / "results").glob("part-*.parquet"):
         part.unlink()
     values = table.column("value").to_numpy().copy()
@@ -131,12 +120,12 @@ def test_reproduce_names_what_differs(small_pipeline, tmp_path, capsys):
     frame = table.to_pandas().assign(value=values)
     pq.write_table(pa.Table.from_pandas(frame, schema=table.schema, preserve_index=False),
                    out / "results" / "part-0.parquet")
-    record = next((out / "runs").glob("*.json"))
+    record = sorted((out / "runs").glob("*.json"))[0]
     text = json.loads(record.read_text())
     for environment in [text["client"], *text["workers"].values()]:
         environment["packages"]["numpy"] = "1.0.0"
     record.write_text(json.dumps(text))
-    assert main(["reproduce", str(out), "--out", str(tmp_path / "again"), "--workers", "1"]) == 1
+    assert main(["reproduce", str(out), "--out", str(tmp_path / "third"), "--workers", "1", "--run", text["run_id"]]) == 1
     printed = capsys.readouterr().out
     assert "NOT reproduced: 1 of 1,008 values differ (largest difference 1e-12), 0 missing, 0 new" in printed
     assert f"versions that differ: numpy: 1.0.0 -> {np.__version__}" in printed
