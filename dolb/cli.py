@@ -128,7 +128,7 @@ def _status(args: argparse.Namespace) -> int:
         scope = f" (of the {len(ids)} cells of pipeline {last['pipeline']!r})"
     print(f"{len(stored)} cells stored, {len(failed)} failed{scope}")
     for row in failed.itertuples():
-        print(f"  {row.cell_id}  {row.learner} split {row.split}: {row.error}")
+        print(f"  {row.cell_id}  {row.learner} split {row.split}: {row.error.splitlines()[0]}")
     return 1 if len(failed) else 0
 
 

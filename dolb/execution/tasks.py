@@ -8,6 +8,7 @@ IPC bytes for the client to append). Nothing per cell travels as a Python object
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -63,9 +64,13 @@ def worker_name() -> str:
         return "client"
 
 
-def error_text(exc: BaseException) -> str:
-    """One line for a failed cell: a DolbError's message, else the type and message."""
-    return str(exc) if isinstance(exc, DolbError) else f"{type(exc).__name__}: {exc}"
+def error_text(exc: BaseException, with_traceback: bool = False) -> str:
+    """What a failed cell stores: a DolbError's message (the user's mistake, one line),
+    else the type and message, followed by the traceback when asked (a bug: where)."""
+    if isinstance(exc, DolbError):
+        return str(exc)
+    text = f"{type(exc).__name__}: {exc}"
+    return f"{text}\n{traceback.format_exc()}" if with_traceback else text
 
 
 def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
@@ -82,7 +87,7 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
                 rows.add_ok(cell.id, where, run_cell(cell, destination.state_dir))
             except Exception as exc:  # noqa: BLE001 - stored, reported and retried by the sweep
                 outcome.failures.append((cell.id, error_text(exc)))
-                rows.add_failed(cell.id, where, error_text(exc))
+                rows.add_failed(cell.id, where, error_text(exc, with_traceback=True))
             outcome.n_cells += 1
     table = rows.table()
     if destination.store is not None:
