@@ -198,3 +198,16 @@ def test_comparison_table_keeps_datasets_apart():
     assert table["count @ 100"].tolist() == [2, 2]
     single = comparison_table(aggregate(_frame(rows[:2])), "e", "test_error", None, ("mean",))
     assert "dataset" not in single.columns and single["mean @ 100"].tolist() == pytest.approx([0.2])
+
+
+def test_a_damaged_result_part_is_a_clear_error(tmp_path):
+    from dolb.errors import DataError
+    from dolb.results.query import stored_cells
+
+    store = ResultStore(tmp_path)
+    _rows(store, ["c1"])
+    part = store.parts()[0]
+    with open(part, "r+b") as handle:
+        handle.truncate(100)
+    with pytest.raises(DataError, match=f"{part}: unreadable result part"):
+        stored_cells(store)

@@ -230,11 +230,16 @@ class ResultStore:
         parts = self.parts()
         if not parts:
             raise DataError(f"{self.root}: no results stored (run `dolb run` first)")
+        schemas = []
+        for part in parts:
+            try:
+                schemas.append(pq.read_schema(part, filesystem=self.fs))
+            except (OSError, pa.ArrowInvalid) as exc:
+                raise DataError(f"{part}: unreadable result part ({exc})") from None
         try:
-            schemas = [pq.read_schema(part, filesystem=self.fs) for part in parts]
             schema = pa.unify_schemas(schemas, promote_options="permissive")
-        except (OSError, pa.ArrowInvalid) as exc:
-            raise DataError(f"{self.results}: unreadable result part ({exc})") from None
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise DataError(f"{self.results}: result parts of incompatible schemas ({exc})") from None
         return pds.dataset(parts, schema=schema, format="parquet", filesystem=self.fs)
 
     def write_text(self, name: str, text: str) -> None:
