@@ -211,3 +211,21 @@ def test_a_damaged_result_part_is_a_clear_error(tmp_path):
         handle.truncate(100)
     with pytest.raises(DataError, match=f"{part}: unreadable result part"):
         stored_cells(store)
+
+
+def test_phases_count_nested_time_once(monkeypatch):
+    """A phase entered inside another pauses it: the cluster started while planning is
+    charged to the cluster only (a clock that advances 1 s per reading)."""
+    import itertools
+
+    from dolb.execution import phases as module
+
+    clock = itertools.count()
+    monkeypatch.setattr(module.time, "perf_counter", lambda: float(next(clock)))
+    phases = module.Phases()  # reads 0
+    with phases("plan"):  # 1
+        with phases("cluster"):  # 2: plan got 1 s
+            pass  # 3: cluster got 1 s
+    # 4: plan got 1 s more
+    assert phases.seconds["plan"] == 2.0 and phases.seconds["cluster"] == 1.0
+    assert sum(phases.seconds.values()) == 3.0  # every second counted once
