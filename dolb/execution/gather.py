@@ -13,7 +13,9 @@ from dolb.experiment.cells import Batch
 from dolb.results.store import CellRows, ResultStore
 
 CLIENT_PART_ROWS = 1_000_000
-"""Rows the client gathers before writing them as one part."""
+"""Rows the client gathers before writing them as one part..."""
+CLIENT_PART_SECONDS = 30.0
+"""...or seconds since the first of them arrived: a client killed loses at most that."""
 COMMIT_SECONDS = 5.0
 """How often, behind an fsspec URL, the client commits the parts written so far."""
 
@@ -26,10 +28,13 @@ class ClientWriter:
         self.store, self.destination = store, destination
         self.tables: list[pa.Table] = []
         self.n_rows = 0
+        self.first_at = 0.0
         self.uncommitted: list[str] = []
         self.committed_at = time.monotonic()
 
     def failed_batch(self, batch: Batch, error: str) -> TaskOutcome:
+        """Store every cell of a task that died (its workers lost, thrice) as failed
+        with ``error``; return the outcome the task would have returned."""
         rows = CellRows(self.destination.schema, self.destination.run_id, "client")
         failures = []
         for group, indices in batch:
@@ -41,6 +46,7 @@ class ClientWriter:
         return TaskOutcome(n_cells=len(failures), failures=failures)
 
     def take(self, outcome: TaskOutcome) -> None:
+        """Take a task's outcome: append the rows it sent back, note the part it wrote."""
         if outcome.rows is not None:
             self._append(from_ipc(outcome.rows))
         if outcome.part is not None:
@@ -49,9 +55,11 @@ class ClientWriter:
             self._commit()
 
     def _append(self, table: pa.Table) -> None:
+        if not self.tables:
+            self.first_at = time.monotonic()
         self.tables.append(table)
         self.n_rows += table.num_rows
-        if self.n_rows >= CLIENT_PART_ROWS:
+        if self.n_rows >= CLIENT_PART_ROWS or time.monotonic() - self.first_at > CLIENT_PART_SECONDS:
             self._flush()
 
     def _flush(self) -> None:
@@ -64,5 +72,6 @@ class ClientWriter:
         self.uncommitted, self.committed_at = [], time.monotonic()
 
     def close(self) -> None:
+        """Write what is gathered and commit every part."""
         self._flush()
         self._commit()
