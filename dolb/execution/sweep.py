@@ -328,13 +328,4 @@ def _compute(
     return n_failed
 
 
-def failed_cells(out_dir: str | Path, ids: set[str] | None = None):
-    """The failures of a result folder (of the cells in ``ids``, if given), as a
-    table: cell id, coordinates and error."""
-    from dolb.results.query import failures
-
-    table = failures(ResultStore(out_dir))
-    return table if ids is None else table[table["cell_id"].isin(ids)]
-
-
-__all__ = ["SweepSummary", "cells_to_run", "failed_cells", "open_datasets", "plan_groups", "run_sweep"]
+__all__ = ["SweepSummary", "cells_to_run", "open_datasets", "plan_groups", "run_sweep"]

@@ -86,8 +86,9 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
             try:
                 rows.add_ok(cell.id, where, run_cell(cell, destination.state_dir))
             except Exception as exc:  # noqa: BLE001 - stored, reported and retried by the sweep
-                outcome.failures.append((cell.id, error_text(exc)))
-                rows.add_failed(cell.id, where, error_text(exc, with_traceback=True))
+                stored = error_text(exc, with_traceback=True)
+                outcome.failures.append((cell.id, stored.splitlines()[0]))
+                rows.add_failed(cell.id, where, stored)
             outcome.n_cells += 1
     table = rows.table()
     if destination.store is not None:

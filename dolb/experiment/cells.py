@@ -34,7 +34,6 @@ class Cell:
     identity (paths and resource limits are carried beside the spec, not inside it)."""
 
     id: str
-    experiment: str
     spec: dict[str, Any]
     train_path: str
     test_path: str | None
@@ -72,7 +71,7 @@ class CellGroup:
         spec = dict(self.template)
         spec["split"] = dict(spec["split"], index=int(index))
         return Cell(
-            self.cell_id(index), self.experiment, spec, self.train_path, self.test_path,
+            self.cell_id(index), spec, self.train_path, self.test_path,
             self.n_train, self.timeout, self.memory, self.state_every,
         )
 
