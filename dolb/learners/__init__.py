@@ -18,6 +18,7 @@ from dolb.learners import (  # noqa: F401  (register learners)
     sgd,
 )
 from dolb.learners.base import (
+    LEARNERS,
     OnlineLearner,
     Param,
     learner_class,
@@ -25,4 +26,4 @@ from dolb.learners.base import (
     registered_learners,
 )
 
-__all__ = ["OnlineLearner", "Param", "learner_class", "register", "registered_learners"]
+__all__ = ["LEARNERS", "OnlineLearner", "Param", "learner_class", "register", "registered_learners"]

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dolb.errors import ConfigError
+from dolb.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -208,29 +209,26 @@ def as_block(X, n_features: int):
     return X
 
 
-_REGISTRY: dict[str, type[OnlineLearner]] = {}
+LEARNERS: Registry[type[OnlineLearner]] = Registry("learner", entry_point_group="dolb.learners")
+"""Every learner, by name: dolb's own and those other packages add through the
+``dolb.learners`` entry point group (see :mod:`dolb.registry`)."""
 
 
 def register(cls: type[OnlineLearner]) -> type[OnlineLearner]:
-    """Class decorator adding a learner to the registry under ``cls.name``."""
+    """Class decorator adding a learner to :data:`LEARNERS` under ``cls.name``."""
     if not cls.name or cls.task not in ("regression", "binary"):
         raise TypeError(f"{cls.__name__} must set name and task ('regression' or 'binary')")
-    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
-        raise TypeError(f"learner name {cls.name!r} is registered twice")
     if cls.complexity_param is not None and cls.complexity_param not in cls.params:
         raise TypeError(f"{cls.__name__}.complexity_param names no declared parameter")
-    _REGISTRY[cls.name] = cls
+    LEARNERS.add(cls.name, cls)
     return cls
 
 
 def learner_class(name: str) -> type[OnlineLearner]:
     """The learner class registered as ``name``; ConfigError if there is none."""
-    if name not in _REGISTRY:
-        known = ", ".join(sorted(_REGISTRY))
-        raise ConfigError(f"unknown learner {name!r} (known: {known})")
-    return _REGISTRY[name]
+    return LEARNERS[name]
 
 
 def registered_learners() -> dict[str, type[OnlineLearner]]:
     """A copy of the registry: name to class."""
-    return dict(_REGISTRY)
+    return dict(LEARNERS.items())
