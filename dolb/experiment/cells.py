@@ -14,7 +14,6 @@ under that identity is never computed again.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -24,6 +23,7 @@ import dolb
 from dolb.data.splits import sequence_length
 from dolb.data.store import Dataset
 from dolb.errors import ConfigError
+from dolb.identity import digest
 from dolb.experiment.pipeline import ExperimentSpec, Pipeline
 from dolb.learners import learner_class
 
@@ -112,8 +112,7 @@ def complexity_label(level) -> str:
 
 def spec_hash(spec: dict[str, Any]) -> str:
     """The hash of a canonical (JSON-ready) spec."""
-    text = json.dumps(spec, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+    return digest(spec)
 
 
 def cell_id(group_key: str, index: int) -> str:

@@ -8,18 +8,17 @@ pipeline gives the same streams on 1 worker or 16.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 import numpy as np
+
+from dolb.identity import digest
 
 
 def stable_key(value: Any) -> int:
     """A 32-bit integer that identifies ``value`` (anything JSON can encode) the same
     way in every process and on every machine (unlike :func:`hash`)."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+    return int.from_bytes(bytes.fromhex(digest(value, length=8)), "little")
 
 
 def seed_for(root_seed: int, *coordinates: Any) -> np.random.SeedSequence:

@@ -43,7 +43,8 @@ from dolb.errors import DataError
 from dolb.evaluation.metrics import METRICS
 from dolb.results.history import read_records
 from dolb.results.store import ResultStore
-from dolb.results.tables import CONFIG_COLUMNS, ci95_halfwidth
+from dolb.results.stats import paired_tests
+from dolb.results.tables import CONFIG_COLUMNS
 
 ALPHA = 0.05
 """False-discovery rate of the Benjamini–Hochberg procedure."""
@@ -148,37 +149,6 @@ def _pairs(run: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFrame:
     return pairs.assign(difference=pairs["run"] - pairs["baseline"])
 
 
-def _paired_tests(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Per :data:`KEYS`: means, the mean difference with its 95 % t interval, relative
-    change, Cohen's d_z and the two-sided paired t-test. All differences 0: t = 0, p = 1;
-    all equal and non-zero: t = ±inf, p = 0; fewer than two pairs: no test (NaN)."""
-    table = pairs.groupby(KEYS, sort=True, dropna=False).agg(
-        n=("difference", "count"),
-        pairs=("difference", "size"),
-        baseline=("baseline", "mean"),
-        run=("run", "mean"),
-        difference=("difference", "mean"),
-        sd=("difference", "std"),
-        ci95=("difference", ci95_halfwidth),
-    ).reset_index()
-    n, mean, sd = (table[c].to_numpy(dtype=float) for c in ("n", "difference", "sd"))
-    unchanged = (mean == 0) & (sd == 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        d_z = np.where(unchanged, 0.0, mean / sd)
-        t = d_z * np.sqrt(n)
-        relative = mean / np.abs(table["baseline"].to_numpy(dtype=float))
-    p = np.where(n >= 2, 2 * st.t.sf(np.abs(t), np.maximum(n - 1, 1)), np.nan)
-    return table.assign(
-        n_nonfinite=table["pairs"] - table["n"],
-        ci_low=mean - table["ci95"],
-        ci_high=mean + table["ci95"],
-        relative=relative,
-        d_z=d_z,
-        t=t,
-        p=p,
-    )
-
-
 def _judge(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
     """Add Benjamini–Hochberg q-values over every test of ``table`` and the verdict:
     ``worse`` (q < alpha, mean difference > 0), ``better`` (q < alpha, < 0),
@@ -229,7 +199,7 @@ def compare_frames(run: pd.DataFrame, baseline: pd.DataFrame, alpha: float = ALP
     >>> compare_frames(frame, frame)[["metric", "n", "p", "verdict"]].values.tolist()
     [['test_error', 1, nan, 'untested']]
     """
-    table = _judge(_paired_tests(_pairs(run, baseline)), alpha)
+    table = _judge(paired_tests(_pairs(run, baseline), KEYS), alpha)
     return table[COLUMNS]
 
 

@@ -6,16 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from dolb.errors import ConfigError, DataError  # noqa: E402
-from dolb.evaluation.metrics import METRICS  # noqa: E402
-from dolb.results.compare import (  # noqa: E402
+from dolb.errors import ConfigError, DataError
+from dolb.evaluation.metrics import METRICS
+from dolb.results.compare import (
     ALPHA,
     FIGURE_LINES,
     KEYS,
@@ -28,10 +24,10 @@ from dolb.results.compare import (  # noqa: E402
     pipeline_name,
     read_bench,
 )
-from dolb.results.figures import config_labels  # noqa: E402
-from dolb.results.html import Section, html_page  # noqa: E402
-from dolb.results.report import slug  # noqa: E402
-from dolb.results.tables import CONFIG_COLUMNS, aggregate, read_results, to_markdown  # noqa: E402
+from dolb.results.figures import colour_cycle, config_labels, log_axes, new_figure
+from dolb.results.html import Section, html_page
+from dolb.results.report import slug
+from dolb.results.tables import CONFIG_COLUMNS, aggregate, read_results, to_markdown
 
 
 def _unmatched(run: pd.DataFrame, baseline: pd.DataFrame) -> tuple[int, int]:
@@ -223,19 +219,6 @@ def console_text(comparison: Comparison, out: str | Path) -> str:
 # --- figures --------------------------------------------------------------------------
 
 
-def _log_x(ax, sizes: pd.Series) -> None:
-    """A logarithmic x axis where training sizes span two decades or more."""
-    if len(sizes) and sizes.max() >= 100 * sizes.min() > 0:
-        ax.set_xscale("log")
-
-
-def _log_y(ax, values: pd.Series) -> None:
-    """A logarithmic y axis where the finite values are positive and span three decades."""
-    finite = values[np.isfinite(values)]
-    if len(finite) and finite.min() > 0 and finite.max() >= 1000 * finite.min():
-        ax.set_yscale("log")
-
-
 def change_figures(significant: pd.DataFrame, run: pd.DataFrame, baseline: pd.DataFrame, out: Path) -> list[Path]:
     """One PNG per experiment × metric with a significant change: the metric against
     training size in both runs for the configurations that changed (at most
@@ -258,8 +241,9 @@ def change_figure(
     labels = config_labels([(c[3], c[4], c[5], c[6]) for c in keys])
     if configurations["dataset"].nunique() > 1:
         labels = [f"{label} [{key[1]}]" for label, key in zip(labels, keys)]
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
+    colours = colour_cycle()
+    fig, axes = new_figure(width=7, height=4.5)
+    ax = axes[0, 0]
     shown_values = []
     for frame, style, which in ((run, "-", "run"), (baseline, "--", "baseline")):
         subset = frame[frame["metric"] == metric].assign(complexity=lambda f: f["complexity"].astype(str))
@@ -272,8 +256,7 @@ def change_figure(
                             color=colour, alpha=0.12, lw=0)
         shown_values.append(table)
     both = pd.concat(shown_values)
-    _log_x(ax, both["n_train"])
-    _log_y(ax, both["mean"])
+    log_axes(ax, both["n_train"], both["mean"])
     ax.set_xlabel("training examples")
     ax.set_ylabel(f"{metric} (mean, 95 % band)")
     ax.set_title(f"{configurations['experiment'].iloc[0]}: {metric}, run (solid) against baseline (dashed)")
@@ -281,7 +264,6 @@ def change_figure(
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path)
-    plt.close(fig)
     return path
 
 
@@ -332,14 +314,14 @@ def trend_figure(table: pd.DataFrame, nights: list[str], path: Path, lines: int 
     panels = list(table.groupby(level=["experiment", "metric"], sort=True))
     columns = min(2, len(panels))
     rows = -(-len(panels) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(6.5 * columns, 4.2 * rows), dpi=110, squeeze=False)
+    fig, axes = new_figure(rows, columns)
     x = np.arange(len(nights))
     for ax, ((experiment, metric), panel) in zip(axes.flat, panels):
         chosen = largest_changes(panel, lines)
         keys = [(k[3], k[4], k[5], k[6]) for k in chosen.index]
         for label, (_, values) in zip(config_labels(keys), chosen.iterrows()):
             ax.plot(x, values.to_numpy(dtype=float), "o-", lw=1.4, ms=3, label=label)
-        _log_y(ax, chosen.stack())
+        log_axes(ax, values=chosen.stack())
         ax.set_xticks(x, nights, rotation=30, ha="right", fontsize=7)
         ax.set_ylabel(f"{metric} (mean, largest size)")
         ax.set_title(f"{experiment}: {metric}")
@@ -349,5 +331,4 @@ def trend_figure(table: pd.DataFrame, nights: list[str], path: Path, lines: int 
         ax.set_visible(False)
     fig.tight_layout()
     fig.savefig(path)
-    plt.close(fig)
     return path

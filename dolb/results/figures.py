@@ -1,14 +1,46 @@
-"""Figures: a metric against training size, one line per configuration."""
+"""Figures: a metric against training size, one line per configuration, and the rules
+every dolb figure shares (its canvas, its logarithmic axes, its legend labels).
+
+Figures are drawn on :class:`matplotlib.figure.Figure` objects with the Agg canvas and
+never through ``pyplot``: no global backend is chosen at import, nothing is shown on a
+screen, and drawing is safe in a worker's threads.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+
+def new_figure(rows: int = 1, columns: int = 1, width: float = 6.5, height: float = 4.2):
+    """A figure of ``rows`` × ``columns`` panels of ``width`` × ``height`` inches on the
+    Agg canvas; returns ``(figure, axes)`` with ``axes`` a 2-D array."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width * columns, height * rows), dpi=110)
+    FigureCanvasAgg(figure)
+    return figure, figure.subplots(rows, columns, squeeze=False)
+
+
+def colour_cycle() -> list[str]:
+    """The colours of the current matplotlib style, in order."""
+    import matplotlib
+
+    return matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
+
+
+def log_axes(ax, sizes: pd.Series | None = None, values: pd.Series | None = None) -> None:
+    """Make the x axis logarithmic where training ``sizes`` span two decades or more,
+    and the y axis where the finite ``values`` are positive and span three."""
+    if sizes is not None and len(sizes) and sizes.max() >= 100 * sizes.min() > 0:
+        ax.set_xscale("log")
+    if values is not None:
+        finite = values[np.isfinite(values)]
+        if len(finite) and finite.min() > 0 and finite.max() >= 1000 * finite.min():
+            ax.set_yscale("log")
 
 
 
@@ -46,23 +78,17 @@ def curve_figure(
     datasets = sorted(table["dataset"].unique()) or [""]
     columns = min(3, len(datasets))
     rows = -(-len(datasets) // columns)
-    fig, axes = plt.subplots(
-        rows, columns, figsize=(6.5 * columns, 4.2 * rows), dpi=110, squeeze=False, sharey=False
-    )
+    fig, axes = new_figure(rows, columns)
     keys = ["learner", "params", "complexity", "conversion"]
     all_keys = sorted(set(map(tuple, table[keys].values.tolist())))
     labels = dict(zip(all_keys, config_labels(all_keys)))
-    colours = dict(zip(all_keys, plt.rcParams["axes.prop_cycle"].by_key()["color"] * 10))
+    colours = dict(zip(all_keys, colour_cycle() * 10))
     for ax, dataset in zip(axes.flat, datasets):
         panel = table[table["dataset"] == dataset]
         for key, line in panel.groupby(keys, sort=True):
             ax.plot(line["n_train"], line[statistic], label=labels[key], color=colours[key], lw=1.6)
             ax.fill_between(line["n_train"], line["q25"], line["q75"], color=colours[key], alpha=0.15, lw=0)
-        sizes, values = panel["n_train"], panel[statistic]
-        if len(sizes) and sizes.max() >= 100 * sizes.min():
-            ax.set_xscale("log")
-        if len(values) and values.min() > 0 and values.max() >= 1000 * values.min():
-            ax.set_yscale("log")
+        log_axes(ax, panel["n_train"], panel[statistic])
         ax.set_xlabel("training examples")
         ax.set_ylabel(f"{metric} ({statistic}, quartile band)")
         ax.set_title(dataset if len(datasets) > 1 else title)
@@ -76,5 +102,4 @@ def curve_figure(
         fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path)
-    plt.close(fig)
     return path
