@@ -4,14 +4,17 @@
 it would compute and how long that should take; ``dolb report DIR`` renders its tables
 and figures again; ``dolb status DIR`` shows the run history and the failed cells;
 ``dolb export DIR`` writes the results as one CSV; ``dolb reproduce DIR --out NEW`` runs a
-recorded run again and checks every value. A user's mistake is printed as one line
-(``dolb: error: ...``) with exit status 2.
+recorded run again and checks every value; ``dolb learners`` lists the registered
+learners and their parameters. A user's mistake is printed as one line
+(``dolb: error: ...``) with exit status 2. ``-v`` logs what a run does (``-vv`` more),
+``-q`` only errors.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import signal
 import sys
 from pathlib import Path
@@ -33,7 +36,7 @@ def _run(args: argparse.Namespace) -> int:
         args.out,
         **_where(args),
         retry_failed=args.retry_failed,
-        progress=not args.no_progress,
+        progress=not args.no_progress and args.verbosity >= 0,
         report_file=args.performance_report,
         gather=args.gather,
         data_dir=args.data_cache,
@@ -107,6 +110,21 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _learners(args: argparse.Namespace) -> int:
+    from dolb.learners import LEARNERS
+    from dolb.learners.listing import describe_learner, learner_record, markdown_table
+
+    names = args.names or LEARNERS.names()
+    classes = [LEARNERS[name] for name in names]
+    if args.markdown:
+        print(markdown_table())
+    elif args.json:
+        print(json.dumps([learner_record(cls) for cls in classes], indent=1))
+    else:
+        print("\n\n".join(describe_learner(cls) for cls in classes))
+    return 0
+
+
 def _status(args: argparse.Namespace) -> int:
     from dolb.experiment.cells import cell_id
     from dolb.results.history import describe, read_records
@@ -146,6 +164,10 @@ def _compare(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dolb", description="Distributed online learning bench.")
     parser.add_argument("--version", action="version", version=f"dolb {dolb.__version__}")
+    parser.add_argument("-v", "--verbose", dest="verbosity", action="count", default=0,
+                        help="say what is being done (-vv: more)")
+    parser.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=-1,
+                        help="errors only, no progress bar")
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser("run", help="run a pipeline's cells on Dask and report")
@@ -179,6 +201,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--only", help="comma-separated learners (default: all)")
     bench.add_argument("--no-zarr", action="store_true", help="from memory only")
     bench.set_defaults(handler=_bench)
+
+    learners = commands.add_parser("learners", help="the registered learners and their parameters")
+    learners.add_argument("names", nargs="*", metavar="NAME", help="learners to show (default: all)")
+    learners.add_argument("--json", action="store_true", help="as a JSON list")
+    learners.add_argument("--markdown", action="store_true", help="README's table of every learner")
+    learners.set_defaults(handler=_learners)
 
     report = commands.add_parser("report", help="render tables and figures of a result folder")
     report.add_argument("dir", help="result folder written by `dolb run`")
@@ -216,9 +244,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def configure_logging(verbosity: int) -> None:
+    """Log dolb's messages to standard error: warnings by default, ``info`` at
+    verbosity 1, ``debug`` at 2 or more, errors only at -1."""
+    level = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("dolb: %(message)s"))
+    logger = logging.getLogger("dolb")
+    logger.handlers[:] = [handler]
+    logger.setLevel(level)
+    logger.propagate = False
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dolb`` command; returns the exit status."""
     args = build_parser().parse_args(argv)
+    configure_logging(args.verbosity)
     if hasattr(signal, "SIGPIPE"):  # `dolb status DIR | head` ends quietly
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     try:

@@ -13,6 +13,8 @@ from typing import Callable
 
 import numpy as np
 
+from dolb.registry import Registry
+
 
 def squared_loss(predictions: np.ndarray, targets: np.ndarray) -> np.ndarray:
     """Per-example squared error."""
@@ -53,22 +55,23 @@ def _mean_of(loss):
     return lambda predictions, targets: float(np.mean(loss(predictions, targets)))
 
 
-METRICS: dict[str, Metric] = {
-    m.name: m
-    for m in (
-        Metric("test_mse", ("regression",), "test", _mean_of(squared_loss),
-               "mean squared error of the current hypothesis on the test set"),
-        Metric("test_error", ("binary",), "test", _mean_of(zero_one_loss),
-               "0-1 error of the current hypothesis on the test set"),
-        Metric("test_hinge", ("binary",), "test", _mean_of(hinge_loss),
-               "mean hinge loss of the current hypothesis on the test set"),
-        Metric("cumulative_loss", ("regression", "binary"), "online", lambda total, n: float(total),
-               "sum of prequential losses so far (squared error; mistakes)"),
-        Metric("online_loss", ("regression", "binary"), "online",
-               lambda total, n: float(total / n) if n else float("nan"),
-               "mean prequential loss so far (MSE; mistake rate)"),
-    )
-}
+METRICS: Registry[Metric] = Registry("metric")
+"""Every metric a pipeline may ask for, by name."""
+
+for _metric in (
+    Metric("test_mse", ("regression",), "test", _mean_of(squared_loss),
+           "mean squared error of the current hypothesis on the test set"),
+    Metric("test_error", ("binary",), "test", _mean_of(zero_one_loss),
+           "0-1 error of the current hypothesis on the test set"),
+    Metric("test_hinge", ("binary",), "test", _mean_of(hinge_loss),
+           "mean hinge loss of the current hypothesis on the test set"),
+    Metric("cumulative_loss", ("regression", "binary"), "online", lambda total, n: float(total),
+           "sum of prequential losses so far (squared error; mistakes)"),
+    Metric("online_loss", ("regression", "binary"), "online",
+           lambda total, n: float(total / n) if n else float("nan"),
+           "mean prequential loss so far (MSE; mistake rate)"),
+):
+    METRICS.add(_metric.name, _metric)
 
 
 INFO_METRICS: dict[str, tuple[str, ...]] = {

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from typing import Iterator
+
+logger = logging.getLogger(__name__)
 
 
 class Phases:
@@ -38,6 +41,7 @@ class Phases:
     def __call__(self, name: str) -> Iterator[None]:
         self._charge()
         self.running.append(name)
+        logger.debug("phase %s", name)
         try:
             yield
         finally:

@@ -12,6 +12,7 @@ appends a record to the folder's history, with where its time went.
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import sys
 import time
@@ -38,6 +39,8 @@ from dolb.results import query
 from dolb.results.query import stored_cells
 from dolb.results.report import render_report, write_reports, write_summary
 from dolb.results.store import ResultStore, result_schema
+
+logger = logging.getLogger(__name__)
 
 IN_FLIGHT_PER_WORKER = 4
 """Batches kept submitted per worker; more are sent as these complete."""
@@ -169,6 +172,8 @@ def run_sweep(
             todo = cells_to_run(groups, stored, failed, retry_failed)
         n_cells = sum(group.n_splits for group in groups)
         n_todo = sum(len(indices) for _, indices in todo)
+        logger.info("%s: %d cells, %d stored, %d to compute; results in %s",
+                    pipeline.name, n_cells, n_cells - n_todo, n_todo, store.root)
         client = cluster.client() if todo else None  # a scheduler out of reach: nothing written
         record = {
             "run_id": run_id,
@@ -197,6 +202,7 @@ def run_sweep(
                 state_dir=f"{store.path}/state" if mode == "workers" and store.local else None,
             )
             n_workers = max(1, len(cluster.workers))
+            logger.info("%d workers; result parts written by the %s", n_workers, mode)
             # the longest cells first, in at least BATCHES_PER_WORKER batches a worker: the
             # last batches are short, so no worker idles long at the end
             longest_first = sorted(todo, key=lambda item: -item[0].n_train)

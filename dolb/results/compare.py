@@ -140,7 +140,7 @@ def _pairs(run: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFrame:
     index = KEYS + ["split"]
 
     def values(frame: pd.DataFrame) -> pd.Series:
-        judged = frame[frame["metric"].isin(METRICS)]
+        judged = frame[frame["metric"].isin(METRICS.names())]
         judged = judged.assign(complexity=judged["complexity"].astype(str))
         return judged.groupby(index, sort=True, dropna=False)["value"].mean()
 

@@ -34,7 +34,7 @@ def _unmatched(run: pd.DataFrame, baseline: pd.DataFrame) -> tuple[int, int]:
     """Judged configuration × size × metric rows only in the run, only in the baseline."""
 
     def keys(frame: pd.DataFrame) -> set[tuple]:
-        judged = frame[frame["metric"].isin(METRICS)]
+        judged = frame[frame["metric"].isin(METRICS.names())]
         return set(judged[KEYS].astype(str).itertuples(index=False, name=None))
 
     ours, theirs = keys(run), keys(baseline)
@@ -107,7 +107,7 @@ def compare_folders(
         alpha,
         slowdown,
         *_unmatched(frames[run], frames[baseline]),
-        tuple(sorted(metrics - set(METRICS))),
+        tuple(sorted(metrics - set(METRICS.names()))),
     )
     out.mkdir(parents=True, exist_ok=True)
     write_report(comparison, frames[run], frames[baseline], out, f"{name}: {run} against {baseline}")
@@ -283,7 +283,7 @@ def trend_table(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """
     means = []
     for frame in frames:
-        judged = frame[frame["metric"].isin(METRICS)]
+        judged = frame[frame["metric"].isin(METRICS.names())]
         judged = judged.assign(complexity=judged["complexity"].astype(str))
         largest = judged.groupby(["experiment", "dataset", "metric"])["n_train"].transform("max")
         at_largest = judged[judged["n_train"] == largest]

@@ -1,0 +1,129 @@
+"""The public API, the registries, `dolb learners`, logging and `python -m dolb`."""
+
+import json
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import dolb
+from dolb.cli import main
+from dolb.errors import ConfigError
+from dolb.registry import Registry, did_you_mean
+from tests.conftest import SMALL_IRMA, assert_same
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_registry_names_entries_and_suggests_the_closest_name():
+    kinds = Registry("colour")
+    kinds.add("red", 1)
+    kinds.add("green", 2)
+    assert kinds.names() == ["green", "red"] and "red" in kinds and len(kinds) == 2
+    assert kinds["green"] == 2
+    with pytest.raises(ConfigError, match=r"^unknown colour 'gren' \(did you mean 'green'\?; known: green, red\)$"):
+        kinds["gren"]
+    with pytest.raises(ConfigError, match=r"^unknown colour 'blue' \(known: green, red\)$"):
+        kinds["blue"]
+    with pytest.raises(TypeError, match="registered twice"):
+        kinds.add("red", 3)
+    kinds.add("red", 1)  # the same entry again (a module imported twice) is fine
+    assert did_you_mean("sedd", ["seed", "name"]) == " (did you mean 'seed'?)"
+
+
+def test_a_broken_entry_point_is_named(monkeypatch):
+    class Point:
+        name, value = "broken", "nowhere.module"
+
+        def load(self):
+            raise ImportError("No module named 'nowhere'")
+
+    kinds = Registry("learner", entry_point_group="dolb.test-group")
+    monkeypatch.setattr("dolb.registry.entry_points", lambda group: [Point()])
+    with pytest.raises(ConfigError, match=r"entry point 'broken' of group 'dolb.test-group' \(nowhere.module\) failed"):
+        kinds.names()
+
+
+def test_learners_command_lists_every_learner_with_its_parameters(capsys):
+    from dolb.learners import LEARNERS
+
+    assert main(["learners"]) == 0
+    text = capsys.readouterr().out
+    for name, cls in LEARNERS.items():
+        assert f"\n{name} ({cls.task}): " in "\n" + text
+        for param in cls.params:
+            assert f"  {param} (" in text
+    assert main(["learners", "--json", "ftrl"]) == 0
+    (record,) = json.loads(capsys.readouterr().out)
+    assert record["name"] == "ftrl" and record["task"] == "binary"
+    alpha = next(p for p in record["params"] if p["name"] == "alpha")
+    assert alpha == {"name": "alpha", "kind": "float", "default": 0.1, "allowed": "> 0",
+                     "doc": LEARNERS["ftrl"].params["alpha"].doc}
+    assert main(["learners", "perceptorn"]) == 2
+    assert "did you mean 'perceptron'" in capsys.readouterr().err
+
+
+def test_readme_learner_table_is_the_registry():
+    from dolb.learners.listing import markdown_table
+
+    assert markdown_table() in (ROOT / "README.md").read_text(encoding="utf-8"), (
+        "README's learner table is out of date: paste dolb.learners.listing.markdown_table()"
+    )
+
+
+def test_python_dash_m_dolb_runs_the_command():
+    done = subprocess.run([sys.executable, "-m", "dolb", "--version"], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == f"dolb {dolb.__version__}"
+
+
+def test_public_api_is_exported():
+    for name in ("run", "read_results", "OnlineClassifier", "LEARNERS", "CONVERSIONS", "GENERATORS",
+                 "IMPORTERS", "METRICS", "ConfigError", "DataError", "DolbError", "__version__"):
+        assert name in dolb.__all__ and hasattr(dolb, name), name
+
+
+def test_import_is_light_and_figures_need_no_pyplot(tmp_path):
+    """`import dolb` loads neither Numba nor pandas; drawing a figure chooses no global
+    matplotlib backend (no pyplot)."""
+    script = f"""
+import sys
+import dolb
+assert "numba" not in sys.modules and "pandas" not in sys.modules, "import dolb is heavy"
+import pandas as pd
+from dolb.results.figures import curve_figure
+summary = pd.DataFrame({{"experiment": "e", "metric": "m", "dataset": "d", "learner": "l", "params": "",
+                        "complexity": "", "conversion": "last", "n_train": [1, 10], "mean": [1.0, 0.5],
+                        "q25": [0.9, 0.4], "q75": [1.1, 0.6]}})
+curve_figure(summary, "e", "m", "title", {str(tmp_path / "f.png")!r})
+assert "matplotlib.pyplot" not in sys.modules
+"""
+    subprocess.run([sys.executable, "-c", script], check=True)
+    assert (tmp_path / "f.png").stat().st_size > 5_000
+
+
+@pytest.mark.e2e
+def test_run_takes_a_mapping_and_matches_the_file(tmp_path, capsys):
+    """dolb.run on the pipeline as a dict stores what `dolb run` stores for its file,
+    and records the pipeline as TOML that `dolb report` reads again; -v says what it does."""
+    document = tomllib.loads(textwrap.dedent(SMALL_IRMA))
+    document["experiments"] = {"table": document["experiments"]["table"]}
+    document["reports"] = [document["reports"][0]]
+    summary = dolb.run(document, tmp_path / "api", workers=1)
+    assert (summary.n_cells, summary.n_failed) == (48, 0)
+    file = tmp_path / "small.toml"
+    file.write_text(textwrap.dedent(SMALL_IRMA))
+    assert main(["-v", "run", str(file), "--out", str(tmp_path / "cli"), "--workers", "1"]) == 0
+    assert "dolb: small-irma: 60 cells, 0 stored, 60 to compute" in capsys.readouterr().err
+    from dolb.results.query import rows
+    from dolb.results.store import ResultStore
+
+    cli = rows(ResultStore(tmp_path / "cli"))
+    api = rows(ResultStore(tmp_path / "api"))
+    assert set(api["cell_id"]) < set(cli["cell_id"])  # same cell ids: same specs
+    assert main(["report", str(tmp_path / "api")]) == 0
+    with pytest.raises(ConfigError, match="^pipeline: expected a file path or a mapping, got list$"):
+        dolb.run([1], tmp_path / "bad")
+    assert not (tmp_path / "bad").exists()
