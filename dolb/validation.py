@@ -56,6 +56,8 @@ M = TypeVar("M", bound=BaseModel)
 
 MAX_REPORTED = 3
 """Errors named in one message; the rest are counted."""
+MAX_LISTED = 12
+"""Allowed keys listed after an unknown one, at most (when none is close)."""
 
 _TYPE_PROBLEMS = {
     "missing": "missing required key",
@@ -119,9 +121,11 @@ def unknown_key(
     key: str, allowed: Iterable[str], what: str = "unknown key", at: tuple[str | int, ...] = ()
 ) -> PydanticCustomError:
     """The error for an unknown ``key`` of the table at ``at`` (``what`` says what it
-    is not): the closest allowed key, or all of them."""
+    is not): the closest allowed key, or all of them if they are few."""
     allowed = list(allowed)
-    hint = did_you_mean(key, allowed) or f" (allowed: {', '.join(allowed)})"
+    hint = did_you_mean(key, allowed)
+    if not hint and len(allowed) <= MAX_LISTED:
+        hint = f" (allowed: {', '.join(allowed)})"
     return problem(f"{what}{hint}", *at, key)
 
 
