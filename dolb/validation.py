@@ -168,9 +168,9 @@ def read_toml(path: str | Path, what: str, text: str | None = None) -> dict[str,
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
             raise ConfigError(
-                f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-                f"save the {what} as UTF-8"
+                f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); save the {what} as UTF-8"
             ) from None
     try:
         return tomllib.loads(text)
