@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -100,6 +101,13 @@ def test_bad_cluster_files(tmp_path, text, message):
         read_cluster_file(path)
     assert str(error.value).startswith(f"{path}: ")
     assert "\n" not in str(error.value)
+
+
+def test_example_cluster_files_are_valid():
+    examples = sorted((Path(__file__).parents[1] / "cluster").glob("*.toml"))
+    assert examples
+    for path in examples:
+        assert read_cluster_file(path).kind == path.stem, path
 
 
 def test_cluster_options_refused_by_the_cluster_class_are_one_line(tmp_path):
