@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -75,19 +76,49 @@ def test_local_cluster_file(small_pipeline, tmp_path):
 @pytest.mark.parametrize(
     "text, message",
     [
-        ('kind = "mainframe"', "kind: expected one of"),
-        ('kind = "local"\nhosts = ["a"]', "hosts: unknown key for a local cluster"),
+        ('kind = "mainframe"', "kind: 'mainframe' is not one of local, scheduler"),
+        ('kind = "slrum"', r"kind: .* \(did you mean 'slurm'\?\)"),
+        ("workers = 2", "kind: missing required key"),
+        ('kind = "local"\nhosts = ["a"]', r"hosts: unknown key for a local cluster \(allowed: kind, options, workers\)"),
+        ('kind = "local"\nworker = 2', r"worker: unknown key for a local cluster \(did you mean 'workers'\?\)"),
+        ('kind = "local"\nworkers = "abc"', "workers: expected a whole number, got 'abc'"),
+        ('kind = "local"\nworkers = true', "workers: expected a whole number, got true"),
+        ('kind = "local"\nworkers = 0', "workers: expected a positive whole number, got 0"),
+        ('kind = "pbs"\njobs = 1.5', "jobs: expected a whole number, got 1.5"),
         ('kind = "scheduler"', "give exactly one of address or scheduler_file"),
         ('kind = "ssh"\nhosts = ["only-one"]', "hosts: an SSH cluster needs a list of hosts"),
         ('kind = "local"\noptions = 3', "options: expected a table"),
+        ('kind = "local"\n[options]\nmemory_limt = "2 GB"', r"options.memory_limt: .* \(did you mean 'memory_limit'\?\)"),
+        ('kind = "local"\n[options]\nbogus = 1', "options.bogus: not an option of LocalCluster, Nanny or Worker$"),
+        ('kind = "local"\n[options]\nthreads_per_worker = 2', "options.threads_per_worker: set by dolb"),
         ("kind = ", "not valid TOML"),
     ],
 )
 def test_bad_cluster_files(tmp_path, text, message):
     path = tmp_path / "cluster.toml"
     path.write_text(text)
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(ConfigError, match=message) as error:
         read_cluster_file(path)
+    assert str(error.value).startswith(f"{path}: ")
+    assert "\n" not in str(error.value)
+
+
+def test_example_cluster_files_are_valid():
+    examples = sorted((Path(__file__).parents[1] / "cluster").glob("*.toml"))
+    assert examples
+    for path in examples:
+        assert read_cluster_file(path).kind == path.stem, path
+
+
+def test_cluster_options_refused_by_the_cluster_class_are_one_line(tmp_path):
+    pytest.importorskip("dask_jobqueue")
+    path = tmp_path / "cluster.toml"
+    path.write_text('kind = "slurm"\n[options]\ncores = 1\nmemory = "1 GB"\nbogus = 1\n')
+    with pytest.raises(ConfigError, match="options: Got unexpected keyword argument 'bogus'") as error:
+        with connect(cluster_file=path):
+            pass
+    assert str(error.value).startswith(f"{path}: ")
+    assert "\n" not in str(error.value)
 
 
 def test_unreachable_scheduler_is_a_clear_error(monkeypatch):

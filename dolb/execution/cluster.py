@@ -11,22 +11,28 @@ A cluster file is TOML with a ``kind`` and that kind's options::
     memory = "16 GB"
     walltime = "02:00:00"
 
-See ``cluster/`` for a ready example of each kind.
+See ``cluster/`` for a ready example of each kind. :class:`ClusterFile` checks the file
+(a pydantic model, as pipeline files are): an unknown key, a key of another kind, a
+``workers`` that is not a positive whole number or an option a local cluster does not
+take is one :class:`~dolb.errors.ConfigError` line naming the file and the key.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
+import inspect
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Iterator
 
 import dask
-from distributed import Client, LocalCluster
+from distributed import Client, LocalCluster, Nanny, Worker
+from pydantic import model_validator
 
 from dolb.errors import ConfigError
+from dolb.validation import PositiveInt, Table, one_of, problem, read_toml, unknown_key, validate
 
 SINGLE_THREADED_BLAS = {
     name: "1"
@@ -84,55 +90,96 @@ def _client(target: str) -> Client:
         raise ConfigError(f"cannot reach the Dask scheduler at {target}: {exc}") from None
 
 
-def read_cluster_file(path: str | Path) -> dict[str, Any]:
+LOCAL_SET_BY_DOLB = ("n_workers", "threads_per_worker", "processes", "dashboard_address", "env")
+"""Keywords of a local cluster that dolb sets itself (see :func:`_local`)."""
+
+
+@functools.cache
+def _local_options() -> tuple[str, ...]:
+    """The keywords a local cluster passes on: its own, its nannies' and its workers'."""
+    names = set()
+    for cls in (LocalCluster, Nanny, Worker):
+        for name, parameter in inspect.signature(cls.__init__).parameters.items():
+            if name != "self" and parameter.kind not in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL):
+                names.add(name)
+    return tuple(sorted(names - set(LOCAL_SET_BY_DOLB)))
+
+
+class ClusterFile(Table):
+    """A checked cluster file: its ``kind``, the ``options`` of the cluster class and
+    the keys of that kind (the others stay None)."""
+
+    kind: one_of(tuple(KINDS))
+    options: dict[str, Any] = {}
+    workers: PositiveInt | None = None
+    jobs: PositiveInt | None = None
+    hosts: list[str] | None = None
+    address: str | None = None
+    scheduler_file: str | None = None
+
+    @classmethod
+    def allowed_keys(cls, data: dict) -> tuple[str, ...]:
+        kind = data.get("kind")
+        return ("kind", "options", *KINDS[kind][3]) if kind in KINDS else tuple(cls.model_fields)
+
+    @classmethod
+    def unknown_key_words(cls, data: dict) -> str:
+        kind = data.get("kind")
+        return f"unknown key for a {kind} cluster" if kind in KINDS else "unknown key"
+
+    @model_validator(mode="after")
+    def _kind_rules(self) -> "ClusterFile":
+        if self.kind == "scheduler" and (self.address is None) == (self.scheduler_file is None):
+            raise problem("give exactly one of address or scheduler_file")
+        if self.kind == "ssh" and (self.hosts is None or len(self.hosts) < 2):
+            raise problem("an SSH cluster needs a list of hosts, the scheduler's first", "hosts")
+        if self.kind == "local":
+            for name in self.options:
+                if name in LOCAL_SET_BY_DOLB:
+                    raise problem("set by dolb for every local cluster (give workers = N instead)", "options", name)
+                if name not in _local_options():
+                    what = "not an option of LocalCluster, Nanny or Worker"
+                    raise unknown_key(name, _local_options(), what, ("options",))
+        return self
+
+
+def read_cluster_file(path: str | Path) -> ClusterFile:
     """Read and check a cluster file; ConfigError naming the file and key at fault."""
-    path = Path(path)
+    return validate(ClusterFile, read_toml(path, "cluster file"), path)
+
+
+def _start(cls: type, path: str | Path, *args: Any, **options: Any):
+    """``cls(*args, **options)``; ConfigError on one line if it refuses the options."""
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read cluster file ({exc.strerror})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    kind = raw.get("kind")
-    if kind not in KINDS:
-        raise ConfigError(f"{path}: kind: expected one of {', '.join(KINDS)}, got {kind!r}")
-    allowed = {"kind", "options", *KINDS[kind][3]}
-    for key in raw:
-        if key not in allowed:
-            raise ConfigError(f"{path}: {key}: unknown key for a {kind} cluster (allowed: {', '.join(sorted(allowed))})")
-    if not isinstance(raw.get("options", {}), dict):
-        raise ConfigError(f"{path}: options: expected a table")
-    if kind == "scheduler" and ("address" in raw) == ("scheduler_file" in raw):
-        raise ConfigError(f"{path}: give exactly one of address or scheduler_file")
-    if kind == "ssh" and not (isinstance(raw.get("hosts"), list) and len(raw["hosts"]) >= 2):
-        raise ConfigError(f"{path}: hosts: an SSH cluster needs a list of hosts, the scheduler's first")
-    raw["path"] = str(path)
-    return raw
+        return cls(*args, **options)
+    except (TypeError, ValueError) as exc:
+        first = (str(exc).strip() or type(exc).__name__).splitlines()[0]
+        raise ConfigError(f"{path}: options: {first}") from None
 
 
-def _cluster_from_file(spec: dict[str, Any]):
+def _cluster_from_file(spec: ClusterFile, path: str | Path):
     """Start the cluster a checked cluster file describes."""
-    kind = spec["kind"]
-    options = dict(spec.get("options", {}))
+    kind = spec.kind
+    options = dict(spec.options)
     if kind == "local":
-        return _local(int(spec.get("workers", os.cpu_count() or 1)), **options)
+        return _local(spec.workers or os.cpu_count() or 1, **options)
     module, name, extra, _ = KINDS[kind]
     try:
         cls = getattr(importlib.import_module(module), name)
     except ImportError:
         raise ConfigError(
-            f"{spec['path']}: a {kind} cluster needs {module.split('.')[0]}: pip install 'dolb[{extra}]'"
+            f"{path}: a {kind} cluster needs {module.split('.')[0]}: pip install 'dolb[{extra}]'"
         ) from None
     if kind == "ssh":
         worker = {"nthreads": 1, "env": SINGLE_THREADED_BLAS} | options.pop("worker_options", {})
-        return cls(spec["hosts"], worker_options=worker, **options)
+        return _start(cls, path, spec.hosts, worker_options=worker, **options)
     if kind in ("slurm", "pbs"):
         options.setdefault("job_script_prologue", [f"export {k}={v}" for k, v in SINGLE_THREADED_BLAS.items()])
-        cluster = cls(**options)
-        cluster.scale(jobs=int(spec.get("jobs", 1)))
+        cluster = _start(cls, path, **options)
+        cluster.scale(jobs=spec.jobs or 1)
         return cluster
-    cluster = cls(**options)  # kubernetes
-    cluster.scale(int(spec.get("workers", 1)))
+    cluster = _start(cls, path, **options)  # kubernetes
+    cluster.scale(spec.workers or 1)
     return cluster
 
 
@@ -174,10 +221,10 @@ def connect(
 def _connect(workers: int | None, scheduler: str | None, cluster_file: str | Path | None) -> Iterator[Client]:
     if cluster_file is not None:
         spec = read_cluster_file(cluster_file)
-        if spec["kind"] == "scheduler":
-            scheduler = spec.get("address") or spec["scheduler_file"]
+        if spec.kind == "scheduler":
+            scheduler = spec.address or spec.scheduler_file
         else:
-            with _cluster_from_file(spec) as cluster, Client(cluster) as client:
+            with _cluster_from_file(spec, cluster_file) as cluster, Client(cluster) as client:
                 yield _with_workers(client)
             return
     if scheduler is not None:
