@@ -68,7 +68,7 @@ def _report(args: argparse.Namespace) -> int:
     store = _result_store(args.dir)
     record = find_record(store)
     pipeline = load_pipeline(record["pipeline_path"], record["pipeline_text"])
-    print(write_reports(pipeline, store))
+    print(write_reports(pipeline.reports, store))
     return 0
 
 

@@ -221,7 +221,7 @@ def run_sweep(
         with phases("aggregate"):
             summary = query.summary(store)
         with phases("reports"):
-            report = write_reports(pipeline, store, summary)
+            report = write_reports(pipeline.reports, store, summary)
     seconds = time.perf_counter() - started
     record |= {
         "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -246,7 +246,7 @@ def _report_on_cluster(client, pipeline: Pipeline, store: ResultStore, phases: P
         wait([summary])
     with phases("reports"):
         written = client.submit(write_summary, store, summary, pure=False)
-        texts = [client.submit(render_report, pipeline, i, store, summary, pure=False)
+        texts = [client.submit(render_report, pipeline.reports, i, store, summary, pure=False)
                  for i in range(len(pipeline.reports))]
         client.gather([written])
         return "\n".join(client.gather(texts))

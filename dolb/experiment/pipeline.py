@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from dolb.experiment import schema
+from dolb.results.kinds import ReportSpec
 from dolb.validation import read_toml, validate
 
 
@@ -109,27 +110,6 @@ class ExperimentSpec:
     metrics: tuple[str, ...]
     learners: tuple[LearnerSpec, ...]
     conversions: tuple[str, ...] = ("last",)
-
-
-@dataclass(frozen=True)
-class ReportSpec:
-    """A table or a figure drawn from one experiment's results.
-
-    ``table``: configurations against training sizes. ``curve``: a figure of the metric
-    against training size, one panel per dataset. ``paired``: each value of ``compare``
-    (a conversion or a learner) against ``baseline``, paired over splits, with a paired
-    t-test. ``ranking``: configurations ranked on every dataset at the largest training
-    size in ``at``, ordered by mean rank.
-    """
-
-    kind: str
-    experiment: str
-    metric: str
-    at: tuple[int, ...] | None
-    stats: tuple[str, ...]
-    title: str
-    compare: str = "conversion"
-    baseline: str | None = None
 
 
 @dataclass(frozen=True)

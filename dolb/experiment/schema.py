@@ -30,12 +30,12 @@ from dolb.errors import ConfigError
 from dolb.evaluation.metrics import INFO_METRICS, METRICS
 from dolb.learners import learner_class
 from dolb.registry import did_you_mean
+from dolb.results.kinds import REPORTS
 from dolb.validation import NonNegativeInt, PositiveInt, Table, names, one_of, problem, shown, unknown_key
 
 SPLIT_SCHEMES = ("sequences", "holdout", "given")
 ORDERS = ("stored", "random")
 TASKS = ("regression", "binary")
-REPORT_KINDS = ("table", "curve", "paired", "ranking")
 COMPARABLE = ("conversion", "learner")
 STATS = ("mean", "std", "var", "ci95", "median", "count")
 PATH_PARAMS = ("path", "test_path", "data_home")
@@ -259,7 +259,7 @@ class Experiment(Table):
 class Report(Table):
     """``[[reports]]``: a table or figure drawn from one experiment's results."""
 
-    kind: one_of(REPORT_KINDS)
+    kind: one_of(tuple(REPORTS.names()))
     experiment: str
     metric: str
     at: list[PositiveInt] | None = None
@@ -270,7 +270,7 @@ class Report(Table):
 
     @model_validator(mode="after")
     def _paired_keys(self) -> "Report":
-        if self.kind == "paired":
+        if REPORTS[self.kind].paired:
             if self.baseline is None:
                 raise problem("a paired report needs the baseline it compares with", "baseline")
         elif self.baseline is not None or "compare" in self.model_fields_set:

@@ -12,10 +12,10 @@ from typing import Iterator
 import pandas as pd
 
 from dolb.errors import DataError
-from dolb.experiment.pipeline import Pipeline, ReportSpec
 from dolb.results import query
 from dolb.results.store import ResultStore
-from dolb.results.tables import comparison_table, paired_table, ranking_table, to_markdown
+from dolb.results.kinds import REPORTS, ReportSpec
+from dolb.results.tables import to_markdown
 
 SUMMARY_STATISTICS = ["mean", "std", "ci95", "count"]
 """The columns of ``report/summary.csv`` besides the configuration."""
@@ -25,27 +25,15 @@ def slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "-" for c in text)
 
 
-def _table(report: ReportSpec, summary: pd.DataFrame, store: ResultStore) -> pd.DataFrame | None:
-    """The table a report shows (None for a curve without training sizes)."""
-    if report.kind == "paired":
-        rows = query.rows(store, "experiment = ? AND metric = ?", (report.experiment, report.metric))
-        return paired_table(rows, report.experiment, report.metric, report.at, report.compare, report.baseline)
-    if report.kind == "ranking":
-        return ranking_table(summary, report.experiment, report.metric, report.at)
-    if report.kind == "curve" and report.at is None:
-        return None
-    return comparison_table(summary, report.experiment, report.metric, report.at, report.stats)
-
-
-def write_reports(pipeline: Pipeline, store: ResultStore, summary: pd.DataFrame | None = None) -> str:
-    """Write every report of ``pipeline`` under the result folder's ``report/`` and the
+def write_reports(reports: tuple[ReportSpec, ...], store: ResultStore, summary: pd.DataFrame | None = None) -> str:
+    """Write every report of a pipeline (its ``reports``) under the result folder's ``report/`` and the
     summary of every configuration, size and metric (:func:`dolb.results.query.summary`,
     computed here unless given) to ``summary.csv`` there; return the tables as Markdown
     text (what ``dolb run`` prints at the end)."""
     if summary is None:
         summary = query.summary(store)
     write_summary(store, summary)
-    return "\n".join(render_report(pipeline, index, store, summary) for index in range(len(pipeline.reports)))
+    return "\n".join(render_report(reports, index, store, summary) for index in range(len(reports)))
 
 
 def write_summary(store: ResultStore, summary: pd.DataFrame) -> None:
@@ -55,22 +43,23 @@ def write_summary(store: ResultStore, summary: pd.DataFrame) -> None:
         summary[query.GROUP_COLUMNS + SUMMARY_STATISTICS].to_csv(folder / "summary.csv", index=False)
 
 
-def render_report(pipeline: Pipeline, index: int, store: ResultStore, summary: pd.DataFrame) -> str:
-    """Write the pipeline's report ``index`` (its table as Markdown and CSV, its figure
+def render_report(reports: tuple[ReportSpec, ...], index: int, store: ResultStore, summary: pd.DataFrame) -> str:
+    """Write the pipeline's report ``reports[index]`` (its table as Markdown and CSV, its figure
     as PNG) under ``report/``; return its Markdown. Reports are independent of each
     other: a sweep draws them in parallel on its workers."""
-    report = pipeline.reports[index]
+    report = reports[index]
+    kind = REPORTS[report.kind]
     with _report_folder(store) as folder:
         stem = folder / slug(f"{index + 1:02d}-{report.experiment}-{report.metric}-{report.kind}")
         text = f"## {report.title}\n"
         try:
-            table = _table(report, summary, store)
+            table = kind.table(report, summary, store)
         except DataError as exc:  # e.g. every cell it needs failed: say so, draw the rest
             return text + f"\nNot available: {exc}\n"
         if table is not None:
             table.to_csv(stem.with_suffix(".csv"), index=False)
             text += f"\n{to_markdown(table)}\n"
-        if report.kind == "curve":
+        if kind.figure:
             from dolb.results.figures import curve_figure  # matplotlib: only when a figure is drawn
 
             statistic = "median" if report.stats[0] == "median" else "mean"
