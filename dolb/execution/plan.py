@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from dolb.data.sources import data_cache
+from dolb.execution.datasets import data_cache
 from dolb.errors import DataError
 from dolb.evaluation.run_cell import run_cell
 from dolb.execution.sweep import cells_to_run, open_datasets
