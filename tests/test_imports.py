@@ -129,7 +129,7 @@ def import_graph(modules: dict[str, Path]) -> dict[str, dict[str, int]]:
     for module in modules:
         edges: dict[str, int] = {}
         for target, line in imports_of(module, modules):
-            edges.setdefault(target, line)
+            edges[target] = min(edges.get(target, line), line)
         graph[module] = edges
     return graph
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dolb.data import stream_blocks, write_dataset
 from dolb.data import stream as stream_module
+from dolb.data import stream_blocks, write_dataset
 from dolb.errors import ConfigError, DataError
 
 
