@@ -3,8 +3,7 @@
 Training rows come in independent sequences of noisy samples; the test part is a
 noise-free grid. Registered as ``"irma"`` in :data:`~dolb.data.sources.generators.GENERATORS`.
 
-Reference: Buschermöhle et al., "Incremental regression with polynomials: IRMA",
-IEEE SMC 2013.
+Reference: Buschermöhle et al., "The Incremental Risk Functional", IEEE SMC 2013 (IRMA).
 
 Examples
 --------
