@@ -164,3 +164,12 @@ def test_materialize_checks_params_before_writing(tmp_path):
     with pytest.raises(ConfigError, match="noise"):
         materialize("irma", {"noise": -1}, 0, tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_registry_entries_declare_params_and_parts(monkeypatch):
+    assert GENERATORS.names() == ["irma", "sparse_text"]
+    irma = GENERATORS["irma"]
+    assert irma.parts == ("train", "test") and irma.params["noise"].doc
+    monkeypatch.setattr(irma, "make", lambda params, rng: {"validation": (np.zeros((1, 1)), np.zeros(1))})
+    with pytest.raises(TypeError, match="generator 'irma' made part 'validation', not among"):
+        generate("irma", SMALL, seed=0)
