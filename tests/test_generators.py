@@ -1,13 +1,12 @@
 """Seeded synthetic generators: IRMA data, determinism, parameter checks, the disk cache."""
 
-import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
 from dolb.data import GENERATORS, generate, materialize
-from dolb.data.generators import irma_target
+from dolb.data.sources.irma import irma_target
 from dolb.errors import ConfigError
 
 SMALL = {"n_sequences": 20, "length": 50, "n_test": 101}
@@ -102,6 +101,8 @@ def test_bad_params_name_generator_and_parameter(params, message):
 def test_bad_generator_and_seed():
     with pytest.raises(ConfigError, match="unknown generator 'nope' \\(known: irma, sparse_text\\)"):
         generate("nope", {}, seed=0)
+    with pytest.raises(ConfigError, match="unknown generator 'sparse-text' \\(did you mean 'sparse_text'\\?"):
+        materialize("sparse-text", {}, 0, "unused")
     for seed in (-1, 1.5, "3", None, True):
         with pytest.raises(ConfigError, match="seed"):
             generate("irma", SMALL, seed=seed)
@@ -132,12 +133,13 @@ def test_materialize_writes_the_generated_parts(tmp_path):
 def test_materialize_reuses_what_it_wrote(tmp_path, monkeypatch):
     calls = []
     generator = GENERATORS["irma"]
+    make = generator.make
 
     def counted(params, rng):
         calls.append(params)
-        return generator.make(params, rng)
+        return make(params, rng)
 
-    monkeypatch.setitem(GENERATORS, "irma", dataclasses.replace(generator, make=counted))
+    monkeypatch.setattr(generator, "make", counted)
     first = materialize("irma", SMALL, 4, tmp_path)
     files = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")}
     same_run = {**SMALL, "noise": 0.05}  # the default made explicit
@@ -162,3 +164,12 @@ def test_materialize_checks_params_before_writing(tmp_path):
     with pytest.raises(ConfigError, match="noise"):
         materialize("irma", {"noise": -1}, 0, tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_registry_entries_declare_params_and_parts(monkeypatch):
+    assert GENERATORS.names() == ["irma", "sparse_text"]
+    irma = GENERATORS["irma"]
+    assert irma.parts == ("train", "test") and irma.params["noise"].doc
+    monkeypatch.setattr(irma, "make", lambda params, rng: {"validation": (np.zeros((1, 1)), np.zeros(1))})
+    with pytest.raises(TypeError, match="generator 'irma' made part 'validation', not among"):
+        generate("irma", SMALL, seed=0)

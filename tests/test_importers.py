@@ -2,7 +2,6 @@
 computed independently from the source files; bad input; the import cache."""
 
 import bz2
-import dataclasses
 import gzip
 import hashlib
 import itertools
@@ -17,7 +16,7 @@ import scipy.sparse as sp
 import sklearn.datasets
 from sklearn.utils import Bunch
 
-from dolb.data.importers import IMPORTERS, import_dataset
+from dolb.data import IMPORTERS, import_dataset
 from dolb.errors import ConfigError, DataError
 from tests.conftest import SHARED_DATA, requires_shared_data
 
@@ -36,12 +35,13 @@ def count_calls(monkeypatch, name):
     """Replace importer ``name``'s reader by a counting wrapper; return the call list."""
     calls = []
     importer = IMPORTERS[name]
+    read = importer.read
 
     def counted(params):
         calls.append(params)
-        return importer.read(params)
+        return read(params)
 
-    monkeypatch.setitem(IMPORTERS, name, dataclasses.replace(importer, read=counted))
+    monkeypatch.setattr(importer, "read", counted)
     return calls
 
 
@@ -466,6 +466,8 @@ def test_mnist_bad_params(tiny_mnist, tmp_path, params, message):
 def test_unknown_importer_and_missing_path(tmp_path):
     with pytest.raises(ConfigError, match="unknown importer 'csv' \\(known: mnist, rcv1, svmlight\\)"):
         import_dataset("csv", {}, tmp_path)
+    with pytest.raises(ConfigError, match="unknown importer 'svmlite' \\(did you mean 'svmlight'\\?"):
+        import_dataset("svmlite", {}, tmp_path)
     for params in ({}, {"path": None}):
         with pytest.raises(ConfigError, match="importer 'svmlight': parameter 'path' is required"):
             import_dataset("svmlight", params, tmp_path)

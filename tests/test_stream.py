@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dolb.data import stream_blocks, write_dataset
 from dolb.data import stream as stream_module
+from dolb.data import stream_blocks, write_dataset
 from dolb.errors import ConfigError, DataError
 
 
@@ -148,7 +148,7 @@ def test_memory_stays_a_few_blocks(tmp_path, order):
 
 
 def test_shared_chunk_cache_decodes_each_chunk_once_within_budget(tmp_path):
-    from dolb.data.readers import ChunkCache
+    from dolb.data import ChunkCache
 
     X = np.arange(400, dtype=np.float64).reshape(200, 2)
     ds = write_dataset(tmp_path / "cached", X, np.arange(200.0), chunk_rows=50)

@@ -1,6 +1,6 @@
 """The block stream: rows of a dataset, block by block, read ahead in a background thread.
 
-A stream reads with one :class:`~dolb.data.readers.RowReader`, so its memory is bounded
+A stream reads with one :class:`~dolb.data.store.readers.RowReader`, so its memory is bounded
 by the blocks in flight (at most ``prefetch`` queued, one being read, one being used),
 the few decoded chunks the reader keeps per array, and, for sparse data, the row
 pointer array ``indptr``. It never holds the dataset.
@@ -8,7 +8,7 @@ pointer array ``indptr``. It never holds the dataset.
 Stored order reads contiguous row ranges, each chunk decoded once. A given order (such
 as a seeded permutation of a subset) is read block by block: a block's rows are
 sorted, gathered from the chunks they fall in, and put back in the order asked for;
-see :class:`~dolb.data.readers.RowReader` for what that costs.
+see :class:`~dolb.data.store.readers.RowReader` for what that costs.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from dolb.data.readers import ChunkCache, RowReader
-from dolb.data.store import Dataset
+from dolb.data.store.dataset import Dataset
+from dolb.data.store.readers import ChunkCache, RowReader
 from dolb.errors import ConfigError
 
 _END = object()
@@ -44,7 +44,7 @@ def stream_blocks(
         Most blocks read ahead and waiting in the queue.
     cache : ChunkCache, optional
         Decoded chunks shared with other streams in this process (see
-        :class:`~dolb.data.readers.ChunkCache`); its byte budget adds to the memory bound.
+        :class:`~dolb.data.store.readers.ChunkCache`); its byte budget adds to the memory bound.
 
     Returns
     -------
@@ -62,9 +62,11 @@ def stream_blocks(
 
     Examples
     --------
+    >>> ds = write_dataset(tmp / "rows", np.arange(20.0).reshape(10, 2), np.arange(10.0))
     >>> order = np.random.default_rng(0).permutation(ds.n_rows)
-    >>> for X, y in stream_blocks(ds, order, block_size=1024):
-    ...     learner.learn(X, y)
+    >>> ys = [y for X, y in stream_blocks(ds, order, block_size=4)]
+    >>> [len(y) for y in ys], bool((np.concatenate(ys) == order).all())
+    ([4, 4, 2], True)
     """
     block_size = _positive(ds, "block_size", block_size)
     prefetch = _positive(ds, "prefetch", prefetch)

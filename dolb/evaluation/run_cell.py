@@ -20,9 +20,8 @@ from typing import Any
 import numpy as np
 import psutil
 
-from dolb.data.readers import ChunkCache
 from dolb.data.splits import split_rows
-from dolb.data.store import Dataset, open_dataset
+from dolb.data.store import ChunkCache, Dataset, open_dataset
 from dolb.data.stream import stream_blocks
 from dolb.errors import DataError, DolbError
 from dolb.evaluation.checkpoints import resolve_checkpoints

@@ -8,9 +8,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from dolb.data.sources import data_cache
 from dolb.errors import DataError
 from dolb.evaluation.run_cell import run_cell
+from dolb.execution.datasets import data_cache
 from dolb.execution.sweep import cells_to_run, open_datasets
 from dolb.experiment.cells import expand_groups, group_ids
 from dolb.experiment.pipeline import load_pipeline

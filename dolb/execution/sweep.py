@@ -24,10 +24,10 @@ import numpy as np
 from distributed import as_completed, performance_report, wait
 from tqdm import tqdm
 
-from dolb.data.sources import data_cache, resolve_dataset
-from dolb.data.store import Dataset, open_dataset
+from dolb.data import Dataset, open_dataset
 from dolb.errors import ConfigError
 from dolb.execution.cluster import connect
+from dolb.execution.datasets import data_cache, resolve_dataset
 from dolb.execution.environment import check_workers, fingerprint
 from dolb.execution.gather import ClientWriter
 from dolb.execution.phases import Phases
@@ -147,7 +147,7 @@ def run_sweep(
     gather : {"auto", "workers", "client"}
         Who writes the result parts (see :data:`GATHER_MODES`).
     data_dir : path, optional
-        The data cache (see :func:`dolb.data.sources.data_cache`).
+        The data cache (see :func:`dolb.execution.datasets.data_cache`).
     pipeline_text : str, optional
         The pipeline's text, read as if it were ``pipeline_path`` (to run a recorded
         pipeline again).

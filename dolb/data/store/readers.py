@@ -4,27 +4,37 @@
 decoded chunks; :class:`RowReader` builds ``(X, y)`` blocks of rows from them.
 A :class:`ChunkCache` shared by many readers lets a worker process that runs many
 small cells on the same dataset decode each chunk once, within a fixed byte budget.
+
+Readers need only what :class:`StoredArrays` lists, which an opened
+:class:`~dolb.data.store.dataset.Dataset` provides.
 """
 
 from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import scipy.sparse as sp
-import zarr.errors
+import zarr
 
+from dolb.data.store.format import INT32_MAX, READ_ERRORS
 from dolb.errors import DataError
-
-if TYPE_CHECKING:
-    from dolb.data.store import Dataset
 
 CACHE_CHUNKS = 2
 """Decoded chunks a :class:`RowReader` keeps per array."""
-_INT32_MAX = np.iinfo(np.int32).max
-_READ_ERRORS = (ValueError, RuntimeError, OSError, zarr.errors.BaseZarrError)
+
+
+class StoredArrays(Protocol):
+    """What the readers need of an opened dataset."""
+
+    path: str
+    fingerprint: str
+    n_features: int
+    sparse: bool
+    arrays: dict[str, zarr.Array]
+    indptr: np.ndarray | None
 
 
 class ChunkCache:
@@ -80,7 +90,7 @@ class ChunkReader:
     """
 
     def __init__(
-        self, dataset: Dataset, name: str, keep: int = CACHE_CHUNKS, shared: ChunkCache | None = None
+        self, dataset: StoredArrays, name: str, keep: int = CACHE_CHUNKS, shared: ChunkCache | None = None
     ) -> None:
         self.dataset_path = dataset.path
         self.fingerprint = dataset.fingerprint
@@ -107,7 +117,7 @@ class ChunkReader:
         stop = min(start + self.chunk_length, self.length)
         try:
             values = self.array[start:stop]
-        except _READ_ERRORS as exc:
+        except READ_ERRORS as exc:
             key = self.array.metadata.encode_chunk_key((index,) + (0,) * (self.array.ndim - 1))
             unit = "rows" if self.name in ("X", "y") else "elements"
             raise DataError(
@@ -159,7 +169,8 @@ class RowReader:
 
     Parameters
     ----------
-    dataset : Dataset
+    dataset : StoredArrays
+        An opened dataset.
     keep : int
         Decoded chunks kept per array.
     shared : ChunkCache, optional
@@ -172,7 +183,7 @@ class RowReader:
     array([1., 0.])
     """
 
-    def __init__(self, dataset: Dataset, keep: int = CACHE_CHUNKS, shared: ChunkCache | None = None) -> None:
+    def __init__(self, dataset: StoredArrays, keep: int = CACHE_CHUNKS, shared: ChunkCache | None = None) -> None:
         self.dataset = dataset
         self.readers = {
             name: ChunkReader(dataset, name, keep, shared) for name in dataset.arrays if name != "X/indptr"
@@ -218,7 +229,7 @@ class RowReader:
 
     def _csr(self, data: np.ndarray, indices: np.ndarray, pointers: np.ndarray) -> sp.csr_matrix:
         """A float64 CSR block from its pieces (indices and pointers in one index dtype)."""
-        index_dtype = np.int32 if max(pointers[-1], self.dataset.n_features) <= _INT32_MAX else np.int64
+        index_dtype = np.int32 if max(pointers[-1], self.dataset.n_features) <= INT32_MAX else np.int64
         return sp.csr_matrix(
             (
                 np.asarray(data, dtype=np.float64),

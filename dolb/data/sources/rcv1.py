@@ -6,6 +6,7 @@ The four top-level RCV1-v2 topics are CCAT (corporate), ECAT (economics), GCAT
 only one of the four it carries, and to class "OTHER" when it carries none of them;
 documents with several are left out. :func:`pair_view` keeps the documents of two
 classes, in stored order, labelled +1 for the first class and -1 for the second.
+Registered as the importer ``"rcv1"`` in :data:`~dolb.data.sources.importers.IMPORTERS`.
 """
 
 from __future__ import annotations
@@ -13,11 +14,15 @@ from __future__ import annotations
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from dolb.errors import DataError
+from dolb.data.params import Choice, FilePath, Members
+from dolb.data.sources.importers import IMPORTERS, Importer, file_identity
+from dolb.data.sources.source import Parts
+from dolb.errors import ConfigError, DataError
 
 TOP_LEVEL = ("CCAT", "ECAT", "GCAT", "MCAT")
 """The four top-level topic codes."""
@@ -130,3 +135,53 @@ def pair_view(corpus: Corpus, pair: list[str]) -> tuple[sp.csr_matrix, np.ndarra
                 f"of {', '.join(TOP_LEVEL)})"
             )
     return corpus.X[rows], np.where(classes[rows] == first, 1.0, -1.0)
+
+
+# --------------------------------------------------------------------------- the importer
+
+
+def _settle_rcv1(owner: str, params: dict[str, Any]) -> dict[str, Any]:
+    """``path`` is required with source "npz"; ``data_home`` only goes with "sklearn"."""
+    if params["source"] == "npz" and params["path"] is None:
+        raise ConfigError(f"{owner}, parameter 'path': required when source = 'npz'")
+    misplaced = "path" if params["source"] == "sklearn" else "data_home"
+    if params[misplaced] is not None:
+        raise ConfigError(f"{owner}, parameter {misplaced!r}: not used when source = {params['source']!r}")
+    return params
+
+
+def _rcv1_sources(params: dict[str, Any]) -> list[dict]:
+    """The npz file, or sklearn's fetcher (a fixed public corpus) and its version."""
+    if params["source"] == "npz":
+        return [file_identity(params["path"])]
+    import sklearn
+
+    return [{"fetcher": "sklearn.datasets.fetch_rcv1", "sklearn": sklearn.__version__}]
+
+
+def _read_rcv1(params: dict[str, Any]) -> Parts:
+    """The pair view of the corpus, as the training part."""
+    if params["source"] == "npz":
+        corpus = load_npz(Path(params["path"]))
+    else:
+        corpus = fetch_sklearn(params["data_home"])
+    return {"train": pair_view(corpus, params["pair"])}
+
+
+RCV1 = Importer(
+    name="rcv1",
+    read=_read_rcv1,
+    sources=_rcv1_sources,
+    params={
+        "source": Choice("npz", ("npz", "sklearn"), "the .npz sample, or sklearn's full corpus"),
+        "path": FilePath(None, "the .npz file (source = 'npz')"),
+        "data_home": FilePath(None, "sklearn's data folder (source = 'sklearn'; default: sklearn's)"),
+        "pair": Members(
+            ["CCAT", "ECAT"], CLASSES, 2, 2, "the class labelled +1, then the one labelled -1"
+        ),
+    },
+    parts=("train",),
+    settle=_settle_rcv1,
+    reference="Lewis et al., RCV1, JMLR 2004: RCV1-v2 with LYRL2004 log-tf-idf features",
+)
+IMPORTERS.add(RCV1.name, RCV1)

@@ -1,33 +1,12 @@
-"""The Zarr dataset store: the format, and opening and reading datasets.
+"""Opening and reading a stored dataset (see :mod:`dolb.data.store.format` for the
+layout), and verifying its content against its fingerprint.
 
-A dataset is a Zarr v3 group on the local file system::
-
-    <path>/zarr.json     group attributes: {"dolb_dataset": 1, "n_rows", "n_features",
-                         "fingerprint", "provenance"}
-    <path>/X             dense features: an (n, d) array chunked by rows, input dtype kept
-    <path>/X/data        sparse features: a group with the anndata CSR encoding
-    <path>/X/indices        (attributes ``encoding-type: csr_matrix``,
-    <path>/X/indptr          ``encoding-version: 0.1.0``, ``shape: [n, d]``)
-    <path>/y             targets: (n,) or (n, k), chunked by rows like X, dtype kept
-
-Every array is encoded bytes -> [Blosc (lz4, shuffle), where it compresses] -> crc32c,
-so a corrupted chunk fails its checksum and is reported as a
-:class:`~dolb.errors.DataError` naming the store, the array and the chunk. Sparse ``data`` and ``indices`` are chunked by elements, about
-``chunk_rows`` times the mean number of non-zeros per row (about 1M elements by default).
-
-The fingerprint is the sha256 of a canonical description (format version, array names,
-dtypes, shapes) followed by the little-endian bytes of every array in a fixed order. It
-depends on the content only: not on chunk sizes, not on provenance.
-
-Writing (:mod:`dolb.data.writing`) is atomic: the dataset is written into a temporary
-sibling directory and renamed into place, so ``path`` holds either nothing, the old
-dataset or the complete new one. This module opens and reads datasets.
+Datasets are made by :func:`~dolb.data.store.writing.write_dataset`; this module opens
+them, checks their structure on opening and reads rows of them.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from pathlib import Path
 
@@ -36,43 +15,9 @@ import zarr
 import zarr.errors
 import zarr.storage
 
-from dolb.data.readers import _READ_ERRORS, ChunkReader, RowReader
+from dolb.data.store.format import FORMAT_VERSION, READ_ERRORS, is_url, little, start_fingerprint, url_store
+from dolb.data.store.readers import ChunkReader, RowReader
 from dolb.errors import ConfigError, DataError
-
-FORMAT_VERSION = 1
-
-
-def _little(dtype: np.dtype) -> np.dtype:
-    """``dtype`` in little-endian byte order, the order dolb stores and hashes."""
-    return dtype.newbyteorder("<")
-
-
-def _fingerprint_start(arrays: list[tuple[str, np.dtype, tuple[int, ...]]]):
-    """A sha256 object fed the canonical description of ``arrays`` (name, dtype, shape)."""
-    description = {
-        "dolb_dataset": FORMAT_VERSION,
-        "arrays": [
-            [name, np.dtype(dtype).name, [int(s) for s in shape]]
-            for name, dtype, shape in arrays
-        ],
-    }
-    digest = hashlib.sha256(json.dumps(description, sort_keys=True).encode())
-    digest.update(b"\0")
-    return digest
-
-
-def is_url(path) -> bool:
-    """Whether ``path`` is an fsspec URL (``scheme://...``) rather than a local path."""
-    return isinstance(path, str) and "://" in path
-
-
-def _url_store(url: str, read_only: bool) -> zarr.storage.FsspecStore:
-    """A Zarr store for an fsspec URL (a local ``file://`` one creates its folders)."""
-    options = {"auto_mkdir": True} if url.startswith("file://") else {}
-    return zarr.storage.FsspecStore.from_url(url, read_only=read_only, storage_options=options)
-
-
-# --------------------------------------------------------------------------- opening
 
 
 def open_dataset(path: str | os.PathLike) -> Dataset:
@@ -100,7 +45,7 @@ def open_dataset(path: str | os.PathLike) -> Dataset:
     array([0., 1.])
     """
     if is_url(path):
-        location, store = str(path), _url_store(str(path), read_only=True)
+        location, store = str(path), url_store(str(path), read_only=True)
     else:
         location = Path(path).absolute()
         if not location.is_dir():
@@ -112,7 +57,7 @@ def open_dataset(path: str | os.PathLike) -> Dataset:
     except zarr.errors.GroupNotFoundError:
         found = "no dataset at {}" if is_url(path) else "{} is not a dolb dataset (no Zarr group)"
         raise DataError(found.format(location)) from None
-    except _READ_ERRORS as exc:
+    except READ_ERRORS as exc:
         raise DataError(f"{location} is not a dolb dataset (no Zarr group: {exc})") from exc
     if "dolb_dataset" not in attributes:
         raise DataError(f"{location} is not a dolb dataset (attribute 'dolb_dataset' missing)")
@@ -175,7 +120,7 @@ class Dataset:
         """The group member ``name`` if it is a ``kind``; DataError if required."""
         try:
             member = root[name]
-        except (KeyError, *_READ_ERRORS) as exc:
+        except (KeyError, *READ_ERRORS) as exc:
             if not required:
                 return None
             raise DataError(
@@ -295,11 +240,11 @@ class Dataset:
         --------
         >>> open_dataset(tmp / "toy").verify()
         """
-        digest = _fingerprint_start([(name, a.dtype, a.shape) for name, a in self.arrays.items()])
+        digest = start_fingerprint([(name, a.dtype, a.shape) for name, a in self.arrays.items()])
         for name in self.arrays:
             reader = ChunkReader(self, name, keep=0)
             for index in range(reader.n_chunks):
-                chunk = np.ascontiguousarray(reader.chunk(index), dtype=_little(reader.dtype))
+                chunk = np.ascontiguousarray(reader.chunk(index), dtype=little(reader.dtype))
                 digest.update(chunk.data)
         if digest.hexdigest() != self.fingerprint:
             raise DataError(
@@ -307,5 +252,3 @@ class Dataset:
                 f"(stored {self.fingerprint[:12]}..., computed {digest.hexdigest()[:12]}...)"
             )
 
-
-# --------------------------------------------------------------------------- reading

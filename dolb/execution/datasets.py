@@ -1,16 +1,14 @@
-"""Turn a pipeline's dataset entry into opened datasets (its ``train`` and ``test`` parts)."""
+"""Turn a pipeline's dataset entry into opened datasets (its ``train`` and ``test`` parts),
+generating or importing them into the data cache first when they are not stored yet."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from dolb.data.generators import materialize
-from dolb.data.importers import import_dataset
-from dolb.data.store import Dataset, open_dataset
+from dolb.data import Dataset, import_dataset, materialize, open_dataset
 from dolb.experiment.pipeline import DatasetSpec
 from dolb.experiment.seeding import seed_for, seed_int
-
 
 DATA_CACHE_VARIABLE = "DOLB_DATA_CACHE"
 """Environment variable naming the data cache folder."""

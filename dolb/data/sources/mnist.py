@@ -3,7 +3,8 @@
 An IDX file is a big-endian header (a magic number whose low byte is the number of
 dimensions, then one uint32 size per dimension) followed by the uint8 values. MNIST
 comes as four of them, gzip-compressed or not; a bad magic number, a short header or
-a truncated body is a :class:`~dolb.errors.DataError` naming the file.
+a truncated body is a :class:`~dolb.errors.DataError` naming the file. Registered as
+the importer ``"mnist"`` in :data:`~dolb.data.sources.importers.IMPORTERS`.
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ from __future__ import annotations
 import gzip
 import zlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from dolb.errors import DataError
+from dolb.data.params import Choice, FilePath, Members
+from dolb.data.sources.importers import IMPORTERS, Importer, file_identity
+from dolb.data.sources.source import Parts
+from dolb.errors import ConfigError, DataError
 
 IMAGES_MAGIC = 2051
 """IDX magic number of uint8 images: type 0x08, 3 dimensions."""
@@ -118,3 +123,42 @@ def _check_labels(path: Path, labels: np.ndarray, n_images: int) -> None:
     if bad.any():
         row = int(np.argmax(bad))
         raise DataError(f"IDX file {path}, row {row}: label {labels[row]} is not a digit")
+
+
+# --------------------------------------------------------------------------- the importer
+
+
+def _settle_mnist(owner: str, params: dict[str, Any]) -> dict[str, Any]:
+    """``negative`` defaults to every digit not in ``positive``; the two are disjoint."""
+    positive = sorted(params["positive"])
+    negative = params["negative"]
+    if negative is None:
+        negative = [digit for digit in DIGITS if digit not in positive]
+    both = sorted(set(positive) & set(negative))
+    if both:
+        raise ConfigError(f"{owner}, parameter 'negative': digit {both[0]} is also in 'positive'")
+    if not negative:
+        raise ConfigError(f"{owner}, parameter 'positive': leaves no digit for the negative class")
+    return {**params, "positive": positive, "negative": sorted(negative)}
+
+
+def _read_mnist(params: dict[str, Any]) -> Parts:
+    """Train and test parts restricted to the chosen digits."""
+    return read_mnist(Path(params["path"]), params["positive"], params["negative"], params["scale"])
+
+
+MNIST = Importer(
+    name="mnist",
+    read=_read_mnist,
+    sources=lambda params: [file_identity(path) for path in mnist_files(Path(params["path"]))],
+    params={
+        "path": FilePath(doc="the folder of the four IDX files"),
+        "positive": Members([3], DIGITS, 1, 10, "digits labelled +1"),
+        "negative": Members(None, DIGITS, 1, 10, "digits labelled -1 (default: all the others)"),
+        "scale": Choice(True, (True, False), "store x / 255 as float32 (else uint8 0..255)"),
+    },
+    parts=("train", "test"),
+    settle=_settle_mnist,
+    reference="LeCun et al., MNIST handwritten digits, http://yann.lecun.com/exdb/mnist/",
+)
+IMPORTERS.add(MNIST.name, MNIST)

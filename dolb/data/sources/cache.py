@@ -2,7 +2,8 @@
 
 A run (a generator with its parameters and seed, an importer with its parameters and
 source files) is described by a JSON-ready ``identity``. Its parts are written as dolb
-datasets under ``directory/<prefix>-<hash of identity>/<part>``, and later calls with
+datasets under ``directory/<prefix>-<hash>/<part>``, where ``<hash>`` is 16 hex digits
+of :func:`dolb.identity.digest` of the identity (``compact=False``), and later calls with
 the same identity open them without writing anything.
 
 The parts are first written into a hidden temporary sibling, which is renamed into
@@ -12,17 +13,16 @@ processes build the same run at once, one rename wins and the other copy is drop
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
 import uuid
 from pathlib import Path
 from typing import Any, Callable
 
-from dolb.data.store import Dataset, open_dataset
-from dolb.data.writing import write_dataset
+from dolb.data.store.dataset import Dataset, open_dataset
+from dolb.data.store.writing import write_dataset
 from dolb.errors import DataError
+from dolb.identity import digest
 
 MadeParts = dict[str, tuple[Any, Any, dict]]
 """``{part: (X, y, provenance)}``."""
@@ -57,24 +57,12 @@ def stored_parts(
     >>> sets["train"].n_rows
     3
     """
-    final = Path(directory).absolute() / f"{prefix}-{run_hash(identity)}"
+    final = Path(directory).absolute() / f"{prefix}-{digest(identity, compact=False, length=16)}"
     if not final.is_dir():
         if make is None:
             return None
         _build(make, final)
     return _open_parts(final)
-
-
-def run_hash(identity: dict) -> str:
-    """Short hex digest of the canonical JSON of ``identity``.
-
-    Examples
-    --------
-    >>> run_hash({"b": 1, "a": [2]}) == run_hash({"a": [2], "b": 1})
-    True
-    """
-    canonical = json.dumps(identity, sort_keys=True)
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
 def _build(make: Callable[[], MadeParts], final: Path) -> None:

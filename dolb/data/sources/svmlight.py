@@ -5,6 +5,7 @@ kept as written; this module then decides, for all the files of a data set toget
 whether indices start at 0 or 1, gives every part the same width, checks the indices
 against a given width and maps the two labels to -1/+1. Every fault is a
 :class:`~dolb.errors.DataError` naming the file and, where known, the line or row.
+Registered as the importer ``"svmlight"`` in :data:`~dolb.data.sources.importers.IMPORTERS`.
 """
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ import bz2
 import gzip
 import io
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from dolb.data.params import Choice, FilePath, GenParam
+from dolb.data.sources.importers import IMPORTERS, Importer, file_identity
+from dolb.data.sources.source import Parts
 from dolb.errors import ConfigError, DataError
 
 _BLOCK_LINES = 4096  # lines handed to the parser at once when looking for a bad line
@@ -43,8 +48,8 @@ def read_svmlight(
 
     Examples
     --------
-    >>> _ = (tmp / "toy").write_text("2 1:0.5\\n-1 3:1\\n")
-    >>> X, y = read_svmlight({"train": tmp / "toy"})["train"]
+    >>> _ = (tmp / "toy.svm").write_text("2 1:0.5\\n-1 3:1\\n")
+    >>> X, y = read_svmlight({"train": tmp / "toy.svm"})["train"]
     >>> X.shape, y.tolist()
     ((2, 3), [1.0, -1.0])
     """
@@ -176,3 +181,38 @@ def _label_list(labels: np.ndarray, shown: int = 10) -> str:
 def _binary(y: np.ndarray, labels: tuple[float, float]) -> np.ndarray:
     """-1.0 where ``y`` is the negative label, +1.0 where it is the positive one."""
     return np.where(y == labels[1], 1.0, -1.0)
+
+
+# --------------------------------------------------------------------------- the importer
+
+
+def _svmlight_files(params: dict[str, Any]) -> dict[str, Path]:
+    """The file of each part, training first."""
+    files = {"train": Path(params["path"])}
+    if params["test_path"] is not None:
+        files["test"] = Path(params["test_path"])
+    return files
+
+
+def _read_svmlight(params: dict[str, Any]) -> Parts:
+    """Both parts of an svmlight data set."""
+    return read_svmlight(
+        _svmlight_files(params), params["n_features"], params["zero_based"], params["positive"]
+    )
+
+
+SVMLIGHT = Importer(
+    name="svmlight",
+    read=_read_svmlight,
+    sources=lambda params: [file_identity(path) for path in _svmlight_files(params).values()],
+    params={
+        "path": FilePath(doc="the training file (plain, .gz or .bz2)"),
+        "test_path": FilePath(None, "the test file (optional)"),
+        "n_features": GenParam(None, int, 1, "width of X (default: the largest index over both files)"),
+        "zero_based": Choice("auto", ("auto", True, False), "whether feature indices start at 0"),
+        "positive": GenParam(None, float, -float("inf"), "the label mapped to +1 (default: the larger)"),
+    },
+    parts=("train", "test"),
+    reference="LIBSVM/svmlight text format, read by sklearn.datasets.load_svmlight_file",
+)
+IMPORTERS.add(SVMLIGHT.name, SVMLIGHT)

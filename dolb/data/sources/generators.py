@@ -1,0 +1,133 @@
+"""Seeded synthetic data generators: their registry, running them, and caching their output.
+
+A generator turns checked parameters and a :class:`numpy.random.SeedSequence` into named
+parts (such as ``"train"`` and ``"test"``), each ``(X, y, provenance)``. All randomness
+comes from ``numpy.random.default_rng(seed_sequence)``: the same name, parameters and
+seed give bit-identical arrays on any machine running the same versions.
+
+:func:`materialize` writes the parts as dolb datasets under a directory named by a hash
+of (name, parameters with defaults filled in, seed) and reuses them on later calls.
+
+The generators themselves live in their own modules (:mod:`dolb.data.sources.irma`,
+:mod:`dolb.data.sources.sparse_text`), each adding itself to :data:`GENERATORS`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+
+from dolb.data.sources.cache import stored_parts
+from dolb.data.sources.source import Parts, Source
+from dolb.data.store.dataset import Dataset
+from dolb.errors import ConfigError
+from dolb.registry import Registry
+
+
+@dataclass(kw_only=True)
+class Generator(Source):
+    """A registered generator: calling it checks the parameters and makes the parts.
+
+    Parameters
+    ----------
+    make : callable
+        ``make(params, rng) -> {part: (X, y)}`` given checked parameters and a
+        ``numpy.random.Generator``.
+
+    The other parameters are those of :class:`~dolb.data.sources.source.Source`.
+    """
+
+    kind: ClassVar[str] = "generator"
+
+    make: Callable[[dict[str, Any], np.random.Generator], Parts]
+
+    def __call__(self, params: dict[str, Any], seed: int | np.random.SeedSequence) -> dict[str, tuple]:
+        """``{part: (X, y, provenance)}`` for ``params`` and ``seed``."""
+        checked = self.check_params(params)
+        sequence = seed_sequence(seed)
+        about = {
+            "source": "generator",
+            "generator": self.name,
+            "reference": self.reference,
+            "params": checked,
+            "seed": _describe_seed(sequence),
+        }
+        return self.described(self.make(checked, np.random.default_rng(sequence)), about)
+
+
+GENERATORS: Registry[Generator] = Registry("generator")
+"""Generator name to :class:`Generator` (a callable ``(params, seed)``)."""
+
+
+def seed_sequence(seed: int | np.random.SeedSequence) -> np.random.SeedSequence:
+    """``seed`` as a SeedSequence (a non-negative int ``s`` becomes ``SeedSequence(s)``).
+
+    Examples
+    --------
+    >>> seed_sequence(7).entropy
+    7
+    """
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ConfigError(f"seed must be a non-negative integer or a numpy SeedSequence, got {seed!r}")
+    return np.random.SeedSequence(int(seed))
+
+
+def _describe_seed(sequence: np.random.SeedSequence) -> dict[str, Any]:
+    """JSON description of a SeedSequence: everything that determines its output."""
+    entropy = sequence.entropy
+    return {
+        "entropy": int(entropy) if np.ndim(entropy) == 0 else [int(e) for e in entropy],
+        "spawn_key": [int(k) for k in sequence.spawn_key],
+        "pool_size": int(sequence.pool_size),
+    }
+
+
+def generate(name: str, params: dict[str, Any], seed: int | np.random.SeedSequence) -> dict[str, tuple]:
+    """Run generator ``name``: ``{part: (X, y, provenance)}``.
+
+    Parameters
+    ----------
+    name : str
+        A name in :data:`GENERATORS`.
+    params : dict
+        Generator parameters (missing ones take their defaults).
+    seed : int or numpy.random.SeedSequence
+        The only source of randomness.
+
+    Examples
+    --------
+    >>> parts = generate("irma", {"n_sequences": 2, "length": 3}, seed=0)
+    >>> parts["train"][0].shape, parts["test"][0].shape
+    ((6, 1), (1000, 1))
+    """
+    return GENERATORS[name](params, seed)
+
+
+def materialize(
+    name: str, params: dict[str, Any], seed: int | np.random.SeedSequence, directory: str | os.PathLike,
+    build: bool = True,
+) -> dict[str, Dataset] | None:
+    """Write the parts of a generator run as datasets, or reuse those written before
+    (with ``build=False``, only reuse: None when they are absent).
+
+    The parts go to ``directory/<name>-<hash>/<part>``, where the hash covers the name,
+    the parameters with defaults filled in and the seed. The whole ``<name>-<hash>``
+    directory is renamed into place once complete, so it is either absent or complete;
+    when two processes build it at once, one rename wins and the other's copy is dropped.
+
+    Examples
+    --------
+    >>> sets = materialize("irma", {"n_sequences": 10}, 0, tmp)
+    >>> sets["train"].n_rows
+    1500
+    """
+    generator = GENERATORS[name]
+    params = generator.check_params(params)
+    sequence = seed_sequence(seed)
+    identity = {"generator": name, "params": params, "seed": _describe_seed(sequence)}
+    return stored_parts(directory, name, identity, (lambda: generator(params, sequence)) if build else None)
