@@ -42,8 +42,8 @@ _LAZY = {
     "read_results": "dolb.results.tables",
     "LEARNERS": "dolb.learners",
     "CONVERSIONS": "dolb.conversions",
-    "GENERATORS": "dolb.data.generators",
-    "IMPORTERS": "dolb.data.importers",
+    "GENERATORS": "dolb.data",
+    "IMPORTERS": "dolb.data",
     "METRICS": "dolb.evaluation.metrics",
     "OnlineClassifier": "dolb.sklearn",
 }

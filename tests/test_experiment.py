@@ -9,7 +9,7 @@ from dolb.errors import ConfigError
 from dolb.evaluation.checkpoints import resolve_checkpoints
 from dolb.evaluation.metrics import METRICS, hinge_loss, zero_one_loss
 from dolb.experiment.cells import batch_cells, cell_id
-from dolb.experiment.seeding import seed_for, stable_key
+from dolb.seeding import seed_for, stable_key
 from dolb.results.store import ResultStore
 
 

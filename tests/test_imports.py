@@ -21,13 +21,13 @@ import pytest
 import dolb
 
 LAYERS = (
-    ("core", ("dolb.errors", "dolb.identity", "dolb.registry", "dolb.params", "dolb.validation")),
+    ("core", ("dolb.errors", "dolb.identity", "dolb.registry", "dolb.params", "dolb.seeding", "dolb.validation")),
     ("data", ("dolb.data",)),
     ("conversions", ("dolb.conversions",)),
     ("learners", ("dolb.learners",)),
     ("evaluation", ("dolb.evaluation",)),
-    ("experiment", ("dolb.experiment",)),
     ("results", ("dolb.results",)),
+    ("experiment", ("dolb.experiment",)),
     ("execution", ("dolb.execution",)),
 )
 """Layers from the bottom up, each a list of module prefixes; every other module of the
@@ -42,18 +42,7 @@ KNOWN_CYCLE_CONVERSIONS_OUTPUT_LEARNERS = frozenset(
 which imports the learners, which import the conversions. Delete this allowance once
 that import is gone."""
 
-KNOWN_UPWARD_EVALUATION_RUN_CELL_EXPERIMENT = frozenset(
-    {
-        ("dolb.evaluation.run_cell", "dolb.experiment"),
-        ("dolb.evaluation.run_cell", "dolb.experiment.cells"),
-        ("dolb.evaluation.run_cell", "dolb.experiment.seeding"),
-    }
-)
-"""Known upward imports, to be removed: ``evaluation/run_cell.py`` takes a
-:class:`~dolb.experiment.cells.Cell` and seeds its split with
-:func:`~dolb.experiment.seeding.seed_for`. Delete this allowance once they are gone."""
-
-ALLOWED = KNOWN_CYCLE_CONVERSIONS_OUTPUT_LEARNERS | KNOWN_UPWARD_EVALUATION_RUN_CELL_EXPERIMENT
+ALLOWED = KNOWN_CYCLE_CONVERSIONS_OUTPUT_LEARNERS
 
 
 # --------------------------------------------------------------------------- the walker

@@ -42,7 +42,7 @@ def split_rows(
     n_rows : int
         Rows of the training part.
     seed : numpy.random.SeedSequence
-        Seed of this split (see :func:`dolb.experiment.seeding.seed_for`).
+        Seed of this split (see :func:`dolb.seeding.seed_for`).
 
     Returns
     -------

@@ -26,8 +26,8 @@ from dolb.data.stream import stream_blocks
 from dolb.errors import DataError, DolbError
 from dolb.evaluation.checkpoints import resolve_checkpoints
 from dolb.evaluation.metrics import METRICS, ONLINE_LOSS
-from dolb.experiment.cells import Cell
-from dolb.experiment.seeding import seed_for
+from dolb.evaluation.cell import Cell
+from dolb.seeding import seed_for
 from dolb.learners import learner_class
 
 

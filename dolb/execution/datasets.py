@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dolb.data import Dataset, import_dataset, materialize, open_dataset
 from dolb.experiment.pipeline import DatasetSpec
-from dolb.experiment.seeding import seed_for, seed_int
+from dolb.seeding import seed_for, seed_int
 
 DATA_CACHE_VARIABLE = "DOLB_DATA_CACHE"
 """Environment variable naming the data cache folder."""

@@ -16,7 +16,8 @@ from distributed import WorkerPlugin, get_worker
 
 from dolb.errors import DolbError
 from dolb.evaluation.run_cell import run_cell, warm_up
-from dolb.experiment.cells import Batch, Cell
+from dolb.evaluation.cell import Cell
+from dolb.experiment.cells import Batch
 from dolb.results.store import CellRows, ResultStore
 
 

@@ -1,1 +1,1 @@
-"""Pipeline files -> validated spec -> grid of cells; seeding; cell identity."""
+"""Pipeline files -> validated spec -> grid of cells; cell identity."""

@@ -23,24 +23,10 @@ import dolb
 from dolb.data.splits import sequence_length
 from dolb.data.store import Dataset
 from dolb.errors import ConfigError
+from dolb.evaluation.cell import Cell
 from dolb.identity import digest
 from dolb.experiment.pipeline import ExperimentSpec, Pipeline
 from dolb.learners import learner_class
-
-
-@dataclass(frozen=True)
-class Cell:
-    """Everything a worker needs to run one cell, and nothing machine-specific in its
-    identity (paths and resource limits are carried beside the spec, not inside it)."""
-
-    id: str
-    spec: dict[str, Any]
-    train_path: str
-    test_path: str | None
-    n_train: int
-    timeout: float | None = None
-    memory: int | None = None
-    state_every: float | None = None
 
 
 @dataclass(frozen=True)
