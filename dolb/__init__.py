@@ -50,7 +50,20 @@ _LAZY = {
 """Public names and the module each comes from: imported on first use, so that
 ``import dolb`` (and the ``dolb`` command) does not load Numba, pandas and Dask."""
 
-__all__ = sorted(["ConfigError", "DataError", "DolbError", "__version__", *_LAZY])
+__all__ = [
+    "CONVERSIONS",
+    "GENERATORS",
+    "IMPORTERS",
+    "LEARNERS",
+    "METRICS",
+    "ConfigError",
+    "DataError",
+    "DolbError",
+    "OnlineClassifier",
+    "__version__",
+    "read_results",
+    "run",
+]
 
 
 def __getattr__(name: str):

@@ -86,7 +86,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         out.update(self._params)
         return out
 
-    def set_params(self, **params: Any) -> "OnlineClassifier":
+    def set_params(self, **params: Any) -> OnlineClassifier:
         """Set ``learner``, ``conversion``, ``n_train`` or any learner parameter (checked
         when fitting)."""
         nested = [k for k in params if "__" in k]
@@ -123,7 +123,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     def _signs(self, y) -> np.ndarray:
         return np.where(y == self.classes_[1], 1.0, -1.0)
 
-    def fit(self, X, y) -> "OnlineClassifier":
+    def fit(self, X, y) -> OnlineClassifier:
         """Fresh learner, one pass over (X, y) in the given order."""
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=True)
         check_classification_targets(y)
@@ -133,7 +133,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         self._refresh()
         return self
 
-    def partial_fit(self, X, y, classes=None) -> "OnlineClassifier":
+    def partial_fit(self, X, y, classes=None) -> OnlineClassifier:
         """Learn one more block; ``classes`` (exactly two) is required on the first call."""
         first = not hasattr(self, "learner_")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=first)

@@ -58,6 +58,7 @@ speed ratio
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -67,8 +68,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import psutil
 
@@ -252,10 +254,8 @@ def _watch(process: subprocess.Popen, kill_when: Callable[[], bool] | None) -> t
 
 def _kill_group(process: subprocess.Popen) -> None:
     """SIGKILL the process group ``process`` leads (its cluster's workers included)."""
-    try:
+    with contextlib.suppress(ProcessLookupError):  # nothing left of it
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:  # nothing left of it
-        pass
 
 
 def _read_figures(log: Path) -> dict[str, Any]:

@@ -114,9 +114,9 @@ def test_cluster_options_refused_by_the_cluster_class_are_one_line(tmp_path):
     pytest.importorskip("dask_jobqueue")
     path = tmp_path / "cluster.toml"
     path.write_text('kind = "slurm"\n[options]\ncores = 1\nmemory = "1 GB"\nbogus = 1\n')
-    with pytest.raises(ConfigError, match="options: Got unexpected keyword argument 'bogus'") as error:
-        with connect(cluster_file=path):
-            pass
+    with pytest.raises(ConfigError, match="options: Got unexpected keyword argument 'bogus'") as error, \
+            connect(cluster_file=path):
+        pass
     assert str(error.value).startswith(f"{path}: ")
     assert "\n" not in str(error.value)
 
@@ -125,9 +125,8 @@ def test_unreachable_scheduler_is_a_clear_error(monkeypatch):
     from dolb.execution import cluster
 
     monkeypatch.setattr(cluster, "CONNECT_SECONDS", 2)
-    with pytest.raises(ConfigError, match="cannot reach the Dask scheduler"):
-        with connect(scheduler="tcp://127.0.0.1:1"):
-            pass
+    with pytest.raises(ConfigError, match="cannot reach the Dask scheduler"), connect(scheduler="tcp://127.0.0.1:1"):
+        pass
 
 
 def test_version_mismatch_is_a_clear_error(monkeypatch):

@@ -13,9 +13,8 @@ from scipy import stats
 from dolb.cli import main
 from dolb.errors import DataError
 from dolb.execution.sweep import run_sweep
-from dolb.results.compare import compare_frames, compare_throughput, read_bench
+from dolb.results.compare import compare_frames, compare_throughput, pipeline_name, read_bench
 from dolb.results.compare_report import largest_changes, trend_table
-from dolb.results.compare import pipeline_name
 from dolb.results.tables import TIDY_COLUMNS, read_results
 
 

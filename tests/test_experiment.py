@@ -9,8 +9,8 @@ from dolb.errors import ConfigError
 from dolb.evaluation.checkpoints import resolve_checkpoints
 from dolb.evaluation.metrics import METRICS, hinge_loss, zero_one_loss
 from dolb.experiment.cells import batch_cells, cell_id
-from dolb.seeding import seed_for, stable_key
 from dolb.results.store import ResultStore
+from dolb.seeding import seed_for, stable_key
 
 
 def test_seeds_depend_only_on_coordinates():
@@ -223,7 +223,7 @@ def test_phases_count_nested_time_once(monkeypatch):
     clock = itertools.count()
     monkeypatch.setattr(module.time, "perf_counter", lambda: float(next(clock)))
     phases = module.Phases()  # reads 0
-    with phases("plan"):  # 1
+    with phases("plan"):  # 1  # noqa: SIM117 (the nesting is what is tested)
         with phases("cluster"):  # 2: plan got 1 s
             pass  # 3: cluster got 1 s
     # 4: plan got 1 s more

@@ -13,7 +13,7 @@ import dolb
 from dolb.cli import main
 from dolb.errors import ConfigError
 from dolb.registry import Registry, did_you_mean
-from tests.conftest import SMALL_IRMA, assert_same
+from tests.conftest import SMALL_IRMA
 
 ROOT = Path(__file__).resolve().parent.parent
 

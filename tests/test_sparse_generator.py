@@ -112,7 +112,7 @@ def test_materialized_store_holds_the_generated_rows(tmp_path):
     parts = generate("sparse_text", params, 5)
     for name, ds in sets.items():
         X, y = ds.read(slice(None))
-        assert ds.sparse and (X != parts[name][0]).nnz == 0
+        assert ds.sparse and (parts[name][0] != X).nnz == 0
         np.testing.assert_array_equal(y, parts[name][1])
 
 

@@ -8,8 +8,8 @@ the 0-1 mistake (``y * prediction <= 0``) for binary classification.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

@@ -24,11 +24,11 @@ from dolb.data.splits import split_rows
 from dolb.data.store import ChunkCache, Dataset, open_dataset
 from dolb.data.stream import stream_blocks
 from dolb.errors import DataError, DolbError
+from dolb.evaluation.cell import Cell
 from dolb.evaluation.checkpoints import resolve_checkpoints
 from dolb.evaluation.metrics import METRICS, ONLINE_LOSS
-from dolb.evaluation.cell import Cell
-from dolb.seeding import seed_for
 from dolb.learners import learner_class
+from dolb.seeding import seed_for
 
 
 class CellLimitError(DolbError):

@@ -24,8 +24,9 @@ import functools
 import importlib
 import inspect
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import dask
 from distributed import Client, LocalCluster, Nanny, Worker
@@ -128,7 +129,7 @@ class ClusterFile(Table):
         return f"unknown key for a {kind} cluster" if kind in KINDS else "unknown key"
 
     @model_validator(mode="after")
-    def _kind_rules(self) -> "ClusterFile":
+    def _kind_rules(self) -> ClusterFile:
         if self.kind == "scheduler" and (self.address is None) == (self.scheduler_file is None):
             raise problem("give exactly one of address or scheduler_file")
         if self.kind == "ssh" and (self.hosts is None or len(self.hosts) < 2):

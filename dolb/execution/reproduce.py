@@ -84,7 +84,9 @@ def _compare(record: dict, again: dict, before: pd.DataFrame, after: pd.DataFram
         n_identical=int(same.sum()),
         n_missing=int((merged["_merge"] == "left_only").sum()),
         n_extra=int((merged["_merge"] == "right_only").sum()),
-        largest_difference=float(np.nanmax(difference)) if difference.size and not np.all(np.isnan(difference)) else 0.0,
+        largest_difference=(
+            float(np.nanmax(difference)) if difference.size and not np.all(np.isnan(difference)) else 0.0
+        ),
         version_changes=_version_changes(record, again),
     )
 

@@ -2,11 +2,11 @@
 
 The client only coordinates. It plans the cells as groups (one per configuration,
 whatever the number of splits), asks the result store which cells exist, and submits
-batches of cells (a bounded number at a time). Each task runs its cells and writes its rows as one Parquet part into the result
-folder when the workers can reach it, or sends them back as one Arrow table for the
-client to append in large parts when they cannot. Datasets to generate or import are
-built as tasks too, into a content-addressed cache outside the result folder. Every run
-appends a record to the folder's history, with where its time went.
+batches of cells (a bounded number at a time). Each task runs its cells and writes its
+rows as one Parquet part into the result folder when the workers can reach it, or sends
+them back as one Arrow table for the client to append in large parts when they cannot.
+Datasets to generate or import are built as tasks too, into a content-addressed cache
+outside the result folder. Every run appends a record to the folder's history, with where its time went.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from dolb.execution.phases import Phases
 from dolb.execution.tasks import Destination, KernelWarmUp, TaskOutcome, can_write, error_text, run_batch
 from dolb.experiment.cells import Batch, CellGroup, batch_cells, expand_groups, group_ids, parameter_types
 from dolb.experiment.pipeline import Pipeline, load_pipeline
-from dolb.results.history import new_run_id, write_record
 from dolb.results import query
+from dolb.results.history import new_run_id, write_record
 from dolb.results.query import stored_cells
 from dolb.results.report import render_report, write_reports, write_summary
 from dolb.results.store import ResultStore, result_schema
@@ -321,7 +321,7 @@ def _compute(
             batch = batch_of.pop(future.key)
             try:
                 outcome: TaskOutcome = future.result()
-            except Exception as exc:  # noqa: BLE001 - the task itself died (e.g. its workers, thrice)
+            except Exception as exc:
                 outcome = writer.failed_batch(batch, error_text(exc))
             future.release()
             submit_next(queue)

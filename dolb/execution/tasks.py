@@ -8,6 +8,7 @@ IPC bytes for the client to append). Nothing per cell travels as a Python object
 
 from __future__ import annotations
 
+import contextlib
 import traceback
 from dataclasses import dataclass, field
 
@@ -15,8 +16,8 @@ import pyarrow as pa
 from distributed import WorkerPlugin, get_worker
 
 from dolb.errors import DolbError
-from dolb.evaluation.run_cell import run_cell, warm_up
 from dolb.evaluation.cell import Cell
+from dolb.evaluation.run_cell import run_cell, warm_up
 from dolb.experiment.cells import Batch
 from dolb.results.store import CellRows, ResultStore
 
@@ -86,7 +87,7 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
             where = coordinates | {"split": index}
             try:
                 rows.add_ok(cell.id, where, run_cell(cell, destination.state_dir))
-            except Exception as exc:  # noqa: BLE001 - stored, reported and retried by the sweep
+            except Exception as exc:
                 stored = error_text(exc, with_traceback=True)
                 outcome.failures.append((cell.id, stored.splitlines()[0]))
                 rows.add_failed(cell.id, where, stored)
@@ -129,7 +130,5 @@ class KernelWarmUp(WorkerPlugin):
 
     def setup(self, worker) -> None:
         for cell in self.samples:
-            try:
+            with contextlib.suppress(Exception):  # warming is best effort: the cell reports errors
                 warm_up(cell)
-            except Exception:  # noqa: BLE001 - only a head start: the cell itself reports errors
-                pass

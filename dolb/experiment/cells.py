@@ -14,8 +14,9 @@ under that identity is never computed again.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -24,8 +25,8 @@ from dolb.data.splits import sequence_length
 from dolb.data.store import Dataset
 from dolb.errors import ConfigError
 from dolb.evaluation.cell import Cell
-from dolb.identity import digest
 from dolb.experiment.pipeline import ExperimentSpec, Pipeline
+from dolb.identity import digest
 from dolb.learners import learner_class
 
 

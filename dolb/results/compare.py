@@ -42,8 +42,8 @@ from scipy import stats as st
 from dolb.errors import DataError
 from dolb.evaluation.metrics import METRICS
 from dolb.results.history import read_records
-from dolb.results.store import ResultStore
 from dolb.results.stats import paired_tests
+from dolb.results.store import ResultStore
 from dolb.results.tables import CONFIG_COLUMNS
 
 ALPHA = 0.05

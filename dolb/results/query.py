@@ -61,7 +61,9 @@ def stored_cells(store: ResultStore) -> tuple[set[str], set[str]]:
     if not store.exists():
         return set(), set()
     with _connect(store) as connection:
-        found = connection.sql("SELECT cell_id, bool_or(status = 'ok') AS ok FROM parts GROUP BY cell_id").to_arrow_table()
+        found = connection.sql(
+            "SELECT cell_id, bool_or(status = 'ok') AS ok FROM parts GROUP BY cell_id"
+        ).to_arrow_table()
     ids = found.column("cell_id").to_numpy(zero_copy_only=False)
     ok = found.column("ok").to_numpy(zero_copy_only=False).astype(bool)
     return set(ids[ok].tolist()), set(ids[~ok].tolist())
@@ -72,7 +74,8 @@ def rows(store: ResultStore, where: str = "TRUE", parameters: tuple = ()) -> pd.
     ``?`` placeholders filled from ``parameters``), each cell once."""
     with _connect(store) as connection:
         return connection.execute(
-            f"{_CHOSEN} SELECT * FROM rows WHERE status = 'ok' AND ({where}) ORDER BY cell_id, conversion, metric, n_train",
+            f"{_CHOSEN} SELECT * FROM rows WHERE status = 'ok' AND ({where}) "
+            "ORDER BY cell_id, conversion, metric, n_train",
             list(parameters),
         ).df()
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pandas as pd
 
 from dolb.errors import DataError
 from dolb.results import query
-from dolb.results.store import ResultStore
 from dolb.results.kinds import REPORTS, ReportSpec
+from dolb.results.store import ResultStore
 from dolb.results.tables import to_markdown
 
 SUMMARY_STATISTICS = ["mean", "std", "ci95", "count"]

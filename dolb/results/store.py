@@ -35,8 +35,9 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import fsspec
 import pyarrow as pa

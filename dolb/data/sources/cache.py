@@ -16,8 +16,9 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from dolb.data.store.dataset import Dataset, open_dataset
 from dolb.data.store.writing import write_dataset

@@ -15,8 +15,9 @@ The generators themselves live in their own modules (:mod:`dolb.data.sources.irm
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 from dolb.data.params import FilePath
 from dolb.data.sources.cache import stored_parts

@@ -9,8 +9,9 @@ with a provenance; :mod:`dolb.data.sources.cache` stores the parts.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 from dolb.data.params import Param, check_params
 
