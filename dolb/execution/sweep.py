@@ -6,7 +6,8 @@ batches of cells (a bounded number at a time). Each task runs its cells and writ
 rows as one Parquet part into the result folder when the workers can reach it, or sends
 them back as one Arrow table for the client to append in large parts when they cannot.
 Datasets to generate or import are built as tasks too, into a content-addressed cache
-outside the result folder. Every run appends a record to the folder's history, with where its time went.
+outside the result folder. Every run appends a record to the folder's history, with where
+its time went.
 """
 
 from __future__ import annotations
