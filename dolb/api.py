@@ -22,6 +22,7 @@ def run(
     gather: str = "auto",
     data_cache: str | Path | None = None,
     performance_report: str | Path | None = None,
+    force: bool = False,
 ):
     """Run every cell of a pipeline not stored in ``out`` yet, write its reports, and
     return the run's :class:`~dolb.execution.sweep.SweepSummary`.
@@ -38,7 +39,7 @@ def run(
     workers, scheduler, cluster_file
         Where to run (default: a LocalCluster with one worker per core); see
         :func:`dolb.execution.cluster.connect`.
-    retry_failed, progress, gather, data_cache, performance_report
+    retry_failed, progress, gather, data_cache, performance_report, force
         As the options of ``dolb run``.
 
     Examples
@@ -69,6 +70,7 @@ def run(
         gather=gather,
         data_dir=data_cache,
         pipeline_text=text,
+        force=force,
     )
 
 

@@ -40,14 +40,12 @@ def _run(args: argparse.Namespace) -> int:
         report_file=args.performance_report,
         gather=args.gather,
         data_dir=args.data_cache,
+        force=args.force,
     )
     print(summary.report)
-    print(
-        f"{summary.n_cells} cells: {summary.n_cached} already stored, {summary.n_computed} computed, "
-        f"{summary.n_failed} failed; {summary.seconds:.1f} s; results in {args.out} (run {summary.run_id})"
-    )
+    print(f"{summary.counts_line()}; {summary.seconds:.1f} s; results in {args.out} (run {summary.run_id})")
     print(summary.time_line())
-    return 1 if summary.n_failed else 0
+    return 0 if summary.ok else 1
 
 
 def _result_store(folder: str):
@@ -161,8 +159,37 @@ def _compare(args: argparse.Namespace) -> int:
     return 1 if comparison.regressed else 0
 
 
+def positive_int(text: str) -> int:
+    """An argument that must be a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
+
+
+def fraction(text: str) -> float:
+    """An argument that must be a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text}")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a mistake on the command line reported as one line, exit 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dolb", description="Distributed online learning bench.")
+    parser = _Parser(prog="dolb", description="Distributed online learning bench.")
     parser.add_argument("--version", action="version", version=f"dolb {dolb.__version__}")
     parser.add_argument("-v", "--verbose", dest="verbosity", action="count", default=0,
                         help="say what is being done (-vv: more)")
@@ -174,10 +201,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("pipeline", help="pipeline file (TOML)")
     run.add_argument("--out", required=True, help="result folder (created; reused to resume)")
     where = run.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, help="worker processes of the embedded LocalCluster")
+    where.add_argument("--workers", type=positive_int, help="worker processes of the embedded LocalCluster")
     where.add_argument("--scheduler", help="address or scheduler file of a running Dask scheduler")
     where.add_argument("--cluster", metavar="FILE", help="cluster file describing the cluster to start (see cluster/)")
     run.add_argument("--retry-failed", action="store_true", help="run failed cells again")
+    run.add_argument("--force", action="store_true",
+                     help="add to a result folder that holds another pipeline's results")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--performance-report", metavar="FILE", help="save Dask's HTML performance report")
     run.add_argument("--gather", choices=("auto", "workers", "client"), default="auto",
@@ -191,13 +220,13 @@ def build_parser() -> argparse.ArgumentParser:
     plan = commands.add_parser("plan", help="count a pipeline's cells, stored and to do, and estimate the time")
     plan.add_argument("pipeline", help="pipeline file (TOML)")
     plan.add_argument("--out", required=True, help="result folder the run would use")
-    plan.add_argument("--workers", type=int, help="workers the estimate assumes (default: one per core)")
+    plan.add_argument("--workers", type=positive_int, help="workers the estimate assumes (default: one per core)")
     plan.set_defaults(handler=_plan)
 
     bench = commands.add_parser("bench", help="examples/s and memory of every linear learner")
     bench.add_argument("--json", action="store_true", help="one JSON object per measurement")
     bench.add_argument("--quick", action="store_true", help="a tenth of the stream, for a quick look")
-    bench.add_argument("--repeat", type=int, default=3, help="best of this many runs (default 3)")
+    bench.add_argument("--repeat", type=positive_int, default=3, help="best of this many runs (default 3)")
     bench.add_argument("--only", help="comma-separated learners (default: all)")
     bench.add_argument("--no-zarr", action="store_true", help="from memory only")
     bench.set_defaults(handler=_bench)
@@ -226,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument("--out", required=True, help="a fresh result folder for the new run")
     again.add_argument("--run", help="the run id to reproduce (default: the last finished run; see dolb status)")
     where = again.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, help="worker processes of the embedded LocalCluster")
+    where.add_argument("--workers", type=positive_int, help="worker processes of the embedded LocalCluster")
     where.add_argument("--scheduler", help="address or scheduler file of a running Dask scheduler")
     where.add_argument("--cluster", metavar="FILE", help="cluster file (see cluster/)")
     again.set_defaults(handler=_reproduce)
@@ -235,8 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("run", help="result folder of the run to judge")
     compare.add_argument("baseline", help="result folder of the same pipeline to compare with")
     compare.add_argument("--out", help="report folder (default RUN/compare)")
-    compare.add_argument("--alpha", type=float, default=0.05, help="false-discovery rate (default 0.05)")
-    compare.add_argument("--slowdown", type=float, default=0.8,
+    compare.add_argument("--alpha", type=fraction, default=0.05, help="false-discovery rate (default 0.05)")
+    compare.add_argument("--slowdown", type=fraction, default=0.8,
                          help="flag throughput below this ratio of the baseline (default 0.8)")
     compare.add_argument("--history", nargs="+", default=[], metavar="DIR",
                          help="earlier nights' result folders, oldest first: draw DIR/trend.png")
@@ -258,7 +287,10 @@ def configure_logging(verbosity: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dolb`` command; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a mistake (already reported)
+        return exc.code if isinstance(exc.code, int) else 2
     configure_logging(args.verbosity)
     if hasattr(signal, "SIGPIPE"):  # `dolb status DIR | head` ends quietly
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)

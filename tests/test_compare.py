@@ -238,7 +238,7 @@ def test_different_pipelines_and_bad_options_are_one_line_errors(tmp_path, capsy
     assert err.count("\n") == 1 and "pipeline 'demo'" in err and "same pipeline" in err
     assert not (run / "compare").exists()  # nothing written
     assert main(["compare", str(run), str(run), "--alpha", "1.5"]) == 2
-    assert capsys.readouterr().err.startswith("dolb: error: --alpha must be between 0 and 1")
+    assert capsys.readouterr().err == "dolb compare: error: argument --alpha: expected a number between 0 and 1, got 1.5 (see dolb compare --help)\n"
 
 
 def test_bad_folders_are_one_line_errors(tmp_path, capsys):

@@ -163,8 +163,11 @@ def test_corrupted_chunk_fails_its_cells_only(small_pipeline, tmp_path, capsys, 
     failed = failures(ResultStore(out))
     assert len(failed) == 12 and set(failed["status"]) == {"failed"} and failed["error"].str.contains("train").all()
 
-    # a plain rerun leaves failed cells alone; --retry-failed runs just those
-    assert run_sweep(small_pipeline, out, workers=1, progress=False).n_computed == 0
+    # a plain rerun leaves failed cells alone, and says so: exit 1, as a nightly needs
+    plain = run_sweep(small_pipeline, out, workers=1, progress=False)
+    assert (plain.n_computed, plain.n_failed, plain.n_failed_before, plain.ok) == (0, 0, 12, False)
+    assert "60 cells: 60 already stored, 0 computed, 12 failed (12 failed in an earlier run" in plain.counts_line()
+    assert main(["run", str(small_pipeline), "--out", str(out), "--workers", "1", "--no-progress"]) == 1
     chunks[0].write_bytes(original)
     again = run_sweep(small_pipeline, out, workers=1, retry_failed=True, progress=False)
     assert (again.n_cached, again.n_computed, again.n_failed) == (48, 12, 0)
@@ -199,12 +202,36 @@ def test_missing_store_is_a_clear_error(tmp_path):
     assert not out.exists()
 
 
-def test_a_pipeline_refused_after_import_leaves_out_untouched(small_pipeline, tmp_path):
+def test_a_pipeline_refused_after_import_leaves_out_untouched(small_pipeline, tmp_path, capsys):
     bad = tmp_path / "late.toml"  # valid until its cells are planned: checkpoints past a split
     bad.write_text(small_pipeline.read_text().replace("checkpoints = [10, 30, 60]", "checkpoints = [10, 30, 600]"))
     out = tmp_path / "out"
     assert main(["run", str(bad), "--out", str(out), "--workers", "1"]) == 2
     assert not out.exists()
+    # a report at a size no cell records: its table would be empty
+    bad.write_text(small_pipeline.read_text().replace("at = [10, 60]", "at = [10, 25]"))
+    capsys.readouterr()
+    assert main(["run", str(bad), "--out", str(out), "--workers", "1"]) == 2
+    assert capsys.readouterr().err == (
+        f"dolb: error: {bad}: reports[0].at: 25 is not a checkpoint of experiment 'table' on dataset 'irma' "
+        "(see experiments.table.checkpoints)\n"
+    )
+    assert not out.exists()
+
+
+def test_a_folder_of_another_pipeline_is_refused_unless_forced(small_pipeline, tmp_path, capsys):
+    from dolb.results.history import write_record
+
+    out = tmp_path / "out"
+    write_record(ResultStore(out), {"run_id": "20260101T000000Z-abcdef", "pipeline": "another", "ended": None})
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    assert main(["run", str(small_pipeline), "--out", str(out), "--workers", "1"]) == 2
+    assert capsys.readouterr().err == (
+        f"dolb: error: {out}: holds the results of pipeline 'another', not 'small-irma': "
+        "choose another --out, or --force to add this pipeline's results to it\n"
+    )
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before  # nothing written
+    assert main(["run", str(small_pipeline), "--out", str(out), "--workers", "1", "--force", "--no-progress"]) == 0
 
 
 def test_report_on_a_folder_that_is_not_a_result(tmp_path, capsys):

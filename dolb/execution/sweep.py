@@ -36,7 +36,7 @@ from dolb.execution.tasks import Destination, KernelWarmUp, TaskOutcome, can_wri
 from dolb.experiment.cells import Batch, CellGroup, batch_cells, expand_groups, group_ids, parameter_types
 from dolb.experiment.pipeline import Pipeline, load_pipeline
 from dolb.results import query
-from dolb.results.history import new_run_id, write_record
+from dolb.results.history import new_run_id, read_records, write_record
 from dolb.results.query import stored_cells
 from dolb.results.report import render_report, write_reports, write_summary
 from dolb.results.store import ResultStore, result_schema
@@ -66,6 +66,25 @@ class SweepSummary:
     run_id: str = ""
     timings: dict[str, float] = field(default_factory=dict)
     gather: str = ""
+    n_failed_before: int = 0
+    """Cells of the pipeline whose stored attempt failed in an earlier run and that were
+    not run again (``retry_failed`` off): they count among ``n_cached``."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether every cell of the pipeline is stored with a result (none failed, now
+        or before)."""
+        return self.n_failed == 0 and self.n_failed_before == 0
+
+    def counts_line(self) -> str:
+        """What the run did, on one line."""
+        before = ""
+        if self.n_failed_before:
+            before = f" ({self.n_failed_before} failed in an earlier run: --retry-failed runs them again)"
+        return (
+            f"{self.n_cells} cells: {self.n_cached} already stored, {self.n_computed} computed, "
+            f"{self.n_failed + self.n_failed_before} failed{before}"
+        )
 
     def time_line(self) -> str:
         """Where the time went, on one line."""
@@ -101,6 +120,16 @@ def plan_groups(pipeline: Pipeline, cache: Path | None = None) -> list[CellGroup
     return expand_groups(pipeline, open_datasets(pipeline, data_cache(cache)))
 
 
+def check_owner(store: ResultStore, name: str) -> None:
+    """ConfigError when the result folder holds runs of a pipeline other than ``name``."""
+    others = sorted({record.get("pipeline") for record in read_records(store)} - {name})
+    if others:
+        raise ConfigError(
+            f"{store.root}: holds the results of pipeline {others[0]!r}, not {name!r}: "
+            "choose another --out, or --force to add this pipeline's results to it"
+        )
+
+
 def cells_to_run(
     groups: list[CellGroup], stored: set[str], failed: set[str], retry_failed: bool
 ) -> list[tuple[CellGroup, np.ndarray]]:
@@ -128,6 +157,7 @@ def run_sweep(
     gather: str = "auto",
     data_dir: str | Path | None = None,
     pipeline_text: str | None = None,
+    force: bool = False,
 ) -> SweepSummary:
     """Run every cell of a pipeline that is not stored yet, then write the reports.
 
@@ -152,6 +182,9 @@ def run_sweep(
     pipeline_text : str, optional
         The pipeline's text, read as if it were ``pipeline_path`` (to run a recorded
         pipeline again).
+    force : bool
+        Add to a result folder that holds another pipeline's results (refused by
+        default: its reports and history would mix two studies).
     """
     if gather not in GATHER_MODES:
         raise ConfigError(f"--gather: expected one of {', '.join(GATHER_MODES)}, got {gather!r}")
@@ -169,10 +202,13 @@ def run_sweep(
         with phases("plan"):
             groups = expand_groups(pipeline, datasets)  # the last check of the pipeline
             store = ResultStore(out_dir)
+            if not force:
+                check_owner(store, pipeline.name)
             stored, failed = stored_cells(store)
             todo = cells_to_run(groups, stored, failed, retry_failed)
         n_cells = sum(group.n_splits for group in groups)
         n_todo = sum(len(indices) for _, indices in todo)
+        n_failed_before = 0 if retry_failed else len(failed & {i for g in groups for i in group_ids(g)})
         logger.info("%s: %d cells, %d stored, %d to compute; results in %s",
                     pipeline.name, n_cells, n_cells - n_todo, n_todo, store.root)
         client = cluster.client() if todo else None  # a scheduler out of reach: nothing written
@@ -236,7 +272,7 @@ def run_sweep(
     }
     write_record(store, record)
     return SweepSummary(n_cells, n_cells - n_todo, n_todo - n_failed, n_failed, seconds, report or "No results stored.",
-                        run_id, phases.rounded(), mode)
+                        run_id, phases.rounded(), mode, n_failed_before)
 
 
 def _report_on_cluster(client, pipeline: Pipeline, store: ResultStore, phases: Phases) -> str:

@@ -25,6 +25,7 @@ from dolb.data.splits import sequence_length
 from dolb.data.store import Dataset
 from dolb.errors import ConfigError
 from dolb.evaluation.cell import Cell
+from dolb.evaluation.checkpoints import resolve_checkpoints
 from dolb.experiment.pipeline import ExperimentSpec, Pipeline
 from dolb.identity import digest
 from dolb.learners import learner_class
@@ -147,6 +148,21 @@ def _check_checkpoints(pipeline: Pipeline, experiment: ExperimentSpec, n_train: 
         )
 
 
+def _check_report_sizes(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, n_train: int) -> None:
+    """ConfigError for a report ``at`` a training size the experiment records no
+    metric at (its table would be empty)."""
+    recorded = set(resolve_checkpoints(experiment.checkpoints, n_train).tolist())
+    for i, report in enumerate(pipeline.reports):
+        if report.experiment != experiment.name or report.at is None:
+            continue
+        missing = [size for size in report.at if size not in recorded]
+        if missing:
+            raise ConfigError(
+                f"{pipeline.path}: reports[{i}].at: {missing[0]} is not a checkpoint of experiment "
+                f"{experiment.name!r} on dataset {dataset!r} (see experiments.{experiment.name}.checkpoints)"
+            )
+
+
 def expand_groups(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]]) -> list[CellGroup]:
     """All cell groups of ``pipeline`` in a fixed order (experiment, dataset, learner,
     configuration, complexity), given each dataset's opened parts."""
@@ -164,6 +180,7 @@ def _experiment_groups(
     train, test = parts["train"], parts.get("test")
     n_train = n_train_rows(experiment, train)
     _check_checkpoints(pipeline, experiment, n_train)
+    _check_report_sizes(pipeline, experiment, dataset, n_train)
     split = experiment.split
     for learner in experiment.learners:
         cls = learner_class(learner.learner)

@@ -320,4 +320,12 @@ class PipelineFile(Table):
                     f"{report.metric!r} is not one of {', '.join(reported)}{did_you_mean(report.metric, reported)}",
                     "reports", i, "metric",
                 )
+            if report.baseline is not None:
+                compared = spec.conversions if report.compare == "conversion" else [e.learner for e in spec.learners]
+                if report.baseline not in compared:
+                    raise problem(
+                        f"no {report.compare} {report.baseline!r} in experiment {report.experiment!r} "
+                        f"(it has: {', '.join(dict.fromkeys(compared))}){did_you_mean(report.baseline, compared)}",
+                        "reports", i, "baseline",
+                    )
         return self

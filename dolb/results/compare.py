@@ -113,6 +113,8 @@ def read_bench(folder: str | Path) -> pd.DataFrame:
         return pd.DataFrame(columns=BENCH_KEYS + ["examples_per_s"])
     try:
         records = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(records, list) or not all(isinstance(record, dict) for record in records):
+            raise TypeError(f"a JSON {type(records).__name__}, not a list of objects")
         rows = [
             {key: _key_text(record[key]) for key in BENCH_KEYS} | {"examples_per_s": float(record["examples_per_s"])}
             for record in records
@@ -120,7 +122,7 @@ def read_bench(folder: str | Path) -> pd.DataFrame:
         ]
     except (ValueError, KeyError, TypeError) as exc:
         raise DataError(
-            f"{path}: expected a JSON list of objects with {', '.join(BENCH_KEYS)}, examples_per_s ({exc!r})"
+            f"{path}: expected a JSON list of objects with {', '.join(BENCH_KEYS)}, examples_per_s ({exc})"
         ) from None
     frame = pd.DataFrame(rows, columns=BENCH_KEYS + ["examples_per_s"])
     return frame.groupby(BENCH_KEYS, sort=True)["examples_per_s"].mean().reset_index()

@@ -1,0 +1,72 @@
+"""Bad input on the command line: one line naming what is wrong, exit status 2, and
+nothing written."""
+
+import json
+import textwrap
+
+import pytest
+
+from dolb.cli import main
+from tests.conftest import SMALL_IRMA
+
+
+@pytest.fixture
+def pipeline(tmp_path):
+    path = tmp_path / "small.toml"
+    path.write_text(textwrap.dedent(SMALL_IRMA))
+    return path
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["plan", "{pipeline}", "--out", "{out}", "--workers", "-1"],
+         "dolb plan: error: argument --workers: expected at least 1, got -1"),
+        (["plan", "{pipeline}", "--out", "{out}", "--workers", "0"],
+         "dolb plan: error: argument --workers: expected at least 1, got 0"),
+        (["run", "{pipeline}", "--out", "{out}", "--workers", "abc"],
+         "dolb run: error: argument --workers: expected a whole number, got 'abc'"),
+        (["run", "{pipeline}", "--out", "{out}", "--workers", "2", "--scheduler", "x"],
+         "dolb run: error: argument --scheduler: not allowed with argument --workers"),
+        (["bench", "--repeat", "0"], "dolb bench: error: argument --repeat: expected at least 1, got 0"),
+        (["compare", "{out}", "{out}", "--slowdown", "0"],
+         "dolb compare: error: argument --slowdown: expected a number between 0 and 1, got 0"),
+        (["run", "{pipeline}"], "dolb run: error: the following arguments are required: --out"),
+        (["nonsense"], "dolb: error: argument command: invalid choice: 'nonsense'"),
+    ],
+)
+def test_bad_options_are_one_line(argv, message, pipeline, tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = [a.format(pipeline=pipeline, out=out) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1, err
+    assert not out.exists()
+
+
+def test_paired_report_needs_a_baseline_the_experiment_has(pipeline, tmp_path, capsys):
+    text = pipeline.read_text() + textwrap.dedent("""
+        [[reports]]
+        kind = "paired"
+        experiment = "table"
+        metric = "test_mse"
+        compare = "learner"
+        baseline = "irmaa"
+    """)
+    pipeline.write_text(text)
+    assert main(["plan", str(pipeline), "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == (
+        f"dolb: error: {pipeline}: reports[2].baseline: no learner 'irmaa' in experiment 'table' "
+        "(it has: irma, batch_ls) (did you mean 'irma'?)\n"
+    )
+
+
+@pytest.mark.parametrize("content", ['{"learner": "perceptron"}', "[1, 2]", '"text"'])
+def test_a_bench_file_that_is_not_a_list_of_objects(tmp_path, content):
+    from dolb.errors import DataError
+    from dolb.results.compare import read_bench
+
+    (tmp_path / "bench.json").write_text(content)
+    with pytest.raises(DataError, match=r"bench.json: expected a JSON list of objects"):
+        read_bench(tmp_path)
+    json.loads(content)  # valid JSON all the same
