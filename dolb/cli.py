@@ -299,6 +299,10 @@ def main(argv: list[str] | None = None) -> int:
     except DolbError as exc:
         print(f"dolb: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # permission, not a directory, no space, name too long, ...
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"dolb: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("dolb: interrupted; stored cells are kept, run again to resume", file=sys.stderr)
         return 130

@@ -70,3 +70,33 @@ def test_a_bench_file_that_is_not_a_list_of_objects(tmp_path, content):
     with pytest.raises(DataError, match=r"bench.json: expected a JSON list of objects"):
         read_bench(tmp_path)
     json.loads(content)  # valid JSON all the same
+
+
+def test_names_that_look_like_mathtext_are_drawn_as_written(tmp_path):
+    import pandas as pd
+
+    from dolb.results.figures import curve_figure
+
+    summary = pd.DataFrame({"experiment": "e", "metric": "m", "dataset": ["a$b", "a$b", "c\\d", "c\\d"],
+                            "learner": "$l", "params": "", "complexity": "", "conversion": "last",
+                            "n_train": [1, 10, 1, 10], "mean": [1.0, 0.5, 1.0, 0.4], "q25": 0.3, "q75": 1.2})
+    path = curve_figure(summary, "e", "m", "costs $5 \\ unbalanced $", tmp_path / "f.png")
+    assert path.stat().st_size > 5_000
+
+
+def test_report_file_names_stay_short():
+    from dolb.results.report import slug
+
+    long = slug("01-" + "e" * 400 + "-test_error-table")
+    assert len(long) == 120 and long != slug("01-" + "e" * 399 + "f-test_error-table")
+
+
+@pytest.mark.parametrize("make", ["file", "under_file"])
+def test_an_out_folder_that_cannot_be_one(make, pipeline, tmp_path, capsys):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("not a folder")
+    out = blocker if make == "file" else blocker / "out"
+    assert main(["plan", str(pipeline), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dolb: error: ") and str(blocker) in err and err.count("\n") == 1, err
+    assert blocker.read_text() == "not a folder"

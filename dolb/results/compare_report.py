@@ -24,7 +24,7 @@ from dolb.results.compare import (
     pipeline_name,
     read_bench,
 )
-from dolb.results.figures import colour_cycle, config_labels, log_axes, new_figure
+from dolb.results.figures import colour_cycle, config_labels, log_axes, new_figure, save
 from dolb.results.html import Section, html_page
 from dolb.results.report import slug
 from dolb.results.tables import CONFIG_COLUMNS, aggregate, read_results, to_markdown
@@ -263,7 +263,7 @@ def change_figure(
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path)
+    save(fig, path)
     return path
 
 
@@ -330,5 +330,5 @@ def trend_figure(table: pd.DataFrame, nights: list[str], path: Path, lines: int 
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     fig.tight_layout()
-    fig.savefig(path)
+    save(fig, path)
     return path

@@ -25,6 +25,16 @@ def new_figure(rows: int = 1, columns: int = 1, width: float = 6.5, height: floa
     return figure, figure.subplots(rows, columns, squeeze=False)
 
 
+def save(figure, path) -> None:
+    """Save ``figure`` as PNG at ``path``, every text drawn as written: names holding
+    ``$`` or ``\\`` (a dataset, a title) are not read as mathtext."""
+    from matplotlib.text import Text
+
+    for text in figure.findobj(Text):
+        text.set_parse_math(False)
+    figure.savefig(path)
+
+
 def colour_cycle() -> list[str]:
     """The colours of the current matplotlib style, in order."""
     import matplotlib
@@ -101,5 +111,5 @@ def curve_figure(
     if len(datasets) > 1:
         fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path)
+    save(fig, path)
     return path

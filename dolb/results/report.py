@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from dolb.errors import DataError
+from dolb.identity import digest
 from dolb.results import query
 from dolb.results.kinds import REPORTS, ReportSpec
 from dolb.results.store import ResultStore
@@ -21,8 +22,21 @@ SUMMARY_STATISTICS = ["mean", "std", "ci95", "count"]
 """The columns of ``report/summary.csv`` besides the configuration."""
 
 
-def slug(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "-" for c in text)
+def slug(text: str, limit: int = 120) -> str:
+    """``text`` as a file name: letters, digits, ``-`` and ``_`` kept, the rest ``-``; a
+    long one cut to ``limit`` characters and told apart by a hash of the whole.
+
+    Examples
+    --------
+    >>> slug("01-fig 2/test_error")
+    '01-fig-2-test_error'
+    >>> len(slug("x" * 300)), slug("x" * 300) != slug("x" * 299 + "y")
+    (120, True)
+    """
+    name = "".join(c if c.isalnum() or c in "-_" else "-" for c in text)
+    if len(name) <= limit:
+        return name
+    return f"{name[: limit - 13]}-{digest(text, length=12)}"
 
 
 def write_reports(reports: tuple[ReportSpec, ...], store: ResultStore, summary: pd.DataFrame | None = None) -> str:
