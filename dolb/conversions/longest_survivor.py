@@ -19,7 +19,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from dolb.conversions.output import OwnedByLearner, linear_hypothesis
+from dolb.conversions.hypothesis import linear_hypothesis
+from dolb.conversions.protocol import Conversion
 
 # st = (D, stamp, fs, ist): D[p] counts only when stamp[p] == ist[0], the generation
 # (number of records set); fs[0] = s_b; ist[1] = r of the best dead hypothesis (0: none
@@ -28,81 +29,78 @@ from dolb.conversions.output import OwnedByLearner, linear_hypothesis
 
 
 @numba.njit(cache=True, inline="always")
-def on_death(st, s, age, index):
-    """The live hypothesis s·v, number ``index`` in the history, dies after ``age``
-    rounds (before v changes)."""
+def on_death(st, e):
+    """The live hypothesis s·v dies after ``age`` rounds (before v changes)."""
     D, stamp, fs, ist = st
-    if age < ist[1]:
+    if e.age < ist[1]:
         return
-    ist[1] = age
+    ist[1] = e.age
     if ist[2] != 0:
-        ist[3] = index
+        ist[3] = e.index
     else:
         ist[0] += 1  # D restarts from 0
-        fs[0] = s
+        fs[0] = e.s
 
 
 @numba.njit(cache=True, inline="always")
-def on_change(st, idx, start, delta, nnz):
+def on_change(st, e):
     """v[idx[start + j]] grew by delta[j], j < nnz."""
     D, stamp, fs, ist = st
+    idx, start, delta = e.idx, e.start, e.delta  # locals: each field read costs a reference
     gen = ist[0]
-    for j in range(nnz):
-        if delta[j] == 0.0:
+    for j in range(e.nnz):
+        d = delta[j]
+        if d == 0.0:
             continue
         p = idx[start + j]
         if stamp[p] == gen:
-            D[p] += delta[j]
+            D[p] += d
         else:
             stamp[p] = gen
-            D[p] = delta[j]
+            D[p] = d
 
 
 @numba.njit(cache=True, inline="always")
-def on_fold(st, phi):
+def on_fold(st, e):
     """v ← φ·v: D lives in v's units too (O(d), as the fold itself)."""
     D, stamp, fs, ist = st
     for p in range(D.shape[0]):
-        D[p] *= phi
-    fs[0] /= phi
+        D[p] *= e.phi
+    fs[0] /= e.phi
 
 
-def off():
-    """Kernel arguments when the conversion is not requested."""
-    return (np.zeros(0), np.zeros(0, np.int64), np.zeros(1), np.zeros(4, np.int64))
-
-
-class LongestSurvivor(OwnedByLearner):
+class LongestSurvivor(Conversion):
     """The ``longest_survivor`` conversion of a linear learner."""
 
     name = "longest_survivor"
+    hooks = {"death": on_death, "change": on_change, "fold": on_fold}
 
-    def __init__(self, learner, use_history: bool) -> None:
-        d = 0 if use_history else learner.n_features
-        self.bind(learner)
+    def __init__(self, learner, log: bool) -> None:
+        super().__init__(learner, log)
+        d = 0 if log else learner.n_features
         self.D = np.zeros(d)
         self.stamp = np.zeros(d, np.int64)
         self.fs = np.zeros(1)
-        self.ist = np.array([0, 0, int(use_history), 0], np.int64)
+        self.ist = np.array([0, 0, int(log), 0], np.int64)
+
+    @classmethod
+    def off(cls):
+        return (np.zeros(0), np.zeros(0, np.int64), np.zeros(1), np.zeros(4, np.int64))
 
     @property
     def uses_history(self) -> bool:
         return bool(self.ist[2])
 
     @property
+    def feeds(self):
+        """With the log only the deaths (the record's index); else D follows v too."""
+        return frozenset({"death"}) if self.uses_history else super().feeds
+
+    @property
     def arrays(self):
         return (self.D, self.stamp, self.fs, self.ist)
 
-    def reserve(self, rows: int, nnz: int) -> None:
-        """Nothing grows."""
-
-    @property
-    def streams(self) -> bool:
-        return True
-
     def log_request(self):
-        """(weights, factor, info) of the output as a weighted sum of logged hypotheses,
-        or None."""
         if not self.uses_history or self.learner.live_age >= self.ist[1]:
             return None
         one = np.zeros(self.learner.history.n_hypotheses)
