@@ -16,10 +16,15 @@ from dolb import bench
 from dolb.evaluation import run_cell as run_cell_module
 from dolb.execution.sweep import plan_groups
 from dolb.experiment.pipeline import load_pipeline
-from dolb.learners import LEARNERS, OnlineLearner, learner_class, registered_learners
+from dolb.learners import (
+    LEARNERS,
+    OnlineLearner,
+    learner_class,
+    registered_learners,
+    sgd,
+)
 from dolb.learners.linear import choice_codes
 from dolb.learners.linear.driver import FED, _sources
-from dolb.learners import sgd
 from dolb.learners.sgd import INVERSE, SQRT
 
 

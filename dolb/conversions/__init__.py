@@ -33,14 +33,15 @@ once in ``_REPORTING_ORDER`` below; nothing else names it. It declares:
 
 * ``name`` — its registry key;
 * ``hooks`` — what it is fed while the learner streams: event name → a function
-  ``hook(state, event)`` compiled with ``numba.njit(inline="always")``. The events
-  (named tuples of :mod:`.protocol`) are ``round`` (every round: the scale, the round,
-  the live hypothesis's age, the loss), ``death`` (the live hypothesis dies),
-  ``change`` (the sparse change Δ of v and the new scale) and ``fold`` (the scale was
-  folded into v);
+  ``hook(state, <the event's values>)`` compiled with ``numba.njit(inline="always")``.
+  The events (:data:`.protocol.EVENTS`, which names their values: the hooks' parameters)
+  are ``round`` (every round: the scale, the round, the live hypothesis's age, the
+  loss), ``death`` (the live hypothesis dies: its scale, v, age and index in the update
+  log), ``change`` (the sparse change Δ of v and the new scale) and ``fold`` (the scale
+  was folded into v);
 * ``arrays`` — the tuple of arrays its hooks update, and ``off()`` — the same types,
   empty, for when it is not requested;
-* ``feeds`` — which of its hooks to call now (it may depend on how it was built), and
+* ``feeds`` — which of its hooks to call (it may depend on how it was built), and
   what it asks of the driver: ``"loss"`` (the round's loss, else 0.0), ``"dying_v"``
   (v still holds the dying hypothesis at its death);
 * ``requires_log(sparse)`` — whether the learner must keep the shared update log

@@ -23,29 +23,27 @@ from dolb.conversions.protocol import Conversion
 
 
 @numba.njit(cache=True, inline="always")
-def on_round(st, e):
+def on_round(st, s, rnd, age, loss):
     """The hypothesis s·v is used on one more round."""
-    st[1][0] += e.s
+    st[1][0] += s
 
 
 @numba.njit(cache=True, inline="always")
-def on_change(st, e):
+def on_change(st, idx, start, delta, nnz, s_new, age):
     """v[idx[start + j]] grew by delta[j], j < nnz."""
     u = st[0]
     a = st[1][0]
-    idx, start, delta = e.idx, e.start, e.delta  # locals: each field read costs a reference
-    for j in range(e.nnz):
+    for j in range(nnz):
         u[idx[start + j]] -= a * delta[j]
 
 
 @numba.njit(cache=True, inline="always")
-def on_fold(st, e):
+def on_fold(st, phi, v):
     """The representation was rescaled (v is already φ·v_old, the hypothesis is
     unchanged): S = a·v_old + u is folded into u (O(d), as the rescaling), so that the
     cancellation in a·v + u never spans more than one fold."""
     u = st[0]
-    v = e.v
-    a = st[1][0] / e.phi
+    a = st[1][0] / phi
     for i in range(v.shape[0]):
         u[i] += a * v[i]
     st[1][0] = 0.0

@@ -42,16 +42,15 @@ from dolb.conversions.protocol import Conversion, grow
 
 
 @numba.njit(cache=True, inline="always")
-def on_round(st, e):
+def on_round(st, s, rnd, age, loss):
     """A round used a hypothesis of age ``age`` (1 on its first round) and suffered ``loss``."""
-    st[1][e.age] += e.loss
+    st[1][age] += loss
 
 
 @numba.njit(cache=True, inline="always")
-def on_death(st, e):
+def on_death(st, s, v, age, index):
     """The live hypothesis s·v dies after ``age`` rounds (with buckets, before v changes)."""
     count, lossage, W, slot, rowr, cc = st
-    age = e.age
     count[age] += 1
     if W.shape[1] != 0:  # buckets
         row = slot[age]
@@ -61,8 +60,6 @@ def on_death(st, e):
             rowr[row] = age
             cc[0] = row + 1
         Wr = W[row]
-        v = e.v
-        s = e.s
         for p in range(v.shape[0]):
             Wr[p] += s * v[p]
 

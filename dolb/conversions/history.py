@@ -32,17 +32,16 @@ def live_index(st):
 
 
 @numba.njit(cache=True, inline="always")
-def on_change(st, e):
+def on_change(st, idx, start, delta, nnz, s_new, age):
     """The live hypothesis died; the change that made the new one is logged."""
     hscale, hphi, hstart, hr, lidx, lval, hc = st
-    idx, start, delta = e.idx, e.start, e.delta  # locals: each field read costs a reference
     i = hc[0]
     n = hc[1]
-    hr[i - 1] = e.age
-    hscale[i] = e.s_new
+    hr[i - 1] = age
+    hscale[i] = s_new
     hphi[i] = 1.0
     hstart[i] = n
-    for j in range(e.nnz):
+    for j in range(nnz):
         if delta[j] != 0.0:
             lidx[n] = idx[start + j]
             lval[n] = delta[j]
@@ -52,12 +51,12 @@ def on_change(st, e):
 
 
 @numba.njit(cache=True, inline="always")
-def on_fold(st, e):
+def on_fold(st, phi, v):
     """v ← φ·v right after the latest update."""
     hscale, hphi, hstart, hr, lidx, lval, hc = st
     i = hc[0] - 1
-    hphi[i] *= e.phi
-    hscale[i] /= e.phi
+    hphi[i] *= phi
+    hscale[i] /= phi
 
 
 @numba.njit(cache=True)

@@ -3,8 +3,9 @@ predicts on; the output of every linear conversion is a frozen weight vector."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp

@@ -29,44 +29,43 @@ from dolb.conversions.protocol import Conversion
 
 
 @numba.njit(cache=True, inline="always")
-def on_death(st, e):
-    """The live hypothesis s·v dies after ``age`` rounds (before v changes)."""
+def on_death(st, s, v, age, index):
+    """The live hypothesis s·v, number ``index`` in the update log, dies after ``age``
+    rounds."""
     D, stamp, fs, ist = st
-    if e.age < ist[1]:
+    if age < ist[1]:
         return
-    ist[1] = e.age
+    ist[1] = age
     if ist[2] != 0:
-        ist[3] = e.index
+        ist[3] = index
     else:
         ist[0] += 1  # D restarts from 0
-        fs[0] = e.s
+        fs[0] = s
 
 
 @numba.njit(cache=True, inline="always")
-def on_change(st, e):
+def on_change(st, idx, start, delta, nnz, s_new, age):
     """v[idx[start + j]] grew by delta[j], j < nnz."""
     D, stamp, fs, ist = st
-    idx, start, delta = e.idx, e.start, e.delta  # locals: each field read costs a reference
     gen = ist[0]
-    for j in range(e.nnz):
-        d = delta[j]
-        if d == 0.0:
+    for j in range(nnz):
+        if delta[j] == 0.0:
             continue
         p = idx[start + j]
         if stamp[p] == gen:
-            D[p] += d
+            D[p] += delta[j]
         else:
             stamp[p] = gen
-            D[p] = d
+            D[p] = delta[j]
 
 
 @numba.njit(cache=True, inline="always")
-def on_fold(st, e):
+def on_fold(st, phi, v):
     """v ← φ·v: D lives in v's units too (O(d), as the fold itself)."""
     D, stamp, fs, ist = st
     for p in range(D.shape[0]):
-        D[p] *= e.phi
-    fs[0] /= e.phi
+        D[p] *= phi
+    fs[0] /= phi
 
 
 class LongestSurvivor(Conversion):

@@ -1,40 +1,39 @@
 """The protocol of the parts a linear learner's compiled driver feeds: the events it
-reports (one named tuple each), the base classes of the conversions and of the update
+reports, the base classes of the conversions and of the update
 log, and the growth of their arrays. The package docstring describes the protocol.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections import namedtuple
 from typing import Any, ClassVar
 
 import numpy as np
 
-Round = namedtuple("Round", "s rnd age loss")
-Round.__doc__ = """Round ``rnd`` (1-based) used the live hypothesis s·v on its ``age``-th round
-(1 on its first) and suffered ``loss`` (the learner's bound loss; 0.0 unless the part
-feeds on ``"loss"``)."""
+EVENTS: dict[str, tuple[str, ...]] = {
+    "round": ("s", "rnd", "age", "loss"),
+    "death": ("s", "v", "age", "index"),
+    "change": ("idx", "start", "delta", "nnz", "s_new", "age"),
+    "fold": ("phi", "v"),
+}
+"""Every event the driver reports, in the order of a round, and its values: the
+parameters of a hook for it after the part's state (``hook(state, s, rnd, age, loss)``).
 
-Death = namedtuple("Death", "s v age index")
-Death.__doc__ = """The live hypothesis s·v dies after ``age`` rounds. ``v`` still holds it for
-parts that feed on ``"dying_v"`` (for the others it may already have changed);
-``index`` is its index in the update log (−1 without a log)."""
-
-Change = namedtuple("Change", "idx start delta nnz s_new age")
-Change.__doc__ = """v[idx[start + j]] grew by delta[j], j < nnz (a sparse Δ); the new
-hypothesis has scale ``s_new``; the one it replaces was used on ``age`` rounds."""
-
-Fold = namedtuple("Fold", "phi v")
-Fold.__doc__ = """The scale was folded into v: ``v`` already holds φ·v_old; the hypothesis is
-unchanged."""
-
-EVENTS = {"round": Round, "death": Death, "change": Change, "fold": Fold}
-"""Every event the driver reports, by hook name, in the order of a round."""
+* ``round``: round ``rnd`` (1-based) used the live hypothesis s·v on its ``age``-th
+  round (1 on its first) and suffered ``loss`` (the learner's bound loss; 0.0 unless a
+  part asked for ``"loss"``);
+* ``death``: the live hypothesis s·v dies after ``age`` rounds; ``v`` still holds it for
+  parts that asked for ``"dying_v"`` (for the others it may already have changed);
+  ``index`` is its index in the update log (−1 without a log);
+* ``change``: v[idx[start + j]] grew by delta[j], j < nnz (a sparse Δ); the new
+  hypothesis has scale ``s_new``; the one it replaces was used on ``age`` rounds;
+* ``fold``: the scale φ = ``phi`` was folded into v: ``v`` already holds φ·v_old; the
+  hypothesis is unchanged.
+"""
 
 REQUESTS = ("loss", "dying_v")
-"""What a part may ask of the driver beside its hooks: the loss of every round (in
-:class:`Round`), the dying hypothesis's v before it changes (in :class:`Death`)."""
+"""What a part may ask of the driver beside its hooks: the loss of every round, the
+dying hypothesis's v before it changes."""
 
 
 class Fed:
@@ -42,7 +41,8 @@ class Fed:
     of one part's state.
 
     A subclass declares ``hooks`` (event name of :data:`EVENTS` -> a function
-    ``hook(state, event)`` compiled with ``numba.njit(inline="always")``), keeps the state
+    ``hook(state, <the event's values>)`` compiled with ``numba.njit(inline="always")``),
+    keeps the state
     the hooks update as the tuple of arrays :attr:`arrays`, and says in :meth:`off` what
     the driver gets when the part is absent (same types, nothing to update). The learner
     that feeds it is held by a weak reference (no reference cycle, so its arrays are
@@ -75,7 +75,8 @@ class Fed:
 
     @property
     def feeds(self) -> frozenset[str]:
-        """The hooks to call now and the :data:`REQUESTS` (default: every hook)."""
+        """The hooks to call and the :data:`REQUESTS` (default: every hook); read once,
+        when the learner has built its parts."""
         return frozenset(self.hooks)
 
     def reserve(self, rows: int, nnz: int) -> None:

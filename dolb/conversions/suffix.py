@@ -18,9 +18,9 @@ from dolb.conversions.protocol import Conversion, grow
 
 
 @numba.njit(cache=True, inline="always")
-def on_round(st, e):
+def on_round(st, s, rnd, age, loss):
     """Round ``rnd`` (1-based) suffered ``loss``."""
-    st[0][e.rnd - 1] = e.loss
+    st[0][rnd - 1] = loss
 
 
 class Suffix(Conversion):

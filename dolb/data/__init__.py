@@ -10,7 +10,7 @@ Examples
 
 from dolb.data.generators import GENERATORS, generate, materialize
 from dolb.data.store import Dataset, open_dataset
-from dolb.data.writing import write_dataset
 from dolb.data.stream import stream_blocks
+from dolb.data.writing import write_dataset
 
 __all__ = ["GENERATORS", "Dataset", "generate", "materialize", "open_dataset", "stream_blocks", "write_dataset"]

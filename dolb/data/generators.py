@@ -23,7 +23,6 @@ from dolb.data.params import GenParam, check_params
 from dolb.data.store import Dataset
 from dolb.errors import ConfigError
 
-
 Parts = dict[str, tuple[Any, np.ndarray]]
 """``{part: (X, y)}`` with X a dense array or a CSR matrix."""
 

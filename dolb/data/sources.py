@@ -11,7 +11,6 @@ from dolb.data.store import Dataset, open_dataset
 from dolb.experiment.pipeline import DatasetSpec
 from dolb.experiment.seeding import seed_for, seed_int
 
-
 DATA_CACHE_VARIABLE = "DOLB_DATA_CACHE"
 """Environment variable naming the data cache folder."""
 

@@ -30,11 +30,25 @@ from dolb.execution.cluster import connect
 from dolb.execution.environment import check_workers, fingerprint
 from dolb.execution.gather import ClientWriter
 from dolb.execution.phases import Phases
-from dolb.execution.tasks import Destination, KernelWarmUp, TaskOutcome, can_write, error_text, run_batch
-from dolb.experiment.cells import Batch, CellGroup, batch_cells, expand_groups, group_ids, parameter_types
+from dolb.execution.tasks import (
+    Destination,
+    KernelWarmUp,
+    TaskOutcome,
+    can_write,
+    error_text,
+    run_batch,
+)
+from dolb.experiment.cells import (
+    Batch,
+    CellGroup,
+    batch_cells,
+    expand_groups,
+    group_ids,
+    parameter_types,
+)
 from dolb.experiment.pipeline import Pipeline, load_pipeline
-from dolb.results.history import new_run_id, write_record
 from dolb.results import query
+from dolb.results.history import new_run_id, write_record
 from dolb.results.query import stored_cells
 from dolb.results.report import render_report, write_reports, write_summary
 from dolb.results.store import ResultStore, result_schema

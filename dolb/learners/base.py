@@ -22,6 +22,7 @@ of its own: ``bench_params`` (``dolb bench``) and ``test_params`` (the generic t
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -200,7 +201,7 @@ class OnlineLearner:
         predictions = np.empty(y.shape[0])
         cuts = np.flatnonzero(labelled[1:] != labelled[:-1]) + 1
         bounds = [0, *cuts.tolist(), y.shape[0]]
-        for a, b in zip(bounds, bounds[1:]):
+        for a, b in itertools.pairwise(bounds):
             predictions[a:b] = self._learn(X[a:b], y[a:b]) if labelled[a] else self._predict(X[a:b])
             self.n_seen += b - a
         return predictions

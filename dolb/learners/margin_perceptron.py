@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import numba
+import numpy as np
 
 from dolb.errors import ConfigError, DataError
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LinearLearner, norm_after, row_norms_squared, scaled_row
+from dolb.learners.linear import (
+    LinearLearner,
+    norm_after,
+    row_norms_squared,
+    scaled_row,
+)
 
 
 @numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)

@@ -8,7 +8,13 @@ import numba
 
 from dolb.errors import ConfigError
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LOSS_PARAM, LinearLearner, choice_codes, dloss, scaled_row
+from dolb.learners.linear import (
+    LOSS_PARAM,
+    LinearLearner,
+    choice_codes,
+    dloss,
+    scaled_row,
+)
 
 SCHEDULES = ("sqrt", "inverse")
 SQRT, INVERSE = choice_codes(SCHEDULES, "sqrt", "inverse")

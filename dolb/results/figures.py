@@ -11,7 +11,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 
-
 def config_labels(keys: list[tuple]) -> list[str]:
     """Legend labels naming the learner, its complexity, the conversion and only the
     parameters that differ between the lines of one figure."""

@@ -116,7 +116,9 @@ def ci95_from(std, count) -> np.ndarray:
     >>> float(ci95_from(np.array([1.0]), np.array([4]))[0].round(4))
     1.5912
     """
-    from scipy.special import stdtrit  # the t quantile; scipy.stats would take 0.7 s to import
+    from scipy.special import (
+        stdtrit,  # the t quantile; scipy.stats would take 0.7 s to import
+    )
 
     std, count = np.asarray(std, dtype=float), np.asarray(count, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -15,7 +15,12 @@ from dolb.errors import DataError
 from dolb.experiment.pipeline import Pipeline, ReportSpec
 from dolb.results import query
 from dolb.results.store import ResultStore
-from dolb.results.tables import comparison_table, paired_table, ranking_table, to_markdown
+from dolb.results.tables import (
+    comparison_table,
+    paired_table,
+    ranking_table,
+    to_markdown,
+)
 
 SUMMARY_STATISTICS = ["mean", "std", "ci95", "count"]
 """The columns of ``report/summary.csv`` besides the configuration."""
@@ -71,7 +76,9 @@ def render_report(pipeline: Pipeline, index: int, store: ResultStore, summary: p
             table.to_csv(stem.with_suffix(".csv"), index=False)
             text += f"\n{to_markdown(table)}\n"
         if report.kind == "curve":
-            from dolb.results.figures import curve_figure  # matplotlib: only when a figure is drawn
+            from dolb.results.figures import (
+                curve_figure,  # matplotlib: only when a figure is drawn
+            )
 
             statistic = "median" if report.stats[0] == "median" else "mean"
             curve_figure(summary, report.experiment, report.metric, report.title, stem.with_suffix(".png"), statistic)

@@ -131,7 +131,9 @@ def paired_table(frame: pd.DataFrame, experiment: str, metric: str, at, compare:
     DataError
         The baseline does not occur in the experiment's results.
     """
-    from scipy.stats import ttest_rel  # 0.7 s to import: only when a paired table is made
+    from scipy.stats import (
+        ttest_rel,  # 0.7 s to import: only when a paired table is made
+    )
 
     subset = _at_sizes(frame[(frame["experiment"] == experiment) & (frame["metric"] == metric)], at)
     if baseline not in set(subset[compare]):

@@ -19,19 +19,21 @@ returns ``(True, s_new)``; the driver applies it.
 Feeding: the parts are the classes of :data:`FED` (the log, then every registered
 conversion in registry order), one *slot* each. The driver gets one state tuple per slot
 and a tuple of boolean switches (:func:`switches`): three for what the parts ask of it
-(the loss, the loss is the hinge loss, v before it changes at a death), then one per
-slot and event. Per event, one chain of inlined functions (built here from the
-declared hooks, :func:`_chain`) calls every slot's hook behind its switch: the calls are
-static, the switches loop-invariant.
+(the loss, whether it is the hinge loss, v before it changes at a death), then one per
+slot and event. Where :func:`_drive` says ``_feed(event, *values)``, its compiled
+source has, for every slot whose part declares a hook for the event, ``if <switch>:
+hook(state_<slot>, *values)``: the calls are static and inlined, the switches
+loop-invariant; the slots' states are unpacked into locals once (taking an item of a
+tuple holding arrays costs reference counts).
 
-Per learner the driver is specialised at compile time on its step: a copy of
-:func:`_drive` whose global ``step`` is that learner's function (a closure or a
-dispatcher argument would do the same, but Numba keys their disk cache on the
-process-specific identity of the captured function: they recompile in every process
-and pile up cache files). Steps and hooks are inlined (``inline="always"``): the loop
-has no calls. The driver is cached on disk under a name carrying a hash of every source
-it is built from (Numba's cache only tracks the file of the function itself); steps are
-not cached on their own, so that a change in a helper they call can never be missed.
+Per learner the driver is that source compiled with the global ``step`` bound to the
+learner's function (a closure or a dispatcher argument would do the same, but Numba
+keys their disk cache on the process-specific identity of the captured function: they
+recompile in every process and pile up cache files). Steps and hooks are inlined
+(``inline="always"``): the loop has no calls. The driver is cached on disk under a name
+carrying a hash of every source it is built from (Numba's cache only tracks the file of
+the function itself, :func:`_sources`); steps are not cached on their own, so that a
+change in a helper they call can never be missed.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ import numba
 import dolb.conversions
 from dolb.conversions import CONVERSIONS, REGISTRY
 from dolb.conversions.history import History, live_index
-from dolb.conversions.protocol import EVENTS, Change, Death, Fold, Fed, Round
+from dolb.conversions.protocol import EVENTS, Fed
 from dolb.learners.linear.representation import FOLD_HIGH, FOLD_LOW
 
 FED: tuple[type[Fed], ...] = (History,) + tuple(REGISTRY[name] for name in CONVERSIONS)
@@ -71,28 +73,49 @@ def switches(parts: list[Fed | None], hinge: bool) -> tuple[bool, ...]:
     return tuple(on)
 
 
-def _feed(event: str, value) -> None:
-    """Where :func:`_drive` feeds ``event`` (``value``, its named tuple) to the parts: a
-    placeholder, replaced in the driver's source by one switched hook call per slot."""
+def _unpack_slots(states: tuple) -> None:
+    """Where :func:`_drive` unpacks the slots' states into locals ``state_<slot>`` (once:
+    taking an item of a tuple holding arrays costs reference counts): a placeholder,
+    replaced in the driver's source."""
     raise AssertionError("_drive runs only as compiled by compile_driver")
 
 
-_FEED_LINE = re.compile(r'^(?P<indent> *)_feed\("(?P<event>\w+)", (?P<value>.*)\)$', re.MULTILINE)
+def _feed(event: str, *values) -> None:
+    """Where :func:`_drive` feeds ``event`` (its ``values``, see
+    :data:`~dolb.conversions.protocol.EVENTS`) to the parts: a placeholder, replaced in
+    the driver's source by one switched hook call per slot."""
+    raise AssertionError("_drive runs only as compiled by compile_driver")
+
+
+_FEED_LINE = re.compile(r'^(?P<indent> *)_feed\("(?P<event>\w+)", (?P<values>.*)\)$', re.MULTILINE)
 
 
 def _expand_feed(match: re.Match) -> str:
-    # the event is built behind the switch: a tuple holding arrays costs reference counts
-    indent, event, value = match["indent"], match["event"], match["value"]
+    indent, event, values = match["indent"], match["event"], match["values"]
     lines = [f"{indent}pass"]
     for slot, part in enumerate(FED):
         if event in part.hooks:
-            lines += [f"{indent}if on[{_switch(slot, event)}]:", f"{indent}    hook_{slot}_{event}(states[{slot}], {value})"]
+            lines += [f"{indent}if on[{_switch(slot, event)}]:", f"{indent}    hook_{slot}_{event}(state_{slot}, {values})"]
     return "\n".join(lines)
 
 
+def _expand_unpack(match: re.Match) -> str:
+    return f"{match['indent']}{', '.join(f'state_{slot}' for slot in range(len(FED)))}, = states"
+
+
+_UNPACK_LINE = re.compile(r"^(?P<indent> *)_unpack_slots\(states\)$", re.MULTILINE)
+
+
 def _driver_source() -> tuple[str, dict]:
-    """The source of :func:`_drive` with its feeds expanded, and the hooks it calls."""
-    source = _FEED_LINE.sub(_expand_feed, textwrap.dedent(inspect.getsource(_drive)))
+    """The source of :func:`_drive` with its feeds expanded, and the hooks it calls;
+    TypeError for a hook whose parameters are not its event's values."""
+    for part in FED:
+        for event, hook in part.hooks.items():
+            names = tuple(inspect.signature(hook.py_func).parameters)[1:]
+            if names != EVENTS[event]:
+                raise TypeError(f"{part.__name__}: its {event} hook takes {names}, the event gives {EVENTS[event]}")
+    source = textwrap.dedent(inspect.getsource(_drive))
+    source = _UNPACK_LINE.sub(_expand_unpack, _FEED_LINE.sub(_expand_feed, source))
     hooks = {f"hook_{slot}_{event}": hook for slot, part in enumerate(FED) for event, hook in part.hooks.items()}
     return source, hooks
 
@@ -102,6 +125,7 @@ def _drive(indptr, indices, data, y, P, A, v, F, I, delta, on, states, pred):
     need_loss = on[_LOSS]
     hinge = on[_HINGE]
     dying_v = on[_DYING_V]
+    _unpack_slots(states)
     log = states[0]
     s = F[0]
     rnd = I[0]
@@ -123,7 +147,7 @@ def _drive(indptr, indices, data, y, P, A, v, F, I, delta, on, states, pred):
                 loss = max(0.0, 1.0 - yt * p)
             else:
                 loss = 1.0 if yt * p <= 0.0 else 0.0
-        _feed("round", Round(s, rnd, age, loss))
+        _feed("round", s, rnd, age, loss)
         # --- the learner's update ------------------------------------------------------
         F[0] = s
         updated, s_new = step(P, A, F, v, indices, data, start, nnz, yt, p, dot, rnd, delta)  # noqa: F821 (set per learner)
@@ -139,7 +163,7 @@ def _drive(indptr, indices, data, y, P, A, v, F, I, delta, on, states, pred):
                     changed = True
                 delta[j] = new
             if changed:
-                _feed("death", Death(s, v, age, live_index(log)))
+                _feed("death", s, v, age, live_index(log))
             for j in range(nnz):
                 p_j = indices[start + j]
                 old = v[p_j]
@@ -155,11 +179,11 @@ def _drive(indptr, indices, data, y, P, A, v, F, I, delta, on, states, pred):
                 if new != old:
                     changed = True
             if changed:
-                _feed("death", Death(s, v, age, live_index(log)))
+                _feed("death", s, v, age, live_index(log))
         if not changed:
             continue
         # the live hypothesis s·v (v before the change) died after `age` rounds
-        _feed("change", Change(indices, start, delta, nnz, s_new, age))
+        _feed("change", indices, start, delta, nnz, s_new, age)
         s = s_new
         age = 0
         if not FOLD_LOW <= abs(s) <= FOLD_HIGH:
@@ -171,7 +195,7 @@ def _drive(indptr, indices, data, y, P, A, v, F, I, delta, on, states, pred):
             F[1] = vnorm2
             F[2] *= phi
             s = 1.0
-            _feed("fold", Fold(phi, v))
+            _feed("fold", phi, v)
     F[0] = s
     I[0] = rnd
     I[1] = age
@@ -209,7 +233,7 @@ def compile_driver(step, name: str, module_file: str):
     _prune_cache(name, qualname)
     source, hooks = _driver_source()
     namespace = {**_drive.__globals__, **hooks, "step": step}
-    exec(compile(source, __file__, "exec"), namespace)
+    exec(compile(source, __file__, "exec"), namespace)  # noqa: S102 (this module's own _drive, expanded)
     fn = namespace["_drive"]
     fn.__name__ = f"_drive_{name}"
     fn.__qualname__ = qualname

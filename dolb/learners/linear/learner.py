@@ -126,6 +126,10 @@ class LinearLearner(OnlineLearner):
         log = any(REGISTRY[name].requires_log(sparse) for name in self.conversions)
         self.history = History(self) if log else None
         self._conv = {name: REGISTRY[name](self, log) for name in self.conversions}
+        parts = self._fed()
+        # fixed from now on: the switches, and the states of the absent parts (never fed)
+        self._switches = switches(parts, hinge=self.bound_loss == "hinge")
+        self._absent = [cls.off() if part is None else None for cls, part in zip(FED, parts)]
 
     def _fed(self) -> list:
         """The part in every slot of the driver (None: absent)."""
@@ -170,10 +174,11 @@ class LinearLearner(OnlineLearner):
         for part in parts:
             if part is not None:
                 part.reserve(n, data.shape[0])
-        states = tuple(cls.off() if part is None else part.arrays for cls, part in zip(FED, parts))
-        on = switches(parts, hinge=self.bound_loss == "hinge")
+        states = tuple(part.arrays if off is None else off for part, off in zip(parts, self._absent))
         pred = np.empty(n)
-        self.driver()(indptr, indices, data, y, self.P, self.A, self.v, self.F, self.I, self._delta, on, states, pred)
+        self.driver()(
+            indptr, indices, data, y, self.P, self.A, self.v, self.F, self.I, self._delta, self._switches, states, pred
+        )
         return pred
 
     def _predict(self, X):
