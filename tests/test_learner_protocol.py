@@ -7,12 +7,14 @@ import ast
 import pickle
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import dolb.conversions
 from dolb import bench
+from dolb.conversions.protocol import Fed
 from dolb.evaluation import run_cell as run_cell_module
 from dolb.execution.sweep import plan_groups
 from dolb.experiment.pipeline import load_pipeline
@@ -23,7 +25,7 @@ from dolb.learners import (
     registered_learners,
     sgd,
 )
-from dolb.learners.linear import choice_codes
+from dolb.learners.linear import choice_codes, driver
 from dolb.learners.linear.driver import FED, _sources
 from dolb.learners.sgd import INVERSE, SQRT
 
@@ -189,3 +191,16 @@ def test_conversions_never_import_learners():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
             names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             assert not any(n.startswith("dolb.learners") for n in names), path.name
+
+
+def test_a_hook_must_take_its_events_values(monkeypatch):
+    @numba.njit(inline="always")
+    def on_round(st, s, age):
+        pass
+
+    class Wrong(Fed):
+        hooks = {"round": on_round}
+
+    monkeypatch.setattr(driver, "FED", (*driver.FED, Wrong))
+    with pytest.raises(TypeError, match=r"Wrong: its round hook takes \('s', 'age'\)"):
+        driver._driver_source()

@@ -61,6 +61,7 @@ _EVENT_INDEX = {event: i for i, event in enumerate(EVENTS)}
 
 
 def _switch(slot: int, event: str) -> int:
+    """The position of the switch of ``event`` for ``slot``."""
     return 3 + slot * len(EVENTS) + _EVENT_INDEX[event]
 
 
@@ -88,6 +89,7 @@ def _feed(event: str, *values) -> None:
 
 
 _FEED_LINE = re.compile(r'^(?P<indent> *)_feed\("(?P<event>\w+)", (?P<values>.*)\)$', re.MULTILINE)
+_UNPACK_LINE = re.compile(r"^(?P<indent> *)_unpack_slots\(states\)$", re.MULTILINE)
 
 
 def _expand_feed(match: re.Match) -> str:
@@ -101,9 +103,6 @@ def _expand_feed(match: re.Match) -> str:
 
 def _expand_unpack(match: re.Match) -> str:
     return f"{match['indent']}{', '.join(f'state_{slot}' for slot in range(len(FED)))}, = states"
-
-
-_UNPACK_LINE = re.compile(r"^(?P<indent> *)_unpack_slots\(states\)$", re.MULTILINE)
 
 
 def _driver_source() -> tuple[str, dict]:
