@@ -1,13 +1,14 @@
-"""``dolb bench``: throughput of the linear online learners, bare and with every
-conversion attached, from memory and from a Zarr store, and the memory of cutoff
-averaging as the stream grows.
+"""``dolb bench``: throughput of the online learners, bare and with every conversion
+they support attached, from memory and from a Zarr store, and the memory of cutoff
+averaging as the stream grows. The learners are those of the registry that declare
+``bench_params`` (the parameters they are benchmarked with).
 
 Streams (seeded): *sparse*, the ``sparse_text`` generator's 100,000 × 50,000 rows with
 about 80 non-zeros each (skewed feature frequencies, 5 % label noise); *dense*,
 200,000 × 100 Gaussian rows of norm 1 labelled by a random hyperplane, 5 % flipped.
 Each learner runs test-then-train over blocks of 8,192 rows (the block size of
 :mod:`dolb.evaluation.run_cell`), its prequential 0-1 loss summed as a cell does, once
-with the last hypothesis only and once with all five conversions; compiled kernels are
+with the last hypothesis only and once with all its conversions; compiled kernels are
 warmed first and the best of ``repeat`` interleaved runs is kept. Times are CPU times
 of the running thread (``time.thread_time``, for the learner and the loss) plus, from a
 store, the wall time of the reading thread's decoding that the learner waited for.
@@ -30,24 +31,15 @@ import numpy as np
 import psutil
 import scipy.sparse as sp
 
-from dolb.conversions import CONVERSIONS
 from dolb.data import generate, open_dataset, stream_blocks, write_dataset
 from dolb.evaluation.metrics import zero_one_loss
-from dolb.learners import learner_class
+from dolb.learners import learner_class, registered_learners
 
 BLOCK = 8192
 CLOCK = time.thread_time
-LEARNERS = {
-    "perceptron": {},
-    "margin_perceptron": {"radius": 1.0001},  # rows have norm 1, up to float32 rounding
-    "pa": {"variant": "pa1", "C": 1.0},
-    "sgd": {"loss": "hinge", "alpha": 1e-5, "eta0": 0.1},
-    "adagrad": {"eta": 0.1},
-    "ftrl": {"alpha": 0.1, "beta": 1.0, "l1": 1e-4},
-    "ogd": {"radius": 10.0, "eta0": 1.0},
-    "dual_averaging": {"radius": 10.0, "eta": 0.1},
-}
-"""Every linear learner with the parameters it is benchmarked with."""
+LEARNERS = {name: cls.bench_params for name, cls in registered_learners().items() if cls.bench_params is not None}
+"""Every benchmarked learner with the parameters it is benchmarked with (its class's
+``bench_params``)."""
 
 
 @dataclass
@@ -107,13 +99,6 @@ def reference_speed(X: sp.csr_matrix, y: np.ndarray, repeat: int) -> float:
     return X.shape[0] / best
 
 
-def _state_mb(learner) -> float:
-    conversions = getattr(learner, "_conv", {})
-    total = sum(a.nbytes for c in conversions.values() for a in getattr(c, "arrays", ()))
-    history = getattr(learner, "history", None)
-    return (total + (history.used_bytes if history is not None else 0)) / 1e6
-
-
 def _time_pass(name: str, blocks: Iterable, n_features: int, n: int, conversions, clock) -> tuple[float, float]:
     """(seconds by ``clock``, state MB) of one test-then-train pass with the prequential
     0-1 loss summed as a cell does; the learner is dropped after."""
@@ -122,7 +107,7 @@ def _time_pass(name: str, blocks: Iterable, n_features: int, n: int, conversions
     start = clock()
     for X, y in blocks:
         mistakes += float(zero_one_loss(learner.learn(X, y), y).sum())
-    return clock() - start, _state_mb(learner)
+    return clock() - start, learner.state_nbytes() / 1e6
 
 
 def _in_memory(X, y) -> list:
@@ -145,12 +130,13 @@ def measure(
         sources["zarr"] = (lambda: stream_blocks(dataset, block_size=BLOCK), time.perf_counter)
     process = psutil.Process()
     for name in names:
-        for conversions in (("last",), CONVERSIONS):  # compile, or load the kernels
+        every = learner_class(name).conversions_supported
+        for conversions in (("last",), every):  # compile, or load the kernels
             _time_pass(name, in_memory[:2], d, n, conversions, CLOCK)
         for source, (blocks, clock) in sources.items():
             best = {"last": (math.inf, 0.0), "all": (math.inf, 0.0)}
             for _ in range(repeat):  # interleaved: a busy moment hits both
-                for key, conversions in (("last", ("last",)), ("all", CONVERSIONS)):
+                for key, conversions in (("last", ("last",)), ("all", every)):
                     best[key] = min(best[key], _time_pass(name, blocks(), d, n, conversions, clock))
             for key, (seconds, mb) in best.items():
                 yield Measurement(
@@ -168,7 +154,7 @@ def cutoff_memory(sizes: Iterable[int], d: int = 100) -> list[dict]:
         learner = learner_class("perceptron")(d, n_train=m, conversions=("cutoff",))
         for a in range(0, m, BLOCK):
             learner.learn(X[a : a + BLOCK], y[a : a + BLOCK])
-        cutoff = learner._conv["cutoff"]
+        cutoff = learner.conversion("cutoff")
         groups = int(cutoff.cc[0])
         rows.append(
             {"m": m, "distinct_r": groups, "sqrt_2m": round(math.sqrt(2 * m), 1), "W_r_mb": groups * d * 8 / 1e6}

@@ -10,18 +10,10 @@ import scipy.sparse as sp
 from dolb.conversions import CONVERSIONS, confidence, risk_bound
 from dolb.conversions.cutoff import cutoff_hypothesis
 from dolb.errors import ConfigError
-from dolb.learners import learner_class
+from dolb.learners import learner_class, registered_learners
 
-LEARNERS = {
-    "perceptron": {},
-    "margin_perceptron": {"radius": 1.0},
-    "pa": {"variant": "pa1", "C": 0.5},
-    "sgd": {"loss": "hinge", "alpha": 0.01, "eta0": 0.5},
-    "adagrad": {"eta": 0.5},
-    "ftrl": {"alpha": 0.5, "l1": 0.05},
-    "ogd": {"radius": 2.0, "eta0": 0.5},
-    "dual_averaging": {"radius": 2.0, "eta": 0.3},
-}
+LEARNERS = {name: cls.test_params for name, cls in registered_learners(supports=CONVERSIONS).items()}
+"""Every learner that supports every conversion, with its test settings."""
 
 
 def stream(n=240, d=12, density=0.4, noise=0.08, seed=0):

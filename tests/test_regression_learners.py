@@ -6,10 +6,13 @@ import scipy.sparse as sp
 from scipy.integrate import quad
 
 from dolb.errors import ConfigError
-from dolb.learners import learner_class
-from dolb.learners.basis import PolynomialBasis
+from dolb.learners import learner_class, registered_learners
+from dolb.learners.basis import PolynomialBasis, PolynomialLearner
 
-REGRESSION_LEARNERS = ("batch_ls", "irma", "ngd", "rls")
+REGRESSION_LEARNERS = tuple(
+    name for name, cls in registered_learners(task="regression").items() if issubclass(cls, PolynomialLearner)
+)
+"""Every polynomial regression learner (the tests below use their common parameters)."""
 
 
 def study_data(n, seed=0):

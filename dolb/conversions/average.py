@@ -18,17 +18,18 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from dolb.conversions.output import OwnedByLearner, linear_hypothesis
+from dolb.conversions.hypothesis import linear_hypothesis
+from dolb.conversions.protocol import Conversion
 
 
 @numba.njit(cache=True, inline="always")
-def on_round(st, s):
+def on_round(st, s, rnd, age, loss):
     """The hypothesis s·v is used on one more round."""
     st[1][0] += s
 
 
 @numba.njit(cache=True, inline="always")
-def on_change(st, idx, start, delta, nnz):
+def on_change(st, idx, start, delta, nnz, s_new, age):
     """v[idx[start + j]] grew by delta[j], j < nnz."""
     u = st[0]
     a = st[1][0]
@@ -48,35 +49,33 @@ def on_fold(st, phi, v):
     st[1][0] = 0.0
 
 
-def off():
-    """Kernel arguments when the accumulator is not used."""
-    return (np.zeros(0), np.zeros(1))
-
-
-class Average(OwnedByLearner):
-    """The ``average`` conversion of a linear learner (from ``learner.history`` when
-    ``use_history``)."""
+class Average(Conversion):
+    """The ``average`` conversion of a linear learner (from ``learner.history`` when the
+    learner keeps the log)."""
 
     name = "average"
+    hooks = {"round": on_round, "change": on_change, "fold": on_fold}
 
-    def __init__(self, learner, use_history: bool = False) -> None:
-        self.bind(learner)
-        self.uses_history = bool(use_history)
-        self.u = np.zeros(0 if use_history else learner.n_features)
+    def __init__(self, learner, log: bool) -> None:
+        super().__init__(learner, log)
+        self.uses_history = bool(log)
+        self.u = np.zeros(0 if log else learner.n_features)
         self.c = np.zeros(1)
 
+    @classmethod
+    def off(cls):
+        return (np.zeros(0), np.zeros(1))
+
     @property
-    def streams(self) -> bool:
-        """Whether the kernel feeds the accumulator."""
-        return not self.uses_history
+    def feeds(self):
+        """Nothing while streaming when the output comes from the log."""
+        return frozenset() if self.uses_history else super().feeds
 
     @property
     def arrays(self):
         return (self.u, self.c)
 
     def log_request(self):
-        """(weights, factor, info) of the output as a weighted sum of logged hypotheses,
-        or None."""
         m = self.learner.rounds
         if not self.uses_history or m == 0:
             return None

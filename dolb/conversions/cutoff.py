@@ -34,24 +34,25 @@ import numba
 import numpy as np
 
 from dolb.conversions.bound import DELTA, confidence, risk_bound
-from dolb.conversions.output import OwnedByLearner, linear_hypothesis
+from dolb.conversions.hypothesis import linear_hypothesis
+from dolb.conversions.protocol import Conversion, grow
 
 # st = (count, lossage, W, slot, rowr, cc): slot[r] = row of W holding W_r (−1: none),
-# rowr[row] = its r, cc[0] = rows in use.
+# rowr[row] = its r, cc[0] = rows in use; W has d columns with buckets, none without.
 
 
 @numba.njit(cache=True, inline="always")
-def on_round(st, age, loss):
+def on_round(st, s, rnd, age, loss):
     """A round used a hypothesis of age ``age`` (1 on its first round) and suffered ``loss``."""
     st[1][age] += loss
 
 
 @numba.njit(cache=True, inline="always")
-def on_death(st, age, s, v, buckets):
-    """The live hypothesis s·v dies after ``age`` rounds (before v changes)."""
+def on_death(st, s, v, age, index):
+    """The live hypothesis s·v dies after ``age`` rounds (with buckets, before v changes)."""
     count, lossage, W, slot, rowr, cc = st
     count[age] += 1
-    if buckets:
+    if W.shape[1] != 0:  # buckets
         row = slot[age]
         if row < 0:
             row = cc[0]
@@ -63,41 +64,39 @@ def on_death(st, age, s, v, buckets):
             Wr[p] += s * v[p]
 
 
-def off():
-    """Kernel arguments when the conversion is not requested."""
-    return (np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 0)), np.zeros(0, np.int64),
-            np.zeros(0, np.int64), np.zeros(1, np.int64))
-
-
-def _grow(a: np.ndarray, need: int, fill=0) -> np.ndarray:
-    if a.shape[0] >= need:
-        return a
-    b = np.zeros((max(need, 2 * a.shape[0]),) + a.shape[1:], dtype=a.dtype)
-    if fill:
-        b.fill(fill)
-    b[: a.shape[0]] = a
-    return b
-
-
-class Cutoff(OwnedByLearner):
-    """The ``cutoff`` conversion of a linear learner.
-
-    ``buckets`` selects the representation of the vector sums (see the module
-    docstring); without buckets the learner must keep ``learner.history``.
-    """
+class Cutoff(Conversion):
+    """The ``cutoff`` conversion of a linear learner: from the update log when the
+    learner keeps it, else from per-r buckets (see the module docstring)."""
 
     name = "cutoff"
+    hooks = {"round": on_round, "death": on_death}
 
-    def __init__(self, learner, buckets: bool) -> None:
-        self.bind(learner)
-        self.buckets = bool(buckets)
-        d = learner.n_features if buckets else 0
+    def __init__(self, learner, log: bool) -> None:
+        super().__init__(learner, log)
+        self.buckets = not log
+        d = learner.n_features if self.buckets else 0
         self.count = np.zeros(64, np.int64)
         self.lossage = np.zeros(64)
-        self.W = np.zeros((8 if buckets else 0, d))
+        self.W = np.zeros((8 if self.buckets else 0, d))
         self.slot = np.full(64, -1, np.int64)
         self.rowr = np.zeros(self.W.shape[0], np.int64)
         self.cc = np.zeros(1, np.int64)
+
+    @classmethod
+    def requires_log(cls, sparse):
+        """On sparse input the log (O(nnz) per update) beats the O(d) buckets."""
+        return sparse
+
+    @classmethod
+    def off(cls):
+        return (np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 0)), np.zeros(0, np.int64),
+                np.zeros(0, np.int64), np.zeros(1, np.int64))
+
+    @property
+    def feeds(self):
+        """Buckets add the dying hypothesis: they need v before it changes."""
+        wanted = {"round", "loss", "death"}
+        return frozenset(wanted | {"dying_v"} if self.buckets else wanted)
 
     @property
     def arrays(self):
@@ -109,13 +108,13 @@ class Cutoff(OwnedByLearner):
         at most 1 + √(2·rows) (the first death may be of any age, later ones' ages sum
         to at most ``rows``)."""
         need = self.learner.live_age + rows + 2
-        self.count = _grow(self.count, need)
-        self.lossage = _grow(self.lossage, need)
-        self.slot = _grow(self.slot, need, fill=-1)
+        self.count = grow(self.count, need)
+        self.lossage = grow(self.lossage, need)
+        self.slot = grow(self.slot, need, fill=-1)
         if self.buckets:
             need = int(self.cc[0]) + 2 + math.isqrt(2 * rows) + 1
-            self.W = _grow(self.W, need)
-            self.rowr = _grow(self.rowr, need)
+            self.W = grow(self.W, need)
+            self.rowr = grow(self.rowr, need)
 
     # --- the bound for every k -----------------------------------------------------------
 
@@ -154,10 +153,6 @@ class Cutoff(OwnedByLearner):
         return k, float(b[k])
 
     # --- the hypothesis of any k ---------------------------------------------------------
-
-    @property
-    def streams(self) -> bool:
-        return True
 
     def _check_k(self, k: int) -> np.ndarray:
         n, _ = self.table()
@@ -202,10 +197,6 @@ class Cutoff(OwnedByLearner):
         if math.isnan(b):  # no rounds yet
             return linear_hypothesis(self.learner.weights(), {"cutoff_k": 0.0, "cutoff_bound": b})
         return linear_hypothesis(self.weights(k), {"cutoff_k": float(k), "cutoff_bound": b})
-
-    @property
-    def nbytes(self) -> int:
-        return sum(a.nbytes for a in self.arrays)
 
 
 def cutoff_hypothesis(learner, k: int) -> tuple[np.ndarray, float]:

@@ -19,16 +19,21 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from dolb.conversions.output import OwnedByLearner
+from dolb.conversions.protocol import Fed, grow
 
 # st = (hscale, hphi, hstart, hr, lidx, lval, hc): hc[0] = number of hypotheses,
 # hc[1] = log length.
 
 
 @numba.njit(cache=True, inline="always")
+def live_index(st):
+    """The index in the log of the live hypothesis."""
+    return st[6][0] - 1
+
+
+@numba.njit(cache=True, inline="always")
 def on_change(st, idx, start, delta, nnz, s_new, age):
-    """The live hypothesis died after ``age`` rounds; v[idx[start + j]] grew by
-    delta[j], j < nnz, and the new hypothesis has scale ``s_new``."""
+    """The live hypothesis died; the change that made the new one is logged."""
     hscale, hphi, hstart, hr, lidx, lval, hc = st
     i = hc[0]
     n = hc[1]
@@ -46,7 +51,7 @@ def on_change(st, idx, start, delta, nnz, s_new, age):
 
 
 @numba.njit(cache=True, inline="always")
-def on_fold(st, phi):
+def on_fold(st, phi, v):
     """v ← φ·v right after the latest update."""
     hscale, hphi, hstart, hr, lidx, lval, hc = st
     i = hc[0] - 1
@@ -74,27 +79,10 @@ def weighted_sums(st, weights, out):
         end = hstart[i]
 
 
-def off():
-    """Kernel arguments when no conversion needs the log."""
-    return (
-        np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64),
-        np.zeros(0, np.int32), np.zeros(0), np.zeros(2, np.int64),
-    )
-
-
-def _grow(a: np.ndarray, need: int, used: int, estimate: int = 0) -> np.ndarray:
-    """``a`` with room for ``need`` entries, its first ``used`` kept. Grows to at least
-    twice its size or to ``estimate`` (large zeroed arrays are mapped lazily: capacity
-    that is never written costs address space, not memory)."""
-    if a.shape[0] >= need:
-        return a
-    b = np.zeros(max(need, 2 * a.shape[0], estimate), dtype=a.dtype)
-    b[:used] = a[:used]
-    return b
-
-
-class History(OwnedByLearner):
+class History(Fed):
     """The update log of one linear learner (see the module docstring)."""
+
+    hooks = {"change": on_change, "fold": on_fold}
 
     def __init__(self, learner, capacity: int = 64) -> None:
         self.bind(learner)
@@ -107,6 +95,13 @@ class History(OwnedByLearner):
         self.hc = np.array([1, 0], np.int64)
         self.hscale[0] = learner.scale
 
+    @classmethod
+    def off(cls):
+        return (
+            np.zeros(0), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64),
+            np.zeros(0, np.int32), np.zeros(0), np.zeros(2, np.int64),
+        )
+
     @property
     def arrays(self):
         return (self.hscale, self.hphi, self.hstart, self.hr, self.lidx, self.lval, self.hc)
@@ -118,11 +113,11 @@ class History(OwnedByLearner):
         left = max(int(self.learner.n_train or 0) - self.learner.rounds, rows)
         used = int(self.hc[0])
         for key in ("hscale", "hphi", "hstart", "hr"):
-            setattr(self, key, _grow(getattr(self, key), used + rows + 1, used, used + left + 1))
+            setattr(self, key, grow(getattr(self, key), used + rows + 1, used, used + left + 1))
         used = int(self.hc[1])
         estimate = used + int(left * nnz / max(rows, 1) * 1.05) + nnz
-        self.lidx = _grow(self.lidx, used + nnz, used, estimate)
-        self.lval = _grow(self.lval, used + nnz, used, estimate)
+        self.lidx = grow(self.lidx, used + nnz, used, estimate)
+        self.lval = grow(self.lval, used + nnz, used, estimate)
 
     @property
     def n_hypotheses(self) -> int:
@@ -146,11 +141,6 @@ class History(OwnedByLearner):
         out = np.zeros((self.learner.n_features, weights.shape[0]))
         weighted_sums(self.arrays, weights, out)
         return out.T
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes reserved (capacity; untouched capacity is address space only)."""
-        return sum(a.nbytes for a in self.arrays)
 
     @property
     def used_bytes(self) -> int:

@@ -5,16 +5,14 @@ Nothing to feed while streaming: the output is a copy of w = scale · v.
 
 from __future__ import annotations
 
-from dolb.conversions.output import OwnedByLearner, linear_hypothesis
+from dolb.conversions.hypothesis import linear_hypothesis
+from dolb.conversions.protocol import Conversion
 
 
-class Last(OwnedByLearner):
+class Last(Conversion):
     """The ``last`` conversion of a linear learner."""
 
     name = "last"
-
-    def __init__(self, learner) -> None:
-        self.bind(learner)
 
     def weights(self):
         return self.learner.weights()

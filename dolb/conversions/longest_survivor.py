@@ -19,7 +19,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from dolb.conversions.output import OwnedByLearner, linear_hypothesis
+from dolb.conversions.hypothesis import linear_hypothesis
+from dolb.conversions.protocol import Conversion
 
 # st = (D, stamp, fs, ist): D[p] counts only when stamp[p] == ist[0], the generation
 # (number of records set); fs[0] = s_b; ist[1] = r of the best dead hypothesis (0: none
@@ -28,9 +29,9 @@ from dolb.conversions.output import OwnedByLearner, linear_hypothesis
 
 
 @numba.njit(cache=True, inline="always")
-def on_death(st, s, age, index):
-    """The live hypothesis s·v, number ``index`` in the history, dies after ``age``
-    rounds (before v changes)."""
+def on_death(st, s, v, age, index):
+    """The live hypothesis s·v, number ``index`` in the update log, dies after ``age``
+    rounds."""
     D, stamp, fs, ist = st
     if age < ist[1]:
         return
@@ -43,7 +44,7 @@ def on_death(st, s, age, index):
 
 
 @numba.njit(cache=True, inline="always")
-def on_change(st, idx, start, delta, nnz):
+def on_change(st, idx, start, delta, nnz, s_new, age):
     """v[idx[start + j]] grew by delta[j], j < nnz."""
     D, stamp, fs, ist = st
     gen = ist[0]
@@ -59,7 +60,7 @@ def on_change(st, idx, start, delta, nnz):
 
 
 @numba.njit(cache=True, inline="always")
-def on_fold(st, phi):
+def on_fold(st, phi, v):
     """v ← φ·v: D lives in v's units too (O(d), as the fold itself)."""
     D, stamp, fs, ist = st
     for p in range(D.shape[0]):
@@ -67,42 +68,38 @@ def on_fold(st, phi):
     fs[0] /= phi
 
 
-def off():
-    """Kernel arguments when the conversion is not requested."""
-    return (np.zeros(0), np.zeros(0, np.int64), np.zeros(1), np.zeros(4, np.int64))
-
-
-class LongestSurvivor(OwnedByLearner):
+class LongestSurvivor(Conversion):
     """The ``longest_survivor`` conversion of a linear learner."""
 
     name = "longest_survivor"
+    hooks = {"death": on_death, "change": on_change, "fold": on_fold}
 
-    def __init__(self, learner, use_history: bool) -> None:
-        d = 0 if use_history else learner.n_features
-        self.bind(learner)
+    def __init__(self, learner, log: bool) -> None:
+        super().__init__(learner, log)
+        d = 0 if log else learner.n_features
         self.D = np.zeros(d)
         self.stamp = np.zeros(d, np.int64)
         self.fs = np.zeros(1)
-        self.ist = np.array([0, 0, int(use_history), 0], np.int64)
+        self.ist = np.array([0, 0, int(log), 0], np.int64)
+
+    @classmethod
+    def off(cls):
+        return (np.zeros(0), np.zeros(0, np.int64), np.zeros(1), np.zeros(4, np.int64))
 
     @property
     def uses_history(self) -> bool:
         return bool(self.ist[2])
 
     @property
+    def feeds(self):
+        """With the log only the deaths (the record's index); else D follows v too."""
+        return frozenset({"death"}) if self.uses_history else super().feeds
+
+    @property
     def arrays(self):
         return (self.D, self.stamp, self.fs, self.ist)
 
-    def reserve(self, rows: int, nnz: int) -> None:
-        """Nothing grows."""
-
-    @property
-    def streams(self) -> bool:
-        return True
-
     def log_request(self):
-        """(weights, factor, info) of the output as a weighted sum of logged hypotheses,
-        or None."""
         if not self.uses_history or self.learner.live_age >= self.ist[1]:
             return None
         one = np.zeros(self.learner.history.n_hypotheses)

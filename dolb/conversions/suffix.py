@@ -13,39 +13,44 @@ import numba
 import numpy as np
 
 from dolb.conversions.bound import DELTA, confidence, risk_bound
-from dolb.conversions.output import OwnedByLearner, linear_hypothesis
+from dolb.conversions.hypothesis import linear_hypothesis
+from dolb.conversions.protocol import Conversion, grow
 
 
 @numba.njit(cache=True, inline="always")
-def on_round(st, rnd, loss):
+def on_round(st, s, rnd, age, loss):
     """Round ``rnd`` (1-based) suffered ``loss``."""
     st[0][rnd - 1] = loss
 
 
-def off():
-    """Kernel arguments when the conversion is not requested."""
-    return (np.zeros(0),)
-
-
-class Suffix(OwnedByLearner):
+class Suffix(Conversion):
     """The ``suffix`` conversion of a linear learner (needs ``learner.history``)."""
 
     name = "suffix"
+    hooks = {"round": on_round}
 
-    def __init__(self, learner) -> None:
-        self.bind(learner)
+    def __init__(self, learner, log: bool) -> None:
+        super().__init__(learner, log)
         self.rloss = np.zeros(64)
+
+    @classmethod
+    def requires_log(cls, sparse):
+        return True
+
+    @classmethod
+    def off(cls):
+        return (np.zeros(0),)
+
+    @property
+    def feeds(self):
+        return frozenset({"round", "loss"})
 
     @property
     def arrays(self):
         return (self.rloss,)
 
     def reserve(self, rows: int, nnz: int) -> None:
-        need = self.learner.rounds + rows
-        if self.rloss.shape[0] < need:
-            grown = np.zeros(max(need, 2 * self.rloss.shape[0]))
-            grown[: self.rloss.shape[0]] = self.rloss
-            self.rloss = grown
+        self.rloss = grow(self.rloss, self.learner.rounds + rows)
 
     def bounds(self, delta: float = DELTA) -> np.ndarray:
         """B(s) for s = 1..m (index s − 1)."""
@@ -62,10 +67,6 @@ class Suffix(OwnedByLearner):
             return 0, float("nan")
         s = b.shape[0] - int(np.argmin(b[::-1]))
         return s, float(b[s - 1])
-
-    @property
-    def streams(self) -> bool:
-        return True
 
     def coefficients(self, s: int) -> np.ndarray:
         """ω_i = number of the last s rounds on which logged hypothesis i was used."""

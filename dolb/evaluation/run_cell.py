@@ -131,11 +131,15 @@ def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
     seen, total, next_cp = state["seen"], state["total"], state["next_cp"]
     online_loss = ONLINE_LOSS[spec["task"]]
     peak_rss, saved = 0, time.perf_counter()
+    # the learner's diagnostics and the test metrics need the state after exactly n examples
+    exact = bool(test_metrics or learner.diagnostics())
 
     def record(n: int, cumulative: float) -> None:
         for metric in metrics:
             if metric.source == "online":
                 values.setdefault("online", {}).setdefault(metric.name, []).append(metric.compute(cumulative, n))
+        for key, value in learner.diagnostics().items():
+            values.setdefault("online", {}).setdefault(key, []).append(float(value))
         if not test_metrics:
             return
         for conversion, hypothesis in learner.outputs().items():
@@ -153,10 +157,11 @@ def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
         y = _targets(y, spec["task"], cell.train_path)
         start = 0
         while start < len(y):
-            # With test metrics the block is cut at each checkpoint (the hypothesis must be
-            # the one after exactly that many examples); online metrics need no cut.
+            # With test metrics or diagnostics the block is cut at each checkpoint (the
+            # learner must be the one after exactly that many examples); online metrics
+            # need no cut.
             stop = len(y)
-            if test_metrics and next_cp < len(checkpoints):
+            if exact and next_cp < len(checkpoints):
                 stop = min(stop, int(checkpoints[next_cp]) - seen + start)
             losses = online_loss(learner.learn(X[start:stop], y[start:stop]), y[start:stop])
             running = total + np.cumsum(losses)

@@ -8,13 +8,13 @@ import numba
 import numpy as np
 
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LOSS_PARAM, LOSSES, LinearLearner, dloss
+from dolb.learners.linear import LOSS_PARAM, LinearLearner, dloss
 
 
-@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
+@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
 def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
-    kind, eta, eps = P[0], P[1], P[2]
-    g = dloss(kind, y, p)
+    eta, eps = P.eta, P.eps
+    g = dloss(P.loss, y, p)
     if g == 0.0:
         return False, F[0]
     G = A[0]
@@ -65,11 +65,8 @@ class AdaGrad(LinearLearner):
         "eps": Param(1e-8, low=0.0, doc="epsilon added to sqrt(G)"),
     }
     step = _step
-
-
-    def _parameters(self):
-        c = self.config
-        return [float(LOSSES.index(c["loss"])), c["eta"], c["eps"]]
+    bench_params = {"eta": 0.1}
+    test_params = {"eta": 0.5}
 
     def _arrays(self):
         return (np.zeros(self.n_features),)

@@ -6,20 +6,35 @@ runs once per block, never once per example.
 
 A block's features are either a 2-D ``float64`` NumPy array or a
 ``scipy.sparse.csr_matrix``; its targets a 1-D ``float64`` array (regression values,
-or -1/+1 for binary classification).
+or -1/+1 for binary classification) and, optionally, a boolean ``labelled`` array: a
+target whose flag is false must not be read. A supervised learner updates on labelled
+examples only; a semi-supervised one (``semi_supervised = True``) learns from all.
+
+What a learner offers at a checkpoint is a :class:`Hypothesis` per conversion: anything
+that predicts (a weight vector, a support set with its coefficients, ...), with numbers
+describing it (``info``); numbers describing the learner itself at that point (a kernel
+learner's support vectors and kernel evaluations so far) come from
+:meth:`OnlineLearner.diagnostics`. Both are recorded as metrics.
+
+Each registered class also carries what the rest of dolb needs to run it without a list
+of its own: ``bench_params`` (``dolb bench``) and ``test_params`` (the generic tests).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 
+from dolb.conversions.hypothesis import Hypothesis, as_block
 from dolb.errors import ConfigError
 from dolb.registry import Registry
+
+__all__ = ["LEARNERS", "Hypothesis", "OnlineLearner", "Param", "as_block", "learner_class", "register",
+           "registered_learners"]
 
 
 @dataclass(frozen=True)
@@ -82,24 +97,6 @@ class Param:
         return value
 
 
-@dataclass(frozen=True)
-class Hypothesis:
-    """An output hypothesis: what a learner (through an online-to-batch conversion)
-    offers at a checkpoint.
-
-    Attributes
-    ----------
-    predict : callable
-        ``predict(X) -> ndarray`` of regression values or decision values.
-    info : dict
-        Numbers the conversion reports with its output (e.g. the chosen cutoff ``k``
-        and the value of its risk bound); recorded as metrics named ``<key>``.
-    """
-
-    predict: Callable[[Any], np.ndarray]
-    info: dict[str, float] = field(default_factory=dict)
-
-
 class OnlineLearner:
     """Base class of every online learner.
 
@@ -107,7 +104,9 @@ class OnlineLearner:
     ``"binary"``), ``params`` (a mapping of parameter name to :class:`Param`) and,
     when the learner has a complexity level, ``complexity_param`` (the name of the
     parameter a pipeline's ``complexity`` values set). They implement
-    :meth:`_learn` and :meth:`_predict`.
+    :meth:`_learn` (``_learn(X, y)``; ``_learn(X, y, labelled)`` when
+    ``semi_supervised``) and :meth:`_predict`, and may override :meth:`outputs`,
+    :meth:`diagnostics` and :meth:`state_nbytes`.
 
     Parameters
     ----------
@@ -128,6 +127,13 @@ class OnlineLearner:
     params: ClassVar[dict[str, Param]] = {}
     complexity_param: ClassVar[str | None] = None
     conversions_supported: ClassVar[tuple[str, ...]] = ("last",)
+    semi_supervised: ClassVar[bool] = False
+    bench_params: ClassVar[dict[str, Any] | None] = None
+    """Parameters ``dolb bench`` runs the learner with (None: not benchmarked). Its
+    streams are binary: 50,000 sparse features, or 100 dense ones, rows of norm 1."""
+    test_params: ClassVar[dict[str, Any]] = {}
+    """Parameters the generic tests run the learner with, on small streams: binary rows
+    of norm at most 1, or for regression one input in [0, 1]."""
 
     def __init__(
         self,
@@ -165,15 +171,39 @@ class OnlineLearner:
             checked[key] = spec.check(cls.name, key, value)
         return checked
 
-    def learn(self, X, y: np.ndarray) -> np.ndarray:
+    def learn(self, X, y: np.ndarray, labelled: np.ndarray | None = None) -> np.ndarray:
         """Run one block test-then-train; return the prediction made for each example
-        before the learner updated on it."""
+        before the learner updated on it.
+
+        ``labelled`` (booleans, one per row; default all true) says which targets may be
+        read. A supervised learner learns from the runs of labelled rows and predicts
+        the others with the hypothesis of the moment, never reading their targets.
+        """
         y = np.ascontiguousarray(y, dtype=np.float64)
         X = as_block(X, self.n_features)
         if X.shape[0] != y.shape[0]:
             raise ValueError(f"block has {X.shape[0]} rows but {y.shape[0]} targets")
-        predictions = self._learn(X, y)
+        if labelled is not None:
+            labelled = np.asarray(labelled)
+            if labelled.dtype != np.bool_ or labelled.shape != y.shape:
+                raise ValueError(f"labelled must be {y.shape[0]} booleans, got {labelled.dtype} {labelled.shape}")
+        if self.semi_supervised:
+            predictions = self._learn(X, y, np.ones(y.shape, bool) if labelled is None else labelled)
+        elif labelled is None or labelled.all():
+            predictions = self._learn(X, y)
+        else:
+            return self._learn_labelled_runs(X, y, labelled)
         self.n_seen += y.shape[0]
+        return predictions
+
+    def _learn_labelled_runs(self, X, y: np.ndarray, labelled: np.ndarray) -> np.ndarray:
+        """Learn the runs of labelled rows, predict the runs of unlabelled ones."""
+        predictions = np.empty(y.shape[0])
+        cuts = np.flatnonzero(labelled[1:] != labelled[:-1]) + 1
+        bounds = [0, *cuts.tolist(), y.shape[0]]
+        for a, b in itertools.pairwise(bounds):
+            predictions[a:b] = self._learn(X[a:b], y[a:b]) if labelled[a] else self._predict(X[a:b])
+            self.n_seen += b - a
         return predictions
 
     def predict(self, X) -> np.ndarray:
@@ -188,25 +218,22 @@ class OnlineLearner:
         """
         return {"last": Hypothesis(self.predict)}
 
+    def diagnostics(self) -> dict[str, float]:
+        """Numbers describing the learner now (e.g. a kernel learner's number of support
+        vectors and of kernel evaluations so far), recorded at every checkpoint as
+        metrics of that name. Default: none."""
+        return {}
+
+    def state_nbytes(self) -> int:
+        """Bytes of the state that grows with the stream (``dolb bench`` reports it).
+        Default: 0."""
+        return 0
+
     def _learn(self, X, y: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
     def _predict(self, X) -> np.ndarray:
         raise NotImplementedError
-
-
-def as_block(X, n_features: int):
-    """Return ``X`` as a C-contiguous float64 array or a float64 CSR matrix with
-    ``n_features`` columns."""
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
-    else:
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        if X.ndim == 1:
-            X = X.reshape(-1, 1)
-    if X.shape[1] != n_features:
-        raise ValueError(f"block has {X.shape[1]} features, learner expects {n_features}")
-    return X
 
 
 LEARNERS: Registry[type[OnlineLearner]] = Registry("learner", entry_point_group="dolb.learners")
@@ -229,6 +256,11 @@ def learner_class(name: str) -> type[OnlineLearner]:
     return LEARNERS[name]
 
 
-def registered_learners() -> dict[str, type[OnlineLearner]]:
-    """A copy of the registry: name to class."""
-    return dict(LEARNERS.items())
+def registered_learners(task: str | None = None, supports: tuple[str, ...] = ()) -> dict[str, type[OnlineLearner]]:
+    """Name to class of the registered learners (of ``task`` when given, supporting
+    every conversion of ``supports``), sorted by name."""
+    return {
+        name: cls
+        for name, cls in LEARNERS.items()
+        if (task is None or cls.task == task) and set(supports) <= set(cls.conversions_supported)
+    }

@@ -50,13 +50,16 @@ class BatchLS(PolynomialLearner):
         super().__init__(n_features, n_train, **params)
         self.R = np.zeros((self.basis.size, self.basis.size))
         self.z = np.zeros(self.basis.size)
+        self.n_fitted = 0  # examples in the fit (unlabelled rows are not)
 
     def _learn(self, X, y):
-        return _batch_ls_block(self.features(X), y, self.theta, self.R, self.z, self.n_seen)
+        predictions = _batch_ls_block(self.features(X), y, self.theta, self.R, self.z, self.n_fitted)
+        self.n_fitted += y.shape[0]
+        return predictions
 
 
 @numba.njit(cache=True)
-def _batch_ls_block(Phi, y, theta, R, z, n_seen):
+def _batch_ls_block(Phi, y, theta, R, z, n_fitted):
     """Add the block's examples to the QR factors (R, z) one at a time, re-solving for
     ``theta`` after each; update all three in place; return the predictions."""
     n = theta.shape[0]
@@ -80,8 +83,8 @@ def _batch_ls_block(Phi, y, theta, R, z, n_seen):
             z_j = z[j]
             z[j] = c * z_j + s * target
             target = c * target - s * z_j
-        # Solve for the least-squares θ on the first n_seen + t + 1 examples.
-        m = n_seen + t + 1
+        # Solve for the least-squares θ on the first n_fitted + t + 1 examples.
+        m = n_fitted + t + 1
         rcond = _EPS * max(m, n)
         diagonal = np.abs(np.diag(R))
         if diagonal.min() > rcond * diagonal.max():

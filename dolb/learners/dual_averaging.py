@@ -10,16 +10,16 @@ from dolb.learners.base import Param, register
 from dolb.learners.linear import LinearLearner, norm_after, scaled_row
 
 
-@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
+@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
 def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
-    radius, eta = P[0], P[1]
+    eta = P.eta
     if 1.0 - y * p <= 0.0:
         return False, F[0]
     phi = F[2]  # v = Φ·ψ, ψ = Σ y·x over the updates = −Σ z
     scaled_row(delta, val, start, nnz, phi * y)
     F[1] = norm_after(v, idx, start, delta, nnz, F[1])
     psi_norm = math.sqrt(F[1]) / abs(phi)
-    return True, eta / (phi * max(1.0, eta * psi_norm / radius))
+    return True, eta / (phi * max(1.0, eta * psi_norm / P.radius))
 
 
 @register
@@ -58,10 +58,8 @@ class DualAveraging(LinearLearner):
         "eta": Param(0.1, above=0.0, doc="constant step eta > 0"),
     }
     step = _step
-
-
-    def _parameters(self):
-        return [self.config["radius"], self.config["eta"]]
+    bench_params = {"radius": 10.0, "eta": 0.1}
+    test_params = {"radius": 2.0, "eta": 0.3}
 
     def _initial_scale(self):
         return self.config["eta"]

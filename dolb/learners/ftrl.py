@@ -11,10 +11,10 @@ from dolb.learners.base import Param, register
 from dolb.learners.linear import LOSSES, LinearLearner, dloss
 
 
-@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
+@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
 def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
-    kind, alpha, beta, l1, l2 = P[0], P[1], P[2], P[3], P[4]
-    g = dloss(kind, y, p)
+    alpha, beta, l1, l2 = P.alpha, P.beta, P.l1, P.l2
+    g = dloss(P.loss, y, p)
     if g == 0.0:
         return False, F[0]
     z = A[0]
@@ -81,11 +81,8 @@ class FTRL(LinearLearner):
         "l2": Param(0.0, low=0.0, doc="L2 regularisation lambda_2 >= 0"),
     }
     step = _step
-
-
-    def _parameters(self):
-        c = self.config
-        return [float(LOSSES.index(c["loss"])), c["alpha"], c["beta"], c["l1"], c["l2"]]
+    bench_params = {"alpha": 0.1, "beta": 1.0, "l1": 1e-4}
+    test_params = {"alpha": 0.5, "l1": 0.05}
 
     def _arrays(self):
         return (np.zeros(self.n_features), np.zeros(self.n_features))

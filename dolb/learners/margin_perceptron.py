@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import numba
+import numpy as np
 
 from dolb.errors import ConfigError, DataError
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LinearLearner, norm_after, row_norms_squared, scaled_row
+from dolb.learners.linear import (
+    LinearLearner,
+    norm_after,
+    row_norms_squared,
+    scaled_row,
+)
 
 
-@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
+@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
 def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
-    radius, sqrt_m = P[0], P[1]
     if 1.0 - y * p <= 0.0:
         return False, F[0]
     s = F[0]
-    scaled_row(delta, val, start, nnz, y / (s * sqrt_m * radius))
+    scaled_row(delta, val, start, nnz, y / (s * P.sqrt_m * P.radius))
     F[1] = norm_after(v, idx, start, delta, nnz, F[1])
     norm = abs(s) * math.sqrt(F[1])
     return True, s / max(1.0, norm)
@@ -54,8 +58,11 @@ class MarginPerceptron(LinearLearner):
 
     name = "margin_perceptron"
     params = {"radius": Param(1.0, above=0.0, doc="R >= max ||x|| (> 0)")}
+    derived_params = ("sqrt_m",)  # √m, m the horizon n_train
     bound_loss = "hinge"
     step = _step
+    bench_params = {"radius": 1.0001}  # rows of norm 1, up to float32 rounding
+    test_params = {"radius": 1.0}
 
     def __init__(self, n_features, n_train=None, conversions=("last",), **params):
         if n_train is None:
@@ -67,9 +74,8 @@ class MarginPerceptron(LinearLearner):
             raise ConfigError(f"learner 'margin_perceptron': n_train must be at least 1, got {n_train}")
         super().__init__(n_features, n_train, conversions, **params)
 
-
-    def _parameters(self):
-        return [self.config["radius"], math.sqrt(int(self.n_train))]
+    def _derived_params(self):
+        return {"sqrt_m": math.sqrt(int(self.n_train))}
 
     @property
     def loss_bound(self) -> float:

@@ -10,16 +10,15 @@ from dolb.learners.base import Param, register
 from dolb.learners.linear import LinearLearner, norm_after, scaled_row
 
 
-@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
+@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
 def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
-    radius, eta0 = P[0], P[1]
     if 1.0 - y * p <= 0.0:
         return False, F[0]
     s = F[0]
-    scaled_row(delta, val, start, nnz, eta0 / math.sqrt(t) * y / s)
+    scaled_row(delta, val, start, nnz, P.eta0 / math.sqrt(t) * y / s)
     F[1] = norm_after(v, idx, start, delta, nnz, F[1])
     norm = abs(s) * math.sqrt(F[1])
-    return True, s / max(1.0, norm / radius)
+    return True, s / max(1.0, norm / P.radius)
 
 
 @register
@@ -57,7 +56,5 @@ class OGD(LinearLearner):
         "eta0": Param(1.0, above=0.0, doc="eta_0 > 0 of eta_t = eta_0 / sqrt(t)"),
     }
     step = _step
-
-
-    def _parameters(self):
-        return [self.config["radius"], self.config["eta0"]]
+    bench_params = {"radius": 10.0, "eta0": 1.0}
+    test_params = {"radius": 2.0, "eta0": 0.5}

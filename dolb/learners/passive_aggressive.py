@@ -5,25 +5,26 @@ from __future__ import annotations
 import numba
 
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LinearLearner, scaled_row
+from dolb.learners.linear import LinearLearner, choice_codes, scaled_row
 
 VARIANTS = ("pa", "pa1", "pa2")
+PA, PA1, PA2 = choice_codes(VARIANTS, "pa", "pa1", "pa2")
 
 
-@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
+@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
 def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
-    variant, C = P[0], P[1]
+    C = P.C
     loss = 1.0 - y * p
     if loss <= 0.0:
         return False, F[0]
     sq = 0.0
     for j in range(nnz):
         sq += val[start + j] * val[start + j]
-    if variant == 2.0:
+    if P.variant == PA2:
         tau = loss / (sq + 0.5 / C)
     elif sq == 0.0:
         return False, F[0]
-    elif variant == 1.0:
+    elif P.variant == PA1:
         tau = min(C, loss / sq)
     else:
         tau = loss / sq
@@ -68,7 +69,5 @@ class PassiveAggressive(LinearLearner):
         "C": Param(1.0, above=0.0, doc="aggressiveness C > 0 of PA-I and PA-II"),
     }
     step = _step
-
-
-    def _parameters(self):
-        return [float(VARIANTS.index(self.config["variant"])), self.config["C"]]
+    bench_params = {"variant": "pa1", "C": 1.0}
+    test_params = {"variant": "pa1", "C": 0.5}

@@ -8,7 +8,7 @@ from dolb.learners.base import register
 from dolb.learners.linear import LinearLearner, scaled_row
 
 
-@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
+@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
 def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
     if y * p > 0.0:
         return False, F[0]
@@ -39,3 +39,5 @@ class Perceptron(LinearLearner):
     name = "perceptron"
     params = {}
     step = _step
+    bench_params = {}
+    test_params = {}

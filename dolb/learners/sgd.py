@@ -8,19 +8,26 @@ import numba
 
 from dolb.errors import ConfigError
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LOSS_PARAM, LOSSES, LinearLearner, dloss, scaled_row
+from dolb.learners.linear import (
+    LOSS_PARAM,
+    LinearLearner,
+    choice_codes,
+    dloss,
+    scaled_row,
+)
 
 SCHEDULES = ("sqrt", "inverse")
+SQRT, INVERSE = choice_codes(SCHEDULES, "sqrt", "inverse")
 
 
-@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear.py)
+@numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
 def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
-    kind, alpha, eta0, schedule = P[0], P[1], P[2], P[3]
-    if schedule == 0.0:
-        eta = eta0 / math.sqrt(t)
+    alpha = P.alpha
+    if P.schedule == SQRT:
+        eta = P.eta0 / math.sqrt(t)
     else:
         eta = 1.0 / (alpha * t)
-    g = dloss(kind, y, p)
+    g = dloss(P.loss, y, p)
     s = F[0]
     shrink = 1.0 - eta * alpha
     # shrink is 0 only on round 1 (eta·alpha = 1), where w = 0: keep the scale.
@@ -79,6 +86,8 @@ class SGD(LinearLearner):
         "schedule": Param("sqrt", str, choices=SCHEDULES, doc="sqrt: eta0/sqrt(t); inverse: 1/(alpha t)"),
     }
     step = _step
+    bench_params = {"loss": "hinge", "alpha": 1e-5, "eta0": 0.1}
+    test_params = {"loss": "hinge", "alpha": 0.01, "eta0": 0.5}
 
     @classmethod
     def check_params(cls, params):
@@ -95,7 +104,3 @@ class SGD(LinearLearner):
                 f"flip w), got {checked['eta0'] * checked['alpha']!r}"
             )
         return checked
-
-    def _parameters(self):
-        c = self.config
-        return [float(LOSSES.index(c["loss"])), c["alpha"], c["eta0"], float(SCHEDULES.index(c["schedule"]))]

@@ -1,0 +1,32 @@
+"""Common ground of the linear online classifiers, one module per job:
+
+* :mod:`.representation` — the hypothesis w = s·v, the losses and the helpers the
+  learners' steps share (:func:`dloss`, :func:`scaled_row`, :func:`norm_after`);
+* :mod:`.params` — the named parameter record a step reads (``P.alpha``);
+* :mod:`.layout` — blocks as canonical CSR arrays (dense blocks in place);
+* :mod:`.driver` — the one compiled loop, which runs a block through a learner's step
+  and feeds the conversions, cached on disk per learner;
+* :mod:`.learner` — :class:`LinearLearner`, the base class and the hub between the
+  learner, its conversions (:mod:`dolb.conversions`) and the driver.
+
+A linear learner is one module declaring its parameters and its compiled step; see
+:mod:`dolb.learners.perceptron` for the smallest.
+"""
+
+from dolb.learners.linear.layout import csr_parts, row_norms_squared
+from dolb.learners.linear.learner import LinearLearner
+from dolb.learners.linear.params import choice_codes
+from dolb.learners.linear.representation import (
+    HINGE,
+    LOGISTIC,
+    LOSS_PARAM,
+    LOSSES,
+    dloss,
+    norm_after,
+    scaled_row,
+)
+
+__all__ = [
+    "HINGE", "LOGISTIC", "LOSSES", "LOSS_PARAM", "LinearLearner", "choice_codes", "csr_parts", "dloss",
+    "norm_after", "row_norms_squared", "scaled_row",
+]

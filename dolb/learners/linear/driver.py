@@ -1,0 +1,240 @@
+"""The one compiled loop of the linear learners, and its specialisation per learner.
+
+The driver (:func:`_drive`) runs a whole block: for each example it predicts s·⟨v, x⟩,
+reports the round to the fed parts (the update log and the conversions, see
+:mod:`dolb.conversions`), asks the learner's *step* for its update, applies it, detects
+whether the hypothesis changed and reports the death, the change and any fold. A
+learner is its step:
+
+    step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta) -> (updated, s_new)
+
+``P`` the learner's named parameters (:mod:`.params`), ``A`` a tuple of its own state
+arrays, ``F`` the representation's scalars (:mod:`.representation`); the example's
+coordinates and values are ``idx[start + j]``, ``val[start + j]`` for j < ``nnz`` (the
+block's CSR arrays: no slicing, whose reference counting would cost more than a sparse
+step), ``y`` ∈ {−1, +1}, ``p = s·dot`` the prediction, ``t`` the 1-based round. When it
+updates, the step writes the change of v at ``idx[start + j]`` into ``delta[j]`` and
+returns ``(True, s_new)``; the driver applies it.
+
+Feeding: the parts are the classes of :data:`FED` (the log, then every registered
+conversion in registry order), one *slot* each. The driver gets one state tuple per slot
+and a tuple of boolean switches (:func:`switches`): three for what the parts ask of it
+(the loss, whether it is the hinge loss, v before it changes at a death), then one per
+slot and event. Where :func:`_drive` says ``_feed(event, *values)``, its compiled
+source has, for every slot whose part declares a hook for the event, ``if <switch>:
+hook(state_<slot>, *values)``: the calls are static and inlined, the switches
+loop-invariant; the slots' states are unpacked into locals once (taking an item of a
+tuple holding arrays costs reference counts).
+
+Per learner the driver is that source compiled with the global ``step`` bound to the
+learner's function (a closure or a dispatcher argument would do the same, but Numba
+keys their disk cache on the process-specific identity of the captured function: they
+recompile in every process and pile up cache files). Steps and hooks are inlined
+(``inline="always"``): the loop has no calls. The driver is cached on disk under a name
+carrying a hash of every source it is built from (Numba's cache only tracks the file of
+the function itself, :func:`_sources`); steps are not cached on their own, so that a
+change in a helper they call can never be missed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import numba
+
+import dolb.conversions
+from dolb.conversions import CONVERSIONS, REGISTRY
+from dolb.conversions.history import History, live_index
+from dolb.conversions.protocol import EVENTS, Fed
+from dolb.learners.linear.representation import FOLD_HIGH, FOLD_LOW
+
+FED: tuple[type[Fed], ...] = (History,) + tuple(REGISTRY[name] for name in CONVERSIONS)
+"""The classes of the parts the driver feeds, one slot each: the update log first."""
+
+_LOSS, _HINGE, _DYING_V = range(3)  # the first switches
+_EVENT_INDEX = {event: i for i, event in enumerate(EVENTS)}
+
+
+def _switch(slot: int, event: str) -> int:
+    """The position of the switch of ``event`` for ``slot``."""
+    return 3 + slot * len(EVENTS) + _EVENT_INDEX[event]
+
+
+def switches(parts: list[Fed | None], hinge: bool) -> tuple[bool, ...]:
+    """The driver's switches for the parts of every slot (None: absent); ``hinge``: the
+    loss the parts get is the hinge loss (else the 0-1 loss)."""
+    feeds = [frozenset() if part is None else part.feeds for part in parts]
+    on = [any("loss" in f for f in feeds), hinge, any("dying_v" in f for f in feeds)]
+    on += [event in f for f in feeds for event in EVENTS]
+    return tuple(on)
+
+
+def _unpack_slots(states: tuple) -> None:
+    """Where :func:`_drive` unpacks the slots' states into locals ``state_<slot>`` (once:
+    taking an item of a tuple holding arrays costs reference counts): a placeholder,
+    replaced in the driver's source."""
+    raise AssertionError("_drive runs only as compiled by compile_driver")
+
+
+def _feed(event: str, *values) -> None:
+    """Where :func:`_drive` feeds ``event`` (its ``values``, see
+    :data:`~dolb.conversions.protocol.EVENTS`) to the parts: a placeholder, replaced in
+    the driver's source by one switched hook call per slot."""
+    raise AssertionError("_drive runs only as compiled by compile_driver")
+
+
+_FEED_LINE = re.compile(r'^(?P<indent> *)_feed\("(?P<event>\w+)", (?P<values>.*)\)$', re.MULTILINE)
+_UNPACK_LINE = re.compile(r"^(?P<indent> *)_unpack_slots\(states\)$", re.MULTILINE)
+
+
+def _expand_feed(match: re.Match) -> str:
+    indent, event, values = match["indent"], match["event"], match["values"]
+    lines = [f"{indent}pass"]
+    for slot, part in enumerate(FED):
+        if event in part.hooks:
+            lines += [f"{indent}if on[{_switch(slot, event)}]:", f"{indent}    hook_{slot}_{event}(state_{slot}, {values})"]
+    return "\n".join(lines)
+
+
+def _expand_unpack(match: re.Match) -> str:
+    return f"{match['indent']}{', '.join(f'state_{slot}' for slot in range(len(FED)))}, = states"
+
+
+def _driver_source() -> tuple[str, dict]:
+    """The source of :func:`_drive` with its feeds expanded, and the hooks it calls;
+    TypeError for a hook whose parameters are not its event's values."""
+    for part in FED:
+        for event, hook in part.hooks.items():
+            names = tuple(inspect.signature(hook.py_func).parameters)[1:]
+            if names != EVENTS[event]:
+                raise TypeError(f"{part.__name__}: its {event} hook takes {names}, the event gives {EVENTS[event]}")
+    source = textwrap.dedent(inspect.getsource(_drive))
+    source = _UNPACK_LINE.sub(_expand_unpack, _FEED_LINE.sub(_expand_feed, source))
+    hooks = {f"hook_{slot}_{event}": hook for slot, part in enumerate(FED) for event, hook in part.hooks.items()}
+    return source, hooks
+
+
+def _drive(indptr, indices, data, y, P, A, v, F, I, delta, on, states, pred):
+    """Run the learner ``step`` over one CSR block, test-then-train; fill ``pred``."""
+    need_loss = on[_LOSS]
+    hinge = on[_HINGE]
+    dying_v = on[_DYING_V]
+    _unpack_slots(states)
+    log = states[0]
+    s = F[0]
+    rnd = I[0]
+    age = I[1]
+    for t in range(y.shape[0]):
+        start = indptr[t]
+        nnz = indptr[t + 1] - start
+        dot = 0.0
+        for k in range(start, start + nnz):
+            dot += v[indices[k]] * data[k]
+        p = s * dot
+        pred[t] = p
+        yt = y[t]
+        rnd += 1
+        age += 1
+        loss = 0.0
+        if need_loss:
+            if hinge:
+                loss = max(0.0, 1.0 - yt * p)
+            else:
+                loss = 1.0 if yt * p <= 0.0 else 0.0
+        _feed("round", s, rnd, age, loss)
+        # --- the learner's update ------------------------------------------------------
+        F[0] = s
+        updated, s_new = step(P, A, F, v, indices, data, start, nnz, yt, p, dot, rnd, delta)  # noqa: F821 (set per learner)
+        if not updated:
+            continue
+        changed = s_new != s
+        if dying_v:
+            # the parts see the dying hypothesis s·v: v changes after they did
+            for j in range(nnz):
+                old = v[indices[start + j]]
+                new = old + delta[j]
+                if new != old:
+                    changed = True
+                delta[j] = new
+            if changed:
+                _feed("death", s, v, age, live_index(log))
+            for j in range(nnz):
+                p_j = indices[start + j]
+                old = v[p_j]
+                v[p_j] = delta[j]
+                delta[j] -= old
+        else:
+            for j in range(nnz):
+                p_j = indices[start + j]
+                old = v[p_j]
+                new = old + delta[j]
+                v[p_j] = new
+                delta[j] = new - old
+                if new != old:
+                    changed = True
+            if changed:
+                _feed("death", s, v, age, live_index(log))
+        if not changed:
+            continue
+        # the live hypothesis s·v (v before the change) died after `age` rounds
+        _feed("change", indices, start, delta, nnz, s_new, age)
+        s = s_new
+        age = 0
+        if not FOLD_LOW <= abs(s) <= FOLD_HIGH:
+            phi = s
+            vnorm2 = 0.0
+            for i in range(v.shape[0]):
+                v[i] *= phi
+                vnorm2 += v[i] * v[i]
+            F[1] = vnorm2
+            F[2] *= phi
+            s = 1.0
+            _feed("fold", phi, v)
+    F[0] = s
+    I[0] = rnd
+    I[1] = age
+
+
+def _sources(module_file: str) -> list[Path]:
+    """Every source a learner's driver is built from: this package, the conversions
+    package, the modules of the fed parts and the learner's module."""
+    files = set(Path(__file__).parent.glob("*.py")) | set(Path(dolb.conversions.__file__).parent.glob("*.py"))
+    files |= {Path(sys.modules[part.__module__].__file__) for part in FED}
+    files.add(Path(module_file))
+    return sorted(files)
+
+
+def _prune_cache(name: str, current: str) -> None:
+    """Remove Numba cache files of this learner's drivers built from older sources
+    (best effort, in the default cache folder)."""
+    folder = Path(__file__).parent / "__pycache__"
+    pattern = re.compile(rf"driver\._drive_{re.escape(name)}_[0-9a-f]{{12}}-.*\.nb[ci]")
+    for path in folder.glob(f"driver._drive_{name}_*.nb[ci]"):
+        if pattern.fullmatch(path.name) and not path.name.startswith(f"driver.{current}-"):
+            try:
+                path.unlink()
+            except OSError:  # another process got there first, or a read-only install
+                pass
+
+
+def compile_driver(step, name: str, module_file: str):
+    """A cached njit copy of :func:`_drive` calling ``step``, for the learner ``name``
+    defined in ``module_file``."""
+    digest = hashlib.sha1()
+    for path in _sources(module_file):
+        digest.update(path.read_bytes())
+    qualname = f"_drive_{name}_{digest.hexdigest()[:12]}"
+    _prune_cache(name, qualname)
+    source, hooks = _driver_source()
+    namespace = {**_drive.__globals__, **hooks, "step": step}
+    exec(compile(source, __file__, "exec"), namespace)  # noqa: S102 (this module's own _drive, expanded)
+    fn = namespace["_drive"]
+    fn.__name__ = f"_drive_{name}"
+    fn.__qualname__ = qualname
+    fn.__doc__ = _drive.__doc__
+    return numba.njit(cache=True, nogil=True)(fn)

@@ -1,0 +1,126 @@
+"""The input of the linear learners: a block as CSR arrays.
+
+Blocks arrive as dense arrays or CSR matrices; a dense block is run in place as a CSR
+matrix that stores every entry (the column indices are built once and shared), or, when
+at least half of it is zeros, copied into CSR without them; a CSR block with unsorted or
+duplicate indices is made canonical first. A step must treat a stored zero x_j as absent
+(its update of v_j, and of any per-coordinate state, is exactly nothing): dense and
+sparse input then give bit-identical learners.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+
+
+@numba.njit(cache=True)
+def row_norms_squared(indptr, data):
+    """‖x_t‖² of every row of a CSR block."""
+    n = indptr.shape[0] - 1
+    out = np.zeros(n)
+    for i in range(n):
+        acc = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            acc += data[k] * data[k]
+        out[i] = acc
+    return out
+
+
+class DenseLayout:
+    """indptr and column indices of dense blocks seen as CSR with every entry stored
+    (zeros included), grown to the largest block and shared by later, smaller ones."""
+
+    def __init__(self) -> None:
+        self.rows, self.width = 0, 0
+        self.indptr = np.zeros(1, np.int64)
+        self.indices = np.zeros(0, np.int32)
+
+    def parts(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n, d = X.shape
+        if n > self.rows or d != self.width:
+            self.rows, self.width = max(n, self.rows if d == self.width else 0), d
+            self.indptr = np.arange(self.rows + 1, dtype=np.int64) * d
+            self.indices = np.tile(np.arange(d, dtype=np.int32), self.rows)
+        return self.indptr[: n + 1], self.indices[: n * d], X.reshape(-1)
+
+
+@numba.njit(cache=True)
+def _compact(X):
+    """CSR parts of a dense block without its zeros."""
+    n, d = X.shape
+    indptr = np.zeros(n + 1, np.int64)
+    for i in range(n):
+        c = 0
+        for j in range(d):
+            c += X[i, j] != 0.0
+        indptr[i + 1] = indptr[i] + c
+    indices = np.empty(indptr[n], np.int32)
+    data = np.empty(indptr[n])
+    k = 0
+    for i in range(n):
+        for j in range(d):
+            if X[i, j] != 0.0:
+                indices[k] = j
+                data[k] = X[i, j]
+                k += 1
+    return indptr, indices, data
+
+
+_EXPONENT = np.int64(0x7FF0000000000000)
+
+
+@numba.njit(cache=True)
+def _scan_rows(indptr, indices, bits):
+    """(number of non-finite values, number of places where a row's column indices do
+    not increase). Flat loops without branches, so that they vectorise (``bits``: the
+    values as int64): 0.15 ns per stored value."""
+    n = bits.shape[0]
+    nonfinite = 0
+    for k in range(n):
+        nonfinite += (bits[k] & _EXPONENT) == _EXPONENT
+    disorder = 0
+    for k in range(1, n):
+        disorder += indices[k] <= indices[k - 1]
+    # the comparisons across a row boundary do not count
+    last = 0
+    for i in range(1, indptr.shape[0] - 1):
+        k = indptr[i]
+        if k != last and k < n:
+            disorder -= indices[k] <= indices[k - 1]
+        last = k
+    return nonfinite, disorder
+
+
+def _scan(indptr, indices, data) -> tuple[int, bool]:
+    """(first non-finite position or −1, whether every row's indices strictly increase)."""
+    nonfinite, disorder = _scan_rows(indptr, indices, data.view(np.int64))
+    first = int(np.flatnonzero(~np.isfinite(data))[0]) if nonfinite else -1
+    return first, disorder == 0
+
+
+def csr_parts(X, layout: DenseLayout | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(indptr int64, indices int32, data float64, first non-finite position or −1) of a
+    block, canonical (sorted, duplicates summed). A dense block is viewed in place, zeros
+    included (its column indices from ``layout``, which keeps them for the next block),
+    unless at least half of it is zeros (MNIST-like): then it is copied without them."""
+    if not sp.issparse(X):
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if 2 * np.count_nonzero(X) <= X.size:
+            parts = _compact(X)
+        else:
+            parts = (layout or DenseLayout()).parts(X)
+        bad, _ = _scan(*parts)
+        return (*parts, bad)
+    parts = (
+        np.asarray(X.indptr, dtype=np.int64),
+        np.asarray(X.indices, dtype=np.int32),
+        np.ascontiguousarray(X.data, dtype=np.float64),
+    )
+    bad, canonical = _scan(*parts)
+    if bad >= 0 or canonical:
+        return (*parts, bad)
+    X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    X.sum_duplicates()
+    return csr_parts(X)

@@ -1,0 +1,213 @@
+"""The base class of the linear binary classifiers: their state, their input checks, and
+the hub that builds their conversions and runs the compiled driver."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from dolb.conversions import CONVERSIONS, REGISTRY
+from dolb.conversions.history import History
+from dolb.conversions.hypothesis import linear_hypothesis
+from dolb.errors import ConfigError, DataError
+from dolb.learners.base import OnlineLearner
+from dolb.learners.linear.driver import FED, compile_driver, switches
+from dolb.learners.linear.layout import DenseLayout, csr_parts
+from dolb.learners.linear.params import step_params_class, step_value
+
+
+class LinearLearner(OnlineLearner):
+    """Base class of the linear binary classifiers (labels −1/+1, no bias, w_0 = 0).
+
+    A subclass declares ``name``, ``params`` and ``step`` (an ``njit`` function, see
+    :mod:`.driver`), which reads its parameters by name from the record ``P``
+    (:mod:`.params`: a field per declared parameter, string choices as integer codes).
+    It may declare ``derived_params`` (more fields of ``P``, valued by
+    :meth:`_derived_params`) and override :meth:`_arrays` (the tuple ``A``),
+    :meth:`_initial_scale`, :meth:`_check_block` and, for a loss other than 0-1 in the
+    conversions' bound, ``bound_loss`` and :attr:`loss_bound`.
+
+    Every conversion of :mod:`dolb.conversions` is supported. The loss their bounds use
+    (``bound_loss``) is the 0-1 loss (C = 1) unless the subclass says otherwise.
+    """
+
+    task: ClassVar[str] = "binary"
+    conversions_supported: ClassVar[tuple[str, ...]] = CONVERSIONS
+    bound_loss: ClassVar[str] = "zero_one"
+    derived_params: ClassVar[tuple[str, ...]] = ()
+    step: ClassVar[Any] = None
+    StepParams: ClassVar[type]
+    _driver: ClassVar[Any] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.StepParams = step_params_class(cls, cls.params, cls.derived_params)
+        cls._driver = None
+
+    def __init__(
+        self,
+        n_features: int,
+        n_train: int | None = None,
+        conversions: tuple[str, ...] = ("last",),
+        **params: Any,
+    ) -> None:
+        super().__init__(n_features, n_train, conversions, **params)
+        if len(set(self.conversions)) != len(self.conversions):
+            raise ConfigError(f"learner {self.name!r}: a conversion is listed twice: {self.conversions}")
+        d = self.n_features
+        self.v = np.zeros(d)
+        self.F = np.array([self._initial_scale(), 0.0, 1.0])
+        self.I = np.zeros(2, np.int64)  # rounds seen, age of the live hypothesis
+        declared = {key: step_value(self.params[key], value) for key, value in self.config.items()}
+        self.P = self.StepParams(**declared, **self._derived_params())
+        self.A = self._arrays()
+        self._delta = np.zeros(d)
+        self._dense_layout = DenseLayout()
+        self._input_sparse: bool | None = None  # fixed by the first block
+        self.history: History | None = None
+        self._conv: dict[str, Any] = {}
+        self._setup_conversions(sparse=True)
+
+    # --- what subclasses provide ---------------------------------------------------------
+
+    def _derived_params(self) -> dict[str, Any]:
+        """The values of ``derived_params``."""
+        return {}
+
+    def _arrays(self) -> tuple:
+        return (np.zeros(0),)
+
+    def _initial_scale(self) -> float:
+        return 1.0
+
+    def _check_block(self, indptr, indices, data) -> None:
+        """Raise DataError for rows the learner cannot take (default: none)."""
+
+    @property
+    def loss_bound(self) -> float:
+        """Upper bound C of the loss the conversions' bounds use."""
+        return 1.0
+
+    # --- state ---------------------------------------------------------------------------
+
+    @property
+    def scale(self) -> float:
+        return float(self.F[0])
+
+    @property
+    def rounds(self) -> int:
+        """Examples learned so far."""
+        return int(self.I[0])
+
+    @property
+    def live_age(self) -> int:
+        """Rounds the current hypothesis has been used on (0 right after an update)."""
+        return int(self.I[1])
+
+    def weights(self) -> np.ndarray:
+        """The current hypothesis w = s·v (a copy)."""
+        return self.F[0] * self.v
+
+    def state_nbytes(self) -> int:
+        """Bytes the conversions hold (the update log: the bytes in use)."""
+        used = self.history.used_bytes if self.history is not None else 0
+        return used + sum(conv.nbytes for conv in self._conv.values())
+
+    # --- the hub -------------------------------------------------------------------------
+
+    def _setup_conversions(self, sparse: bool) -> None:
+        """(Re)build the conversion states, before any example: the update log is kept
+        when a requested conversion requires it on this input, and then every conversion
+        may use it (averaging and the longest survivor then cost O(1) per round while
+        streaming; cutoff averaging uses it instead of per-r buckets)."""
+        log = any(REGISTRY[name].requires_log(sparse) for name in self.conversions)
+        self.history = History(self) if log else None
+        self._conv = {name: REGISTRY[name](self, log) for name in self.conversions}
+        parts = self._fed()
+        # fixed from now on: the switches, and the states of the absent parts (never fed)
+        self._switches = switches(parts, hinge=self.bound_loss == "hinge")
+        self._absent = [cls.off() if part is None else None for cls, part in zip(FED, parts)]
+
+    def _fed(self) -> list:
+        """The part in every slot of the driver (None: absent)."""
+        return [self.history] + [self._conv.get(part.name) for part in FED[1:]]
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_dense_layout"] = DenseLayout()  # rebuilt from the next dense block
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for part in self._fed():
+            if part is not None:
+                part.bind(self)
+
+    @classmethod
+    def driver(cls):
+        """The compiled driver of this learner (built on first use)."""
+        if cls._driver is None:
+            cls._driver = compile_driver(cls.step, cls.name, sys.modules[cls.__module__].__file__)
+        return cls._driver
+
+    def _learn(self, X, y):
+        bad = np.flatnonzero(np.abs(y) != 1.0)
+        if bad.size:
+            row = int(bad[0])
+            raise DataError(
+                f"learner {self.name!r}: labels must be -1 or +1, "
+                f"row {self.n_seen + row} has {float(y[row])!r}"
+            )
+        if self._input_sparse is None:
+            self._input_sparse = sp.issparse(X)
+            self._setup_conversions(sparse=self._input_sparse)
+        indptr, indices, data, bad = csr_parts(X, self._dense_layout)
+        if bad >= 0:
+            row = int(np.searchsorted(indptr, bad, side="right")) - 1
+            raise DataError(f"learner {self.name!r}: row {self.n_seen + row} has a non-finite value")
+        self._check_block(indptr, indices, data)
+        n = y.shape[0]
+        parts = self._fed()
+        for part in parts:
+            if part is not None:
+                part.reserve(n, data.shape[0])
+        states = tuple(part.arrays if off is None else off for part, off in zip(parts, self._absent))
+        pred = np.empty(n)
+        self.driver()(
+            indptr, indices, data, y, self.P, self.A, self.v, self.F, self.I, self._delta, self._switches, states, pred
+        )
+        return pred
+
+    def _predict(self, X):
+        return np.asarray(X @ self.weights(), dtype=np.float64).reshape(-1)
+
+    def outputs(self):
+        """The output hypothesis of every requested conversion, now. The outputs that
+        are weighted sums of logged hypotheses are built in one pass over the log."""
+        requests = {}
+        for name, conv in self._conv.items():
+            request = conv.log_request()
+            if request is not None:
+                requests[name] = request
+        if requests:
+            sums = self.history.weighted_sums(np.stack([r[0] for r in requests.values()]))
+        out = {}
+        for name, conv in self._conv.items():
+            if name in requests:
+                _, factor, info = requests[name]
+                out[name] = linear_hypothesis(sums[list(requests).index(name)] * factor, info)
+            else:
+                out[name] = conv.output()
+        return out
+
+    def conversion(self, name: str):
+        """The live conversion object ``name`` (for its bounds, or H*_k of any k)."""
+        if name not in self._conv:
+            raise ConfigError(
+                f"learner {self.name!r} was not built with conversion {name!r} "
+                f"(it has: {', '.join(self.conversions)})"
+            )
+        return self._conv[name]

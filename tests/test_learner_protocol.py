@@ -1,0 +1,206 @@
+"""The protocol every registered learner follows: the registry carries what bench and the
+tests need, a target whose ``labelled`` flag is false is never read, diagnostics are
+recorded as metrics; the linear learners' named step parameters, their driver's
+sources, and conversions that never import learners."""
+
+import ast
+import pickle
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dolb.conversions
+from dolb import bench
+from dolb.conversions.protocol import Fed
+from dolb.evaluation import run_cell as run_cell_module
+from dolb.execution.sweep import plan_groups
+from dolb.experiment.pipeline import load_pipeline
+from dolb.learners import (
+    LEARNERS,
+    OnlineLearner,
+    learner_class,
+    registered_learners,
+    sgd,
+)
+from dolb.learners.linear import choice_codes, driver
+from dolb.learners.linear.driver import FED, _sources
+from dolb.learners.sgd import INVERSE, SQRT
+
+
+def stream(task, n=240, seed=0):
+    """Binary rows of norm at most 1, or one regression input in [0, 1]."""
+    rng = np.random.default_rng(seed)
+    if task == "regression":
+        x = rng.uniform(0.0, 1.0, (n, 1))
+        return x, np.sin(3.0 * x[:, 0]) + 0.1 * rng.normal(size=n)
+    X = rng.normal(size=(n, 10)) * (rng.random((n, 10)) < 0.6)
+    X /= np.maximum(np.linalg.norm(X, axis=1), 1e-12)[:, None]
+    y = np.where(X @ rng.normal(size=10) > 0, 1.0, -1.0)
+    y[rng.random(n) < 0.1] *= -1.0
+    return X, y
+
+
+def make(name, d, n):
+    cls = learner_class(name)
+    return cls(d, n_train=n, conversions=cls.conversions_supported, **cls.test_params)
+
+
+def outputs_on(learner, X):
+    return {name: (h.predict(X), h.info) for name, h in learner.outputs().items()}
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("name", LEARNERS.names())
+def test_unlabelled_targets_are_never_read(name, sparse):
+    """Targets flagged unlabelled are NaN: a learner that read one would fail (binary) or
+    turn NaN (regression). A supervised learner then is the one fed the labelled rows
+    alone, bit for bit, and predicted the unlabelled rows with the hypothesis of the
+    moment."""
+    task = learner_class(name).task
+    if sparse and task == "regression":
+        pytest.skip("the regression learners take dense blocks")
+    X, y = stream(task, seed=1)
+    labelled = np.random.default_rng(2).random(len(y)) < 0.3
+    labelled[:3] = False
+    corrupted = np.where(labelled, y, np.nan)
+    Xin = sp.csr_matrix(X) if sparse else X
+    learner = make(name, X.shape[1], len(y))
+    predictions = np.concatenate(
+        [learner.learn(Xin[a:b], corrupted[a:b], labelled[a:b]) for a, b in [(0, 100), (100, len(y))]]
+    )
+    assert np.isfinite(predictions).all() and learner.n_seen == len(y)
+    alone = make(name, X.shape[1], len(y))
+    np.testing.assert_array_equal(predictions[labelled], alone.learn(Xin[labelled], y[labelled]))
+    mine, theirs = outputs_on(learner, X), outputs_on(alone, X)
+    assert mine.keys() == theirs.keys()
+    for key in mine:
+        np.testing.assert_array_equal(mine[key][0], theirs[key][0])
+        assert mine[key][1] == theirs[key][1]
+    # an unlabelled row is predicted by the hypothesis learned on the rows before it
+    i = 150 + int(np.argmin(labelled[150:]))
+    probe = make(name, X.shape[1], len(y))
+    probe.learn(Xin[:i], corrupted[:i], labelled[:i])
+    np.testing.assert_allclose(predictions[i], probe.predict(Xin[i:i + 1])[0], rtol=1e-12, atol=1e-14)
+
+
+def test_labelled_must_be_one_boolean_per_row():
+    learner = learner_class("perceptron")(2)
+    with pytest.raises(ValueError, match="labelled must be 3 booleans"):
+        learner.learn(np.ones((3, 2)), np.ones(3), np.ones(3))
+    with pytest.raises(ValueError, match="labelled must be 3 booleans"):
+        learner.learn(np.ones((3, 2)), np.ones(3), np.ones(2, bool))
+
+
+class SemiSupervised(OnlineLearner):
+    """Not registered: records what the base hands to a semi-supervised learner."""
+
+    name = "semi_supervised_probe"
+    task = "binary"
+    semi_supervised = True
+
+    def _learn(self, X, y, labelled):
+        self.given = labelled.copy()
+        return np.zeros(y.shape[0])
+
+    def _predict(self, X):
+        return np.zeros(X.shape[0])
+
+
+def test_a_semi_supervised_learner_gets_every_row_and_the_flags():
+    learner = SemiSupervised(2)
+    learner.learn(np.ones((3, 2)), np.ones(3))
+    assert learner.given.tolist() == [True, True, True]
+    learner.learn(np.ones((3, 2)), np.array([1.0, np.nan, 1.0]), np.array([True, False, True]))
+    assert learner.given.tolist() == [True, False, True] and learner.n_seen == 6
+
+
+@pytest.mark.parametrize("name", LEARNERS.names())
+def test_registry_entries_carry_test_and_bench_settings(name):
+    cls = learner_class(name)
+    X, y = stream(cls.task, n=20)
+    make(name, X.shape[1], 20).learn(X, y)  # the test settings work
+    assert all(isinstance(v, float) for v in make(name, X.shape[1], 20).diagnostics().values())
+    if cls.bench_params is not None:
+        cls.check_params(cls.bench_params)
+        assert bench.LEARNERS[name] == cls.bench_params
+    else:
+        assert name not in bench.LEARNERS
+
+
+def test_registry_filters():
+    binary = registered_learners(task="binary")
+    assert binary and all(cls.task == "binary" for cls in binary.values())
+    every = registered_learners(supports=dolb.conversions.CONVERSIONS)
+    assert set(every) <= set(binary) and "perceptron" in every and "rls" not in every
+
+
+def counting(cls):
+    """``cls`` reporting the examples it has seen as a diagnostic."""
+    return type(cls.__name__, (cls,), {"diagnostics": lambda self: {"examples_so_far": float(self.n_seen)}})
+
+
+def test_diagnostics_are_recorded_at_every_checkpoint(small_pipeline, monkeypatch):
+    """Without test metrics the cell is still cut at each checkpoint for them."""
+    monkeypatch.setattr(run_cell_module, "learner_class", lambda name: counting(learner_class(name)))
+    groups = plan_groups(load_pipeline(small_pipeline))
+    cell = next(g.cell(0) for g in groups if g.cell(0).spec["metrics"] == ["cumulative_loss"])
+    result = run_cell_module.run_cell(cell)
+    assert result["metrics"]["online"]["examples_so_far"] == [float(n) for n in result["checkpoints"]]
+    assert len(result["checkpoints"]) > 10
+
+
+# --- the linear learners' step parameters and driver --------------------------------------
+
+
+def test_step_parameters_are_named():
+    learner = learner_class("sgd")(3, alpha=0.5, schedule="inverse")
+    assert learner.P.alpha == 0.5 and learner.P.schedule == INVERSE != SQRT
+    assert learner.P._fields == ("loss", "alpha", "eta0", "schedule")
+    assert learner_class("margin_perceptron")(3, n_train=16).P.sqrt_m == 4.0
+    assert pickle.loads(pickle.dumps(learner.P)) == learner.P
+    with pytest.raises(TypeError, match="name every one of the choices"):
+        choice_codes(("a", "b"), "a")
+
+
+def test_a_pickled_learner_goes_on_identically():
+    X, y = stream("binary", seed=4)
+    learner = make("sgd", X.shape[1], len(y))
+    learner.learn(X[:100], y[:100])
+    copy = pickle.loads(pickle.dumps(learner))
+    np.testing.assert_array_equal(learner.learn(X[100:], y[100:]), copy.learn(X[100:], y[100:]))
+    for key, (scores, info) in outputs_on(learner, X).items():
+        np.testing.assert_array_equal(scores, outputs_on(copy, X)[key][0])
+
+
+def test_the_driver_hash_covers_every_source_it_inlines():
+    sources = set(_sources(sgd.__file__))
+    for part in FED:
+        for hook in part.hooks.values():
+            assert Path(hook.py_func.__code__.co_filename) in sources
+    package = Path(dolb.conversions.__file__).parent
+    assert set(package.glob("*.py")) <= sources
+    assert {"representation.py", "driver.py", "sgd.py"} <= {p.name for p in sources}
+
+
+def test_conversions_never_import_learners():
+    for path in Path(dolb.conversions.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n.startswith("dolb.learners") for n in names), path.name
+
+
+def test_a_hook_must_take_its_events_values(monkeypatch):
+    @numba.njit(inline="always")
+    def on_round(st, s, age):
+        pass
+
+    class Wrong(Fed):
+        hooks = {"round": on_round}
+
+    monkeypatch.setattr(driver, "FED", (*driver.FED, Wrong))
+    with pytest.raises(TypeError, match=r"Wrong: its round hook takes \('s', 'age'\)"):
+        driver._driver_source()
