@@ -34,15 +34,6 @@ LAYERS = (
 package (``dolb``, ``dolb.cli``, ``dolb.bench``, ``dolb.sklearn``, ...) is in the top
 layer. A module may import from its own layer and the layers below it."""
 
-KNOWN_CYCLE_CONVERSIONS_OUTPUT_LEARNERS = frozenset(
-    {("dolb.conversions.output", "dolb.learners"), ("dolb.conversions.output", "dolb.learners.base")}
-)
-"""Known cycle, being removed: ``conversions/output.py`` imports ``dolb.learners.base``
-(inside functions and under TYPE_CHECKING), which runs ``dolb/learners/__init__.py``,
-which imports the learners, which import the conversions. Delete this allowance once
-that import is gone."""
-
-ALLOWED = KNOWN_CYCLE_CONVERSIONS_OUTPUT_LEARNERS
 
 
 # --------------------------------------------------------------------------- the walker
@@ -217,27 +208,14 @@ def dolb_graph():
     return import_graph(package_modules(root, "dolb"))
 
 
-def without_allowed(graph: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
-    """``graph`` less the imports :data:`ALLOWED` for now."""
-    return {
-        module: {target: line for target, line in edges.items() if (module, target) not in ALLOWED}
-        for module, edges in graph.items()
-    }
-
-
 def test_no_import_cycle(dolb_graph):
-    loops = cycles(without_allowed(dolb_graph))
+    loops = cycles(dolb_graph)
     assert not loops, "import cycles:\n" + "\n".join(" -> ".join(loop) for loop in loops)
 
 
 def test_imports_only_go_down_the_layers(dolb_graph):
-    upward = [message for *_, message in upward_imports(without_allowed(dolb_graph))]
+    upward = [message for *_, message in upward_imports(dolb_graph)]
     assert not upward, "imports from a lower layer to a higher one:\n" + "\n".join(upward)
-
-
-def test_every_allowance_is_still_needed(dolb_graph):
-    gone = sorted(pair for pair in ALLOWED if pair[1] not in dolb_graph.get(pair[0], {}))
-    assert not gone, f"these imports are gone: delete their allowance in {__name__}: {gone}"
 
 
 def test_the_walker_sees_the_whole_package(dolb_graph):
