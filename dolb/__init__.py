@@ -8,8 +8,9 @@ The public API:
 
 * :func:`run` runs a pipeline (a file or a mapping) and returns the run's summary;
 * :func:`read_results` reads a result folder into a pandas table;
-* the registries :data:`LEARNERS`, :data:`CONVERSIONS`, :data:`GENERATORS`,
-  :data:`IMPORTERS` and :data:`METRICS` hold what a pipeline may name;
+* the registries :data:`LEARNERS`, :data:`GENERATORS`, :data:`IMPORTERS` and
+  :data:`METRICS` hold what a pipeline may name (:data:`CONVERSIONS`: the conversion
+  names in report order, their classes in ``dolb.conversions.REGISTRY``);
 * :class:`OnlineClassifier` is a registered learner as a scikit-learn estimator;
 * :class:`DolbError` (:class:`ConfigError`, :class:`DataError`) is what dolb raises
   for bad input.

@@ -1,6 +1,7 @@
 """The public API, the registries, `dolb learners`, logging and `python -m dolb`."""
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -16,6 +17,33 @@ from dolb.registry import Registry, did_you_mean
 from tests.conftest import SMALL_IRMA
 
 ROOT = Path(__file__).resolve().parent.parent
+
+pytest_plugins = ["pytester"]
+
+THROWAWAY = """
+from dolb.learners import register
+from dolb.learners.perceptron import Perceptron
+
+
+@register
+class Throwaway(Perceptron):
+    \"\"\"A throwaway learner from another package (the Perceptron under another name).\"\"\"
+
+    name = "throwaway_perceptron"
+    bench_params = {}
+"""
+
+
+def plugin_folder(folder: Path) -> Path:
+    """A folder on which a package ``throwaway`` declares a learner through the
+    ``dolb.learners`` entry point group, as an installed package would."""
+    folder.mkdir()
+    (folder / "throwaway.py").write_text(THROWAWAY)
+    info = folder / "throwaway-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: throwaway\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[dolb.learners]\nthrowaway_perceptron = throwaway\n")
+    return folder
 
 
 def test_registry_names_entries_and_suggests_the_closest_name():
@@ -127,3 +155,33 @@ def test_run_takes_a_mapping_and_matches_the_file(tmp_path, capsys):
     with pytest.raises(ConfigError, match="^pipeline: expected a file path or a mapping, got list$"):
         dolb.run([1], tmp_path / "bad")
     assert not (tmp_path / "bad").exists()
+
+
+def test_a_learner_from_another_package_appears_everywhere(pytester, monkeypatch, tmp_path):
+    """A learner registered through the ``dolb.learners`` entry point shows in the
+    registry, in `dolb learners`, in `dolb bench`'s list, and in the generic learner
+    tests, with nothing of dolb touched."""
+    folder = plugin_folder(tmp_path / "plugin")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(folder), str(ROOT)]))
+    listing = subprocess.run([sys.executable, "-m", "dolb", "learners", "throwaway_perceptron"],
+                             env=env, capture_output=True, text=True, check=True).stdout
+    assert listing.startswith("throwaway_perceptron (binary): A throwaway learner from another package")
+    script = "import dolb.bench; print(sorted(dolb.bench.LEARNERS))"
+    benched = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert "throwaway_perceptron" in benched.stdout
+
+    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+    pytester.chdir()
+    generic = [str(ROOT / "tests" / name) for name in ("test_conversions.py", "test_learner_protocol.py")]
+    collected = pytester.runpytest_subprocess("--collect-only", "-q", "-p", "no:cacheprovider",
+                                              "--rootdir", str(ROOT), *generic)
+    ids = [line for line in collected.outlines if "throwaway_perceptron" in line]
+    assert any("test_every_conversion_matches_brute_force" in i for i in ids), collected.outlines[-5:]
+    assert any("test_unlabelled_targets_are_never_read" in i for i in ids)
+    assert any("test_dense_and_sparse_inputs_agree" in i for i in ids)
+
+
+def test_no_module_is_over_400_lines():
+    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "dolb").rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}
+    assert not long, f"modules over 400 lines (split them by job): {long}"

@@ -171,7 +171,7 @@ def test_a_pickled_learner_goes_on_identically():
     learner.learn(X[:100], y[:100])
     copy = pickle.loads(pickle.dumps(learner))
     np.testing.assert_array_equal(learner.learn(X[100:], y[100:]), copy.learn(X[100:], y[100:]))
-    for key, (scores, info) in outputs_on(learner, X).items():
+    for key, (scores, _) in outputs_on(learner, X).items():
         np.testing.assert_array_equal(scores, outputs_on(copy, X)[key][0])
 
 

@@ -3,8 +3,8 @@
 Examples
 --------
 >>> from dolb.learners import learner_class
->>> print(describe_learner(learner_class("perceptron")).splitlines()[0])
-perceptron (binary): The Perceptron (Rosenblatt, "The perceptron: a probabilistic model for information storage and organization in the brain", Psychological Review 1958).
+>>> print(describe_learner(learner_class("pa")).splitlines()[0][:60])
+pa (binary): Passive-Aggressive learning (Crammer, Dekel, Ke
 """
 
 from __future__ import annotations
