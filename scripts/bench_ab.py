@@ -24,9 +24,10 @@ import numpy as np
 from scipy.stats import bootstrap
 
 
-def bench(tree: str, quick: bool, zarr: bool) -> dict[tuple, float]:
+def bench(tree: str, quick: bool, zarr: bool, only: str | None) -> dict[tuple, float]:
     """One ``dolb bench`` run of ``tree``: examples/s by (learner, input, source, conversions)."""
     command = [sys.executable, "-m", "dolb.cli", "bench", "--json", "--repeat", "1"]
+    command += ["--only", only] if only else []
     command += ["--quick"] if quick else []
     command += [] if zarr else ["--no-zarr"]
     env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
@@ -43,11 +44,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="dolb bench --quick (a tenth of the streams)")
     parser.add_argument("--zarr", action="store_true", help="also from a Zarr store (default: memory only)")
+    parser.add_argument("--only", help="comma-separated learners, in the order both trees run them (a "
+                                       "learner's place in a run moves its speed by a few %%: keep it equal)")
     args = parser.parse_args()
     ratios: dict[tuple, list[float]] = defaultdict(list)
     for r in range(args.repeat):
         order = [args.before, args.after] if r % 2 == 0 else [args.after, args.before]
-        found = {tree: bench(tree, args.quick, args.zarr) for tree in order}
+        found = {tree: bench(tree, args.quick, args.zarr, args.only) for tree in order}
         for key, speed in found[args.after].items():
             if key in found[args.before]:
                 ratios[key].append(speed / found[args.before][key])
