@@ -87,8 +87,8 @@ class ChunkReader:
     ``keep`` most recently used decoded chunks.
 
     Reading whole chunks means no chunk is decoded twice while its rows are still being
-    asked for, each chunk is checked against its manifest checksum once, and a failure
-    names exactly one chunk.
+    asked for, every chunk decoded is checked against its manifest checksum before it is
+    used, and a failure names exactly one chunk.
 
     Examples
     --------
