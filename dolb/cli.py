@@ -4,8 +4,8 @@
 it would compute and how long that should take; ``dolb report DIR`` renders its tables
 and figures again; ``dolb status DIR`` shows the run history and the failed cells;
 ``dolb export DIR`` writes the results as one CSV; ``dolb reproduce DIR --out NEW`` runs a
-recorded run again and checks every value; ``dolb learners`` lists the registered
-learners and their parameters. A user's mistake is printed as one line
+recorded run again and checks every value; ``dolb verify DIR`` checks a dataset store in
+full; ``dolb learners`` lists the registered learners and their parameters. A user's mistake is printed as one line
 (``dolb: error: ...``) with exit status 2. ``-v`` logs what a run does (``-vv`` more),
 ``-q`` only errors.
 """
@@ -148,6 +148,15 @@ def _status(args: argparse.Namespace) -> int:
     return 1 if len(failed) else 0
 
 
+def _verify(args: argparse.Namespace) -> int:
+    from dolb.data import open_dataset
+
+    dataset = open_dataset(args.dir)
+    checked = dataset.verify()
+    print(f"{args.dir}: ok ({dataset.n_rows} rows, {checked} chunks checked)")
+    return 0
+
+
 def _compare(args: argparse.Namespace) -> int:
     from dolb.results.compare_report import compare_folders, console_text
 
@@ -259,6 +268,10 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--scheduler", help="address or scheduler file of a running Dask scheduler")
     where.add_argument("--cluster", metavar="FILE", help="cluster file (see cluster/)")
     again.set_defaults(handler=_reproduce)
+
+    verify = commands.add_parser("verify", help="check a dataset store in full: metadata, chunks, fingerprint")
+    verify.add_argument("dir", help="dataset store (a directory or an fsspec URL)")
+    verify.set_defaults(handler=_verify)
 
     compare = commands.add_parser("compare", help="compare a result folder with a baseline (nightly)")
     compare.add_argument("run", help="result folder of the run to judge")

@@ -327,6 +327,17 @@ def test_svmlight_labels_map_to_plus_minus_one(tmp_path):
         import_dataset("svmlight", {"path": path, "positive": 3}, tmp_path / "data")
 
 
+@pytest.mark.parametrize("label", ["nan", "inf", "-inf"])
+def test_svmlight_non_finite_label_names_file_and_row(tmp_path, label):
+    train = write(tmp_path, "train", f"1 1:1\n{label} 2:1\n1 3:1\n")
+    with raises(DataError, f"svmlight file {train}, row 1: label ", "is not a finite number"):
+        import_dataset("svmlight", {"path": train}, tmp_path / "data")
+    good = write(tmp_path, "good", "1 1:1\n-1 2:1\n")
+    test = write(tmp_path, "test", f"-1 1:1\n1 2:1\n{label} 3:1\n")
+    with raises(DataError, f"svmlight file {test}, row 2: label "):
+        import_dataset("svmlight", {"path": good, "test_path": test}, tmp_path / "data")
+
+
 def test_svmlight_malformed_line_is_named(tmp_path):
     path = write(tmp_path, "bad", "1 1:1\n-1 2:1\n# a comment\n1 3:x\n")
     with raises(DataError, f"svmlight file {path}, line 4: malformed"):

@@ -239,19 +239,31 @@ def test_corrupted_indptr_fails_at_open(tmp_path):
         open_dataset(ds.path)
 
 
-def test_swapped_valid_chunk_fails_the_fingerprint(tmp_path):
+def test_swapped_valid_chunk_is_named_on_read_and_verify(tmp_path):
     ds = write_dataset(tmp_path / "d", dense(n=40), np.zeros(40), chunk_rows=10)
     chunks = Path(ds.path) / "X" / "c"
-    (chunks / "1" / "0").write_bytes((chunks / "0" / "0").read_bytes())  # checksums still match
-    with pytest.raises(DataError, match="does not match its fingerprint"):
-        ds.verify()
+    (chunks / "1" / "0").write_bytes((chunks / "0" / "0").read_bytes())  # codec checksums still match
+    for action in (lambda: ds.read(slice(10, 20)), ds.verify):
+        with pytest.raises(DataError, match=r"'X' chunk 1 \(file X/c/1/0, rows 10..19\) is missing, damaged or misplaced"):
+            action()
 
 
-def test_deleted_chunk_file_fails_the_fingerprint(tmp_path):
+def test_deleted_chunk_file_is_named_on_read_and_verify(tmp_path):
     ds = write_dataset(tmp_path / "d", np.ones((40, 3)), np.arange(1.0, 41.0), chunk_rows=10)
     (Path(ds.path) / "y" / "c" / "3").unlink()  # zarr reads a missing chunk as zeros
+    for action in (lambda: ds.read([35]), ds.verify):
+        with pytest.raises(DataError, match=r"'y' chunk 3 \(file y/c/3, rows 30..39\) is missing, damaged or misplaced"):
+            action()
+
+
+def test_edited_fingerprint_fails_verify(tmp_path):
+    ds = write_dataset(tmp_path / "d", dense(n=40), np.zeros(40), chunk_rows=10)
+    meta = Path(ds.path) / "zarr.json"
+    document = json.loads(meta.read_text())
+    document["attributes"]["fingerprint"] = "0" * 64
+    meta.write_text(json.dumps(document))
     with pytest.raises(DataError, match="does not match its fingerprint"):
-        ds.verify()
+        open_dataset(ds.path).verify()
 
 
 # --------------------------------------------------------------------------- validation

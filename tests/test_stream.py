@@ -157,9 +157,13 @@ def test_shared_chunk_cache_decodes_each_chunk_once_within_budget(tmp_path):
     assert cache.bytes == 50 * 2 * 8 + 50 * 8  # one X chunk and one y chunk
     import zarr
 
-    zarr.open_array(str(tmp_path / "cached" / "X"), mode="r+")[0:50] = -1.0  # change it behind the cache
+    stored = zarr.open_array(str(tmp_path / "cached" / "X"), mode="r+")
+    stored[0:50] = -1.0  # change it behind the cache
     again = [x for x, _ in stream_blocks(ds, rows=np.arange(10, 20), cache=cache)]
     assert np.array_equal(first[0], again[0]) and again[0][0, 0] == 20.0  # served from the cache
+    with pytest.raises(DataError, match="'X' chunk 0 .* does not match the chunk manifest"):
+        list(stream_blocks(ds, rows=np.arange(10, 20)))  # read again, the change is seen
+    stored[0:50] = X[:50]
     small = ChunkCache(max_bytes=500)
     list(stream_blocks(ds, cache=small, block_size=64))
     assert small.bytes <= 500

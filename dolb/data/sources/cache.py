@@ -3,8 +3,11 @@
 A run (a generator with its parameters and seed, an importer with its parameters and
 source files) is described by a JSON-ready ``identity``. Its parts are written as dolb
 datasets under ``directory/<prefix>-<hash>/<part>``, where ``<hash>`` is 16 hex digits
-of :func:`dolb.identity.digest` of the identity (``compact=False``), and later calls with
-the same identity open them without writing anything.
+of :func:`dolb.identity.digest` (``compact=False``) of ``{"manifest": MANIFEST_VERSION,
+"run": identity}``, and later calls with the same identity open them without writing
+anything. The manifest version is in the key so that a cache entry written in another
+store layout (before chunk manifests, say) is never opened: its run is simply built
+again beside it (old entries can be deleted by hand).
 
 The parts are first written into a hidden temporary sibling, which is renamed into
 place once complete, so the run directory is either absent or complete. When two
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from dolb.data.store.dataset import Dataset, open_dataset
+from dolb.data.store.manifest import MANIFEST_VERSION
 from dolb.data.store.writing import write_dataset
 from dolb.errors import DataError
 from dolb.identity import digest
@@ -58,7 +62,8 @@ def stored_parts(
     >>> sets["train"].n_rows
     3
     """
-    final = Path(directory).absolute() / f"{prefix}-{digest(identity, compact=False, length=16)}"
+    key = digest({"manifest": MANIFEST_VERSION, "run": identity}, compact=False, length=16)
+    final = Path(directory).absolute() / f"{prefix}-{key}"
     if not final.is_dir():
         if make is None:
             return None

@@ -64,7 +64,8 @@ def read_svmlight(
 
 
 def _load(path: Path) -> tuple[sp.csr_matrix, np.ndarray]:
-    """X (indices as written) and y of one file, or DataError naming the file and line."""
+    """X (indices as written) and y of one file, or DataError naming the file and the
+    line (unparsable text) or row (a NaN or infinite label)."""
     from sklearn.datasets import load_svmlight_file
 
     try:
@@ -77,6 +78,10 @@ def _load(path: Path) -> tuple[sp.csr_matrix, np.ndarray]:
         raise DataError(f"svmlight file {path}: cannot read it ({exc}); is it truncated?") from exc
     if X.shape[0] == 0:
         raise DataError(f"svmlight file {path} holds no examples")
+    bad = ~np.isfinite(y)
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise DataError(f"svmlight file {path}, row {row}: label {y[row]} is not a finite number")
     return X, y
 
 

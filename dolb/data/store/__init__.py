@@ -1,7 +1,8 @@
 """The Zarr dataset store: the format, writing, opening, reading and verifying datasets.
 
 Modules, lowest first: :mod:`~dolb.data.store.format` (layout, encoding, fingerprint),
-:mod:`~dolb.data.store.readers` (decoded chunks and row blocks),
+:mod:`~dolb.data.store.manifest` (the chunk manifest every read is checked against),
+:mod:`~dolb.data.store.readers` (decoded chunks and row blocks, verified),
 :mod:`~dolb.data.store.dataset` (:class:`Dataset`, :func:`open_dataset`, verification),
 :mod:`~dolb.data.store.inputs` (checks of the arrays to write) and
 :mod:`~dolb.data.store.writing` (:func:`write_dataset`, atomic publication).

@@ -2,7 +2,9 @@
 layout), and verifying its content against its fingerprint.
 
 Datasets are made by :func:`~dolb.data.store.writing.write_dataset`; this module opens
-them, checks their structure on opening and reads rows of them.
+them, checks their structure and every array's metadata against the chunk manifest
+(:mod:`dolb.data.store.manifest`) on opening, and reads rows of them, each chunk
+checked against the manifest as it is read.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import zarr.errors
 import zarr.storage
 
 from dolb.data.store.format import FORMAT_VERSION, READ_ERRORS, is_url, little, start_fingerprint, url_store
+from dolb.data.store.manifest import checked_manifest
 from dolb.data.store.readers import ChunkReader, RowReader
 from dolb.errors import ConfigError, DataError
 
@@ -35,8 +38,9 @@ def open_dataset(path: str | os.PathLike) -> Dataset:
     Raises
     ------
     DataError
-        Nothing at ``path``, not a dolb dataset, an unknown format version, or members
-        whose shapes disagree with the attributes.
+        Nothing at ``path``, not a dolb dataset, an unknown format version, no chunk
+        manifest (written by an older dolb), an array whose metadata differs from the
+        manifest's record, or members whose shapes disagree with the attributes.
 
     Examples
     --------
@@ -81,6 +85,8 @@ class Dataset:
         Hex sha256 of the content, computed at write time.
     provenance : dict
         The JSON description given at write time.
+    checksums : dict of str to list of int
+        The chunk manifest's checksum of each chunk of each array.
 
     Examples
     --------
@@ -102,6 +108,7 @@ class Dataset:
         self.sparse = self._member(root, "X", zarr.Group, required=False) is not None
         names = ("X/data", "X/indices", "X/indptr", "y") if self.sparse else ("X", "y")
         self.arrays = {name: self._member(root, name, zarr.Array) for name in names}
+        self.checksums = checked_manifest(self.path, attributes, self.arrays)
         self._check_shapes(root)
         self.indptr = None
         if self.sparse:
@@ -227,28 +234,37 @@ class Dataset:
             rows = np.arange(start, stop, step)
         return RowReader(self).read(self.check_rows(rows))
 
-    def verify(self) -> None:
-        """Re-read every chunk and recompute the fingerprint.
+    def verify(self) -> int:
+        """Re-read every chunk, checking it against the chunk manifest, and recompute the
+        fingerprint.
+
+        Returns
+        -------
+        int
+            The number of chunks checked.
 
         Raises
         ------
         DataError
-            A chunk fails its checksum or cannot be decoded (naming the array and
-            chunk), or the content no longer matches the stored fingerprint.
+            A chunk cannot be decoded or is missing, damaged or misplaced (naming the
+            array and chunk), or the content no longer matches the stored fingerprint.
 
         Examples
         --------
         >>> open_dataset(tmp / "toy").verify()
+        2
         """
         digest = start_fingerprint([(name, a.dtype, a.shape) for name, a in self.arrays.items()])
+        checked = 0
         for name in self.arrays:
             reader = ChunkReader(self, name, keep=0)
             for index in range(reader.n_chunks):
                 chunk = np.ascontiguousarray(reader.chunk(index), dtype=little(reader.dtype))
                 digest.update(chunk.data)
+            checked += reader.n_chunks
         if digest.hexdigest() != self.fingerprint:
             raise DataError(
                 f"dataset {self.path}: content does not match its fingerprint "
                 f"(stored {self.fingerprint[:12]}..., computed {digest.hexdigest()[:12]}...)"
             )
-
+        return checked

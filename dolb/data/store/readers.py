@@ -4,6 +4,10 @@
 decoded chunks; :class:`RowReader` builds ``(X, y)`` blocks of rows from them.
 A :class:`ChunkCache` shared by many readers lets a worker process that runs many
 small cells on the same dataset decode each chunk once, within a fixed byte budget.
+Every decoded chunk is checked against the dataset's chunk manifest
+(:mod:`dolb.data.store.manifest`) before it is used or cached: a chunk that is missing
+(Zarr would give its fill value), damaged or copied from elsewhere is a
+:class:`~dolb.errors.DataError`, never data.
 
 Readers need only what :class:`StoredArrays` lists, which an opened
 :class:`~dolb.data.store.dataset.Dataset` provides.
@@ -20,6 +24,7 @@ import scipy.sparse as sp
 import zarr
 
 from dolb.data.store.format import INT32_MAX, READ_ERRORS
+from dolb.data.store.manifest import chunk_checksum
 from dolb.errors import DataError
 
 CACHE_CHUNKS = 2
@@ -34,12 +39,14 @@ class StoredArrays(Protocol):
     n_features: int
     sparse: bool
     arrays: dict[str, zarr.Array]
+    checksums: dict[str, list[int]]
     indptr: np.ndarray | None
 
 
 class ChunkCache:
     """Decoded chunks shared by readers, least recently used first out, holding at
-    most ``max_bytes``; keyed by dataset fingerprint, array name and chunk number.
+    most ``max_bytes``; keyed by dataset fingerprint, array name, chunk length and chunk
+    number.
 
     Examples
     --------
@@ -80,7 +87,8 @@ class ChunkReader:
     ``keep`` most recently used decoded chunks.
 
     Reading whole chunks means no chunk is decoded twice while its rows are still being
-    asked for, and a decoding failure names exactly one chunk.
+    asked for, every chunk decoded is checked against its manifest checksum before it is
+    used, and a failure names exactly one chunk.
 
     Examples
     --------
@@ -97,6 +105,7 @@ class ChunkReader:
         self.shared = shared
         self.name = name
         self.array = dataset.arrays[name]
+        self.checksums = dataset.checksums[name]
         self.dtype = self.array.dtype
         self.length = self.array.shape[0]
         self.chunk_length = self.array.chunks[0]
@@ -105,12 +114,13 @@ class ChunkReader:
         self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
 
     def chunk(self, index: int) -> np.ndarray:
-        """Decoded chunk ``index`` (read-only view of the cache: copy before changing)."""
+        """Decoded chunk ``index``, checked against the chunk manifest (read-only view of
+        the cache: copy before changing)."""
         if index in self._cache:
             self._cache.move_to_end(index)
             return self._cache[index]
         if self.shared is not None:
-            values = self.shared.get((self.fingerprint, self.name, index))
+            values = self.shared.get(self._shared_key(index))
             if values is not None:
                 return values
         start = index * self.chunk_length
@@ -118,19 +128,34 @@ class ChunkReader:
         try:
             values = self.array[start:stop]
         except READ_ERRORS as exc:
-            key = self.array.metadata.encode_chunk_key((index,) + (0,) * (self.array.ndim - 1))
-            unit = "rows" if self.name in ("X", "y") else "elements"
-            raise DataError(
-                f"dataset {self.dataset_path}: array {self.name!r} chunk {index} "
-                f"(file {self.name}/{key}, {unit} {start}..{stop - 1}) is corrupted: {exc}"
-            ) from exc
+            raise self._fault(index, f"is corrupted: {exc}") from exc
+        if chunk_checksum(values) != self.checksums[index]:
+            raise self._fault(
+                index, "is missing, damaged or misplaced: its content does not match the chunk manifest"
+            )
         values.flags.writeable = False
         if self.shared is not None:
-            self.shared.put((self.fingerprint, self.name, index), values)
+            self.shared.put(self._shared_key(index), values)
         self._cache[index] = values
         while len(self._cache) > self.keep:
             self._cache.popitem(last=False)
         return values
+
+    def _shared_key(self, index: int) -> tuple:
+        """Key of chunk ``index`` in a shared cache: stores of equal content (equal
+        fingerprints) may be chunked differently, so the chunk length is part of it."""
+        return (self.fingerprint, self.name, self.chunk_length, index)
+
+    def _fault(self, index: int, what: str) -> DataError:
+        """The error naming the store, array, chunk, its file key and its rows or elements."""
+        start = index * self.chunk_length
+        stop = min(start + self.chunk_length, self.length)
+        key = self.array.metadata.encode_chunk_key((index,) + (0,) * (self.array.ndim - 1))
+        unit = "rows" if self.name in ("X", "y") else "elements"
+        return DataError(
+            f"dataset {self.dataset_path}: array {self.name!r} chunk {index} "
+            f"(file {self.name}/{key}, {unit} {start}..{stop - 1}) {what}"
+        )
 
     def span(self, start: int, stop: int) -> np.ndarray:
         """A new array holding elements ``start`` to ``stop - 1``."""

@@ -1,4 +1,5 @@
-"""Writing datasets: checked, fingerprinted, chunked and checksummed, published atomically.
+"""Writing datasets: checked, fingerprinted, chunked and checksummed (with a chunk
+manifest, see :mod:`dolb.data.store.manifest`), published atomically.
 
 See :mod:`dolb.data.store.format` for the format and :mod:`dolb.data.store.inputs`
 for the checks of the input. A local dataset is written into a temporary sibling
@@ -30,6 +31,7 @@ from zarr.codecs import BloscCodec, BytesCodec, Crc32cCodec
 from dolb.data.store.dataset import Dataset, open_dataset
 from dolb.data.store.format import FORMAT_VERSION, is_url, start_fingerprint, url_store
 from dolb.data.store.inputs import Part, input_parts, row_bytes
+from dolb.data.store.manifest import MANIFEST_KEY, chunk_checksum, make_manifest
 from dolb.errors import ConfigError, DataError
 
 _SLAB_BYTES = 64 << 20  # input copied, checked, hashed and written this much at a time
@@ -195,13 +197,14 @@ def _write_url(url: str, X, y, chunk_rows, provenance, overwrite: bool) -> Datas
 
 def _write_store(store, parts: list[Part], shape: tuple[int, int], provenance: dict, *, sparse: bool) -> None:
     """Write ``parts`` as a dolb Zarr group in ``store`` (a local directory or a Zarr
-    store), fingerprint included; the dolb attributes are written last."""
+    store), fingerprint and chunk manifest included; the dolb attributes are written last."""
     root = zarr.create_group(store=str(store) if isinstance(store, Path) else store, zarr_format=3)
     if sparse:
         root.create_group("X", attributes={**_ANNDATA_CSR, "shape": list(shape)})
     digest = start_fingerprint([(p.name, p.dtype, p.values.shape) for p in parts])
+    arrays, checksums = {}, {}
     for part in parts:
-        _write_part(root, part, digest)
+        arrays[part.name], checksums[part.name] = _write_part(root, part, digest)
     root.attrs.update(
         {
             "dolb_dataset": FORMAT_VERSION,
@@ -209,23 +212,28 @@ def _write_store(store, parts: list[Part], shape: tuple[int, int], provenance: d
             "n_features": shape[1],
             "fingerprint": digest.hexdigest(),
             "provenance": provenance,
+            MANIFEST_KEY: make_manifest(arrays, checksums),
         }
     )
 
 
-def _write_part(root: zarr.Group, part: Part, digest) -> None:
-    """Write one array slab by slab, checking and hashing each slab on the way."""
+def _write_part(root: zarr.Group, part: Part, digest) -> tuple[zarr.Array, list[int]]:
+    """Write one array slab by slab, checking and hashing each slab on the way; return
+    the array and the checksum of each of its chunks."""
     shape = part.values.shape
     chunks = (part.chunk, *shape[1:])
     options = _array_options(chunks, _compresses(part.values, part.dtype))
     array = root.create_array(part.name, shape=shape, dtype=part.dtype, **options)
     step = part.chunk * max(1, _SLAB_BYTES // (part.chunk * row_bytes(part.values)))
-    for start in range(0, shape[0], step):
+    checksums = []
+    for start in range(0, shape[0], step):  # a slab is a whole number of chunks
         given = part.values[start : start + step]
         part.check(given, start)  # before the cast, which could wrap 64-bit indices
         slab = np.ascontiguousarray(given, dtype=part.dtype)
         digest.update(slab.data)
+        checksums += [chunk_checksum(slab[i : i + part.chunk]) for i in range(0, slab.shape[0], part.chunk)]
         array[start : start + slab.shape[0]] = slab
+    return array, checksums
 
 
 def _publish(temporary: Path, target: Path, overwrite: bool) -> None:
