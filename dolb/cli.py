@@ -197,6 +197,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _add_where(command: argparse.ArgumentParser) -> None:
+    """The options saying where a command runs its cells (see :func:`_where`)."""
+    where = command.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=positive_int, help="worker processes of the embedded LocalCluster")
+    where.add_argument("--scheduler", help="address or scheduler file of a running Dask scheduler")
+    where.add_argument("--cluster", metavar="FILE", help="cluster file describing the cluster to start (see cluster/)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="dolb", description="Distributed online learning bench.")
     parser.add_argument("--version", action="version", version=f"dolb {dolb.__version__}")
@@ -209,10 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run a pipeline's cells on Dask and report")
     run.add_argument("pipeline", help="pipeline file (TOML)")
     run.add_argument("--out", required=True, help="result folder (created; reused to resume)")
-    where = run.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=positive_int, help="worker processes of the embedded LocalCluster")
-    where.add_argument("--scheduler", help="address or scheduler file of a running Dask scheduler")
-    where.add_argument("--cluster", metavar="FILE", help="cluster file describing the cluster to start (see cluster/)")
+    _add_where(run)
     run.add_argument("--retry-failed", action="store_true", help="run failed cells again")
     run.add_argument("--force", action="store_true",
                      help="add to a result folder that holds another pipeline's results")
@@ -263,10 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument("dir", help="result folder written by `dolb run`")
     again.add_argument("--out", required=True, help="a fresh result folder for the new run")
     again.add_argument("--run", help="the run id to reproduce (default: the last finished run; see dolb status)")
-    where = again.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=positive_int, help="worker processes of the embedded LocalCluster")
-    where.add_argument("--scheduler", help="address or scheduler file of a running Dask scheduler")
-    where.add_argument("--cluster", metavar="FILE", help="cluster file (see cluster/)")
+    _add_where(again)
     again.set_defaults(handler=_reproduce)
 
     verify = commands.add_parser("verify", help="check a dataset store in full: metadata, chunks, fingerprint")

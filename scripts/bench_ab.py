@@ -2,7 +2,8 @@
 each, ``--repeat`` times, and per learner × input × conversions the median ratio of
 examples per CPU second (after / before) with a bootstrap 95 % interval.
 
-    python scripts/bench_ab.py BEFORE_TREE AFTER_TREE [--repeat 7] [--quick] [--zarr]
+    python scripts/bench_ab.py BEFORE_TREE AFTER_TREE [--repeat 7] [--best-of 1] [--quick] [--zarr]
+                               [--only LEARNER,LEARNER,...]
 
 Each tree is a checkout of dolb (its ``dolb/`` package is put first on PYTHONPATH);
 the runs interleave (before, after, after, before, ...) so that a machine that slows
@@ -24,9 +25,9 @@ import numpy as np
 from scipy.stats import bootstrap
 
 
-def bench(tree: str, quick: bool, zarr: bool, only: str | None) -> dict[tuple, float]:
+def bench(tree: str, quick: bool, zarr: bool, only: str | None, best_of: int) -> dict[tuple, float]:
     """One ``dolb bench`` run of ``tree``: examples/s by (learner, input, source, conversions)."""
-    command = [sys.executable, "-m", "dolb.cli", "bench", "--json", "--repeat", "1"]
+    command = [sys.executable, "-m", "dolb.cli", "bench", "--json", "--repeat", str(best_of)]
     command += ["--only", only] if only else []
     command += ["--quick"] if quick else []
     command += [] if zarr else ["--no-zarr"]
@@ -41,7 +42,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("before")
     parser.add_argument("after")
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=7, help="interleaved runs of each tree")
+    parser.add_argument("--best-of", type=int, default=1, help="dolb bench --repeat: the best of this "
+                                                               "many passes within a run (default 1)")
     parser.add_argument("--quick", action="store_true", help="dolb bench --quick (a tenth of the streams)")
     parser.add_argument("--zarr", action="store_true", help="also from a Zarr store (default: memory only)")
     parser.add_argument("--only", help="comma-separated learners, in the order both trees run them (a "
@@ -50,7 +53,7 @@ def main() -> None:
     ratios: dict[tuple, list[float]] = defaultdict(list)
     for r in range(args.repeat):
         order = [args.before, args.after] if r % 2 == 0 else [args.after, args.before]
-        found = {tree: bench(tree, args.quick, args.zarr, args.only) for tree in order}
+        found = {tree: bench(tree, args.quick, args.zarr, args.only, args.best_of) for tree in order}
         for key, speed in found[args.after].items():
             if key in found[args.before]:
                 ratios[key].append(speed / found[args.before][key])

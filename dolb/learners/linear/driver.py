@@ -38,6 +38,7 @@ change in a helper they call can never be missed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import re
@@ -97,7 +98,8 @@ def _expand_feed(match: re.Match) -> str:
     lines = [f"{indent}pass"]
     for slot, part in enumerate(FED):
         if event in part.hooks:
-            lines += [f"{indent}if on[{_switch(slot, event)}]:", f"{indent}    hook_{slot}_{event}(state_{slot}, {values})"]
+            lines += [f"{indent}if on[{_switch(slot, event)}]:",
+                      f"{indent}    hook_{slot}_{event}(state_{slot}, {values})"]
     return "\n".join(lines)
 
 
@@ -216,10 +218,8 @@ def _prune_cache(name: str, current: str) -> None:
     pattern = re.compile(rf"driver\._drive_{re.escape(name)}_[0-9a-f]{{12}}-.*\.nb[ci]")
     for path in folder.glob(f"driver._drive_{name}_*.nb[ci]"):
         if pattern.fullmatch(path.name) and not path.name.startswith(f"driver.{current}-"):
-            try:
+            with contextlib.suppress(OSError):  # another process got there first, or a read-only install
                 path.unlink()
-            except OSError:  # another process got there first, or a read-only install
-                pass
 
 
 def compile_driver(step, name: str, module_file: str):
@@ -232,7 +232,7 @@ def compile_driver(step, name: str, module_file: str):
     _prune_cache(name, qualname)
     source, hooks = _driver_source()
     namespace = {**_drive.__globals__, **hooks, "step": step}
-    exec(compile(source, __file__, "exec"), namespace)  # noqa: S102 (this module's own _drive, expanded)
+    exec(compile(source, __file__, "exec"), namespace)  # this module's own _drive, expanded
     fn = namespace["_drive"]
     fn.__name__ = f"_drive_{name}"
     fn.__qualname__ = qualname
