@@ -100,3 +100,14 @@ def test_an_out_folder_that_cannot_be_one(make, pipeline, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("dolb: error: ") and str(blocker) in err and err.count("\n") == 1, err
     assert blocker.read_text() == "not a folder"
+
+
+def test_names_in_markdown_tables_cannot_inject_markup():
+    import pandas as pd
+
+    from dolb.results.tables import to_markdown
+
+    hostile = "<script>x</script> [click](javascript:alert(1))\n# heading | cell"
+    text = to_markdown(pd.DataFrame({"learner": [hostile], "mean": [0.5]}))
+    assert "<script>" not in text and "](javascript" not in text and "\n#" not in text
+    assert text.count("\n") == 2 and "&lt;script&gt;" in text and "0.5" in text

@@ -27,7 +27,7 @@ from dolb.results.compare import (
 from dolb.results.figures import colour_cycle, config_labels, log_axes, new_figure, save
 from dolb.results.html import Section, html_page
 from dolb.results.report import slug
-from dolb.results.tables import CONFIG_COLUMNS, aggregate, read_results, to_markdown
+from dolb.results.tables import CONFIG_COLUMNS, aggregate, markdown_text, read_results, to_markdown
 
 
 def _unmatched(run: pd.DataFrame, baseline: pd.DataFrame) -> tuple[int, int]:
@@ -179,9 +179,9 @@ def markdown_page(title: str, sections: list[Section]) -> str:
     text
     <BLANKLINE>
     """
-    parts = [f"# {title}\n"]
+    parts = [f"# {markdown_text(title)}\n"]
     for section in sections:
-        parts.append(f"## {section.heading}\n")
+        parts.append(f"## {markdown_text(section.heading)}\n")
         parts += [f"{text}\n" for text in section.paragraphs]
         if section.table is not None and len(section.table):
             parts.append(to_markdown(section.table) + "\n")

@@ -16,7 +16,7 @@ from dolb.identity import digest
 from dolb.results import query
 from dolb.results.kinds import REPORTS, ReportSpec
 from dolb.results.store import ResultStore
-from dolb.results.tables import to_markdown
+from dolb.results.tables import markdown_text, to_markdown
 
 SUMMARY_STATISTICS = ["mean", "std", "ci95", "count"]
 """The columns of ``report/summary.csv`` besides the configuration."""
@@ -65,7 +65,7 @@ def render_report(reports: tuple[ReportSpec, ...], index: int, store: ResultStor
     kind = REPORTS[report.kind]
     with _report_folder(store) as folder:
         stem = folder / slug(f"{index + 1:02d}-{report.experiment}-{report.metric}-{report.kind}")
-        text = f"## {report.title}\n"
+        text = f"## {markdown_text(report.title)}\n"
         try:
             table = kind.table(report, summary, store)
         except DataError as exc:  # e.g. every cell it needs failed: say so, draw the rest

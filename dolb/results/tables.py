@@ -106,9 +106,32 @@ def comparison_table(summary: pd.DataFrame, experiment: str, metric: str, at, st
     return wide
 
 
+_MARKDOWN_ESCAPES = str.maketrans({
+    "\\": "\\\\", "`": "\\`", "[": "\\[", "]": "\\]", "|": "\\|", "#": "\\#",
+    "<": "&lt;", ">": "&gt;", "&": "&amp;", "\n": " ", "\r": " ",
+})
+
+
+def markdown_text(value) -> str:
+    r"""``value`` as text that Markdown shows as written, on one line: no HTML, no link,
+    no code span, no heading and no table cell can start from a name or a title.
+
+    Examples
+    --------
+    >>> print(markdown_text("<b>x</b> [go](javascript:alert(1))\n# title | a`b"))
+    &lt;b&gt;x&lt;/b&gt; \[go\](javascript:alert(1)) \# title \| a\`b
+    """
+    return str(value).translate(_MARKDOWN_ESCAPES)
+
+
 def to_markdown(table: pd.DataFrame) -> str:
-    """A table as Markdown, numbers in 3 significant digits."""
-    return table.to_markdown(index=False, floatfmt=".3g")
+    """A table as Markdown, numbers in 3 significant digits, text escaped
+    (:func:`markdown_text`)."""
+    text = table.copy()
+    for column in text.columns[text.dtypes == object]:
+        text[column] = text[column].map(markdown_text)
+    text.columns = [markdown_text(c) for c in text.columns]
+    return text.to_markdown(index=False, floatfmt=".3g")
 
 
 def _at_sizes(subset: pd.DataFrame, at) -> pd.DataFrame:
