@@ -128,8 +128,9 @@ def to_markdown(table: pd.DataFrame) -> str:
     """A table as Markdown, numbers in 3 significant digits, text escaped
     (:func:`markdown_text`)."""
     text = table.copy()
-    for column in text.columns[text.dtypes == object]:
-        text[column] = text[column].map(markdown_text)
+    for column in text.columns:
+        if not pd.api.types.is_numeric_dtype(text[column]):
+            text[column] = text[column].map(markdown_text)
     text.columns = [markdown_text(c) for c in text.columns]
     return text.to_markdown(index=False, floatfmt=".3g")
 
