@@ -109,5 +109,5 @@ def test_names_in_markdown_tables_cannot_inject_markup():
 
     hostile = "<script>x</script> [click](javascript:alert(1))\n# heading | cell"
     text = to_markdown(pd.DataFrame({"learner": [hostile], "mean": [0.5]}))
-    assert "<script>" not in text and "](javascript" not in text and "\n#" not in text
-    assert text.count("\n") == 2 and "&lt;script&gt;" in text and "0.5" in text
+    assert "<script>" not in text and "[click](" not in text and "\n#" not in text
+    assert text.count("\n") == 2 and "&lt;script&gt;" in text and "\\[click\\](javascript" in text
