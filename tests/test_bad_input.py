@@ -111,3 +111,34 @@ def test_names_in_markdown_tables_cannot_inject_markup():
     text = to_markdown(pd.DataFrame({"learner": [hostile], "mean": [0.5]}))
     assert "<script>" not in text and "[click](" not in text and "\n#" not in text
     assert text.count("\n") == 2 and "&lt;script&gt;" in text and "\\[click\\](javascript" in text
+
+
+@pytest.mark.parametrize("generator, params", [
+    ("sparse_text", "n_rows = 1000000000000, n_test = 100"),
+    ("irma", "n_sequences = 1000000000, length = 1000000"),
+])
+def test_a_generator_asked_for_more_than_memory_is_refused_before_allocating(generator, params, tmp_path,
+                                                                            monkeypatch, capsys):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("DOLB_DATA_CACHE", str(cache))
+    path = tmp_path / "huge.toml"
+    path.write_text(textwrap.dedent(f"""
+        [pipeline]
+        name = "huge"
+        seed = 1
+        [datasets.big]
+        generator = "{generator}"
+        params = {{ {params} }}
+        [experiments.e]
+        dataset = "big"
+        task = "{'binary' if generator == 'sparse_text' else 'regression'}"
+        split = {{ scheme = "{'holdout' if generator == 'sparse_text' else 'sequences'}", count = 1 }}
+        metrics = ["{'test_error' if generator == 'sparse_text' else 'test_mse'}"]
+        learners = [{{ learner = "{'perceptron' if generator == 'sparse_text' else 'irma'}" }}]
+    """))
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out), "--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dolb: error: {path}: datasets.big.params: generator '{generator}': these parameters "
+                          "make about ") and "of memory" in err and err.count("\n") == 1, err
+    assert not out.exists() and not cache.exists()

@@ -100,7 +100,12 @@ def open_datasets(
     ``builder`` is None."""
     used = {name for e in pipeline.experiments.values() for name in e.datasets}
     specs = [spec for name, spec in pipeline.datasets.items() if name in used]
-    opened = {spec.name: resolve_dataset(spec, cache, pipeline.seed, build=builder is None) for spec in specs}
+    opened = {}
+    for spec in specs:
+        try:
+            opened[spec.name] = resolve_dataset(spec, cache, pipeline.seed, build=builder is None)
+        except ConfigError as exc:  # its parameters: say where they are
+            raise ConfigError(f"{pipeline.path}: datasets.{spec.name}.params: {exc}") from None
     missing = [spec for spec in specs if opened[spec.name] is None]
     if missing:
         client = builder()

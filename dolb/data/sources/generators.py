@@ -37,6 +37,10 @@ class Generator(Source):
     make : callable
         ``make(params, rng) -> {part: (X, y)}`` given checked parameters and a
         ``numpy.random.Generator``.
+    size : callable
+        ``size(params) -> bytes``: about how much memory ``make`` needs for checked
+        parameters; parameters asking for more than this machine has are refused
+        before anything is allocated.
 
     The other parameters are those of :class:`~dolb.data.sources.source.Source`.
     """
@@ -44,6 +48,19 @@ class Generator(Source):
     kind: ClassVar[str] = "generator"
 
     make: Callable[[dict[str, Any], np.random.Generator], Parts]
+    size: Callable[[dict[str, Any]], float]
+
+    def check_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The full parameter set, or ConfigError (also for one that would not fit in
+        this machine's memory)."""
+        checked = super().check_params(params)
+        need, have = self.size(checked), memory_bytes()
+        if need > have:
+            raise ConfigError(
+                f"{self.owner}: these parameters make about {need / 1e9:,.1f} GB of arrays, more than "
+                f"this machine's {have / 1e9:,.1f} GB of memory ({_shown(checked)})"
+            )
+        return checked
 
     def __call__(self, params: dict[str, Any], seed: int | np.random.SeedSequence) -> dict[str, tuple]:
         """``{part: (X, y, provenance)}`` for ``params`` and ``seed``."""
@@ -57,6 +74,17 @@ class Generator(Source):
             "seed": _describe_seed(sequence),
         }
         return self.described(self.make(checked, np.random.default_rng(sequence)), about)
+
+
+def memory_bytes() -> int:
+    """This machine's physical memory, in bytes."""
+    import psutil
+
+    return int(psutil.virtual_memory().total)
+
+
+def _shown(params: dict[str, Any]) -> str:
+    return ", ".join(f"{key} = {value!r}" for key, value in params.items())
 
 
 GENERATORS: Registry[Generator] = Registry("generator")

@@ -54,6 +54,7 @@ def _irma(params: dict[str, Any], rng: np.random.Generator) -> Parts:
 IRMA = Generator(
     name="irma",
     make=_irma,
+    size=lambda p: 32.0 * (p["n_sequences"] * p["length"] + p["n_test"]),  # x, y and temporaries
     params={
         "n_sequences": GenParam(1000, int, 1, "number of independent training sequences"),
         "length": GenParam(150, int, 1, "examples per training sequence"),

@@ -144,6 +144,8 @@ def _sorted_uniforms(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray
 SPARSE_TEXT = Generator(
     name="sparse_text",
     make=_sparse_text,
+    # values, column indices and their temporaries per non-zero; the truth and word weights
+    size=lambda p: 32.0 * (p["n_rows"] + p["n_test"]) * p["nnz_per_row"] + 24.0 * p["n_features"],
     params={
         "n_rows": GenParam(100_000, int, 1, "training rows"),
         "n_features": GenParam(50_000, int, 2, "vocabulary size"),
