@@ -28,9 +28,21 @@ def _where(args: argparse.Namespace) -> dict:
     return {"workers": args.workers, "scheduler": args.scheduler, "cluster_file": args.cluster}
 
 
+def _writable_file(option: str, path: str | None) -> None:
+    """ConfigError, before anything runs, when ``path`` cannot become a file."""
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise ConfigError(f"{option} {path}: is a folder, expected a file name")
+    if not target.absolute().parent.is_dir():
+        raise ConfigError(f"{option} {path}: its folder {target.absolute().parent} does not exist")
+
+
 def _run(args: argparse.Namespace) -> int:
     from dolb.execution.sweep import run_sweep
 
+    _writable_file("--performance-report", args.performance_report)
     summary = run_sweep(
         args.pipeline,
         args.out,

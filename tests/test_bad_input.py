@@ -142,3 +142,15 @@ def test_a_generator_asked_for_more_than_memory_is_refused_before_allocating(gen
     assert err.startswith(f"dolb: error: {path}: datasets.big.params: generator '{generator}': these parameters "
                           "make about ") and "of memory" in err and err.count("\n") == 1, err
     assert not out.exists() and not cache.exists()
+
+
+@pytest.mark.parametrize("where", ["folder", "missing/report.html"])
+def test_a_performance_report_that_cannot_be_a_file(where, pipeline, tmp_path, capsys):
+    target = tmp_path / where
+    if where == "folder":
+        target.mkdir()
+    out = tmp_path / "out"
+    assert main(["run", str(pipeline), "--out", str(out), "--performance-report", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dolb: error: --performance-report {target}: ") and err.count("\n") == 1
+    assert not out.exists()
