@@ -154,3 +154,17 @@ def test_a_performance_report_that_cannot_be_a_file(where, pipeline, tmp_path, c
     err = capsys.readouterr().err
     assert err.startswith(f"dolb: error: --performance-report {target}: ") and err.count("\n") == 1
     assert not out.exists()
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe garbage", b'{"run_id": "x"', b"[1, 2]", b'{"other": 1}'])
+def test_a_damaged_run_record_is_one_line(content, tmp_path, capsys):
+    from dolb.results.store import CellRows, ResultStore, result_schema
+
+    store = ResultStore(tmp_path / "out")
+    store.write_part(CellRows(result_schema({}), "run", "worker").table())
+    (tmp_path / "out" / "runs").mkdir()
+    (tmp_path / "out" / "runs" / "20260101T000000Z-abcdef.json").write_bytes(content)
+    assert main(["status", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dolb: error: {tmp_path / 'out'}/runs/20260101T000000Z-abcdef.json: not ")
+    assert err.count("\n") == 1

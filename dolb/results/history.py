@@ -39,9 +39,12 @@ def read_records(store: ResultStore) -> list[dict[str, Any]]:
             continue
         text = store.read_text(f"{RUNS}/{name}")
         try:
-            records.append(json.loads(text))
+            record = json.loads(text)
         except ValueError as exc:
             raise DataError(f"{store.path}/{RUNS}/{name}: not a run record ({exc})") from None
+        if not isinstance(record, dict) or not {"run_id", "pipeline"} <= set(record):
+            raise DataError(f"{store.path}/{RUNS}/{name}: not a run record (no run_id and pipeline)")
+        records.append(record)
     return records
 
 

@@ -265,11 +265,14 @@ class ResultStore:
                 os.unlink(temporary)
 
     def read_text(self, name: str) -> str | None:
-        """A small file of the result folder, or None when it does not exist."""
+        """A small file of the result folder, or None when it does not exist;
+        DataError when it is not UTF-8 text."""
         try:
             return self.fs.cat_file(f"{self.path}/{name}").decode("utf-8")
         except FileNotFoundError:
             return None
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{self.path}/{name}: not UTF-8 text (byte {exc.start})") from None
 
     def list(self, folder: str) -> list[str]:
         """Names of the files in a sub-folder of the result folder, sorted."""
