@@ -168,3 +168,16 @@ def test_a_damaged_run_record_is_one_line(content, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith(f"dolb: error: {tmp_path / 'out'}/runs/20260101T000000Z-abcdef.json: not ")
     assert err.count("\n") == 1
+
+
+def test_an_npy_named_npz_is_one_line(tmp_path):
+    import numpy as np
+
+    from dolb.data.sources.rcv1 import load_npz
+    from dolb.errors import DataError
+
+    path = tmp_path / "corpus.npz"
+    with path.open("wb") as file:
+        np.save(file, np.arange(3))
+    with pytest.raises(DataError, match=r"corpus.npz: an .npy array, not an .npz archive of arrays$"):
+        load_npz(path)

@@ -55,7 +55,10 @@ def load_npz(path: Path) -> Corpus:
     """
     origin = f"RCV1 file {path}"
     try:
-        with np.load(path, allow_pickle=False) as npz:
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):  # an .npy holds one array
+            raise DataError(f"{origin}: an .npy array, not an .npz archive of arrays")
+        with loaded as npz:
             missing = [name for name in _NPZ_ARRAYS if name not in npz.files]
             if missing:
                 raise DataError(f"{origin}: array {missing[0]!r} is missing")
