@@ -181,3 +181,21 @@ def test_an_npy_named_npz_is_one_line(tmp_path):
         np.save(file, np.arange(3))
     with pytest.raises(DataError, match=r"corpus.npz: an .npy array, not an .npz archive of arrays$"):
         load_npz(path)
+
+
+def test_result_files_follow_the_umask(tmp_path):
+    """One policy for every file dolb writes: the user's umask (results, records and
+    reports alike), no file more private or more open than the user asked for."""
+    import os
+
+    from dolb.results.store import CellRows, ResultStore, result_schema
+
+    mask = os.umask(0o027)
+    try:
+        store = ResultStore(tmp_path / "out")
+        part = store.write_part(CellRows(result_schema({}), "run", "worker").table())
+        store.write_text("runs/record.json", "{}")
+    finally:
+        os.umask(mask)
+    for path in (tmp_path / "out" / "results" / part, tmp_path / "out" / "runs" / "record.json"):
+        assert path.stat().st_mode & 0o777 == 0o640, path
