@@ -199,3 +199,21 @@ def test_result_files_follow_the_umask(tmp_path):
         os.umask(mask)
     for path in (tmp_path / "out" / "results" / part, tmp_path / "out" / "runs" / "record.json"):
         assert path.stat().st_mode & 0o777 == 0o640, path
+
+
+def test_a_held_result_folder_is_refused_naming_its_holder(tmp_path):
+    from dolb.errors import ConfigError
+    from dolb.execution.lock import FolderLock
+    from dolb.results.store import ResultStore
+
+    store = ResultStore(tmp_path / "out")
+    (tmp_path / "out" / "results").mkdir(parents=True)
+    stale = tmp_path / "out" / "results" / ".part-x.parquet.tmp"
+    stale.write_bytes(b"cut short")
+    with FolderLock(store, "20260101T000000Z-aaaaaa"):
+        assert not stale.exists()  # no other run can be writing it: removed
+        with pytest.raises(ConfigError, match=r"out: in use by dolb run 20260101T000000Z-aaaaaa \(pid \d+ on "):
+            FolderLock(store, "20260101T000000Z-bbbbbb").__enter__()
+    with FolderLock(store, "20260101T000000Z-cccccc"):  # released: the next run gets it
+        pass
+    assert not (tmp_path / "out" / ".lock.json").exists()

@@ -3,6 +3,7 @@ middle of a sweep, two sweeps on one result folder at once, and the determinism
 contract across worker counts. Every test compares the stored cells with those of an
 undisturbed run."""
 
+import json
 import os
 import signal
 import subprocess
@@ -15,6 +16,7 @@ import psutil
 import pytest
 
 from dolb.execution.sweep import run_sweep
+from dolb.results.history import read_records
 from dolb.results.query import stored_cells
 from dolb.results.store import ResultStore
 from dolb.results.tables import read_results
@@ -143,18 +145,33 @@ def test_dolb_run_killed_then_resumed(slow_pipeline, undisturbed, tmp_path):
     partial = len(stored_cells(ResultStore(out))[0])
     assert 300 <= partial < 1200
     assert not list((out / "results").glob(".*"))  # no half-written part
+    stale = [out / "results" / ".part-killed.parquet.tmp", out / "runs" / ".record.json.0badf00d.tmp"]
+    for path in stale:  # what a kill in the middle of a write leaves
+        path.write_bytes(b"half")
     summary = run_sweep(slow_pipeline, out, workers=2, progress=False)
+    assert not any(path.exists() for path in stale)  # removed by the next run, under its lock
     assert summary.n_cached == partial and summary.n_computed == 1200 - partial
     assert same_as(out, undisturbed)
 
 
 def test_two_sweeps_on_one_folder(slow_pipeline, undisturbed, tmp_path):
+    """The folder is locked: the run that comes second is refused, naming the first,
+    and writes nothing; the first stores what an undisturbed run stores."""
     out = tmp_path / "out"
-    first, second = dolb_run(slow_pipeline, out), dolb_run(slow_pipeline, out)
-    for run in (first, second):
-        _, err = run.communicate(timeout=300)
-        assert run.returncode == 0, err
-    assert same_as(out, undisturbed)  # each cell read once, whichever run stored it
+    first = dolb_run(slow_pipeline, out)
+    deadline = time.monotonic() + 120
+    while not (out / ".lock.json").exists() and time.monotonic() < deadline and first.poll() is None:
+        time.sleep(0.01)
+    holder = json.loads((out / ".lock.json").read_text())
+    second = dolb_run(slow_pipeline, out)
+    _, err = second.communicate(timeout=300)
+    assert second.returncode == 2, err
+    last = err.strip().splitlines()[-1]  # (Dask may warn of its HTTP port first: issue of its own)
+    assert last.startswith(f"dolb: error: {out}: in use by dolb run {holder['run_id']} (pid {holder['pid']} on ")
+    _, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err
+    assert same_as(out, undisturbed)
+    assert len(read_records(ResultStore(out))) == 1  # the second run recorded nothing
     assert not [p for p in (out / "results").iterdir() if p.name.startswith(".")]
     assert len(read_results(out)) == 1200 * 100  # cells x checkpoints
 

@@ -31,6 +31,7 @@ from dolb.execution.cluster import connect
 from dolb.execution.datasets import data_cache, resolve_dataset
 from dolb.execution.environment import check_workers, fingerprint
 from dolb.execution.gather import ClientWriter
+from dolb.execution.lock import FolderLock
 from dolb.execution.phases import Phases
 from dolb.execution.tasks import Destination, KernelWarmUp, TaskOutcome, can_write, error_text, run_batch
 from dolb.experiment.cells import Batch, CellGroup, batch_cells, expand_groups, group_ids, parameter_types
@@ -191,6 +192,18 @@ def run_sweep(
         Add to a result folder that holds another pipeline's results (refused by
         default: its reports and history would mix two studies).
     """
+    with contextlib.ExitStack() as held:  # the folder lock, held to the end of the run
+        return _sweep(
+            pipeline_path, out_dir, held, workers=workers, scheduler=scheduler, cluster_file=cluster_file,
+            retry_failed=retry_failed, progress=progress, report_file=report_file, gather=gather,
+            data_dir=data_dir, pipeline_text=pipeline_text, force=force,
+        )
+
+
+def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, scheduler, cluster_file, retry_failed,
+           progress, report_file, gather, data_dir, pipeline_text, force) -> SweepSummary:
+    """The body of :func:`run_sweep`; the folder lock entered into ``held`` is released
+    when it returns or raises."""
     if gather not in GATHER_MODES:
         raise ConfigError(f"--gather: expected one of {', '.join(GATHER_MODES)}, got {gather!r}")
     started = time.perf_counter()
@@ -230,6 +243,7 @@ def run_sweep(
             "groups": [[group.key, group.n_splits] for group in groups],
             "client": {"host": socket.gethostname(), **fingerprint()},
         }
+        held.enter_context(FolderLock(store, run_id))  # the first write: everything is checked
         write_record(store, record)
         store.write_text("pipeline.toml", record["pipeline_text"])
         n_failed, mode, client_cpu, report = 0, "none", 0.0, None

@@ -1,0 +1,84 @@
+"""One ``dolb run`` at a time in a result folder, and the clean-up of what a killed one
+left.
+
+A run holds an exclusive lock on ``DIR/.lock`` (``flock`` through :mod:`filelock`, which
+local and NFSv4 file systems honour and the kernel releases when the process dies, even
+by SIGKILL) from before its first write to its end, and says who it is in
+``DIR/.lock.json``. A second run on the folder is refused with one line naming the
+holder. Once the lock is held no other run is writing, so hidden temporary files (a
+part, a record or a saved state cut short by a kill) are stale and removed. Result
+folders behind fsspec URLs are not locked: their parts have unique names and are
+committed by manifests, so two runs there only duplicate work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from dolb.errors import ConfigError
+from dolb.results.store import ResultStore
+
+TEMPORARY_PATTERNS = ("results/.*.tmp", "runs/.*.tmp", ".*.tmp", "state/*.tmp")
+"""Where the writers of a result folder keep their temporary files (relative to it)."""
+
+
+class FolderLock:
+    """Context manager holding the result folder of ``store`` for the run ``run_id``.
+
+    Raises
+    ------
+    ConfigError
+        Another run holds the folder (the message names it).
+    """
+
+    def __init__(self, store: ResultStore, run_id: str) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.lock: FileLock | None = None
+
+    def __enter__(self) -> FolderLock:
+        if not self.store.local:
+            return self
+        folder = Path(self.store.path)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.lock = FileLock(folder / ".lock", timeout=0)
+        try:
+            self.lock.acquire()
+        except Timeout:
+            raise ConfigError(
+                f"{folder}: in use by {_holder(folder)}; wait for it to end, or use another --out"
+            ) from None
+        (folder / ".lock.json").write_text(json.dumps({
+            "run_id": self.run_id, "host": socket.gethostname(), "pid": os.getpid(),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }))
+        remove_stale_temporaries(folder)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.lock is not None:
+            Path(self.store.path, ".lock.json").unlink(missing_ok=True)
+            self.lock.release()
+
+
+def _holder(folder: Path) -> str:
+    """Who holds the folder, as the lock's holder file says."""
+    try:
+        holder = json.loads((folder / ".lock.json").read_text())
+        return f"dolb run {holder['run_id']} (pid {holder['pid']} on {holder['host']}, since {holder['started']})"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another dolb run"
+
+
+def remove_stale_temporaries(folder: Path) -> list[Path]:
+    """Remove the temporary files a killed run left in ``folder``; return them."""
+    stale = [path for pattern in TEMPORARY_PATTERNS for path in folder.glob(pattern) if path.is_file()]
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return stale
