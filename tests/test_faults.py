@@ -181,3 +181,22 @@ def test_same_results_on_one_and_four_workers(slow_pipeline, undisturbed, tmp_pa
         out = tmp_path / f"w{workers}"
         run_sweep(slow_pipeline, out, workers=workers, progress=False)
         assert same_as(out, undisturbed), f"{workers} workers differ from 2"
+
+
+def test_ctrl_c_ends_with_one_line(slow_pipeline, tmp_path):
+    """Ctrl-C (SIGINT to the terminal's process group: the client and its workers) ends
+    the run with the friendly line and exit 130, and no worker traceback; the cells
+    stored so far are kept."""
+    out = tmp_path / "out"
+    run = dolb_run(slow_pipeline, out)
+    deadline = time.monotonic() + 120
+    while stored_count(out) < 100 and time.monotonic() < deadline and run.poll() is None:
+        time.sleep(0.01)
+    assert run.poll() is None, "the sweep ended before it could be interrupted"
+    os.killpg(run.pid, signal.SIGINT)
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 130, err
+    lines = [line for line in err.splitlines() if "Port 8787 is already in use" not in line]
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert lines[-1] == "dolb: interrupted; stored cells are kept, run again to resume", err
+    assert stored_count(out) >= 100

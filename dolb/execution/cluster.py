@@ -72,14 +72,34 @@ KINDS = {
 def _local(n_workers: int, **options: Any) -> LocalCluster:
     if n_workers < 1:
         raise ConfigError(f"a local cluster needs at least 1 worker, got {n_workers}")
-    return LocalCluster(
-        n_workers=n_workers,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,  # no dashboard: nothing to serve, nothing listening
-        env=SINGLE_THREADED_BLAS,
-        **options,
-    )
+    with _interrupts_ignored():
+        return LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,  # no dashboard: nothing to serve, nothing listening
+            env=SINGLE_THREADED_BLAS,
+            **options,
+        )
+
+
+@contextlib.contextmanager
+def _interrupts_ignored() -> Iterator[None]:
+    """Ignore SIGINT while the local cluster starts its processes, which keep ignoring it
+    (Python leaves an inherited SIG_IGN alone), as do the workers their nannies start
+    later. Ctrl-C then reaches the client only: it closes the cluster and says one line,
+    instead of every worker printing its own traceback."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _client(target: str) -> Client:
