@@ -217,6 +217,14 @@ def _add_where(command: argparse.ArgumentParser) -> None:
     where.add_argument("--cluster", metavar="FILE", help="cluster file describing the cluster to start (see cluster/)")
 
 
+def _folder_command(commands, name: str, handler, summary: str) -> argparse.ArgumentParser:
+    """A command acting on a result folder written by ``dolb run`` (its argument ``dir``)."""
+    command = commands.add_parser(name, help=summary)
+    command.add_argument("dir", help="result folder written by `dolb run`")
+    command.set_defaults(handler=handler)
+    return command
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="dolb", description="Distributed online learning bench.")
     parser.add_argument("--version", action="version", version=f"dolb {dolb.__version__}")
@@ -263,25 +271,15 @@ def build_parser() -> argparse.ArgumentParser:
     learners.add_argument("--markdown", action="store_true", help="README's table of every learner")
     learners.set_defaults(handler=_learners)
 
-    report = commands.add_parser("report", help="render tables and figures of a result folder")
-    report.add_argument("dir", help="result folder written by `dolb run`")
-    report.set_defaults(handler=_report)
-
-    status = commands.add_parser("status", help="the run history and the failed cells of a result folder")
-    status.add_argument("dir", help="result folder written by `dolb run`")
-    status.set_defaults(handler=_status)
-
-    export = commands.add_parser("export", help="write a result folder's results as one CSV file")
-    export.add_argument("dir", help="result folder written by `dolb run`")
+    _folder_command(commands, "report", _report, "render tables and figures of a result folder")
+    _folder_command(commands, "status", _status, "the run history and the failed cells of a result folder")
+    export = _folder_command(commands, "export", _export, "write a result folder's results as one CSV file")
     export.add_argument("--to", metavar="FILE", help="the CSV file (default DIR/results.csv)")
-    export.set_defaults(handler=_export)
 
-    again = commands.add_parser("reproduce", help="run a recorded run again and check every value")
-    again.add_argument("dir", help="result folder written by `dolb run`")
+    again = _folder_command(commands, "reproduce", _reproduce, "run a recorded run again and check every value")
     again.add_argument("--out", required=True, help="a fresh result folder for the new run")
     again.add_argument("--run", help="the run id to reproduce (default: the last finished run; see dolb status)")
     _add_where(again)
-    again.set_defaults(handler=_reproduce)
 
     verify = commands.add_parser("verify", help="check a dataset store in full: metadata, chunks, fingerprint")
     verify.add_argument("dir", help="dataset store (a directory or an fsspec URL)")
