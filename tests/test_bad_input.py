@@ -217,3 +217,16 @@ def test_a_held_result_folder_is_refused_naming_its_holder(tmp_path):
     with FolderLock(store, "20260101T000000Z-cccccc"):  # released: the next run gets it
         pass
     assert not (tmp_path / "out" / ".lock.json").exists()
+
+
+@pytest.mark.parametrize("url, message", [
+    ("nosuch://x/y", "nosuch://x/y: not a folder dolb can write (Protocol not known: nosuch)"),
+    ("s3://bucket/x", "s3://bucket/x: Install s3fs to access S3"),
+])
+def test_a_result_folder_url_dolb_cannot_open(url, message, capsys):
+    import importlib.util
+
+    if url.startswith("s3") and importlib.util.find_spec("s3fs"):
+        pytest.skip("s3fs is installed here: the URL is valid")
+    assert main(["status", url]) == 2
+    assert capsys.readouterr().err == f"dolb: error: {message}\n"

@@ -44,7 +44,7 @@ import pyarrow as pa
 import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
-from dolb.errors import DataError
+from dolb.errors import ConfigError, DataError
 
 RESULTS = "results"
 """The dataset's folder inside a result folder."""
@@ -169,7 +169,12 @@ class ResultStore:
 
     def __init__(self, root: str | os.PathLike) -> None:
         self.root = str(root)
-        self.fs, path = fsspec.core.url_to_fs(self.root)
+        try:
+            self.fs, path = fsspec.core.url_to_fs(self.root)
+        except ValueError as exc:  # "Protocol not known: ..."
+            raise ConfigError(f"{self.root}: not a folder dolb can write ({exc})") from None
+        except ImportError as exc:  # the protocol's package is missing ("Install s3fs ...")
+            raise ConfigError(f"{self.root}: {exc}") from None
         self.local = "://" not in self.root  # a path: rename is atomic there
         self.path = str(Path(path).absolute()) if self.local else path.rstrip("/")
         self.results = f"{self.path}/{RESULTS}"
