@@ -133,13 +133,19 @@ def dolb_run(pipeline, out, *extra):
     )
 
 
+def run_until_stored(pipeline, out, cells: int) -> subprocess.Popen:
+    """A `dolb run` in its own process group, once it has stored ``cells`` cells."""
+    run = dolb_run(pipeline, out)
+    deadline = time.monotonic() + 120
+    while stored_count(out) < cells and time.monotonic() < deadline and run.poll() is None:
+        time.sleep(0.005)
+    assert run.poll() is None, "the sweep ended before it could be stopped"
+    return run
+
+
 def test_dolb_run_killed_then_resumed(slow_pipeline, undisturbed, tmp_path):
     out = tmp_path / "out"
-    run = dolb_run(slow_pipeline, out)
-    deadline = time.monotonic() + 120
-    while stored_count(out) < 300 and time.monotonic() < deadline and run.poll() is None:
-        time.sleep(0.005)
-    assert run.poll() is None, "the sweep ended before it could be killed"
+    run = run_until_stored(slow_pipeline, out, 300)
     os.killpg(run.pid, signal.SIGKILL)  # the client and its workers, at once
     run.wait()
     partial = len(stored_cells(ResultStore(out))[0])
@@ -188,11 +194,7 @@ def test_ctrl_c_ends_with_one_line(slow_pipeline, tmp_path):
     the run with the friendly line and exit 130, and no worker traceback; the cells
     stored so far are kept."""
     out = tmp_path / "out"
-    run = dolb_run(slow_pipeline, out)
-    deadline = time.monotonic() + 120
-    while stored_count(out) < 100 and time.monotonic() < deadline and run.poll() is None:
-        time.sleep(0.01)
-    assert run.poll() is None, "the sweep ended before it could be interrupted"
+    run = run_until_stored(slow_pipeline, out, 100)
     os.killpg(run.pid, signal.SIGINT)
     _, err = run.communicate(timeout=120)
     assert run.returncode == 130, err

@@ -26,11 +26,15 @@ def new_figure(rows: int = 1, columns: int = 1, width: float = 6.5, height: floa
 
 
 def save(figure, path) -> None:
-    """Save ``figure`` as PNG at ``path``, every text drawn as written: names holding
-    ``$`` or ``\\`` (a dataset, a title) are not read as mathtext."""
-    from matplotlib.text import Text
-
-    for text in figure.findobj(Text):
+    """Save ``figure`` as PNG at ``path``, the texts dolb wrote (titles, axis labels,
+    legend entries) drawn as written: names holding ``$`` or ``\\`` are not read as
+    mathtext. Tick labels keep theirs (a log axis writes 10^k in it)."""
+    written = list(figure.texts)
+    for ax in figure.axes:
+        written += [ax.title, ax.xaxis.label, ax.yaxis.label]
+        if ax.get_legend() is not None:
+            written += ax.get_legend().get_texts()
+    for text in written:
         text.set_parse_math(False)
     figure.savefig(path)
 
