@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import signal
+import os
 import sys
 from pathlib import Path
 
@@ -317,10 +317,11 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, or a mistake (already reported)
         return exc.code if isinstance(exc.code, int) else 2
     configure_logging(args.verbosity)
-    if hasattr(signal, "SIGPIPE"):  # `dolb status DIR | head` ends quietly
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     try:
         return args.handler(args)
+    except BrokenPipeError:  # `dolb status DIR | head`: the reader left; end quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit's flush
+        return 128 + 13  # as if killed by SIGPIPE, like other commands in a pipe
     except DolbError as exc:
         print(f"dolb: error: {exc}", file=sys.stderr)
         return 2

@@ -17,3 +17,8 @@ class ConfigError(DolbError):
 
 class DataError(DolbError):
     """A dataset is missing, malformed, corrupted or holds values dolb cannot learn from."""
+
+
+class StorageError(DolbError):
+    """A result folder cannot be written (no space left, no permission, ...); what is
+    stored stays whole, and a run resumes once the cause is gone."""

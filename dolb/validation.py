@@ -46,7 +46,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    FilePath,
+    Strict,
+    ValidationError,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from dolb.errors import ConfigError
@@ -245,6 +254,8 @@ PositiveInt = Annotated[int, AfterValidator(_positive)]
 """A whole number of at least 1 (not a boolean, not a float)."""
 NonNegativeInt = Annotated[int, AfterValidator(_not_negative)]
 """A whole number of at least 0 (not a boolean, not a float)."""
+ExistingFile = Annotated[FilePath, Strict(False)]
+"""The path (a string) of a file that exists."""
 
 
 def one_of(choices: tuple[str, ...]) -> Any:

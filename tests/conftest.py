@@ -1,7 +1,12 @@
 """Shared fixtures: small pipeline files written on the fly, a private data cache, and
 the deterministic content of a result folder."""
 
+import contextlib
+import os
+import subprocess
+import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -98,3 +103,35 @@ def requires_shared_data(*parts):
     """Skip (with the reason) when ../shared/data, or the named file in it, is absent."""
     path = SHARED_DATA.joinpath(*parts)
     return pytest.mark.skipif(not path.exists(), reason=f"real data not found at {path}")
+
+
+@contextlib.contextmanager
+def dask_processes(folder: Path, *options: str):
+    """A `dask scheduler` and a `dask worker` (two single-threaded processes) started from
+    the command line with ``options`` (e.g. TLS files), as on a real cluster; yields the
+    scheduler file."""
+    scheduler_file = folder / "scheduler.json"
+    scheduler = subprocess.Popen(
+        [sys.executable, "-c", "from distributed.cli.dask_scheduler import main; main()",
+         "--scheduler-file", str(scheduler_file), "--port", "0", "--host", "127.0.0.1", "--dashboard-address", ":0",
+         *options],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while not scheduler_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    worker = subprocess.Popen(
+        [sys.executable, "-c", "from distributed.cli.dask_worker import main; main()",
+         "--scheduler-file", str(scheduler_file), "--nworkers", "2", "--nthreads", "1", "--no-dashboard",
+         "--host", "127.0.0.1", *options],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    try:
+        yield scheduler_file
+    finally:
+        for process in (worker, scheduler):
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()

@@ -16,7 +16,7 @@ import pytest
 from dolb.errors import ConfigError
 from dolb.execution.cluster import connect, read_cluster_file
 from dolb.execution.sweep import run_sweep
-from tests.conftest import assert_same, workers_named
+from tests.conftest import assert_same, dask_processes, workers_named
 
 pytestmark = pytest.mark.e2e
 
@@ -25,31 +25,8 @@ pytestmark = pytest.mark.e2e
 def command_line_cluster(tmp_path):
     """`dask scheduler` and `dask worker` processes, as on a real cluster; yields the
     scheduler file."""
-    scheduler_file = tmp_path / "scheduler.json"
-    dask = [sys.executable, "-c", "from distributed.cli.dask_scheduler import main; main()"]
-    scheduler = subprocess.Popen(
-        [*dask, "--scheduler-file", str(scheduler_file), "--port", "0", "--host", "127.0.0.1",
-         "--dashboard-address", ":0"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    while not scheduler_file.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    worker = subprocess.Popen(
-        [sys.executable, "-c", "from distributed.cli.dask_worker import main; main()",
-         "--scheduler-file", str(scheduler_file), "--nworkers", "2", "--nthreads", "1", "--no-dashboard",
-         "--host", "127.0.0.1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**__import__("os").environ, "OMP_NUM_THREADS": "1"},
-    )
-    try:
+    with dask_processes(tmp_path) as scheduler_file:
         yield scheduler_file
-    finally:
-        for process in (worker, scheduler):
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
 
 
 def test_sweep_on_a_command_line_cluster_equals_local(small_pipeline, command_line_cluster, tmp_path):

@@ -202,3 +202,52 @@ def test_ctrl_c_ends_with_one_line(slow_pipeline, tmp_path):
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert lines[-1] == "dolb: interrupted; stored cells are kept, run again to resume", err
     assert stored_count(out) >= 100
+
+
+def test_disk_full_while_the_client_writes_is_one_line(small_pipeline, tmp_path, monkeypatch, capsys):
+    """ENOSPC injected into every write of result parts (the client writes them here):
+    one line naming the folder, exit 2, no part and no temporary file left; the run
+    resumes once there is room."""
+    from dolb.cli import main
+    from dolb.results import store as store_module
+
+    real = store_module.pq.write_table
+
+    def full(table, where, **options):
+        with open(where, "wb") as partial:
+            partial.write(b"PAR1")  # a part begun, as a real full disk leaves it
+        raise OSError(28, "Error writing bytes to file. Detail: [errno 28] No space left on device")
+
+    monkeypatch.setattr(store_module.pq, "write_table", full)
+    out = tmp_path / "out"
+    argv = ["-q", "run", str(small_pipeline), "--out", str(out), "--workers", "1", "--gather", "client"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (f"dolb: error: {out}/results: cannot write results: No space left on "
+                                       "device (the cells stored are whole; run again to resume)\n")
+    assert sorted(p.name for p in (out / "results").iterdir()) == []
+    monkeypatch.setattr(store_module.pq, "write_table", real)
+    assert main(argv) == 0
+    assert len(stored_cells(ResultStore(out))[0]) == 60
+
+
+def test_disk_full_on_a_real_small_file_system(small_pipeline, tmp_path, capsys):
+    """The workers write their parts to a 512 kB tmpfs that is full: one line, exit 2,
+    and the cells that fitted are whole."""
+    from dolb.cli import main
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("mounting a tmpfs is not allowed here (needs root); the monkeypatched test covers ENOSPC")
+    try:
+        (disk / "filler").write_bytes(b"\0" * (512 - 24) * 1024)
+        out = disk / "out"
+        assert main(["-q", "run", str(small_pipeline), "--out", str(out), "--workers", "2"]) == 2
+        err = capsys.readouterr().err
+        assert err == (f"dolb: error: {out}/results: cannot write results: No space left on device (the cells "
+                       "stored are whole; run again to resume)\n"), err
+        assert not [p for p in (out / "results").iterdir() if p.name.endswith(".tmp")]
+        read_results(out)  # what is stored reads whole
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)

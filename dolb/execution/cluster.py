@@ -15,6 +15,14 @@ See ``cluster/`` for a ready example of each kind. :class:`ClusterFile` checks t
 (a pydantic model, as pipeline files are): an unknown key, a key of another kind, a
 ``workers`` that is not a positive whole number or an option a local cluster does not
 take is one :class:`~dolb.errors.ConfigError` line naming the file and the key.
+
+The embedded cluster serves nothing it is not asked for: every listener is bound to
+127.0.0.1, no process serves HTTP (Dask starts an HTTP server in the scheduler and in
+every worker even without a dashboard; dolb gives it no routes and closes it as soon as
+the process has started) and every connection is mutual TLS with credentials made for
+this run only (``Security.temporary()``), so another user of the machine cannot join
+the cluster or run code in it. A running scheduler that uses TLS is reached with the
+certificates of a cluster file's ``[tls]`` table (``ca_file``, ``cert``, ``key``).
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import contextlib
 import functools
 import importlib
 import inspect
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,10 +39,12 @@ from typing import Any
 
 import dask
 from distributed import Client, LocalCluster, Nanny, Worker
+from distributed.diagnostics.plugin import WorkerPlugin
+from distributed.security import Security
 from pydantic import model_validator
 
 from dolb.errors import ConfigError
-from dolb.validation import PositiveInt, Table, one_of, problem, read_toml, unknown_key, validate
+from dolb.validation import ExistingFile, PositiveInt, Table, one_of, problem, read_toml, unknown_key, validate
 
 SINGLE_THREADED_BLAS = {
     name: "1"
@@ -53,6 +64,9 @@ two instead of every 20-500 ms. Measured idle on 2 workers, the client process t
 burns 2 % of a core instead of 8 %: that background, not the tasks, was most of the
 client's time per cell in a sweep of tiny cells."""
 
+NO_HTTP_ROUTES = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
+"""No HTTP endpoint (health, metrics, info, proxy, event stream) on any process dolb starts."""
+
 WORKER_WAIT_SECONDS = 120
 """How long a sweep waits for the first worker of a scheduler or a started cluster."""
 CONNECT_SECONDS = 20
@@ -61,7 +75,7 @@ CONNECT_SECONDS = 20
 KINDS = {
     # kind: (module, class, extra to install, keys the file may hold besides options)
     "local": ("distributed", "LocalCluster", None, ("workers",)),
-    "scheduler": (None, None, None, ("address", "scheduler_file")),
+    "scheduler": (None, None, None, ("address", "scheduler_file", "tls")),
     "ssh": ("distributed", "SSHCluster", "ssh", ("hosts",)),
     "slurm": ("dask_jobqueue", "SLURMCluster", "jobqueue", ("jobs",)),
     "pbs": ("dask_jobqueue", "PBSCluster", "jobqueue", ("jobs",)),
@@ -69,18 +83,36 @@ KINDS = {
 }
 
 
+class _NoHTTPServer(WorkerPlugin):
+    """Closes the HTTP server a worker starts even without a dashboard (a plugin, so a
+    worker its nanny restarts closes it too)."""
+
+    name = "dolb-no-http-server"
+
+    def setup(self, worker: Worker) -> None:
+        worker.http_server.stop()
+
+
 def _local(n_workers: int, **options: Any) -> LocalCluster:
+    """The embedded cluster: ``n_workers`` single-threaded worker processes on
+    127.0.0.1, mutual TLS with temporary credentials, no HTTP server."""
     if n_workers < 1:
         raise ConfigError(f"a local cluster needs at least 1 worker, got {n_workers}")
-    with _interrupts_ignored():
-        return LocalCluster(
+    with _interrupts_ignored(), dask.config.set(NO_HTTP_ROUTES):
+        cluster = LocalCluster(
             n_workers=n_workers,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,  # no dashboard: nothing to serve, nothing listening
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",  # any free port, closed below: none is taken from others
+            scheduler_kwargs={"dashboard": False},
+            security=Security.temporary(),
+            plugins={_NoHTTPServer()},
             env=SINGLE_THREADED_BLAS,
             **options,
         )
+    cluster.scheduler.http_server.stop()  # the scheduler runs in this process
+    return cluster
 
 
 @contextlib.contextmanager
@@ -102,16 +134,31 @@ def _interrupts_ignored() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _client(target: str) -> Client:
-    """A client of a running scheduler, by address or scheduler file."""
-    where = {"scheduler_file": target} if Path(target).is_file() else {"address": target}
+def _client(target: str, security: Security | None = None) -> Client:
+    """A client of a running scheduler, by address or scheduler file (``security``:
+    its TLS credentials; default: Dask's configuration)."""
+    address = _scheduler_address(Path(target)) if Path(target).is_file() else target
     try:
-        return Client(**where, timeout=f"{CONNECT_SECONDS}s")
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise ConfigError(f"cannot reach the Dask scheduler at {target}: {exc}") from None
+        return Client(address, security=security, timeout=f"{CONNECT_SECONDS}s")
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        first = (str(exc).strip() or type(exc).__name__).splitlines()[0]
+        raise ConfigError(f"cannot reach the Dask scheduler at {target}: {first}") from None
 
 
-LOCAL_SET_BY_DOLB = ("n_workers", "threads_per_worker", "processes", "dashboard_address", "env")
+def _scheduler_address(path: Path) -> str:
+    """The address a Dask scheduler file holds; ConfigError naming the file if it holds none."""
+    try:
+        content = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: not a Dask scheduler file ({exc})") from None
+    address = content.get("address") if isinstance(content, dict) else None
+    if not isinstance(address, str) or "://" not in address:
+        raise ConfigError(f"{path}: not a Dask scheduler file (no address such as \"tcp://host:8786\")")
+    return address
+
+
+LOCAL_SET_BY_DOLB = ("n_workers", "threads_per_worker", "processes", "host", "dashboard_address",
+                     "scheduler_kwargs", "security", "plugins", "env")
 """Keywords of a local cluster that dolb sets itself (see :func:`_local`)."""
 
 
@@ -126,6 +173,21 @@ def _local_options() -> tuple[str, ...]:
     return tuple(sorted(names - set(LOCAL_SET_BY_DOLB)))
 
 
+class TLSFiles(Table):
+    """A cluster file's ``[tls]`` table: the certificates a client presents to a
+    scheduler that uses TLS (PEM files)."""
+
+    ca_file: ExistingFile
+    cert: ExistingFile
+    key: ExistingFile | None = None
+
+    def security(self) -> Security:
+        """The Dask security object of these files."""
+        key = None if self.key is None else str(self.key)
+        return Security(tls_ca_file=str(self.ca_file), tls_client_cert=str(self.cert), tls_client_key=key,
+                        require_encryption=True)
+
+
 class ClusterFile(Table):
     """A checked cluster file: its ``kind``, the ``options`` of the cluster class and
     the keys of that kind (the others stay None)."""
@@ -137,6 +199,7 @@ class ClusterFile(Table):
     hosts: list[str] | None = None
     address: str | None = None
     scheduler_file: str | None = None
+    tls: TLSFiles | None = None
 
     @classmethod
     def allowed_keys(cls, data: dict) -> tuple[str, ...]:
@@ -240,17 +303,17 @@ def connect(
 
 
 def _connect(workers: int | None, scheduler: str | None, cluster_file: str | Path | None) -> Iterator[Client]:
-    if cluster_file is not None:
-        spec = read_cluster_file(cluster_file)
-        if spec.kind == "scheduler":
-            scheduler = spec.address or spec.scheduler_file
-        else:
-            with _cluster_from_file(spec, cluster_file) as cluster, Client(cluster) as client:
-                yield _with_workers(client)
-            return
-    if scheduler is not None:
+    spec = None if cluster_file is None else read_cluster_file(cluster_file)
+    if spec is not None and spec.kind == "scheduler":
+        security = None if spec.tls is None else spec.tls.security()
+        with _client(spec.address or spec.scheduler_file, security) as client:
+            yield _with_workers(client)
+    elif spec is not None:
+        with _cluster_from_file(spec, cluster_file) as cluster, Client(cluster) as client:
+            yield _with_workers(client)
+    elif scheduler is not None:
         with _client(scheduler) as client:
             yield _with_workers(client)
-        return
-    with _local(workers if workers is not None else (os.cpu_count() or 1)) as cluster, Client(cluster) as client:
-        yield client
+    else:
+        with _local(workers if workers is not None else (os.cpu_count() or 1)) as cluster, Client(cluster) as client:
+            yield client

@@ -26,8 +26,8 @@ from distributed import as_completed, performance_report, wait
 from tqdm import tqdm
 
 from dolb.data import Dataset, open_dataset
-from dolb.errors import ConfigError
-from dolb.execution.cluster import connect
+from dolb.errors import ConfigError, StorageError
+from dolb.execution.cluster import connect, read_cluster_file
 from dolb.execution.datasets import data_cache, resolve_dataset
 from dolb.execution.environment import check_workers, fingerprint
 from dolb.execution.gather import ClientWriter
@@ -214,6 +214,8 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
         cluster = _LazyCluster(stack, phases, workers=workers, scheduler=scheduler, cluster_file=cluster_file)
         with phases("plan"):
             pipeline = load_pipeline(pipeline_path, pipeline_text)
+            if cluster_file is not None:
+                read_cluster_file(cluster_file)  # checked before any dataset is built
             cache = data_cache(data_dir)
         with phases("data"):
             datasets = open_datasets(pipeline, cache, builder=cluster.client)
@@ -380,6 +382,8 @@ def _compute(
             except Exception as exc:
                 outcome = writer.failed_batch(batch, error_text(exc))
             future.release()
+            if outcome.storage_error:
+                raise StorageError(outcome.storage_error)
             submit_next(queue)
             with phases("write"):
                 writer.take(outcome)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 from distributed import WorkerPlugin, get_worker
 
-from dolb.errors import DolbError
+from dolb.errors import DolbError, StorageError
 from dolb.evaluation.cell import Cell
 from dolb.evaluation.run_cell import run_cell, warm_up
 from dolb.experiment.cells import Batch
@@ -56,6 +56,8 @@ class TaskOutcome:
     """The part the worker wrote."""
     rows: bytes | None = None
     """The rows, as an Arrow IPC stream, when the client writes them."""
+    storage_error: str | None = None
+    """Why the worker could not write its part (the folder is full, ...): the run stops."""
 
 
 def worker_name() -> str:
@@ -94,7 +96,10 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
             outcome.n_cells += 1
     table = rows.table()
     if destination.store is not None:
-        outcome.part = ResultStore(destination.store).write_part(table)
+        try:
+            outcome.part = ResultStore(destination.store).write_part(table)
+        except StorageError as exc:  # told, not raised: Dask would retry it and log a traceback
+            outcome.storage_error = str(exc)
     else:
         outcome.rows = to_ipc(table)
     return outcome

@@ -44,7 +44,7 @@ import pyarrow as pa
 import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
-from dolb.errors import ConfigError, DataError
+from dolb.errors import ConfigError, DataError, StorageError
 
 RESULTS = "results"
 """The dataset's folder inside a result folder."""
@@ -187,21 +187,27 @@ class ResultStore:
         return bool(self.parts())
 
     def write_part(self, table: pa.Table) -> str:
-        """Write ``table`` as a new part, whole or not at all; return its name."""
+        """Write ``table`` as a new part, whole or not at all; return its name.
+        StorageError naming the folder if it cannot be written."""
         name = f"part-{new_attempt()}.parquet"
         final = f"{self.results}/{name}"
-        if self.local:
-            os.makedirs(self.results, exist_ok=True)
-            temporary = f"{self.results}/.{name}.tmp"
-            try:
-                pq.write_table(table, temporary, compression="zstd")
-                os.replace(temporary, final)
-            finally:
-                if os.path.exists(temporary):
-                    os.unlink(temporary)
-        else:
-            self.fs.makedirs(self.results, exist_ok=True)
-            pq.write_table(table, final, filesystem=self.fs, compression="zstd")
+        try:
+            if self.local:
+                os.makedirs(self.results, exist_ok=True)
+                temporary = f"{self.results}/.{name}.tmp"
+                try:
+                    pq.write_table(table, temporary, compression="zstd")
+                    os.replace(temporary, final)
+                finally:
+                    if os.path.exists(temporary):
+                        os.unlink(temporary)
+            else:
+                self.fs.makedirs(self.results, exist_ok=True)
+                pq.write_table(table, final, filesystem=self.fs, compression="zstd")
+        except OSError as exc:
+            reason = os.strerror(exc.errno) if exc.errno else str(exc).splitlines()[0]
+            raise StorageError(f"{self.results}: cannot write results: {reason} (the cells stored are whole; run again "
+                               "to resume)") from None
         return name
 
     def commit(self, parts: Iterable[str], run_id: str) -> None:
