@@ -86,9 +86,15 @@ def _export(args: argparse.Namespace) -> int:
     from dolb.results.query import rows
 
     store = _result_store(args.dir)
+    _writable_file("--to", args.to)
     target = Path(args.to) if args.to else Path(args.dir) / "results.csv"
     frame = rows(store)
-    frame.to_csv(target, index=False)
+    partial = target.with_name(f".{target.name}.tmp")
+    try:
+        frame.to_csv(partial, index=False)
+        os.replace(partial, target)  # whole or not at all
+    finally:
+        partial.unlink(missing_ok=True)
     print(f"{len(frame):,} rows written to {target}")
     return 0
 

@@ -1,6 +1,7 @@
 """Bad input on the command line: one line naming what is wrong, exit status 2, and
 nothing written."""
 
+import csv
 import json
 import textwrap
 
@@ -230,3 +231,197 @@ def test_a_result_folder_url_dolb_cannot_open(url, message, capsys):
         pytest.skip("s3fs is installed here: the URL is valid")
     assert main(["status", url]) == 2
     assert capsys.readouterr().err == f"dolb: error: {message}\n"
+
+
+# A mistake in a pipeline file: (text replaced, replacement, the message after "FILE: ").
+# `dolb run` finds each before it starts a cluster or writes a byte, except the last three,
+# which need the data (generated first, into the data cache, never into --out).
+PIPELINE_MISTAKES = [
+    ("seed = 11", "seed = -1", "pipeline.seed: must not be negative, got -1"),
+    ("seed = 11", 'seed = "x"', "pipeline.seed: expected a whole number, got 'x'"),
+    ("[pipeline]", "[pipelin]", "pipelin: unknown key (did you mean 'pipeline'?)"),
+    ('name = "small-irma"', 'name = " "',
+     "pipeline.name: must not be empty: results, reports and the folder check carry it"),
+    ('generator = "irma"', 'generator = "irmaa"',
+     "datasets.irma.params: unknown generator 'irmaa' (did you mean 'irma'?; known: irma, sparse_text)"),
+    ("n_sequences = 12,", "n_sequence = 12,", "datasets.irma.params: generator 'irma': unknown parameter "
+     "'n_sequence' (known: length, n_sequences, n_test, noise)"),
+    ("n_sequences = 12,", 'n_sequences = "12",',
+     "datasets.irma.params: generator 'irma', parameter 'n_sequences': expected a number, got '12'"),
+    ("n_sequences = 12,", "n_sequences = 0,",
+     "datasets.irma.params: generator 'irma', parameter 'n_sequences': 0 is below the minimum 1"),
+    ('dataset = "irma"\ntask = "regression"\nsplit = { scheme = "sequences", count = 12 }',
+     'dataset = "imra"\ntask = "regression"\nsplit = { scheme = "sequences", count = 12 }',
+     "experiments.table.dataset: no dataset 'imra' in [datasets] (did you mean 'irma'?)"),
+    ('task = "regression"\nsplit = { scheme = "sequences", count = 12 }',
+     'task = "classification"\nsplit = { scheme = "sequences", count = 12 }',
+     "experiments.table.task: 'classification' is not one of regression, binary"),
+    ('scheme = "sequences", count = 12', 'scheme = "sequence", count = 12',
+     "experiments.table.split.scheme: 'sequence' is not one of sequences, holdout, given "
+     "(did you mean 'sequences'?)"),
+    ('scheme = "sequences", count = 12', 'scheme = "sequences", count = 0',
+     "experiments.table.split.count: expected a positive whole number, got 0"),
+    ("checkpoints = [10, 30, 60]", "checkpoints = []",
+     'experiments.table.checkpoints: expected a list of training sizes, { log = N } or "all", got []'),
+    ("checkpoints = [10, 30, 60]", "checkpoints = [30, 10, 60]",
+     "experiments.table.checkpoints: training sizes must be strictly increasing"),
+    ("checkpoints = [10, 30, 60]", "checkpoints = [0, 10]",
+     "experiments.table.checkpoints[0]: expected a positive whole number, got 0"),
+    ('metrics = ["test_mse", "online_loss"]', 'metrics = ["test_mse", "nope"]',
+     "experiments.table.metrics[1]: 'nope' is not one of cumulative_loss, online_loss, test_mse"),
+    ('metrics = ["test_mse", "online_loss"]', "metrics = []", "experiments.table.metrics: must not be empty"),
+    ('{ learner = "irma", complexity = [3, 5], params = { basis = "legendre"',
+     '{ learner = "irma", complexity = [3, 5], params = { bassis = "legendre"',
+     "experiments.table.learners[0].params.bassis: unknown parameter of learner 'irma' (did you mean 'basis'?)"),
+    ('{ learner = "irma", complexity = [3, 5], params = { basis = "legendre"',
+     '{ learner = "irma", complexity = [3, 5], params = { basis = "fourier"',
+     "experiments.table.learners[0].params.basis: 'fourier' is not one of monomial, legendre"),
+    ("forgetting = 0.9", "forgetting = 2.0",
+     "experiments.curve.learners[0].params.forgetting: 2.0 is above the maximum 1.0"),
+    ("forgetting = 0.9", "forgetting = nan",
+     "experiments.curve.learners[0].params.forgetting: expected a finite number, got nan"),
+    ('{ learner = "irma", complexity = [3, 5]', '{ learner = "irma", complexity = []',
+     "experiments.table.learners[0].complexity: must not be empty"),
+    ('{ learner = "irma", complexity = [3, 5]', '{ learner = "irma", complexity = [3, 3]',
+     "experiments.table.learners[0].complexity: 3 is listed twice"),
+    ('basis = "legendre", domain_high = 3.0 } },\n  { learner = "batch_ls"',
+     'basis = ["legendre", "legendre"], domain_high = 3.0 } },\n  { learner = "batch_ls"',
+     "experiments.table.learners[0].params.basis: 'legendre' is listed twice"),
+    ('{ learner = "irma", complexity = [3, 5]', '{ learner = "perceptron", complexity = [3, 5]',
+     "experiments.table.learners[0].learner: 'perceptron' is a binary learner, the experiment is regression"),
+    ('{ learner = "irma", complexity = [3, 5], params', '{ learner = "irma", extra = 1, complexity = [3, 5], params',
+     "experiments.table.learners[0].extra: unknown key (allowed: learner, params, complexity)"),
+    ('kind = "table"', 'kind = "tabel"',
+     "reports[0].kind: 'tabel' is not one of curve, paired, ranking, table (did you mean 'table'?)"),
+    ('experiment = "table"\nmetric = "test_mse"', 'experiment = "tabel"\nmetric = "test_mse"',
+     "reports[0].experiment: no experiment 'tabel' (did you mean 'table'?)"),
+    ('experiment = "table"\nmetric = "test_mse"', 'experiment = "table"\nmetric = "online_loss_x"',
+     "reports[0].metric: 'online_loss_x' is not one of test_mse, online_loss (did you mean 'online_loss'?)"),
+    ('stats = ["mean", "var"]', 'stats = ["mean", "variance"]',
+     "reports[0].stats[1]: 'variance' is not one of mean, std, var, ci95, median, count"),
+    ("[pipeline]", "[pipeline", "not valid TOML (Expected ']' at the end of a table declaration (at line 2, column 10))"),
+    ("[pipeline]", "[pipeline]\n[pipeline]", "not valid TOML (Cannot declare ('pipeline',) twice (at line 3, column 10))"),
+    ("seed = 11", "seed = 11\n[execution]\ncell_timeout = nan",
+     "execution.cell_timeout: must be a positive, finite number of seconds, got nan"),
+    ("seed = 11", "seed = 11\n[execution]\ncell_timout = 10", "execution.cell_timout: unknown key (did you mean 'cell_timeout'?)"),
+    ("seed = 11", "seed = 11\n[execution]\nbatch_examples = 0",
+     "execution.batch_examples: expected a positive whole number, got 0"),
+    ("at = [10, 60]", "at = [10, 20]",
+     "reports[0].at: 20 is not a checkpoint of experiment 'table' on dataset 'irma' (see experiments.table.checkpoints)"),
+    ('split = { scheme = "sequences", count = 12 }', 'split = { scheme = "sequences", count = 13 }',
+     "experiments.table.checkpoints: training size 60 exceeds the 55 training examples of a split"),
+    ('split = { scheme = "sequences", count = 6, length = 60 }', 'split = { scheme = "sequences", count = 6, length = 600 }',
+     "experiments.curve.split: 6 sequences of 600 rows do not fit in a training part of 720 rows"),
+]
+
+
+@pytest.mark.parametrize("old, new, message", PIPELINE_MISTAKES, ids=[m.split(":")[0] for _, _, m in PIPELINE_MISTAKES])
+def test_a_pipeline_mistake_is_one_line_and_writes_nothing(old, new, message, pipeline, tmp_path, capsys):
+    text = pipeline.read_text()
+    assert old in text
+    pipeline.write_text(text.replace(old, new, 1))
+    out = tmp_path / "out"
+    assert main(["-q", "run", str(pipeline), "--out", str(out), "--workers", "1"]) == 2
+    assert capsys.readouterr().err == f"dolb: error: {pipeline}: {message}\n"
+    assert not out.exists()
+
+
+def test_a_mistake_never_touches_an_existing_result_folder(pipeline, tmp_path, capsys):
+    """A folder with results stays byte for byte as it was when a rerun is refused."""
+    out = tmp_path / "out"
+    assert main(["-q", "run", str(pipeline), "--out", str(out), "--workers", "1"]) == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    pipeline.write_text(pipeline.read_text().replace("seed = 11", "seed = -1"))
+    assert main(["-q", "run", str(pipeline), "--out", str(out), "--workers", "1"]) == 2
+    capsys.readouterr()
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["status", "{tmp}/nosuch"], "{tmp}/nosuch: not a result folder (no results; run `dolb run` first)"),
+    (["report", "{tmp}/afile"], "{tmp}/afile: not a result folder (no results; run `dolb run` first)"),
+    (["export", "{tmp}/nosuch"], "{tmp}/nosuch: not a result folder (no results; run `dolb run` first)"),
+    (["verify", "{tmp}/nosuch"], "no dataset at {tmp}/nosuch"),
+    (["verify", "{tmp}/adir"], "{tmp}/adir is not a dolb dataset (no Zarr group)"),
+    (["compare", "{tmp}/nosuch", "{tmp}/adir"], "{tmp}/nosuch: not a result folder (no results; run `dolb run` first)"),
+    (["run", "{tmp}/nonutf.toml", "--out", "{out}"],
+     "{tmp}/nonutf.toml: not UTF-8 text (byte 0xff on line 1); save the pipeline file as UTF-8"),
+    (["run", "{tmp}/nosuch.toml", "--out", "{out}"], "{tmp}/nosuch.toml: cannot read pipeline file (No such file or directory)"),
+    (["run", "{tmp}/adir", "--out", "{out}"], "{tmp}/adir: cannot read pipeline file (Is a directory)"),
+    (["run", "{pipeline}", "--out", "{out}", "--data-cache", "{tmp}/afile"],
+     "data cache {tmp}/afile: not a folder (see --data-cache and $DOLB_DATA_CACHE)"),
+    (["run", "{pipeline}", "--out", "{out}", "--cluster", "{tmp}/nonutf.toml"],
+     "{tmp}/nonutf.toml: not UTF-8 text (byte 0xff on line 1); save the cluster file as UTF-8"),
+    (["run", "{pipeline}", "--out", "{out}", "--cluster", "{tmp}/nosuch.toml"],
+     "{tmp}/nosuch.toml: cannot read cluster file (No such file or directory)"),
+    (["run", "{pipeline}", "--out", "{out}", "--scheduler", "{tmp}/afile"],
+     "{tmp}/afile: not a Dask scheduler file (Expecting value: line 1 column 1 (char 0))"),
+    (["run", "{pipeline}", "--out", "{out}", "--scheduler", "{tmp}/nonutf.toml"],
+     "{tmp}/nonutf.toml: not a Dask scheduler file ('utf-8' codec can't decode byte 0xff in position 0: "
+     "invalid start byte)"),
+    (["run", "{pipeline}", "--out", "{out}", "--scheduler", "{tmp}/list.json"],
+     "{tmp}/list.json: not a Dask scheduler file (no address such as \"tcp://host:8786\")"),
+    (["run", "{pipeline}", "--out", "{out}", "--scheduler", "8786"],
+     "cannot reach the Dask scheduler at 8786: missing port number in address '8786'"),
+    (["bench", "--only", "nosuch"], "--only: unknown learner 'nosuch' (known: "),
+])
+def test_bad_command_arguments_are_one_line(argv, message, pipeline, tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "nonutf.toml").write_bytes(b"\xff\xfe")
+    (tmp_path / "list.json").write_text("[1]")
+    out = tmp_path / "out"
+    fill = {"tmp": tmp_path, "out": out, "pipeline": pipeline}
+    assert main([a.format(**fill) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dolb: error: " + message.format(**fill)) and err.count("\n") == 1, err
+    assert not out.exists()
+
+
+def test_an_export_is_whole_or_absent(pipeline, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "out"
+    assert main(["-q", "run", str(pipeline), "--out", str(out), "--workers", "1"]) == 0
+    target = tmp_path / "results.csv"
+    assert main(["export", str(out), "--to", str(tmp_path / "missing" / "r.csv")]) == 2
+    assert capsys.readouterr().err.startswith(f"dolb: error: --to {tmp_path}/missing/r.csv: its folder ")
+
+    def full(self, path, **options):
+        with open(path, "w") as file:
+            file.write("cell_id,sta")
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr("pandas.DataFrame.to_csv", full)
+    assert main(["export", str(out), "--to", str(target)]) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert list(tmp_path.glob("*results.csv*")) == []
+
+
+def test_text_in_the_value_column_of_a_results_table(pipeline, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["-q", "run", str(pipeline), "--out", str(out), "--workers", "1"]) == 0
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "pipeline.toml").write_text(pipeline.read_text())
+    assert main(["export", str(out), "--to", str(old / "results.csv")]) == 0
+    with (old / "results.csv").open(newline="") as file:
+        table = list(csv.reader(file))
+    table[3][table[0].index("value")] = "abc"
+    with (old / "results.csv").open("w", newline="") as file:
+        csv.writer(file).writerows(table)
+    capsys.readouterr()
+    assert main(["compare", str(old), str(out)]) == 2
+    assert capsys.readouterr().err == f"dolb: error: {old}/results.csv, line 4: value 'abc' is not a number\n"
+
+
+def test_a_reader_that_leaves_ends_the_command_quietly():
+    """`dolb learners | head -1`: the reader closes the pipe; no traceback, exit 141."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)
+    done = subprocess.run([sys.executable, "-m", "dolb", "learners", "--json"], stdout=write, stderr=subprocess.PIPE,
+                          text=True)
+    os.close(write)
+    assert (done.returncode, done.stderr) == (141, "")

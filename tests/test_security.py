@@ -104,7 +104,7 @@ def test_a_sweep_on_a_tls_scheduler_with_certificates_from_files(small_pipeline,
         with pytest.raises(ConfigError, match="cannot reach the Dask scheduler at"), connect(cluster_file=bare):
             pass
     assert remote.n_computed == 60
-    local = run_sweep(small_pipeline, tmp_path / "local", workers=1, progress=False)
+    run_sweep(small_pipeline, tmp_path / "local", workers=1, progress=False)
     assert_same(tmp_path / "tls", tmp_path / "local")
 
 

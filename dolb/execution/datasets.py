@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from dolb.data import Dataset, import_dataset, materialize, open_dataset
+from dolb.errors import ConfigError
 from dolb.experiment.pipeline import DatasetSpec
 from dolb.seeding import seed_for, seed_int
 
@@ -23,7 +24,10 @@ def data_cache(folder: str | Path | None = None) -> Path:
         folder = os.environ.get(DATA_CACHE_VARIABLE)
     if folder is None:
         folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dolb" / "data"
-    return Path(folder).absolute()
+    folder = Path(folder).absolute()
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"data cache {folder}: not a folder (see --data-cache and ${DATA_CACHE_VARIABLE})")
+    return folder
 
 
 def resolve_dataset(

@@ -130,10 +130,15 @@ def group_ids(group: CellGroup) -> np.ndarray:
     return np.array([cell_id(group.key, index) for index in range(group.n_splits)], dtype=object)
 
 
-def n_train_rows(experiment: ExperimentSpec, train: Dataset) -> int:
+def n_train_rows(pipeline: Pipeline, experiment: ExperimentSpec, train: Dataset) -> int:
+    """Training examples of one split; ConfigError naming the file and key if the
+    split does not fit the data."""
     split = experiment.split
     if split.scheme == "sequences":
-        return sequence_length(train.n_rows, split.count, split.length)
+        try:
+            return sequence_length(train.n_rows, split.count, split.length)
+        except ConfigError as exc:
+            raise ConfigError(f"{pipeline.path}: experiments.{experiment.name}.split: {exc}") from None
     if split.scheme == "holdout":
         return train.n_rows - int(round(split.test_fraction * train.n_rows))
     return train.n_rows
@@ -178,7 +183,7 @@ def _experiment_groups(
 ) -> Iterator[CellGroup]:
     """The cell groups of one experiment on one of its datasets."""
     train, test = parts["train"], parts.get("test")
-    n_train = n_train_rows(experiment, train)
+    n_train = n_train_rows(pipeline, experiment, train)
     _check_checkpoints(pipeline, experiment, n_train)
     _check_report_sizes(pipeline, experiment, dataset, n_train)
     split = experiment.split

@@ -22,6 +22,7 @@ dolb.errors.ConfigError: p.toml: cuont: unknown key (did you mean 'count'?)
 import itertools
 import math
 import re
+from collections.abc import Iterable
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
@@ -93,10 +94,25 @@ Memory = Annotated[PositiveInt, BeforeValidator(_bytes)]
 Checkpoints = Annotated[Any, AfterValidator(_checkpoints)]
 
 
+def _named(name: str) -> str:
+    if not name.strip():
+        raise problem("must not be empty: results, reports and the folder check carry it")
+    return name
+
+
+def _no_repeats(values: Iterable[Any], *at: str | int) -> None:
+    """A problem at ``at`` if a value is listed twice (the same cells twice over)."""
+    seen = []
+    for value in values:
+        if value in seen:
+            raise problem(f"{shown(value)} is listed twice", *at)
+        seen.append(value)
+
+
 class Head(Table):
     """``[pipeline]``: the study's name, description and root seed."""
 
-    name: str
+    name: Annotated[str, AfterValidator(_named)]
     seed: NonNegativeInt
     description: str = ""
 
@@ -193,6 +209,7 @@ class Learner(Table):
                 raise problem("set by 'complexity'; give it there only", *at, "params", cls.complexity_param)
             if not self.levels():
                 raise problem("must not be empty", *at, "complexity")
+            _no_repeats(self.levels(), *at, "complexity")
         for name in self.params:
             if name not in cls.params:
                 what = f"unknown parameter of learner {self.learner!r}"
@@ -201,6 +218,7 @@ class Learner(Table):
         for name, values in zip(names_, value_lists):
             if not values:
                 raise problem("an empty list gives no configuration", *at, "params", name)
+            _no_repeats(values, *at, "params", name)
         for combo in itertools.product(*(range(len(v)) for v in value_lists)):
             values = {n: value_lists[j][i] for j, (n, i) in enumerate(zip(names_, combo))}
             for k, level in enumerate(self.levels()):  # every configuration now, not on a worker later

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from dolb.errors import DataError
@@ -53,9 +54,10 @@ def read_results(folder) -> pd.DataFrame:
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
-    """A ``results.csv`` (an export, or an older dolb's result folder)."""
+    """A ``results.csv`` (an export, or an older dolb's result folder); DataError naming
+    the line of a value, training size or split that is not a number."""
     try:
-        return pd.read_csv(
+        frame = pd.read_csv(
             path,
             dtype={column: str for column in CONFIG_COLUMNS},
             keep_default_na=False,
@@ -63,6 +65,23 @@ def _read_csv(path: Path) -> pd.DataFrame:
         )
     except (ValueError, pd.errors.ParserError) as exc:
         raise DataError(f"{path}: unreadable ({str(exc).splitlines()[0]})") from None
+    for column, kind in NUMERIC_COLUMNS.items():
+        if column not in frame.columns:
+            continue
+        numbers = pd.to_numeric(frame[column], errors="coerce")
+        wrong = numbers.isna() & frame[column].notna()
+        if kind is int:
+            wrong |= numbers.notna() & (numbers != numbers.round())
+        if wrong.any():
+            row = int(np.argmax(wrong.to_numpy()))
+            raise DataError(f"{path}, line {row + 2}: {column} {frame[column].iloc[row]!r} is not a "
+                            f"{'whole number' if kind is int else 'number'}")
+        frame[column] = numbers if kind is float else numbers.astype(np.int64)
+    return frame
+
+
+NUMERIC_COLUMNS = {"value": float, "n_train": int, "split": int}
+"""Columns of a results table that hold numbers."""
 
 
 _AGGREGATES = {

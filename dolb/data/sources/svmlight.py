@@ -70,10 +70,11 @@ def _load(path: Path) -> tuple[sp.csr_matrix, np.ndarray]:
 
     try:
         X, y = load_svmlight_file(str(path), zero_based=True)
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         line = _first_bad_line(path)
         where = f", line {line}" if line is not None else ""
-        raise DataError(f"svmlight file {path}{where}: malformed ({exc})") from exc
+        reason = "a feature index above 2147483647" if isinstance(exc, OverflowError) else exc
+        raise DataError(f"svmlight file {path}{where}: malformed ({reason})") from None
     except (OSError, EOFError) as exc:
         raise DataError(f"svmlight file {path}: cannot read it ({exc}); is it truncated?") from exc
     if X.shape[0] == 0:
@@ -106,7 +107,7 @@ def _parses(text: bytes) -> bool:
 
     try:
         load_svmlight_file(io.BytesIO(text), zero_based=True)
-    except ValueError:
+    except (ValueError, OverflowError):
         return False
     return True
 
