@@ -425,3 +425,30 @@ def test_a_reader_that_leaves_ends_the_command_quietly():
                           text=True)
     os.close(write)
     assert (done.returncode, done.stderr) == (141, "")
+
+
+def test_a_data_file_a_worker_refuses_is_one_line_on_the_console(tmp_path, capfd):
+    """The import runs on a worker: its error reaches the console once, as one line, with
+    no worker log or traceback (capfd sees the worker processes' output too)."""
+    (tmp_path / "big.svm").write_text("1 1:0.5 3000000000:1\n-1 2:1\n")
+    pipeline = tmp_path / "svm.toml"
+    pipeline.write_text(textwrap.dedent("""\
+        [pipeline]
+        name = "svm"
+        seed = 1
+        [datasets.s]
+        importer = "svmlight"
+        params = { path = "big.svm" }
+        [experiments.e]
+        dataset = "s"
+        task = "binary"
+        split = { scheme = "holdout", count = 1 }
+        checkpoints = [1]
+        metrics = ["test_error"]
+        learners = [{ learner = "perceptron" }]
+        """))
+    out = tmp_path / "out"
+    assert main(["run", str(pipeline), "--out", str(out), "--workers", "1"]) == 2
+    assert capfd.readouterr().err == (
+        f"dolb: error: svmlight file {tmp_path}/big.svm, line 1: malformed (a feature index above 2147483647)\n")
+    assert not out.exists()

@@ -26,7 +26,7 @@ from distributed import as_completed, performance_report, wait
 from tqdm import tqdm
 
 from dolb.data import Dataset, open_dataset
-from dolb.errors import ConfigError, StorageError
+from dolb.errors import ConfigError, DolbError, StorageError
 from dolb.execution.cluster import connect, read_cluster_file
 from dolb.execution.datasets import data_cache, resolve_dataset
 from dolb.execution.environment import check_workers, fingerprint
@@ -112,13 +112,20 @@ def open_datasets(
         client = builder()
         futures = [client.submit(_build_dataset, spec, str(cache), pipeline.seed, pure=False) for spec in missing]
         for spec, paths in zip(missing, client.gather(futures)):
+            if isinstance(paths, DolbError):
+                raise paths
             opened[spec.name] = {part: open_dataset(path) for part, path in paths.items()}
     return opened
 
 
-def _build_dataset(spec, cache: str, seed: int) -> dict[str, str]:
-    """Generate or import one dataset (a Dask task); return its parts' paths."""
-    return {part: dataset.path for part, dataset in resolve_dataset(spec, cache, seed).items()}
+def _build_dataset(spec, cache: str, seed: int) -> dict[str, str] | DolbError:
+    """Generate or import one dataset (a Dask task); return its parts' paths, or the
+    error that stopped it (returned, not raised: Dask would print a raised one with its
+    traceback on the worker's console)."""
+    try:
+        return {part: dataset.path for part, dataset in resolve_dataset(spec, cache, seed).items()}
+    except DolbError as exc:
+        return exc
 
 
 def plan_groups(pipeline: Pipeline, cache: Path | None = None) -> list[CellGroup]:
