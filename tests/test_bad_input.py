@@ -92,6 +92,41 @@ def test_report_file_names_stay_short():
     assert len(long) == 120 and long != slug("01-" + "e" * 399 + "f-test_error-table")
 
 
+@pytest.fixture
+def read_only_folder(tmp_path):
+    """A folder nobody may write in: by its mode, or for root (whom modes do not stop)
+    a read-only tmpfs."""
+    import os
+    import subprocess
+
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        folder.chmod(0o500)
+        yield folder
+        folder.chmod(0o700)
+        return
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("running as root without the right to mount: no folder is read-only to root")
+    yield folder
+    subprocess.run(["umount", str(folder)], check=False)
+
+
+def test_an_out_folder_in_a_folder_nobody_may_write(pipeline, read_only_folder, capsys):
+    out = read_only_folder / "out"
+    assert main(["-q", "run", str(pipeline), "--out", str(out), "--workers", "1"]) == 2
+    assert capsys.readouterr().err.startswith(f"dolb: error: {out}")
+    assert not out.exists()
+
+
+def test_an_out_folder_whose_name_is_too_long(pipeline, tmp_path, capsys):
+    out = tmp_path / ("x" * 300)
+    assert main(["-q", "run", str(pipeline), "--out", str(out), "--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dolb: error: {out}") and err.endswith(": File name too long\n"), err
+
+
 @pytest.mark.parametrize("make", ["file", "under_file"])
 def test_an_out_folder_that_cannot_be_one(make, pipeline, tmp_path, capsys):
     blocker = tmp_path / "blocker"

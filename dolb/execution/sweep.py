@@ -224,11 +224,12 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
             if cluster_file is not None:
                 read_cluster_file(cluster_file)  # checked before any dataset is built
             cache = data_cache(data_dir)
+            store = ResultStore(out_dir)
+            store.check_creatable()
         with phases("data"):
             datasets = open_datasets(pipeline, cache, builder=cluster.client)
         with phases("plan"):
             groups = expand_groups(pipeline, datasets)  # the last check of the pipeline
-            store = ResultStore(out_dir)
             if not force:
                 check_owner(store, pipeline.name)
             stored, failed = stored_cells(store)

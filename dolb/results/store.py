@@ -31,6 +31,7 @@ Examples
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
@@ -291,3 +292,21 @@ class ResultStore:
             return sorted(Path(p).name for p in self.fs.ls(f"{self.path}/{folder}", detail=False))
         except FileNotFoundError:
             return []
+
+    def check_creatable(self) -> None:
+        """OSError naming the folder if a local result folder could not be created or
+        written (a name too long, a file on its path, no write permission, a read-only
+        file system), found without writing anything. URLs are checked by writing."""
+        if not self.local:
+            return
+        path = Path(self.path)
+        existing = next(p for p in (path, *path.parents) if p.exists())
+        if not existing.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(existing))
+        name_max = os.pathconf(existing, "PC_NAME_MAX")
+        for part in path.relative_to(existing).parts:
+            if len(os.fsencode(part)) > name_max:
+                raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), str(path))
+        if not os.access(existing, os.W_OK | os.X_OK):
+            code = errno.EROFS if os.statvfs(existing).f_flag & os.ST_RDONLY else errno.EACCES
+            raise OSError(code, os.strerror(code), str(path))
