@@ -25,6 +25,7 @@ LAYERS = (
     ("data", ("dolb.data",)),
     ("conversions", ("dolb.conversions",)),
     ("learners", ("dolb.learners",)),
+    ("selection", ("dolb.selection",)),
     ("evaluation", ("dolb.evaluation",)),
     ("results", ("dolb.results",)),
     ("experiment", ("dolb.experiment",)),

@@ -1,0 +1,192 @@
+"""Online model selection (OMS): two machines of neighbouring complexity, validated on
+every example before they learn it; the more complex one takes over when it is
+significantly better (ALGORITHMS.md §4).
+
+``oms_learner(base)`` makes the OMS learner of a registered binary learner ``base``: it
+has the base's parameters plus those of :data:`OMS_PARAMS`, and a complexity ladder
+on one base parameter (``ladder_param``, by default the base's ``complexity_param``):
+
+- ``ladder = "double"``: the value at level α is ``start · 2^(α−1)`` (RBF γ);
+  ``start = 0`` chooses it by cross-validation on the first ``cv_examples`` examples;
+- ``ladder = "step"``: the value at level α is α (a polynomial degree).
+
+Machine 1 runs at α, machine 2 at α + 1. On each example both predict, then learn; their
+0-1 losses feed :class:`~dolb.selection.welch.LossTally`, and when
+:func:`~dolb.selection.welch.should_switch` says so: α ← α + 1, machine 1 ← machine 2,
+machine 2 ← a new machine at α + 1 initialised from the new machine 1 (by its
+``warm_start(other)`` method when the base has one, e.g. LASVM re-processes the other's
+support vectors under its own kernel; else it starts empty), and the tally restarts.
+OMS outputs machine 1. Each switch is recorded: ``diagnostics()`` gives the level now,
+the number of switches and the example count at each (``oms_switch_<k>_n``, the level
+going from ``level_start + k − 1`` to ``level_start + k``).
+
+OMS calls its two machines example by example from Python (a switch can happen at any
+example): two calls into compiled code per example, small next to the cost of a kernel
+machine's update.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from dolb.errors import ConfigError
+from dolb.learners.base import Hypothesis, OnlineLearner, Param
+from dolb.selection.welch import LossTally, should_switch
+
+__all__ = ["OMS_PARAMS", "CV_STARTS", "OnlineModelSelection", "oms_learner"]
+
+OMS_PARAMS = {
+    "ladder": Param("double", str, choices=("double", "step"),
+                    doc="complexity ladder: start·2^(level−1) (double) or the level itself (step)"),
+    "ladder_param": Param("", str, doc="base parameter the ladder sets (empty: the base's complexity parameter)"),
+    "start": Param(0.0, float, low=0.0, doc="ladder value at level 1 for 'double' (0: cross-validated)"),
+    "level_start": Param(1, int, low=1, doc="level of machine 1 at the start"),
+    "max_level": Param(12, int, low=2, doc="highest level machine 2 may reach"),
+    "min_n": Param(30, int, low=2, doc="examples since the last switch before the t-test runs"),
+    "p_value": Param(0.1, float, above=0.0, high=0.5, doc="one-sided level of the Welch t-test"),
+    "cv_examples": Param(100, int, low=10, doc="examples the cross-validation of 'start' uses"),
+}
+"""The parameters OMS adds to its base learner's."""
+
+CV_STARTS = tuple(0.001 * 2.0**k for k in range(8))
+"""Values of ``start`` the cross-validation tries (0.001 to 0.128, doubling)."""
+CV_FOLDS = 5
+"""Contiguous folds of the cross-validation."""
+
+
+def _mistakes(scores: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """0-1 losses, a zero score counting as a mistake (as the test error does)."""
+    return (targets * scores <= 0.0).astype(np.int64)
+
+
+class OnlineModelSelection(OnlineLearner):
+    """OMS over a base learner (see the module docstring; made by :func:`oms_learner`).
+
+    Reference: the OMS paper of ALGORITHMS.md §4 (online model selection with LASVM).
+    """
+
+    task = "binary"
+    base: ClassVar[type[OnlineLearner]]
+
+    def __init__(self, n_features: int, n_train: int | None = None, conversions=("last",), **params: Any) -> None:
+        super().__init__(n_features, n_train, conversions, **params)
+        own = {name: self.config[name] for name in OMS_PARAMS}
+        self.ladder, self.ladder_param = own["ladder"], own["ladder_param"] or self.base.complexity_param
+        if self.ladder_param not in self.base.params:
+            raise ConfigError(f"learner {self.name!r}, parameter 'ladder_param': {self.ladder_param!r} is not a "
+                              f"parameter of {self.base.name!r} (it has: {', '.join(sorted(self.base.params))})")
+        self.base_params = {name: self.config[name] for name in self.base.params}
+        self.start = own["start"] if self.ladder == "double" else 1.0
+        self.level = own["level_start"]
+        self.level_first = own["level_start"]
+        self.max_level, self.min_n, self.p_value = own["max_level"], own["min_n"], own["p_value"]
+        self.cv_examples = own["cv_examples"]
+        self.switches: list[int] = []
+        self.tally = LossTally()
+        self.machines: list[OnlineLearner] | None = None
+        if self.start > 0.0:
+            self._check_levels()
+
+    # --------------------------------------------------------------------- the ladder
+    def value_at(self, level: int) -> float | int:
+        """The ladder parameter's value at ``level``."""
+        return self.start * 2.0 ** (level - 1) if self.ladder == "double" else level
+
+    def machine_at(self, level: int, source: OnlineLearner | None = None) -> OnlineLearner:
+        """A new base machine at ``level``, initialised from ``source`` if it can be."""
+        machine = self.base(self.n_features, self.n_train, ("last",),
+                            **(self.base_params | {self.ladder_param: self.value_at(level)}))
+        if source is not None and hasattr(machine, "warm_start"):
+            machine.warm_start(source)
+        return machine
+
+    def _check_levels(self) -> None:
+        for level in (self.level, self.level + 1):
+            self.base.check_params(self.base_params | {self.ladder_param: self.value_at(level)})
+
+    def _cross_validated_start(self, X, y: np.ndarray) -> float:
+        """The ``CV_STARTS`` value with the fewest held-out mistakes of a machine at
+        level 1 over ``CV_FOLDS`` contiguous folds of these rows (ties: the smaller)."""
+        folds = np.array_split(np.arange(y.shape[0]), CV_FOLDS)
+        best, fewest = CV_STARTS[0], None
+        for start in CV_STARTS:
+            self.start = start
+            wrong = 0
+            for held in folds:
+                train = np.setdiff1d(np.arange(y.shape[0]), held)
+                machine = self.machine_at(1)
+                machine.learn(X[train], y[train])
+                wrong += int(_mistakes(machine.predict(X[held]), y[held]).sum())
+            if fewest is None or wrong < fewest:
+                best, fewest = start, wrong
+        return best
+
+    # --------------------------------------------------------------------- learning
+    def _learn(self, X, y: np.ndarray) -> np.ndarray:
+        if self.machines is None:
+            if self.start == 0.0:
+                n_cv = min(self.cv_examples, y.shape[0])
+                self.start = self._cross_validated_start(X[:n_cv], y[:n_cv])
+                self._check_levels()
+            self.machines = [self.machine_at(self.level), self.machine_at(self.level + 1)]
+        rows = X.tocsr() if sp.issparse(X) else X
+        predictions = np.empty(y.shape[0])
+        for i in range(y.shape[0]):
+            row, target = rows[i : i + 1], y[i : i + 1]
+            first, second = (machine.learn(row, target)[0] for machine in self.machines)
+            predictions[i] = first
+            losses = _mistakes(np.array([first, second]), np.array([target[0], target[0]]))
+            self.tally.add(int(losses[0]), int(losses[1]))
+            if self.level + 1 < self.max_level and should_switch(self.tally, self.p_value, self.min_n):
+                self._switch(self.n_seen + i + 1)
+        return predictions
+
+    def _switch(self, n: int) -> None:
+        """Machine 2 becomes machine 1 after ``n`` examples; a new machine 2 one level up."""
+        self.switches.append(n)
+        self.level += 1
+        self._check_levels()
+        promoted = self.machines[1]
+        self.machines = [promoted, self.machine_at(self.level + 1, source=promoted)]
+        self.tally = LossTally()
+
+    def _predict(self, X) -> np.ndarray:
+        if self.machines is None:
+            return np.zeros(X.shape[0])
+        return self.machines[0].predict(X)
+
+    def outputs(self) -> dict[str, Hypothesis]:
+        if self.machines is None:
+            return {"last": Hypothesis(self._predict)}
+        return {"last": self.machines[0].outputs()["last"]}
+
+    def diagnostics(self) -> dict[str, float]:
+        found = {} if self.machines is None else dict(self.machines[0].diagnostics())
+        found |= {"oms_level": float(self.level), "oms_value": float(self.value_at(self.level)),
+                  "oms_start": float(self.start), "oms_switches": float(len(self.switches))}
+        found |= {f"oms_switch_{k}_n": float(n) for k, n in enumerate(self.switches, start=1)}
+        return found
+
+    def state_nbytes(self) -> int:
+        return 0 if self.machines is None else sum(machine.state_nbytes() for machine in self.machines)
+
+
+def oms_learner(base: type[OnlineLearner]) -> type[OnlineLearner]:
+    """The OMS learner class over ``base`` (a binary learner), named ``oms_<base>``; not
+    registered (decorate the result with :func:`dolb.learners.register`)."""
+    if base.task != "binary":
+        raise TypeError(f"OMS selects among binary classifiers; {base.name!r} is a {base.task} learner")
+    clash = sorted(set(base.params) & set(OMS_PARAMS))
+    if clash:
+        raise TypeError(f"learner {base.name!r} already has a parameter {clash[0]!r}, which OMS adds")
+    namespace = {
+        "name": f"oms_{base.name}",
+        "base": base,
+        "params": dict(base.params) | OMS_PARAMS,
+        "__doc__": f"Online model selection over {base.name!r} (:mod:`dolb.selection.oms`).",
+        "__module__": __name__,
+    }
+    return type(f"OMS_{base.__name__}", (OnlineModelSelection,), namespace)
