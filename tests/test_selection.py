@@ -82,8 +82,10 @@ class Scripted(OnlineLearner):
     def _learn(self, X, y):
         return self._predict(X)
 
-    def warm_start(self, other):
-        self.warm_starts.append((other.config["level"], self.config["level"]))
+    @classmethod
+    def warm_started(cls, other, **params):
+        cls.warm_starts.append((other.config["level"], params["level"]))
+        return cls(other.n_features, **params)
 
 
 OMS = oms_learner(Scripted)

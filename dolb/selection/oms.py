@@ -13,9 +13,9 @@ on one base parameter (``ladder_param``, by default the base's ``complexity_para
 Machine 1 runs at α, machine 2 at α + 1. On each example both predict, then learn; their
 0-1 losses feed :class:`~dolb.selection.welch.LossTally`, and when
 :func:`~dolb.selection.welch.should_switch` says so: α ← α + 1, machine 1 ← machine 2,
-machine 2 ← a new machine at α + 1 initialised from the new machine 1 (by its
-``warm_start(other)`` method when the base has one, e.g. LASVM re-processes the other's
-support vectors under its own kernel; else it starts empty), and the tally restarts.
+machine 2 ← a new machine at α + 1 initialised from the new machine 1 (by the base's
+``warm_started(other, **params)`` class method when it has one: LASVM PROCESSes the
+other's support vectors under its own kernel; else it starts empty), and the tally restarts.
 OMS outputs machine 1. Each switch is recorded: ``diagnostics()`` gives the level now,
 the number of switches and the example count at each (``oms_switch_<k>_n``, the level
 going from ``level_start + k − 1`` to ``level_start + k``).
@@ -96,12 +96,12 @@ class OnlineModelSelection(OnlineLearner):
         return self.start * 2.0 ** (level - 1) if self.ladder == "double" else level
 
     def machine_at(self, level: int, source: OnlineLearner | None = None) -> OnlineLearner:
-        """A new base machine at ``level``, initialised from ``source`` if it can be."""
-        machine = self.base(self.n_features, self.n_train, ("last",),
-                            **(self.base_params | {self.ladder_param: self.value_at(level)}))
-        if source is not None and hasattr(machine, "warm_start"):
-            machine.warm_start(source)
-        return machine
+        """A new base machine at ``level``, initialised from ``source`` when the base
+        can be (a ``warm_started(source, **params)`` class method)."""
+        params = self.base_params | {self.ladder_param: self.value_at(level)}
+        if source is not None and hasattr(self.base, "warm_started"):
+            return self.base.warm_started(source, **params)
+        return self.base(self.n_features, self.n_train, ("last",), **params)
 
     def _check_levels(self) -> None:
         for level in (self.level, self.level + 1):
