@@ -8,7 +8,7 @@
   PROCESS / REPROCESS / FINISH) — the learners.
 """
 
-from dolb.learners.kernel import norma, perceptron  # noqa: F401  (register learners)
+from dolb.learners.kernel import lasvm, norma, perceptron  # noqa: F401  (register learners)
 from dolb.learners.kernel.learner import KernelLearner
 
 __all__ = ["KernelLearner"]

@@ -15,6 +15,8 @@ step needs two rows at once), so memory stays bounded whatever the stream length
 
 from __future__ import annotations
 
+import copy
+
 import numba
 import numpy as np
 
@@ -57,11 +59,20 @@ class RowCache:
         new.counts[:] = self.counts
         return new
 
-    def emptied(self) -> RowCache:
-        """The same cache with no line in use (what a pickled learner restarts with)."""
-        new = RowCache(self.cache_mb, self.lines.shape[1])
-        new.counts[:] = self.counts
+    def copied(self) -> RowCache:
+        """A copy, lines included (a pickled or deep-copied cache comes back empty)."""
+        new = copy.copy(self)
+        for name in ("lines", "line_of", "owner", "stamp", "counts"):
+            setattr(new, name, getattr(self, name).copy())
         return new
+
+    def __getstate__(self):
+        """Pickled without its lines: rows are computed again when needed, bit-identical."""
+        return {"cache_mb": self.cache_mb, "width": self.lines.shape[1], "counts": self.counts}
+
+    def __setstate__(self, state):
+        self.__init__(state["cache_mb"], state["width"])
+        self.counts[:] = state["counts"]
 
 
 @numba.njit(cache=True)

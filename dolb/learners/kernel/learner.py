@@ -34,7 +34,7 @@ class KernelLearner(OnlineLearner):
         self.spec = kernel_spec(self.config)
         self.store: SupportRows | None = None  # its layout is fixed by the first block
         self.F = np.zeros(2)  # b, and what the subclass keeps beside it
-        self.I = np.zeros(4, np.int64)  # kernel evaluations, rounds learned, subclass counts
+        self.I = np.zeros(5, np.int64)  # kernel evaluations, rounds learned, and counts of the subclass
         self._work = np.zeros(n_features)
         self._row = np.zeros(16)
 
