@@ -27,13 +27,13 @@ SQRT, CONSTANT = choice_codes(SCHEDULES, "sqrt", "constant")
 
 
 @numba.njit(cache=True)
-def norma_block(spec, P, indptr, indices, data, y, ids, t, store, F, I, work, row, pred):
-    """Run rows t.. of a block (``P``: λ, η, schedule code, tolerance, budget, offset);
+def norma_block(spec, P, indptr, indices, data, y, ids, start, store, F, I, work, row, pred):
+    """Run rows start.. of a block (``P``: λ, η, schedule code, tolerance, budget, offset);
     returns where it stopped (the end, or a row that needs room in the store)."""
     lam, eta, schedule, tol, budget, offset = P
     alpha = store[5][:, ALPHA]
     meta = store[7]
-    for t in range(t, y.shape[0]):
+    for t in range(start, y.shape[0]):
         idx, val = indices[indptr[t]:indptr[t + 1]], data[indptr[t]:indptr[t + 1]]
         if not has_room(store, idx.shape[0]):
             return t

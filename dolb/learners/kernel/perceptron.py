@@ -19,10 +19,10 @@ from dolb.learners.kernel.learner import KernelLearner
 
 
 @numba.njit(cache=True)
-def perceptron_block(spec, budget, indptr, indices, data, y, ids, t, store, I, work, row, pred):
-    """Run rows t.. of a block; returns where it stopped (the end, or a row that needs
+def perceptron_block(spec, budget, indptr, indices, data, y, ids, start, store, I, work, row, pred):
+    """Run rows start.. of a block; returns where it stopped (the end, or a row that needs
     room in the store)."""
-    for t in range(t, y.shape[0]):
+    for t in range(start, y.shape[0]):
         idx, val = indices[indptr[t]:indptr[t + 1]], data[indptr[t]:indptr[t + 1]]
         if not has_room(store, idx.shape[0]):
             return t

@@ -157,12 +157,12 @@ def holds(store, row_id):
 
 
 @numba.njit(cache=True)
-def lasvm_block(spec, P, seeding, indptr, indices, data, y, ids, t, store, cache, F, I, buffers, pred):
-    """Rows t.. of a block: predict, PROCESS (unless the example is a support vector
+def lasvm_block(spec, P, seeding, indptr, indices, data, y, ids, start, store, cache, F, I, buffers, pred):
+    """Rows start.. of a block: predict, PROCESS (unless the example is a support vector
     already), then REPROCESS, except for the first P[2] examples of each class when
     ``seeding``. Returns where it stopped (the end, or a row that needs room)."""
     row = buffers[3]
-    for t in range(t, y.shape[0]):
+    for t in range(start, y.shape[0]):
         idx, val = indices[indptr[t]:indptr[t + 1]], data[indptr[t]:indptr[t + 1]]
         if not has_room(store, idx.shape[0]):
             return t
