@@ -28,6 +28,7 @@ from collections import namedtuple
 
 import numba
 import numpy as np
+import scipy.sparse as sp
 
 from dolb.learners.base import Param
 from dolb.learners.linear import choice_codes
@@ -39,7 +40,7 @@ KernelSpec = namedtuple("KernelSpec", ["code", "gamma", "degree", "coef0"])
 
 KERNEL_PARAMS = {
     "kernel": Param("rbf", str, choices=KERNELS, doc="rbf exp(-gamma |x - z|^2), poly (x.z + coef0)^degree, linear"),
-    "gamma": Param(1.0, above=0.0, doc="RBF width gamma (the complexity level)"),
+    "gamma": Param(1.0, above=0.0, doc="RBF width gamma (the complexity level; unused by poly and linear)"),
     "degree": Param(3, int, low=1, doc="degree of the polynomial kernel"),
     "coef0": Param(1.0, low=0.0, doc="constant c of the polynomial kernel"),
 }
@@ -121,25 +122,25 @@ class SupportRows:
 
     def compact(self) -> None:
         """Drop the dead entries of the CSR pool (slot order unchanged)."""
-        n = self.n
-        keep = np.concatenate([np.arange(s, s + k) for s, k in zip(self.start[:n], self.length[:n])] or [[]])
-        keep = keep.astype(np.int64)
-        used = keep.shape[0]
-        self.pool_idx[:used], self.pool_val[:used] = self.pool_idx[keep], self.pool_val[keep]
-        self.start[:n] = np.concatenate([[0], np.cumsum(self.length[: n - 1])]) if n else self.start[:0]
-        self.meta[1] = used
+        n, live = self.n, self._live_entries()
+        self.pool_idx[: live.shape[0]], self.pool_val[: live.shape[0]] = self.pool_idx[live], self.pool_val[live]
+        self.start[:n] = np.cumsum(self.length[:n]) - self.length[:n]
+        self.meta[1] = live.shape[0]
 
-    def rows(self, n_features: int):
+    def rows(self, n_features: int) -> sp.csr_matrix:
         """The vectors as a CSR matrix (n × d, stored entries kept)."""
-        import scipy.sparse as sp
-
         n = self.n
         if self.dense:
             return sp.csr_matrix(self.svt[:, :n].T)
+        live = self._live_entries()
         indptr = np.concatenate([[0], np.cumsum(self.length[:n])])
-        take = np.concatenate([np.arange(s, s + k) for s, k in zip(self.start[:n], self.length[:n])] or [[]])
-        take = take.astype(np.int64)
-        return sp.csr_matrix((self.pool_val[take], self.pool_idx[take], indptr), shape=(n, n_features))
+        return sp.csr_matrix((self.pool_val[live], self.pool_idx[live], indptr), shape=(n, n_features))
+
+    def _live_entries(self) -> np.ndarray:
+        """Positions in the CSR pool of the live vectors' entries, in slot order."""
+        n = self.n
+        return np.concatenate([np.arange(0, dtype=np.int64)]
+                              + [np.arange(s, s + k, dtype=np.int64) for s, k in zip(self.start[:n], self.length[:n])])
 
 
 def _grown(a: np.ndarray, rows: int) -> np.ndarray:

@@ -79,14 +79,14 @@ class LASVM(KernelLearner):
         elif self.cache.lines.shape[1] != width:
             self.cache = self.cache.resized(width, self.n_sv)
 
-    def _blocks(self, seeding: bool):
-        """The arguments of :func:`~.solver.lasvm_block` after ``seeding``."""
-        return seeding, self.store.arrays, self.cache.arrays, self.F, self.I, (*self._entries, self._work, self._row)
+    def _buffers(self) -> tuple:
+        """Scratch arrays of the solver: a vector's entries (indices, values), d zeros,
+        a kernel row."""
+        return (*self._entries, self._work, self._row)
 
     def _run(self, indptr, indices, data, y, ids, t, pred):
-        seeding, store, cache, F, I, buffers = self._blocks(self._seeding)
-        return lasvm_block(self.spec, self.P, seeding, indptr, indices, data, y, ids, t, store, cache, F, I, buffers,
-                           pred)
+        return lasvm_block(self.spec, self.P, self._seeding, indptr, indices, data, y, ids, t, self.store.arrays,
+                           self.cache.arrays, self.F, self.I, self._buffers(), pred)
 
     def process_rows(self, X, y, ids=None) -> int:
         """PROCESS then REPROCESS each row (no seeding; a row whose id, when given, is a
@@ -106,8 +106,7 @@ class LASVM(KernelLearner):
     def finish(self) -> None:
         """FINISH in place: REPROCESS until δ ≤ τ."""
         if self.store is not None:
-            _, store, cache, F, I, buffers = self._blocks(False)
-            finish(self.spec, store, cache, self.P, F, buffers, I)
+            finish(self.spec, self.store.arrays, self.cache.arrays, self.P, self.F, self._buffers(), self.I)
 
     def finished(self) -> LASVM:
         """A finished copy (FINISH run on it); this machine is untouched."""
@@ -142,7 +141,8 @@ class LASVM(KernelLearner):
     def outputs(self):
         out = {"last": Hypothesis(self.predict)}
         if "finished" in self.conversions:
-            out["finished"] = Hypothesis(self.finished().predict)
+            finished = self.finished()
+            out["finished"] = Hypothesis(finished.predict, {"n_sv": float(finished.n_sv)})
         return out
 
     def diagnostics(self):

@@ -82,7 +82,7 @@ class KernelLearner(OnlineLearner):
 
     # --- running blocks --------------------------------------------------------------------
 
-    def _blocks_parts(self, X, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _block_parts(self, X, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """CSR parts of a block after checking its labels and values; fixes the store's
         layout on the first block."""
         bad = np.flatnonzero(np.abs(y) != 1.0)
@@ -102,7 +102,7 @@ class KernelLearner(OnlineLearner):
 
     def _run_all(self, X, y: np.ndarray, ids: np.ndarray) -> np.ndarray:
         """Run a block to its end, growing the store whenever the compiled code stops."""
-        indptr, indices, data = self._blocks_parts(X, y)
+        indptr, indices, data = self._block_parts(X, y)
         pred = np.empty(y.shape[0])
         t = 0
         while t < y.shape[0]:

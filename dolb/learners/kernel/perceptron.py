@@ -47,8 +47,8 @@ class KernelPerceptron(KernelLearner):
 
     f(x) = Σ_s α_s K(x_s, x) (no bias), empty at first. A mistake is y·f(x) ≤ 0 (a zero
     score is a mistake), and then x joins the support vectors with α = y. With
-    ``budget`` > 0, when the support vectors exceed it the oldest one is removed (the
-    "forgetron"-like FIFO budget). With the linear kernel it is the Perceptron.
+    ``budget`` > 0, when the support vectors exceed it the oldest one is removed (first
+    in, first out). With the linear kernel it is the Perceptron.
     Kernel evaluations are counted per kernel row (one per support vector per example).
     No kernel-row cache: every row is of a new example and used once.
 
