@@ -112,7 +112,9 @@ class SupportRows:
             self.slot_f = _grown(self.slot_f, grown)
             self.ids, self.start, self.length = (_grown(a, grown) for a in (self.ids, self.start, self.length))
             if self.dense:
-                self.svt = np.ascontiguousarray(_grown(self.svt.T, grown).T)
+                svt = np.zeros((self.svt.shape[0], grown))
+                svt[:, :n] = self.svt[:, :n]
+                self.svt = svt
         if not self.dense and self.meta[1] + nnz > self.pool_idx.shape[0]:
             self.compact()
             need = max(int(self.meta[1]) + nnz, 16)
