@@ -253,6 +253,7 @@ def test_dense_and_csr_input_give_identical_learners(name):
 def test_lasvm_finished_leaves_the_online_machine_and_is_a_conversion():
     X, y = small_stream(n=200, d=12, density=0.3, seed=5)
     machine = LASVM(12, gamma=0.5, C=10.0, conversions=("last", "finished"))
+    assert (machine.outputs()["finished"].predict(X) == 0.0).all()  # before any example
     machine.learn(X, y)
     before = (machine.coefficients(), machine.bias, machine.kernel_evals)
     outputs = machine.outputs()

@@ -111,7 +111,8 @@ class LASVM(KernelLearner):
     def finished(self) -> LASVM:
         """A finished copy (FINISH run on it); this machine is untouched."""
         other = copy.copy(self)
-        other.store, other.cache = copy.deepcopy(self.store), self.cache.copied()
+        other.store = copy.deepcopy(self.store)
+        other.cache = None if self.cache is None else self.cache.copied()
         other.F, other.I = self.F.copy(), self.I.copy()
         other._work, other._row = self._work.copy(), self._row.copy()
         other._entries = tuple(a.copy() for a in self._entries)
