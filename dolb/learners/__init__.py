@@ -9,6 +9,7 @@ from dolb.learners import (  # noqa: F401  (register learners)
     dual_averaging,
     ftrl,
     irma,
+    kernel,
     margin_perceptron,
     ngd,
     ogd,

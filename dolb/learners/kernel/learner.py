@@ -1,0 +1,125 @@
+"""The base class of the kernel classifiers: their support vectors, input checks, the
+loop that runs a block through a learner's compiled code, and prediction."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from dolb.errors import DataError
+from dolb.learners.base import OnlineLearner
+from dolb.learners.kernel.kernels import ALPHA, SupportRows, decision_values, kernel_spec
+from dolb.learners.linear import csr_parts
+
+
+class KernelLearner(OnlineLearner):
+    """Base class of the kernel binary classifiers f(x) = Σ_s α_s K(x_s, x) + b
+    (labels −1/+1, empty expansion and b = 0 at first).
+
+    The support vectors are stored densely when the first block is dense, else as CSR
+    (:class:`~.kernels.SupportRows`); either way a dense and a CSR stream give
+    bit-identical learners. A subclass implements :meth:`_run` (run a block from
+    example ``t`` on: compiled, no Python per example; it stops early, returning where,
+    when the store is full) and may hold more state in :meth:`_grow`.
+    """
+
+    task: ClassVar[str] = "binary"
+    complexity_param: ClassVar[str | None] = "gamma"
+
+    def __init__(self, n_features: int, n_train: int | None = None, conversions: tuple[str, ...] = ("last",),
+                 **params: Any) -> None:
+        super().__init__(n_features, n_train, conversions, **params)
+        self.spec = kernel_spec(self.config)
+        self.store: SupportRows | None = None  # its layout is fixed by the first block
+        self.F = np.zeros(2)  # b, and what the subclass keeps beside it
+        self.I = np.zeros(5, np.int64)  # kernel evaluations, rounds learned, and counts of the subclass
+        self._work = np.zeros(n_features)
+        self._row = np.zeros(16)
+
+    # --- what subclasses provide -----------------------------------------------------------
+
+    def _run(self, indptr, indices, data, y, ids, t: int, pred: np.ndarray) -> int:
+        raise NotImplementedError
+
+    def _grow(self, nnz: int) -> None:
+        """Room in the store for one more vector of ``nnz`` entries."""
+        self.store.make_room(nnz)
+        if self._row.shape[0] < self.store.capacity:
+            self._row = np.zeros(self.store.capacity)
+
+    # --- state -----------------------------------------------------------------------------
+
+    @property
+    def bias(self) -> float:
+        return float(self.F[0])
+
+    @property
+    def n_sv(self) -> int:
+        return 0 if self.store is None else self.store.n
+
+    @property
+    def kernel_evals(self) -> int:
+        return int(self.I[0])
+
+    def coefficients(self) -> np.ndarray:
+        """α of the support vectors, in slot order (a copy)."""
+        return np.zeros(0) if self.store is None else self.store.slot_f[: self.n_sv, ALPHA].copy()
+
+    def support_vectors(self) -> sp.csr_matrix:
+        """The support vectors as a CSR matrix, in slot order."""
+        if self.store is None:
+            return sp.csr_matrix((0, self.n_features))
+        return self.store.rows(self.n_features)
+
+    def diagnostics(self) -> dict[str, float]:
+        return {"n_sv": float(self.n_sv), "kernel_evals": float(self.kernel_evals)}
+
+    def state_nbytes(self) -> int:
+        """Bytes of the support vectors' storage."""
+        return 0 if self.store is None else self.store.nbytes
+
+    # --- running blocks --------------------------------------------------------------------
+
+    def _block_parts(self, X, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """CSR parts of a block after checking its labels and values; fixes the store's
+        layout on the first block."""
+        bad = np.flatnonzero(np.abs(y) != 1.0)
+        if bad.size:
+            row = int(bad[0])
+            raise DataError(
+                f"learner {self.name!r}: labels must be -1 or +1, row {self.n_seen + row} has {float(y[row])!r}"
+            )
+        indptr, indices, data, bad = csr_parts(X)
+        if bad >= 0:
+            row = int(np.searchsorted(indptr, bad, side="right")) - 1
+            raise DataError(f"learner {self.name!r}: row {self.n_seen + row} has a non-finite value")
+        if self.store is None:
+            self.store = SupportRows(self.n_features, dense=not sp.issparse(X))
+            self._grow(0)
+        return indptr, indices, data
+
+    def _run_all(self, X, y: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """Run a block to its end, growing the store whenever the compiled code stops."""
+        indptr, indices, data = self._block_parts(X, y)
+        pred = np.empty(y.shape[0])
+        t = 0
+        while t < y.shape[0]:
+            t = self._run(indptr, indices, data, y, ids, t, pred)
+            if t < y.shape[0]:
+                self._grow(int(indptr[t + 1] - indptr[t]))
+        return pred
+
+    def _learn(self, X, y):
+        return self._run_all(X, y, self.n_seen + np.arange(y.shape[0], dtype=np.int64))
+
+    def _predict(self, X):
+        indptr, indices, data, _ = csr_parts(X)
+        out = np.zeros(indptr.shape[0] - 1)
+        if self.store is not None:
+            decision_values(self.spec, self.store.arrays, indptr, indices, data, self.bias, np.zeros(self.n_features),
+                            np.zeros(self.store.capacity), out)
+        else:
+            out += self.bias
+        return out
