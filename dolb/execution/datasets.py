@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 from dolb.data import Dataset, import_dataset, materialize, open_dataset
-from dolb.errors import ConfigError
-from dolb.experiment.pipeline import DatasetSpec
+from dolb.errors import ConfigError, DolbError
+from dolb.experiment.pipeline import DatasetSpec, Pipeline
 from dolb.seeding import seed_for, seed_int
 
 DATA_CACHE_VARIABLE = "DOLB_DATA_CACHE"
@@ -56,3 +56,39 @@ def resolve_dataset(
     if spec.test is not None:
         parts["test"] = open_dataset(spec.test)
     return parts
+
+
+def open_datasets(
+    pipeline: Pipeline, cache: Path, builder=None
+) -> dict[str, dict[str, Dataset]]:
+    """Open every dataset the pipeline's experiments use. Those still to be generated or
+    imported are built into ``cache``: by ``builder()`` (a Dask client, started only
+    when something is missing) as one task each, in parallel, or in this process when
+    ``builder`` is None."""
+    used = {name for e in pipeline.experiments.values() for name in e.datasets}
+    specs = [spec for name, spec in pipeline.datasets.items() if name in used]
+    opened = {}
+    for spec in specs:
+        try:
+            opened[spec.name] = resolve_dataset(spec, cache, pipeline.seed, build=builder is None)
+        except ConfigError as exc:  # its parameters: say where they are
+            raise ConfigError(f"{pipeline.path}: datasets.{spec.name}.params: {exc}") from None
+    missing = [spec for spec in specs if opened[spec.name] is None]
+    if missing:
+        client = builder()
+        futures = [client.submit(_build_dataset, spec, str(cache), pipeline.seed, pure=False) for spec in missing]
+        for spec, paths in zip(missing, client.gather(futures)):
+            if isinstance(paths, DolbError):
+                raise paths
+            opened[spec.name] = {part: open_dataset(path) for part, path in paths.items()}
+    return opened
+
+
+def _build_dataset(spec, cache: str, seed: int) -> dict[str, str] | DolbError:
+    """Generate or import one dataset (a Dask task); return its parts' paths, or the
+    error that stopped it (returned, not raised: Dask would print a raised one with its
+    traceback on the worker's console)."""
+    try:
+        return {part: dataset.path for part, dataset in resolve_dataset(spec, cache, seed).items()}
+    except DolbError as exc:
+        return exc

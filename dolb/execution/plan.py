@@ -10,8 +10,8 @@ from pathlib import Path
 
 from dolb.errors import DataError
 from dolb.evaluation.run_cell import run_cell
-from dolb.execution.datasets import data_cache
-from dolb.execution.sweep import cells_to_run, open_datasets
+from dolb.execution.datasets import data_cache, open_datasets
+from dolb.execution.sweep import cells_to_run
 from dolb.experiment.cells import expand_groups, group_ids
 from dolb.experiment.pipeline import load_pipeline
 from dolb.results.history import find_record

@@ -25,10 +25,9 @@ import numpy as np
 from distributed import as_completed, performance_report, wait
 from tqdm import tqdm
 
-from dolb.data import Dataset, open_dataset
-from dolb.errors import ConfigError, DolbError, StorageError
+from dolb.errors import ConfigError, StorageError
 from dolb.execution.cluster import connect, read_cluster_file
-from dolb.execution.datasets import data_cache, resolve_dataset
+from dolb.execution.datasets import data_cache, open_datasets
 from dolb.execution.environment import check_workers, fingerprint
 from dolb.execution.gather import ClientWriter
 from dolb.execution.lock import FolderLock
@@ -90,42 +89,6 @@ class SweepSummary:
     def time_line(self) -> str:
         """Where the time went, on one line."""
         return "time: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.timings.items())
-
-
-def open_datasets(
-    pipeline: Pipeline, cache: Path, builder=None
-) -> dict[str, dict[str, Dataset]]:
-    """Open every dataset the pipeline's experiments use. Those still to be generated or
-    imported are built into ``cache``: by ``builder()`` (a Dask client, started only
-    when something is missing) as one task each, in parallel, or in this process when
-    ``builder`` is None."""
-    used = {name for e in pipeline.experiments.values() for name in e.datasets}
-    specs = [spec for name, spec in pipeline.datasets.items() if name in used]
-    opened = {}
-    for spec in specs:
-        try:
-            opened[spec.name] = resolve_dataset(spec, cache, pipeline.seed, build=builder is None)
-        except ConfigError as exc:  # its parameters: say where they are
-            raise ConfigError(f"{pipeline.path}: datasets.{spec.name}.params: {exc}") from None
-    missing = [spec for spec in specs if opened[spec.name] is None]
-    if missing:
-        client = builder()
-        futures = [client.submit(_build_dataset, spec, str(cache), pipeline.seed, pure=False) for spec in missing]
-        for spec, paths in zip(missing, client.gather(futures)):
-            if isinstance(paths, DolbError):
-                raise paths
-            opened[spec.name] = {part: open_dataset(path) for part, path in paths.items()}
-    return opened
-
-
-def _build_dataset(spec, cache: str, seed: int) -> dict[str, str] | DolbError:
-    """Generate or import one dataset (a Dask task); return its parts' paths, or the
-    error that stopped it (returned, not raised: Dask would print a raised one with its
-    traceback on the worker's console)."""
-    try:
-        return {part: dataset.path for part, dataset in resolve_dataset(spec, cache, seed).items()}
-    except DolbError as exc:
-        return exc
 
 
 def plan_groups(pipeline: Pipeline, cache: Path | None = None) -> list[CellGroup]:
@@ -402,4 +365,4 @@ def _compute(
     return n_failed
 
 
-__all__ = ["SweepSummary", "cells_to_run", "open_datasets", "plan_groups", "run_sweep"]
+__all__ = ["SweepSummary", "cells_to_run", "plan_groups", "run_sweep"]

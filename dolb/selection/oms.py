@@ -78,6 +78,9 @@ class OnlineModelSelection(OnlineLearner):
         if self.ladder_param not in self.base.params:
             raise ConfigError(f"learner {self.name!r}, parameter 'ladder_param': {self.ladder_param!r} is not a "
                               f"parameter of {self.base.name!r} (it has: {', '.join(sorted(self.base.params))})")
+        if self.ladder_param in params:
+            raise ConfigError(f"learner {self.name!r}, parameter {self.ladder_param!r}: set by the ladder "
+                              "(give its level-1 value as 'start', or a 'level_start')")
         self.base_params = {name: self.config[name] for name in self.base.params}
         self.start = own["start"] if self.ladder == "double" else 1.0
         self.level = own["level_start"]
@@ -175,18 +178,33 @@ class OnlineModelSelection(OnlineLearner):
 
 
 def oms_learner(base: type[OnlineLearner]) -> type[OnlineLearner]:
-    """The OMS learner class over ``base`` (a binary learner), named ``oms_<base>``; not
-    registered (decorate the result with :func:`dolb.learners.register`)."""
+    """The OMS learner class over ``base`` (a binary learner), named ``oms_<base>``, with
+    the base's parameters and :data:`OMS_PARAMS`; not registered (pass the result to
+    :func:`dolb.learners.register`).
+
+    Examples
+    --------
+    >>> from dolb.learners.kernel.lasvm import LASVM
+    >>> OMS = oms_learner(LASVM)
+    >>> OMS.name, OMS.params["ladder"].default, "gamma" in OMS.params
+    ('oms_lasvm', 'double', True)
+    """
     if base.task != "binary":
         raise TypeError(f"OMS selects among binary classifiers; {base.name!r} is a {base.task} learner")
     clash = sorted(set(base.params) & set(OMS_PARAMS))
     if clash:
         raise TypeError(f"learner {base.name!r} already has a parameter {clash[0]!r}, which OMS adds")
+    ladder_value = base.test_params.get(base.complexity_param, 1.0) if base.complexity_param else 1.0
     namespace = {
         "name": f"oms_{base.name}",
         "base": base,
         "params": dict(base.params) | OMS_PARAMS,
-        "__doc__": f"Online model selection over {base.name!r} (:mod:`dolb.selection.oms`).",
+        "test_params": {k: v for k, v in base.test_params.items() if k != base.complexity_param}
+        | {"start": float(ladder_value), "min_n": 10},
+        "__doc__": f"""Online model selection over {base.name!r}: two machines of neighbouring complexity,
+    the more complex one taking over when a one-sided Welch t-test on their validation
+    0-1 losses says it is better (the OMS paper, ALGORITHMS.md §4; see
+    :mod:`dolb.selection.oms`). Parameters: those of {base.name!r} and the ladder's.""",
         "__module__": __name__,
     }
     return type(f"OMS_{base.__name__}", (OnlineModelSelection,), namespace)
