@@ -117,6 +117,14 @@ def _plan(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from dolb.bench import LEARNERS, as_json, as_text, run_bench
 
+    if args.kernel:
+        from dolb.bench_kernel import kernel_bench
+
+        if not Path(args.mnist).is_dir():
+            raise ConfigError(f"--mnist {args.mnist}: no such folder (the four MNIST IDX files)")
+        kernel_bench(args.kernel, Path(args.mnist), peers=not args.no_peers)
+        return 0
+
     names = args.only.split(",") if args.only else None
     for name in names or ():
         if name not in LEARNERS:
@@ -263,12 +271,16 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--workers", type=positive_int, help="workers the estimate assumes (default: one per core)")
     plan.set_defaults(handler=_plan)
 
-    bench = commands.add_parser("bench", help="examples/s and memory of every linear learner")
+    bench = commands.add_parser("bench", help="examples/s and memory of every linear learner (--kernel: LASVM)")
     bench.add_argument("--json", action="store_true", help="one JSON object per measurement")
     bench.add_argument("--quick", action="store_true", help="a tenth of the stream, for a quick look")
     bench.add_argument("--repeat", type=positive_int, default=3, help="best of this many runs (default 3)")
     bench.add_argument("--only", help="comma-separated learners (default: all)")
     bench.add_argument("--no-zarr", action="store_true", help="from memory only")
+    bench.add_argument("--kernel", type=positive_int, metavar="N",
+                       help="instead: LASVM on N MNIST digits (3 vs rest) against SVC and VW --ksvm")
+    bench.add_argument("--mnist", default="../shared/data/mnist", help="MNIST folder for --kernel")
+    bench.add_argument("--no-peers", action="store_true", help="with --kernel: LASVM only")
     bench.set_defaults(handler=_bench)
 
     learners = commands.add_parser("learners", help="the registered learners and their parameters")

@@ -171,3 +171,17 @@ def test_bad_oms_parameters_are_one_line():
         OMS(2, p_value=0.0)
     with pytest.raises(TypeError, match="OMS selects among binary classifiers"):
         oms_learner(type("Reg", (Scripted,), {"task": "regression"}))
+
+
+def test_the_registered_oms_learners_examples_run():
+    """The docstring of a generated class lives outside any module's namespace, where
+    pytest's doctest collection does not look: run it here."""
+    import doctest
+
+    from dolb.learners import LEARNERS
+
+    cls = LEARNERS["oms_lasvm"]
+    test = doctest.DocTestParser().get_doctest(cls.__doc__, {}, cls.name, None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.summarize(verbose=False) == (0, 8)

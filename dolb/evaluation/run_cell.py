@@ -134,25 +134,30 @@ def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
     # the learner's diagnostics and the test metrics need the state after exactly n examples
     exact = bool(test_metrics or learner.diagnostics())
 
-    def record(n: int, cumulative: float) -> None:
+    def record(k: int, n: int, cumulative: float) -> None:
+        """Values at checkpoint ``k`` (after ``n`` examples)."""
+        online = values.setdefault("online", {})
         for metric in metrics:
             if metric.source == "online":
-                values.setdefault("online", {}).setdefault(metric.name, []).append(metric.compute(cumulative, n))
+                _put(online, metric.name, k, metric.compute(cumulative, n))
         for key, value in learner.diagnostics().items():
-            values.setdefault("online", {}).setdefault(key, []).append(float(value))
+            _put(online, key, k, float(value))
         if not test_metrics:
             return
         for conversion, hypothesis in learner.outputs().items():
             scores = hypothesis.predict(X_test)
             found = values.setdefault(conversion, {})
             for metric in test_metrics:
-                found.setdefault(metric.name, []).append(metric.compute(scores, y_test))
+                _put(found, metric.name, k, metric.compute(scores, y_test))
             for key, value in hypothesis.info.items():
-                found.setdefault(key, []).append(float(value))
+                _put(found, key, k, float(value))
 
     # A resumed cell starts at a block boundary of the full stream (states are saved only
     # after whole blocks), so its blocks, and every sum over them, are the same.
-    blocks = stream_blocks(train, rows=train_rows[seen:], block_size=BLOCK_SIZE, cache=WORKER_CHUNK_CACHE)
+    # Nothing is recorded after the last checkpoint: the stream stops there (the learner
+    # still knows the split's full length, n_train, for horizon-dependent steps).
+    last = int(checkpoints[-1]) if len(checkpoints) else len(train_rows)
+    blocks = stream_blocks(train, rows=train_rows[seen:last], block_size=BLOCK_SIZE, cache=WORKER_CHUNK_CACHE)
     for X, y in blocks:
         y = _targets(y, spec["task"], cell.train_path)
         start = 0
@@ -168,13 +173,13 @@ def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
             end = seen + (stop - start)
             while next_cp < len(checkpoints) and checkpoints[next_cp] <= end:
                 n = int(checkpoints[next_cp])
-                record(n, float(running[n - seen - 1]))
+                record(next_cp, n, float(running[n - seen - 1]))
                 next_cp += 1
             total = float(running[-1]) if len(running) else total
             seen, start = end, stop
             _check_limits(cell, started, seen)
         peak_rss = max(peak_rss, PROCESS.memory_info().rss)  # sampled once a block
-        if state_path and seen < len(train_rows) and time.perf_counter() - saved >= cell.state_every:
+        if state_path and seen < last and time.perf_counter() - saved >= cell.state_every:
             _save_state(state_path, {"learner": learner, "values": values, "seen": seen, "total": total,
                                      "next_cp": next_cp})
             saved = time.perf_counter()
@@ -193,6 +198,14 @@ def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
             "resumed_from": resumed_from,
         },
     }
+
+
+def _put(table: dict[str, list], key: str, k: int, value: float) -> None:
+    """``table[key][k] = value``, checkpoints before ``k`` where the key was not reported
+    (a diagnostic that appears later, such as a model-selection switch) holding None."""
+    column = table.setdefault(key, [])
+    column.extend([None] * (k - len(column)))
+    column.append(value)
 
 
 def _state_path(cell: Cell, state_dir: str | None) -> str | None:

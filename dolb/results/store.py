@@ -137,15 +137,16 @@ class CellRows:
     def add_ok(self, cell_id: str, coordinates: dict[str, Any], result: dict[str, Any]) -> None:
         """Add a successful cell: ``result`` as :func:`dolb.evaluation.run_cell.run_cell`
         returns it (``checkpoints``, ``metrics[conversion][metric]`` one value per
-        checkpoint, and timing)."""
+        checkpoint from the first, None where it was not reported, and timing)."""
         conversions, sizes, metrics, values = [], [], [], []
         checkpoints = result["checkpoints"]
         for conversion, by_metric in result["metrics"].items():
             for metric, found in by_metric.items():
-                conversions.extend([conversion] * len(found))
-                sizes.extend(checkpoints[: len(found)])
-                metrics.extend([metric] * len(found))
-                values.extend(found)
+                reported = [(size, value) for size, value in zip(checkpoints, found) if value is not None]
+                conversions.extend([conversion] * len(reported))
+                sizes.extend(size for size, _ in reported)
+                metrics.extend([metric] * len(reported))
+                values.extend(value for _, value in reported)
         cell = coordinates | {"cell_id": cell_id, "status": "ok"} | result.get("timing", {})
         self._add(len(values), cell, {"conversion": conversions, "n_train": sizes, "metric": metrics, "value": values})
 

@@ -74,13 +74,7 @@ class OnlineModelSelection(OnlineLearner):
     def __init__(self, n_features: int, n_train: int | None = None, conversions=("last",), **params: Any) -> None:
         super().__init__(n_features, n_train, conversions, **params)
         own = {name: self.config[name] for name in OMS_PARAMS}
-        self.ladder, self.ladder_param = own["ladder"], own["ladder_param"] or self.base.complexity_param
-        if self.ladder_param not in self.base.params:
-            raise ConfigError(f"learner {self.name!r}, parameter 'ladder_param': {self.ladder_param!r} is not a "
-                              f"parameter of {self.base.name!r} (it has: {', '.join(sorted(self.base.params))})")
-        if self.ladder_param in params:
-            raise ConfigError(f"learner {self.name!r}, parameter {self.ladder_param!r}: set by the ladder "
-                              "(give its level-1 value as 'start', or a 'level_start')")
+        self.ladder, self.ladder_param = own["ladder"], self.ladder_of(self.config)
         self.base_params = {name: self.config[name] for name in self.base.params}
         self.start = own["start"] if self.ladder == "double" else 1.0
         self.level = own["level_start"]
@@ -92,6 +86,25 @@ class OnlineModelSelection(OnlineLearner):
         self.machines: list[OnlineLearner] | None = None
         if self.start > 0.0:
             self._check_levels()
+
+    @classmethod
+    def ladder_of(cls, params: dict[str, Any]) -> str:
+        """The base parameter the ladder sets, given checked parameters."""
+        return params["ladder_param"] or cls.base.complexity_param
+
+    @classmethod
+    def check_params(cls, params: dict[str, Any]) -> dict[str, Any]:
+        """The base's and the ladder's checks, and: ``ladder_param`` names a parameter
+        of the base, which the pipeline leaves to the ladder (at its default)."""
+        checked = super().check_params(params)
+        ladder_param = cls.ladder_of(checked)
+        if ladder_param not in cls.base.params:
+            raise ConfigError(f"learner {cls.name!r}, parameter 'ladder_param': {ladder_param!r} is not a "
+                              f"parameter of {cls.base.name!r} (it has: {', '.join(sorted(cls.base.params))})")
+        if checked[ladder_param] != cls.params[ladder_param].default:
+            raise ConfigError(f"learner {cls.name!r}, parameter {ladder_param!r}: set by the ladder (give its "
+                              "level-1 value as 'start', or a 'level_start')")
+        return checked
 
     # --------------------------------------------------------------------- the ladder
     def value_at(self, level: int) -> float | int:
@@ -204,7 +217,23 @@ def oms_learner(base: type[OnlineLearner]) -> type[OnlineLearner]:
         "__doc__": f"""Online model selection over {base.name!r}: two machines of neighbouring complexity,
     the more complex one taking over when a one-sided Welch t-test on their validation
     0-1 losses says it is better (the OMS paper, ALGORITHMS.md §4; see
-    :mod:`dolb.selection.oms`). Parameters: those of {base.name!r} and the ladder's.""",
+    :mod:`dolb.selection.oms`). Parameters: those of {base.name!r} and the ladder's.
+
+    Examples
+    --------
+    An XOR-like problem: the ladder climbs from {base.complexity_param} = 0.05 as the data
+    asks for a narrower kernel.
+
+    >>> import numpy as np
+    >>> from dolb.learners import LEARNERS
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 2))
+    >>> y = np.where(X[:, 0] * X[:, 1] > 0, 1.0, -1.0)
+    >>> oms = LEARNERS["oms_{base.name}"](2, start=0.05, min_n=20)
+    >>> predictions = oms.learn(X, y)
+    >>> oms.switches, oms.level
+    ([83, 111, 239, 277], 5)
+    """,
         "__module__": __name__,
     }
     return type(f"OMS_{base.__name__}", (OnlineModelSelection,), namespace)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from dolb.data.params import Choice, FilePath, Members
+from dolb.data.params import Choice, FilePath, GenParam, Members
 from dolb.data.sources.importers import IMPORTERS, Importer, file_identity
 from dolb.data.sources.source import Parts
 from dolb.errors import ConfigError, DataError
@@ -143,8 +143,14 @@ def _settle_mnist(owner: str, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_mnist(params: dict[str, Any]) -> Parts:
-    """Train and test parts restricted to the chosen digits."""
-    return read_mnist(Path(params["path"]), params["positive"], params["negative"], params["scale"])
+    """Train and test parts restricted to the chosen digits (and to the first
+    ``n_train`` / ``n_test`` rows of each, when given)."""
+    parts = read_mnist(Path(params["path"]), params["positive"], params["negative"], params["scale"])
+    for part, limit in (("train", params["n_train"]), ("test", params["n_test"])):
+        if limit is not None:
+            X, y = parts[part]
+            parts[part] = (X[:limit], y[:limit])
+    return parts
 
 
 MNIST = Importer(
@@ -156,6 +162,8 @@ MNIST = Importer(
         "positive": Members([3], DIGITS, 1, 10, "digits labelled +1"),
         "negative": Members(None, DIGITS, 1, 10, "digits labelled -1 (default: all the others)"),
         "scale": Choice(True, (True, False), "store x / 255 as float32 (else uint8 0..255)"),
+        "n_train": GenParam(None, int, 1, "keep the first n_train training rows (default: all)"),
+        "n_test": GenParam(None, int, 1, "keep the first n_test test rows (default: all)"),
     },
     parts=("train", "test"),
     settle=_settle_mnist,

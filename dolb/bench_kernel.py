@@ -1,13 +1,13 @@
-"""LASVM's single pass against LIBSVM (scikit-learn's SVC) on MNIST digit 3 vs the rest.
+"""``dolb bench --kernel N``: LASVM's single pass against LIBSVM (scikit-learn's SVC),
+and Vowpal Wabbit's ``--ksvm`` where ``vowpalwabbit`` is installed, on MNIST digit 3
+against the rest: the first ``N`` training digits in a seeded random order, pixels /
+255, RBF kernel (γ = 0.03, C = 1 by default), error on the 10,000 test digits.
 
-    python scripts/bench_lasvm.py [--n 10000] [--gamma 0.03] [--C 1] [--cache-mb 200] [--no-svc] [--seed 0]
-
-The first ``n`` training digits (in a seeded random order), pixels / 255, RBF kernel.
-Reports for LASVM (blocks of 8,192 rows, as a cell runs them): time, test error on the
-10,000 test digits, support vectors, kernel evaluations per second against a NumPy
-kernel row (one BLAS thread), the growth of the RSS (sampled once a block) against cache + 1.25·8·d·#SV, and the
-same after FINISH; for SVC(C, gamma, cache_size=cache-mb): time, test error, support
-vectors. Needs ../shared/data/mnist (or --mnist FOLDER).
+For LASVM (blocks of 8,192 rows, as a cell runs them): time, test error, support
+vectors, kernel evaluations per second against a NumPy kernel row (one BLAS thread),
+the growth of the resident size (sampled once a block) against cache + 1.25·8·d·#SV,
+and the same after FINISH; for each peer its time, test error and support vectors, and
+the ratio of LASVM's time to it, measured in the same run.
 """
 
 from __future__ import annotations
@@ -26,10 +26,12 @@ BLOCK = 8192
 
 
 def rss_mb() -> float:
+    """This process's resident size in MB."""
     return psutil.Process().memory_info().rss / 2**20
 
 
 def load(folder: Path, n: int, seed: int):
+    """The first ``n`` training digits in a seeded random order, and the test digits."""
     parts = read_mnist(folder, [3], [d for d in range(10) if d != 3])
     X, y = parts["train"]
     order = np.random.default_rng(seed).permutation(len(y))[:n]
@@ -53,7 +55,8 @@ def numpy_evals_per_s(X_sv: np.ndarray, queries: np.ndarray, gamma: float, repea
     return len(queries) * len(X_sv) / best
 
 
-def run_lasvm(X, y, Xt, yt, args) -> LASVM:
+def run_lasvm(X, y, Xt, yt, args) -> float:
+    """LASVM's single pass, measured and printed; returns its wall time."""
     LASVM(X.shape[1], gamma=args.gamma).learn(X[:50], y[:50])  # compile (or load the cache) first
     rss = rss_mb()
     machine = LASVM(X.shape[1], gamma=args.gamma, C=args.C, cache_mb=args.cache_mb)
@@ -76,10 +79,11 @@ def run_lasvm(X, y, Xt, yt, args) -> LASVM:
     sv = machine.support_vectors().toarray()
     print(f"  NumPy RBF kernel row against the {len(sv)} SVs: {numpy_evals_per_s(sv, Xt[:200], args.gamma):,.0f} "
           "evaluations/s")
-    return machine
+    return wall
 
 
-def run_svc(X, y, Xt, yt, args) -> None:
+def run_svc(X, y, Xt, yt, args) -> float:
+    """SVC (LIBSVM) on the same data, measured and printed; returns its wall time."""
     from sklearn.svm import SVC
 
     start = time.perf_counter()
@@ -87,23 +91,40 @@ def run_svc(X, y, Xt, yt, args) -> None:
     wall = time.perf_counter() - start
     error = np.mean(svc.predict(Xt) != yt)
     print(f"SVC n={len(y)}: {wall:.1f} s, test error {error:.2%}, {len(svc.support_)} SVs")
+    return wall
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=10_000)
-    parser.add_argument("--gamma", type=float, default=0.03)
-    parser.add_argument("--C", type=float, default=1.0)
-    parser.add_argument("--cache-mb", type=float, default=200.0)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--no-svc", action="store_true")
-    parser.add_argument("--mnist", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist")
-    args = parser.parse_args()
-    X, y, Xt, yt = load(args.mnist, args.n, args.seed)
-    run_lasvm(X, y, Xt, yt, args)
-    if not args.no_svc:
-        run_svc(X, y, Xt, yt, args)
+def run_vw(X, y, Xt, yt, args) -> float | None:
+    """Vowpal Wabbit's online kernel SVM (``--ksvm``, RBF, one pass), if installed."""
+    try:
+        from vowpalwabbit import Workspace
+    except ImportError:
+        print("Vowpal Wabbit: not installed (pip install vowpalwabbit), skipped")
+        return None
+
+    def line(x, label=""):
+        nz = np.flatnonzero(x)
+        return f"{label} | " + " ".join(f"{j}:{x[j]:.6g}" for j in nz)
+
+    start = time.perf_counter()
+    vw = Workspace(f"--ksvm --kernel rbf --bandwidth {args.gamma} --l2 {1.0 / (args.C * len(y)):.3g} --quiet")
+    for x, label in zip(X, y):
+        vw.learn(line(x, f"{int(label)}"))
+    wall = time.perf_counter() - start
+    scores = np.array([vw.predict(line(x)) for x in Xt])
+    vw.finish()
+    print(f"VW --ksvm n={len(y)}: {wall:.1f} s, test error {np.mean(np.where(scores > 0, 1, -1) != yt):.2%}")
+    return wall
 
 
-if __name__ == "__main__":
-    main()
+def kernel_bench(n: int, mnist: Path, gamma: float = 0.03, C: float = 1.0, cache_mb: float = 200.0,
+                 seed: int = 0, peers: bool = True) -> None:
+    """Print the measurements of the module docstring."""
+    args = argparse.Namespace(n=n, gamma=gamma, C=C, cache_mb=cache_mb, seed=seed)
+    X, y, Xt, yt = load(mnist, n, seed)
+    lasvm = run_lasvm(X, y, Xt, yt, args)
+    if peers:
+        for name, peer in (("SVC", run_svc), ("VW --ksvm", run_vw)):
+            seconds = peer(X, y, Xt, yt, args)
+            if seconds is not None:
+                print(f"time LASVM / {name}: {lasvm / seconds:.3f}")

@@ -1,0 +1,205 @@
+"""Figures 2-4 of the OMS study and its findings beside the paper's, from the result
+folder of ``dolb run pipelines/oms_mnist.toml --out runs/oms_mnist``:
+
+    python scripts/oms_figures.py runs/oms_mnist
+
+writes ``fig2.png``, ``fig3.png`` and ``fig4.png`` into the folder's ``report/`` and
+prints the findings. ``notebooks/oms_mnist.ipynb`` shows the same.
+
+- Fig. 2: fixed-complexity LASVM test error against RBF gamma and polynomial degree,
+  one line per training size (mean over the orders of experiment ``small`` at 1,000 and
+  4,000 examples, with its 95 % interval; order 0 of experiment ``full`` at 60,000).
+- Fig. 3: OMS-LASVM test error against training size, the switch points marked with the
+  level they lead to.
+- Fig. 4: OMS against fixed low (gamma 0.005, degree 1) and fixed high (gamma 0.03,
+  degree 3) complexity.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dolb.results.figures import colour_cycle, new_figure, save
+from dolb.results.stats import ci95_halfwidth
+from dolb.results.tables import read_results
+
+LOW = {"rbf": 0.005, "poly": 1}
+HIGH = {"rbf": 0.03, "poly": 3}
+PAPER_BEST = {"rbf": {1000: 0.01, 4000: 0.02, 60000: 0.03}, "poly": {1000: 2, 4000: 3, 60000: 3}}
+PAPER_FINAL = {"rbf": (0.0049, 0.0042), "poly": (0.0059, 0.0058)}
+"""The paper's final error of OMS and of the best fixed complexity, per kernel."""
+KERNEL_NAMES = {"rbf": "RBF", "poly": "polynomial"}
+
+
+def fixed_errors(frame: pd.DataFrame) -> pd.DataFrame:
+    """Test error of the fixed-complexity LASVM (online classifier): one row per kernel,
+    level (gamma or degree), training size, with the mean, its 95 % half-width and the
+    number of orders; 1,000 and 4,000 from ``small``, 60,000 from ``full``."""
+    rows = frame[(frame.learner == "lasvm") & (frame.metric == "test_error") & (frame.conversion == "last")]
+    rows = rows[((rows.experiment == "small")) | ((rows.experiment == "full") & (rows.n_train == rows.n_train.max()))]
+    rows = rows.assign(kernel=rows.param_kernel,
+                       level=np.where(rows.param_kernel == "rbf", rows.param_gamma, rows.param_degree))
+    grouped = rows.groupby(["kernel", "level", "n_train"])["value"]
+    return grouped.agg(mean="mean", ci95=ci95_halfwidth, count="count").reset_index()
+
+
+def oms_runs(frame: pd.DataFrame) -> pd.DataFrame:
+    """OMS rows (test error and diagnostics) with their kernel."""
+    rows = frame[frame.learner == "oms_lasvm"]
+    return rows.assign(kernel=rows.param_kernel)
+
+
+def switches(frame: pd.DataFrame, kernel: str) -> list[tuple[int, int]]:
+    """(examples, level reached) of every switch of the OMS run with ``kernel``, read at
+    its last checkpoint."""
+    rows = oms_runs(frame)
+    rows = rows[(rows.kernel == kernel) & (rows.conversion == "online")]
+    last = rows[rows.n_train == rows.n_train.max()]
+    level = last.loc[last.metric == "oms_level", "value"]
+    start = int(level.iloc[0]) - int(last.loc[last.metric == "oms_switches", "value"].iloc[0]) if len(level) else 1
+    found = last[last.metric.str.match(r"oms_switch_\d+_n")]
+    order = found.metric.str.extract(r"oms_switch_(\d+)_n")[0].astype(int)
+    return [(int(n), start + k) for k, n in sorted(zip(order, found.value))]
+
+
+def oms_value(frame: pd.DataFrame, kernel: str, metric: str) -> pd.Series:
+    """``metric`` of the OMS run with ``kernel`` by training size."""
+    rows = oms_runs(frame)
+    rows = rows[(rows.kernel == kernel) & (rows.metric == metric)]
+    return rows.groupby("n_train")["value"].mean()
+
+
+def fixed_curve(frame: pd.DataFrame, kernel: str, level: float) -> pd.Series:
+    """Test error of the fixed LASVM of ``kernel`` at ``level`` in ``full``, by size."""
+    rows = frame[(frame.experiment == "full") & (frame.learner == "lasvm") & (frame.metric == "test_error")
+                 & (frame.conversion == "last") & (frame.param_kernel == kernel)]
+    column = "param_gamma" if kernel == "rbf" else "param_degree"
+    rows = rows[np.isclose(rows[column].astype(float), level)]
+    return rows.groupby("n_train")["value"].mean()
+
+
+def figure_2(frame: pd.DataFrame, path: Path) -> None:
+    table = fixed_errors(frame)
+    figure, axes = new_figure(1, 2, width=5.5)
+    colours = colour_cycle()
+    for ax, kernel in zip(axes[0], ("rbf", "poly")):
+        part = table[table.kernel == kernel]
+        for colour, (n, line) in zip(colours, part.groupby("n_train")):
+            line = line.sort_values("level")
+            label = f"n = {n:,}" + (f" (mean of {int(line['count'].max())} orders)" if line["count"].max() > 1 else "")
+            ax.errorbar(line.level, 100 * line["mean"], yerr=100 * line.ci95.fillna(0), marker="o", capsize=3,
+                        color=colour, label=label)
+        if kernel == "rbf":
+            ax.set_xscale("log")
+            ax.set_xlabel("RBF γ")
+        else:
+            ax.set_xlabel("polynomial degree d")
+        ax.set_yscale("log")
+        ax.set_ylabel("test error (%)")
+        ax.set_title(f"Fig. 2: fixed {KERNEL_NAMES[kernel]} LASVM")
+        ax.legend()
+        ax.grid(True, which="both", alpha=0.3)
+    figure.tight_layout()
+    save(figure, path)
+
+
+def figure_3(frame: pd.DataFrame, path: Path) -> None:
+    figure, axes = new_figure(1, 2, width=5.5)
+    for ax, kernel in zip(axes[0], ("rbf", "poly")):
+        error = oms_value(frame, kernel, "test_error")
+        ax.plot(error.index, 100 * error.values, marker="o", color=colour_cycle()[0], label="OMS-LASVM")
+        for n, level in switches(frame, kernel):
+            ax.axvline(n, color="grey", linestyle=":", linewidth=1)
+            ax.annotate(f"→ {level}", (n, 1.0), xycoords=("data", "axes fraction"), rotation=90,
+                        va="top", ha="right", fontsize=8, color="dimgrey")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("training examples")
+        ax.set_ylabel("test error (%)")
+        what = "level α (γ = γ₁·2^(α−1))" if kernel == "rbf" else "degree"
+        ax.set_title(f"Fig. 3: OMS, {KERNEL_NAMES[kernel]}; dotted: switches to {what}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(loc="lower left")
+    figure.tight_layout()
+    save(figure, path)
+
+
+def figure_4(frame: pd.DataFrame, path: Path) -> None:
+    figure, axes = new_figure(1, 2, width=5.5)
+    colours = colour_cycle()
+    for ax, kernel in zip(axes[0], ("rbf", "poly")):
+        name = "γ" if kernel == "rbf" else "d"
+        lines = [("OMS", oms_value(frame, kernel, "test_error"), "o", "-"),
+                 (f"fixed low, {name} = {LOW[kernel]}", fixed_curve(frame, kernel, LOW[kernel]), "s", "--"),
+                 (f"fixed high, {name} = {HIGH[kernel]}", fixed_curve(frame, kernel, HIGH[kernel]), "^", ":")]
+        for colour, (label, curve, marker, style) in zip(colours, lines):
+            ax.plot(curve.index, 100 * curve.values, marker=marker, linestyle=style, color=colour, label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("training examples")
+        ax.set_ylabel("test error (%)")
+        ax.set_title(f"Fig. 4: OMS vs fixed, {KERNEL_NAMES[kernel]}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    figure.tight_layout()
+    save(figure, path)
+
+
+def findings(frame: pd.DataFrame) -> str:
+    """The paper's findings beside ours, as Markdown."""
+    table = fixed_errors(frame)
+    lines = ["| finding | paper | here |", "| --- | --- | --- |"]
+    for kernel in ("rbf", "poly"):
+        part = table[table.kernel == kernel]
+        for n, group in part.groupby("n_train"):
+            best = group.loc[group["mean"].idxmin()]
+            paper = PAPER_BEST[kernel].get(int(n), "—")
+            lines.append(f"| best fixed {KERNEL_NAMES[kernel]} level at n = {n:,} | {paper} | "
+                         f"{best.level:g} ({100 * best['mean']:.2f} %) |")
+        oms = oms_value(frame, kernel, "test_error")
+        if len(oms):
+            final = int(oms.index.max())
+            at_end = part[part.n_train == final]
+            best_final = at_end["mean"].min() if len(at_end) else math.nan
+            paper_oms, paper_best = PAPER_FINAL[kernel]
+            lines.append(f"| final OMS error, {KERNEL_NAMES[kernel]} (best fixed) | {100 * paper_oms:.2f} % "
+                         f"({100 * paper_best:.2f} %) | {100 * oms.iloc[-1]:.2f} % ({100 * best_final:.2f} %) |")
+            low, high = fixed_curve(frame, kernel, LOW[kernel]), fixed_curve(frame, kernel, HIGH[kernel])
+            both = pd.concat({"low": low, "high": high, "oms": oms}, axis=1).dropna()
+            low_wins = [int(n) for n in both.index if both.low[n] < both.high[n]]
+            lines.append(f"| {KERNEL_NAMES[kernel]}: sizes where low beats high | early | "
+                         f"{', '.join(f'{n:,}' for n in low_wins) or 'none'} |")
+            gap = (both.oms - both[["low", "high"]].min(axis=1)) * 100
+            lines.append(f"| {KERNEL_NAMES[kernel]}: OMS minus the better of low/high, points | near 0 | "
+                         f"{gap.min():+.2f} to {gap.max():+.2f} |")
+            lines.append(f"| {KERNEL_NAMES[kernel]} switches (examples → level) | — | "
+                         f"{', '.join(f'{n:,} → {level}' for n, level in switches(frame, kernel)) or 'none'} |")
+    rbf = oms_runs(frame)
+    start = rbf[(rbf.kernel == "rbf") & (rbf.metric == "oms_start")]["value"]
+    if len(start):
+        lines.append(f"| γ₁ chosen by cross-validation on the first 100 examples | 0.04 (text), 0.004 (ladder) | "
+                     f"{start.iloc[0]:g} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path)
+    args = parser.parse_args()
+    frame = read_results(args.folder)
+    report = args.folder / "report"
+    report.mkdir(exist_ok=True)
+    figure_2(frame, report / "fig2.png")
+    if len(oms_runs(frame)):
+        figure_3(frame, report / "fig3.png")
+        figure_4(frame, report / "fig4.png")
+    print(findings(frame))
+
+
+if __name__ == "__main__":
+    main()
