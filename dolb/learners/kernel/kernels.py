@@ -261,6 +261,22 @@ def weighted_sum(store, row, n):
     return acc
 
 
+EVALS, ROUNDS = 0, 1
+"""The first two counters of every kernel learner's ``I``: kernel values computed, and
+examples seen."""
+
+
+@numba.njit(inline="always")  # compiled into each learner's cached block loop
+def scored_row(spec, store, idx, val, work, row, I):
+    """The kernel row of x = (idx, val) against the support vectors into ``row[:n]``,
+    counted in ``I`` (EVALS += n, ROUNDS += 1); returns (n, ‖x‖², Σ_s α_s K(x_s, x))."""
+    sq_x = squared_norm(val)
+    n = kernel_row(spec, store, idx, val, sq_x, work, row)
+    I[EVALS] += n
+    I[ROUNDS] += 1
+    return n, sq_x, weighted_sum(store, row, n)
+
+
 @numba.njit(cache=True)
 def decision_values(spec, store, indptr, indices, data, bias, work, row, out):
     """f(x) = Σ_s α_s K(x_s, x) + b for every row of a CSR block."""

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from dolb.errors import DataError
 from dolb.learners.base import OnlineLearner
-from dolb.learners.kernel.kernels import ALPHA, SupportRows, decision_values, kernel_spec
+from dolb.learners.kernel.kernels import ALPHA, EVALS, SupportRows, decision_values, kernel_spec
 from dolb.learners.linear import csr_parts
 
 
@@ -61,7 +61,7 @@ class KernelLearner(OnlineLearner):
 
     @property
     def kernel_evals(self) -> int:
-        return int(self.I[0])
+        return int(self.I[EVALS])
 
     def coefficients(self) -> np.ndarray:
         """α of the support vectors, in slot order (a copy)."""

@@ -11,13 +11,12 @@ from dolb.learners.base import Param, register
 from dolb.learners.kernel.kernels import (
     ALPHA,
     KERNEL_PARAMS,
+    ROUNDS,
     add_row,
     has_room,
-    kernel_row,
     remove_oldest,
     remove_slot,
-    squared_norm,
-    weighted_sum,
+    scored_row,
 )
 from dolb.learners.kernel.learner import KernelLearner
 from dolb.learners.linear import choice_codes
@@ -37,13 +36,10 @@ def norma_block(spec, P, indptr, indices, data, y, ids, start, store, F, I, work
         idx, val = indices[indptr[t]:indptr[t + 1]], data[indptr[t]:indptr[t + 1]]
         if not has_room(store, idx.shape[0]):
             return t
-        sq_x = squared_norm(val)
-        n = kernel_row(spec, store, idx, val, sq_x, work, row)
-        I[0] += n
-        I[1] += 1
-        f = weighted_sum(store, row, n) + F[0]
+        n, sq_x, f = scored_row(spec, store, idx, val, work, row, I)
+        f += F[0]
         pred[t] = f
-        step = eta / math.sqrt(I[1]) if schedule == SQRT else eta
+        step = eta / math.sqrt(I[ROUNDS]) if schedule == SQRT else eta
         alpha[:n] *= 1.0 - step * lam
         if y[t] * f < 1.0:
             s = add_row(spec, store, idx, val, sq_x, ids[t])

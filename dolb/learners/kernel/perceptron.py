@@ -10,10 +10,8 @@ from dolb.learners.kernel.kernels import (
     KERNEL_PARAMS,
     add_row,
     has_room,
-    kernel_row,
     remove_oldest,
-    squared_norm,
-    weighted_sum,
+    scored_row,
 )
 from dolb.learners.kernel.learner import KernelLearner
 
@@ -26,11 +24,7 @@ def perceptron_block(spec, budget, indptr, indices, data, y, ids, start, store, 
         idx, val = indices[indptr[t]:indptr[t + 1]], data[indptr[t]:indptr[t + 1]]
         if not has_room(store, idx.shape[0]):
             return t
-        sq_x = squared_norm(val)
-        n = kernel_row(spec, store, idx, val, sq_x, work, row)
-        I[0] += n
-        I[1] += 1
-        f = weighted_sum(store, row, n)
+        n, sq_x, f = scored_row(spec, store, idx, val, work, row, I)
         pred[t] = f
         if y[t] * f <= 0.0:
             s = add_row(spec, store, idx, val, sq_x, ids[t])

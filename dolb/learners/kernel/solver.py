@@ -14,6 +14,7 @@ import numba
 from dolb.learners.kernel.cache import claim, fill_column, lookup, move_slot
 from dolb.learners.kernel.kernels import (
     ALPHA,
+    EVALS,
     GRAD,
     KDIAG,
     LABEL,
@@ -22,12 +23,11 @@ from dolb.learners.kernel.kernels import (
     has_room,
     kernel_row,
     remove_slot,
+    scored_row,
     slot_entries,
-    squared_norm,
-    weighted_sum,
 )
 
-EVALS, ROUNDS, SEEN_NEG, SEEN_POS, STEPS = range(5)
+SEEN_NEG, SEEN_POS, STEPS = range(2, 5)  # after EVALS and ROUNDS (kernels.py)
 """Positions in ``I``: kernel evaluations, rounds, examples of each class, direction steps."""
 MIN_CURVATURE = 1e-12
 """Floor of K_ii + K_jj − 2K_ij in a direction step (duplicate points)."""
@@ -166,11 +166,7 @@ def lasvm_block(spec, P, seeding, indptr, indices, data, y, ids, start, store, c
         idx, val = indices[indptr[t]:indptr[t + 1]], data[indptr[t]:indptr[t + 1]]
         if not has_room(store, idx.shape[0]):
             return t
-        sq_x = squared_norm(val)
-        n = kernel_row(spec, store, idx, val, sq_x, buffers[2], row)
-        I[EVALS] += n
-        I[ROUNDS] += 1
-        sum_row = weighted_sum(store, row, n)
+        n, sq_x, sum_row = scored_row(spec, store, idx, val, buffers[2], row, I)
         pred[t] = sum_row + F[0]
         if not holds(store, ids[t]):
             process(spec, store, cache, P, idx, val, sq_x, y[t], ids[t], sum_row, buffers, I)
