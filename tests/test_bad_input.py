@@ -487,3 +487,42 @@ def test_a_data_file_a_worker_refuses_is_one_line_on_the_console(tmp_path, capfd
     assert capfd.readouterr().err == (
         f"dolb: error: svmlight file {tmp_path}/big.svm, line 1: malformed (a feature index above 2147483647)\n")
     assert not out.exists()
+
+
+KERNEL_PIPELINE = """\
+[pipeline]
+name = "kernels"
+seed = 1
+[datasets.s]
+importer = "svmlight"
+params = {{ path = "data.svm" }}
+[experiments.e]
+dataset = "s"
+task = "binary"
+split = {{ scheme = "holdout", count = 1 }}
+checkpoints = [1]
+metrics = ["test_error"]
+learners = [{{ learner = "{learner}", params = {{ {params} }} }}]
+"""
+
+
+@pytest.mark.parametrize("learner, params, message", [
+    ("lasvm", "gamma = 0.0", "experiments.e.learners[0].params.gamma: must be above 0.0, got 0.0"),
+    ("lasvm", 'kernel = "poly", degree = 0', "experiments.e.learners[0].params.degree: 0 is below the minimum 1"),
+    ("lasvm", "cache_mb = 0.0", "experiments.e.learners[0].params.cache_mb: must be above 0.0, got 0.0"),
+    ("kernel_perceptron", 'kernel = "sigmoid"',
+     "experiments.e.learners[0].params.kernel: 'sigmoid' is not one of rbf, poly, linear"),
+    ("oms_lasvm", "max_level = 1", "experiments.e.learners[0].params.max_level: 1 is below the minimum 2"),
+    ("oms_lasvm", "level_start = 3, max_level = 3",
+     "experiments.e.learners[0].params.max_level: a ladder needs two rungs, level_start + 1 = 4 > max_level = 3"),
+    ("oms_lasvm", "gamma = 0.5", "experiments.e.learners[0].params.gamma: set by the ladder"),
+])
+def test_a_kernel_parameter_out_of_range_is_one_line(learner, params, message, tmp_path, capsys):
+    (tmp_path / "data.svm").write_text("1 1:0.5\n-1 2:1\n1 1:1\n-1 2:0.5\n")
+    pipeline = tmp_path / "k.toml"
+    pipeline.write_text(KERNEL_PIPELINE.format(learner=learner, params=params))
+    out = tmp_path / "out"
+    assert main(["-q", "run", str(pipeline), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dolb: error: {pipeline}: {message}") and err.count("\n") == 1, err
+    assert not out.exists()

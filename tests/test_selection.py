@@ -167,6 +167,10 @@ def test_bad_oms_parameters_are_one_line():
         OMS(2, ladder_param="nope")
     with pytest.raises(ConfigError, match=r"parameter 'max_level': 1 is below the minimum 2"):
         OMS(2, max_level=1)
+    with pytest.raises(ConfigError, match=r"parameter 'max_level': a ladder needs two rungs, level_start \+ 1 = 5 > "):
+        OMS(2, level_start=4, max_level=4)
+    with pytest.raises(ConfigError, match=r"parameter 'level': set by the ladder"):
+        OMS(2, level=3)
     with pytest.raises(ConfigError, match=r"parameter 'p_value': must be above 0.0"):
         OMS(2, p_value=0.0)
     with pytest.raises(TypeError, match="OMS selects among binary classifiers"):

@@ -101,6 +101,9 @@ class OnlineModelSelection(OnlineLearner):
         if ladder_param not in cls.base.params:
             raise ConfigError(f"learner {cls.name!r}, parameter 'ladder_param': {ladder_param!r} is not a "
                               f"parameter of {cls.base.name!r} (it has: {', '.join(sorted(cls.base.params))})")
+        if checked["level_start"] + 1 > checked["max_level"]:
+            raise ConfigError(f"learner {cls.name!r}, parameter 'max_level': a ladder needs two rungs, "
+                              f"level_start + 1 = {checked['level_start'] + 1} > max_level = {checked['max_level']}")
         if checked[ladder_param] != cls.params[ladder_param].default:
             raise ConfigError(f"learner {cls.name!r}, parameter {ladder_param!r}: set by the ladder (give its "
                               "level-1 value as 'start', or a 'level_start')")
