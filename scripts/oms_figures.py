@@ -41,7 +41,7 @@ def fixed_errors(frame: pd.DataFrame) -> pd.DataFrame:
     level (gamma or degree), training size, with the mean, its 95 % half-width and the
     number of orders; 1,000 and 4,000 from ``small``, 60,000 from ``full``."""
     rows = frame[(frame.learner == "lasvm") & (frame.metric == "test_error") & (frame.conversion == "last")]
-    rows = rows[((rows.experiment == "small")) | ((rows.experiment == "full") & (rows.n_train == rows.n_train.max()))]
+    rows = rows[(rows.experiment == "small") | ((rows.experiment == "full") & (rows.n_train == rows.n_train.max()))]
     rows = rows.assign(kernel=rows.param_kernel,
                        level=np.where(rows.param_kernel == "rbf", rows.param_gamma, rows.param_degree))
     grouped = rows.groupby(["kernel", "level", "n_train"])["value"]
