@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from dolb.results.figures import colour_cycle, new_figure, save
 from dolb.results.stats import ci95_halfwidth
@@ -34,6 +35,17 @@ PAPER_BEST = {"rbf": {1000: 0.01, 4000: 0.02, 60000: 0.03}, "poly": {1000: 2, 40
 PAPER_FINAL = {"rbf": (0.0049, 0.0042), "poly": (0.0059, 0.0058)}
 """The paper's final error of OMS and of the best fixed complexity, per kernel."""
 KERNEL_NAMES = {"rbf": "RBF", "poly": "polynomial"}
+PLAIN = FuncFormatter(lambda value, _: f"{value:g}")
+"""Tick labels of a logarithmic error axis as plain numbers (0.5, 1, 2, 5)."""
+
+
+def error_axis(ax) -> None:
+    """A logarithmic y axis of test error in %, labelled with plain numbers."""
+    ax.set_yscale("log")
+    ax.set_ylabel("test error (%)")
+    ax.yaxis.set_major_formatter(PLAIN)
+    ax.yaxis.set_minor_formatter(PLAIN)
+    ax.grid(True, which="both", alpha=0.3)
 
 
 def fixed_errors(frame: pd.DataFrame) -> pd.DataFrame:
@@ -92,18 +104,21 @@ def figure_2(frame: pd.DataFrame, path: Path) -> None:
         for colour, (n, line) in zip(colours, part.groupby("n_train")):
             line = line.sort_values("level")
             label = f"n = {n:,}" + (f" (mean of {int(line['count'].max())} orders)" if line["count"].max() > 1 else "")
-            ax.errorbar(line.level, 100 * line["mean"], yerr=100 * line.ci95.fillna(0), marker="o", capsize=3,
+            half = line.ci95.fillna(0).to_numpy()
+            below = np.minimum(half, 0.9 * line["mean"].to_numpy())  # a log axis: bars stop above 0
+            ax.errorbar(line.level, 100 * line["mean"], yerr=100 * np.vstack([below, half]), marker="o", capsize=3,
                         color=colour, label=label)
+        levels = sorted(part.level.unique())
         if kernel == "rbf":
             ax.set_xscale("log")
             ax.set_xlabel("RBF γ")
         else:
             ax.set_xlabel("polynomial degree d")
-        ax.set_yscale("log")
-        ax.set_ylabel("test error (%)")
+        ax.set_xticks(levels, [f"{level:g}" for level in levels])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        error_axis(ax)
         ax.set_title(f"Fig. 2: fixed {KERNEL_NAMES[kernel]} LASVM")
         ax.legend()
-        ax.grid(True, which="both", alpha=0.3)
     figure.tight_layout()
     save(figure, path)
 
@@ -113,17 +128,17 @@ def figure_3(frame: pd.DataFrame, path: Path) -> None:
     for ax, kernel in zip(axes[0], ("rbf", "poly")):
         error = oms_value(frame, kernel, "test_error")
         ax.plot(error.index, 100 * error.values, marker="o", color=colour_cycle()[0], label="OMS-LASVM")
-        for n, level in switches(frame, kernel):
+        found = switches(frame, kernel)
+        for n, level in found:
             ax.axvline(n, color="grey", linestyle=":", linewidth=1)
             ax.annotate(f"→ {level}", (n, 1.0), xycoords=("data", "axes fraction"), rotation=90,
                         va="top", ha="right", fontsize=8, color="dimgrey")
         ax.set_xscale("log")
-        ax.set_yscale("log")
         ax.set_xlabel("training examples")
-        ax.set_ylabel("test error (%)")
+        error_axis(ax)
         what = "level α (γ = γ₁·2^(α−1))" if kernel == "rbf" else "degree"
-        ax.set_title(f"Fig. 3: OMS, {KERNEL_NAMES[kernel]}; dotted: switches to {what}")
-        ax.grid(True, which="both", alpha=0.3)
+        ax.set_title(f"Fig. 3: OMS, {KERNEL_NAMES[kernel]}; dotted: switches to {what}" if found
+                     else f"Fig. 3: OMS, {KERNEL_NAMES[kernel]}; no switch")
         ax.legend(loc="lower left")
     figure.tight_layout()
     save(figure, path)
@@ -140,11 +155,9 @@ def figure_4(frame: pd.DataFrame, path: Path) -> None:
         for colour, (label, curve, marker, style) in zip(colours, lines):
             ax.plot(curve.index, 100 * curve.values, marker=marker, linestyle=style, color=colour, label=label)
         ax.set_xscale("log")
-        ax.set_yscale("log")
         ax.set_xlabel("training examples")
-        ax.set_ylabel("test error (%)")
+        error_axis(ax)
         ax.set_title(f"Fig. 4: OMS vs fixed, {KERNEL_NAMES[kernel]}")
-        ax.grid(True, which="both", alpha=0.3)
         ax.legend()
     figure.tight_layout()
     save(figure, path)
