@@ -78,7 +78,6 @@ class OnlineModelSelection(OnlineLearner):
         self.base_params = {name: self.config[name] for name in self.base.params}
         self.start = own["start"] if self.ladder == "double" else 1.0
         self.level = own["level_start"]
-        self.level_first = own["level_start"]
         self.max_level, self.min_n, self.p_value = own["max_level"], own["min_n"], own["p_value"]
         self.cv_examples = own["cv_examples"]
         self.switches: list[int] = []
