@@ -207,9 +207,10 @@ def test_shipped_pipelines_are_valid():
 ROOT = Path(__file__).parents[1]
 LOADED = json.loads((ROOT / "tests" / "data" / "pipeline_reprs.json").read_text())
 """The ``repr`` of the Pipeline each file loaded to with the hand-written loader of
-commit 7b90b7b (a file shipped later: as first shipped), the file's folder written
-``<dir>``: cell ids are hashes of these specs, so the loader must give the same
-dataclasses, values and types for every valid file."""
+commit 7b90b7b (a file shipped later: as first shipped; fields added since appear at
+their defaults), the file's folder written ``<dir>``: cell ids are hashes of these
+specs, so the loader must give the same dataclasses, values and types for every valid
+file."""
 
 
 @pytest.mark.parametrize("name", sorted(LOADED))

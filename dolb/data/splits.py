@@ -80,3 +80,16 @@ def split_rows(
     if order == "random" and scheme != "holdout":
         train = rng.permutation(train)
     return train.astype(np.int64), test
+
+
+def labelled_rows(n_rows: int, rate: float, first: int, seed: np.random.SeedSequence) -> np.ndarray:
+    """Which of a stream's ``n_rows`` training examples reveal their label: each with
+    probability ``rate`` (independent uniform draws of ``seed``), the first ``first``
+    always. The learner sees the flags; evaluation always sees the truth.
+
+    >>> labelled_rows(8, 0.5, 2, np.random.SeedSequence(1)).tolist()
+    [True, True, True, False, True, True, False, True]
+    """
+    labelled = np.random.default_rng(seed).random(n_rows) < rate
+    labelled[:first] = True
+    return labelled

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import psutil
 
-from dolb.data.splits import split_rows
+from dolb.data.splits import labelled_rows, split_rows
 from dolb.data.store import ChunkCache, Dataset, open_dataset
 from dolb.data.stream import stream_blocks
 from dolb.errors import DataError, DolbError
@@ -108,6 +108,10 @@ def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
         order=split["order"],
     )
     checkpoints = resolve_checkpoints(spec["checkpoints"], len(train_rows))
+    labels = spec.get("labels")
+    labelled = None if labels is None else labelled_rows(
+        len(train_rows), labels["rate"], labels["first"], seed_for(spec["seed"], "labels", spec["dataset"],
+                                                                   split["index"]))
     metrics = [METRICS[name] for name in spec["metrics"]]
     test_metrics = [m for m in metrics if m.source == "test"]
     if test_metrics:
@@ -168,7 +172,8 @@ def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
             stop = len(y)
             if exact and next_cp < len(checkpoints):
                 stop = min(stop, int(checkpoints[next_cp]) - seen + start)
-            losses = online_loss(learner.learn(X[start:stop], y[start:stop]), y[start:stop])
+            flags = None if labelled is None else labelled[seen : seen + stop - start]
+            losses = online_loss(learner.learn(X[start:stop], y[start:stop], flags), y[start:stop])
             running = total + np.cumsum(losses)
             end = seen + (stop - start)
             while next_cp < len(checkpoints) and checkpoints[next_cp] <= end:

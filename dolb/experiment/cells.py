@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 import dolb
-from dolb.data.splits import sequence_length
+from dolb.data.splits import labelled_rows, sequence_length
 from dolb.data.store import Dataset
 from dolb.errors import ConfigError
 from dolb.evaluation.cell import Cell
@@ -29,6 +29,7 @@ from dolb.evaluation.checkpoints import resolve_checkpoints
 from dolb.experiment.pipeline import ExperimentSpec, Pipeline
 from dolb.identity import digest
 from dolb.learners import learner_class
+from dolb.seeding import seed_for
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,29 @@ def _check_report_sizes(pipeline: Pipeline, experiment: ExperimentSpec, dataset:
             )
 
 
+def _labels(experiment: ExperimentSpec) -> dict[str, Any]:
+    """The spec's ``labels`` entry of a semi-supervised experiment (none otherwise, so
+    the cell ids of fully labelled ones are what they always were)."""
+    if experiment.label_rate == 1.0 and experiment.labelled_first == 0:
+        return {}
+    return {"labels": {"rate": experiment.label_rate, "first": experiment.labelled_first}}
+
+
+def _check_labels(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, n_train: int) -> None:
+    """ConfigError if a cell's stream would reveal no label before its last checkpoint
+    (a learner could learn nothing: its results would mean nothing)."""
+    if experiment.label_rate == 1.0 or experiment.labelled_first > 0:
+        return
+    last = int(resolve_checkpoints(experiment.checkpoints, n_train)[-1])
+    for index in range(experiment.split.count):
+        seed = seed_for(pipeline.seed, "labels", dataset, index)
+        if not labelled_rows(last, experiment.label_rate, 0, seed).any():
+            raise ConfigError(
+                f"{pipeline.path}: experiments.{experiment.name}.label_rate: split {index} of dataset {dataset!r} "
+                f"would reveal no label in its first {last} examples (raise label_rate or set labelled_first)"
+            )
+
+
 def expand_groups(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]]) -> list[CellGroup]:
     """All cell groups of ``pipeline`` in a fixed order (experiment, dataset, learner,
     configuration, complexity), given each dataset's opened parts."""
@@ -186,6 +210,7 @@ def _experiment_groups(
     n_train = n_train_rows(pipeline, experiment, train)
     _check_checkpoints(pipeline, experiment, n_train)
     _check_report_sizes(pipeline, experiment, dataset, n_train)
+    _check_labels(pipeline, experiment, dataset, n_train)
     split = experiment.split
     for learner in experiment.learners:
         cls = learner_class(learner.learner)
@@ -219,7 +244,7 @@ def _experiment_groups(
                     "conversions": list(experiment.conversions),
                     "seed": pipeline.seed,
                     "dolb": dolb.__version__,
-                }
+                } | _labels(experiment)
                 yield CellGroup(
                     key=spec_hash(template),
                     experiment=experiment.name,

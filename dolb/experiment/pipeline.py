@@ -100,7 +100,9 @@ class LearnerSpec:
 @dataclass(frozen=True)
 class ExperimentSpec:
     """Learners compared on one or more datasets (problems) with one split scheme, set
-    of checkpoints and metrics."""
+    of checkpoints and metrics. ``label_rate`` < 1 makes the streams semi-supervised:
+    each training example's label is revealed with that probability (seeded per split),
+    the first ``labelled_first`` always; see :func:`dolb.data.splits.labelled_rows`."""
 
     name: str
     datasets: tuple[str, ...]
@@ -110,6 +112,8 @@ class ExperimentSpec:
     metrics: tuple[str, ...]
     learners: tuple[LearnerSpec, ...]
     conversions: tuple[str, ...] = ("last",)
+    label_rate: float = 1.0
+    labelled_first: int = 0
 
 
 @dataclass(frozen=True)
@@ -186,6 +190,8 @@ def _experiment(name: str, spec: schema.Experiment) -> ExperimentSpec:
         spec.metrics,
         tuple(LearnerSpec(learner.learner, learner.levels(), learner.grid()) for learner in spec.learners),
         spec.conversions,
+        spec.label_rate,
+        spec.labelled_first,
     )
 
 

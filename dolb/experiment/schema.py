@@ -252,6 +252,12 @@ def _unique(values: tuple[str, ...]) -> tuple[str, ...]:
     return values
 
 
+def _label_rate(rate: float) -> float:
+    if not (math.isfinite(rate) and 0.0 < rate <= 1.0):
+        raise problem(f"the fraction of labelled examples must lie in (0, 1], got {rate}")
+    return rate
+
+
 class Experiment(Table):
     """``[experiments.<name>]``: learners compared on datasets with one split scheme."""
 
@@ -262,6 +268,8 @@ class Experiment(Table):
     metrics: names()
     conversions: Annotated[names(), AfterValidator(_unique)] = ("last",)
     learners: Annotated[list[Learner], Field(min_length=1)]
+    label_rate: Annotated[float, AfterValidator(_label_rate)] = 1.0
+    labelled_first: NonNegativeInt = 0
 
     @model_validator(mode="after")
     def _metrics_and_learners(self) -> "Experiment":

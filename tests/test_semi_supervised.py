@@ -1,0 +1,89 @@
+"""Semi-supervised streams: an experiment's ``label_rate`` reveals a seeded subset of the
+labels; a supervised learner learns from those only, evaluation sees every label."""
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from dolb.cli import main
+from dolb.data import open_dataset
+from dolb.data.splits import labelled_rows, split_rows
+from dolb.evaluation.run_cell import run_cell
+from dolb.execution.sweep import plan_groups
+from dolb.experiment.pipeline import load_pipeline
+from dolb.learners import learner_class
+from dolb.seeding import seed_for
+
+PIPELINE = """\
+[pipeline]
+name = "semi"
+seed = 3
+
+[datasets.text]
+generator = "sparse_text"
+params = {{ n_rows = 400, n_test = 100, n_features = 300 }}
+
+[experiments.e]
+dataset = "text"
+task = "binary"
+split = {{ scheme = "given", count = 2, order = "random" }}
+checkpoints = [100, 400]
+metrics = ["test_error", "online_loss"]
+learners = [{{ learner = "perceptron" }}]
+{labels}
+"""
+
+
+def write(tmp_path, labels: str):
+    path = tmp_path / "semi.toml"
+    path.write_text(textwrap.dedent(PIPELINE.format(labels=labels)))
+    return path
+
+
+def test_a_supervised_learner_learns_the_revealed_labels_only(tmp_path):
+    (group,) = plan_groups(load_pipeline(write(tmp_path, "label_rate = 0.25\nlabelled_first = 5")))
+    assert group.template["labels"] == {"rate": 0.25, "first": 5}
+    cell = group.cell(1)
+    result = run_cell(cell)
+    # the same by hand: the split's order, its labelled flags, the Perceptron on those rows
+    train, test = open_dataset(cell.train_path), open_dataset(cell.test_path)
+    X, y = train.read(np.arange(train.n_rows))
+    rows, _ = split_rows("given", 1, train.n_rows, seed_for(3, "split", "text", 1), order="random")
+    flags = labelled_rows(len(rows), 0.25, 5, seed_for(3, "labels", "text", 1))
+    assert flags[:5].all() and 0.15 < flags.mean() < 0.35
+    learner = learner_class("perceptron")(X.shape[1])
+    predictions = learner.learn(X[rows], np.where(flags, y[rows], np.nan), flags)
+    X_test, y_test = test.read(np.arange(test.n_rows))
+    error = np.mean(y_test * learner.predict(X_test) <= 0)
+    assert result["metrics"]["last"]["test_error"][-1] == error
+    # the online loss counts every example, labelled or not (evaluation sees the truth)
+    assert result["metrics"]["online"]["online_loss"][-1] == pytest.approx(np.mean(y[rows] * predictions <= 0))
+
+
+def test_fully_labelled_experiments_keep_their_cell_ids(tmp_path):
+    (plain,) = plan_groups(load_pipeline(write(tmp_path, "")))
+    (explicit,) = plan_groups(load_pipeline(write(tmp_path, "label_rate = 1.0")))
+    assert "labels" not in plain.template and plain.key == explicit.key
+
+
+@pytest.mark.parametrize("labels, message", [
+    ("label_rate = 0.0", "experiments.e.label_rate: the fraction of labelled examples must lie in (0, 1], got 0.0"),
+    ("label_rate = 1.5", "experiments.e.label_rate: the fraction of labelled examples must lie in (0, 1], got 1.5"),
+    ("label_rate = nan", "experiments.e.label_rate: the fraction of labelled examples must lie in (0, 1], got nan"),
+    ("labelled_first = -1", "experiments.e.labelled_first: must not be negative, got -1"),
+    ("label_rate = 1e-9", "experiments.e.label_rate: split 0 of dataset 'text' would reveal no label in its first "
+                          "400 examples (raise label_rate or set labelled_first)"),
+])
+def test_bad_label_settings_are_one_line(labels, message, tmp_path, capsys):
+    path = write(tmp_path, labels)
+    out = tmp_path / "out"
+    assert main(["-q", "run", str(path), "--out", str(out), "--workers", "1"]) == 2
+    assert capsys.readouterr().err == f"dolb: error: {path}: {message}\n"
+    assert not out.exists()
+
+
+def test_the_flags_are_reproducible_and_seeded_per_split():
+    one = labelled_rows(1000, 0.1, 0, seed_for(3, "labels", "text", 0))
+    assert (one == labelled_rows(1000, 0.1, 0, seed_for(3, "labels", "text", 0))).all()
+    assert (one != labelled_rows(1000, 0.1, 0, seed_for(3, "labels", "text", 1))).any()
