@@ -99,7 +99,7 @@ def test_bad_params_name_generator_and_parameter(params, message):
 
 
 def test_bad_generator_and_seed():
-    with pytest.raises(ConfigError, match="unknown generator 'nope' \\(known: irma, sparse_text\\)"):
+    with pytest.raises(ConfigError, match="unknown generator 'nope' \\(known: irma, sparse_text, spirals\\)"):
         generate("nope", {}, seed=0)
     with pytest.raises(ConfigError, match="unknown generator 'sparse-text' \\(did you mean 'sparse_text'\\?"):
         materialize("sparse-text", {}, 0, "unused")
@@ -167,9 +167,29 @@ def test_materialize_checks_params_before_writing(tmp_path):
 
 
 def test_registry_entries_declare_params_and_parts(monkeypatch):
-    assert GENERATORS.names() == ["irma", "sparse_text"]
+    assert GENERATORS.names() == ["irma", "sparse_text", "spirals"]
     irma = GENERATORS["irma"]
     assert irma.parts == ("train", "test") and irma.params["noise"].doc
     monkeypatch.setattr(irma, "make", lambda params, rng: {"validation": (np.zeros((1, 1)), np.zeros(1))})
     with pytest.raises(TypeError, match="generator 'irma' made part 'validation', not among"):
         generate("irma", SMALL, seed=0)
+
+
+def test_spirals_lie_on_their_arms_and_rotate_as_the_stream_goes():
+    """Without noise every point is on its class's arm, turned by rotation·t/n for
+    training row t and by the whole rotation for the test part (the distribution at T)."""
+    params = {"n_rows": 500, "n_test": 200, "turns": 1.5, "noise": 0.0, "rotation": np.pi / 2}
+    parts = generate("spirals", params, seed=4)
+    again = generate("spirals", params, seed=4)
+    assert all(np.array_equal(parts[p][0], again[p][0]) for p in parts)
+
+    def offset(X, y, turn):
+        radius = np.hypot(X[:, 0], X[:, 1])
+        theta = np.arctan2(X[:, 1], X[:, 0]) - 2 * np.pi * 1.5 * radius - np.where(y < 0, np.pi, 0.0) - turn
+        return np.angle(np.exp(1j * theta))  # wrapped to (-pi, pi]: 0 on the arm
+
+    X, y, _ = parts["train"]
+    assert np.abs(offset(X, y, np.pi / 2 * np.arange(500) / 500)).max() < 1e-9
+    X_test, y_test, _ = parts["test"]
+    assert np.abs(offset(X_test, y_test, np.pi / 2)).max() < 1e-9
+    assert 0.4 < (y > 0).mean() < 0.6
