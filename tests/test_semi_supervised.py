@@ -87,3 +87,36 @@ def test_the_flags_are_reproducible_and_seeded_per_split():
     one = labelled_rows(1000, 0.1, 0, seed_for(3, "labels", "text", 0))
     assert (one == labelled_rows(1000, 0.1, 0, seed_for(3, "labels", "text", 0))).all()
     assert (one != labelled_rows(1000, 0.1, 0, seed_for(3, "labels", "text", 1))).any()
+
+
+def test_batch_manifold_regularisation_solves_its_risk():
+    """batch_mr's OSQP solution has the risk of SciPy's SLSQP on the same quadratic
+    program (a tiny two-cluster problem), and no hidden label changes it."""
+    from scipy.optimize import minimize
+
+    from dolb.learners.batch_mr import manifold_risk, rbf
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0, 0.3, (12, 2)), rng.normal(1.5, 0.3, (12, 2))])
+    y = np.r_[np.ones(12), -np.ones(12)]
+    labelled = np.zeros(24, bool)
+    labelled[[0, 1, 12, 13]] = True
+    learner = learner_class("batch_mr")(2, gamma=1.0, sigma=0.5, lam1=0.01, lam2=0.1)
+    learner.learn(X, np.where(labelled, y, np.nan), labelled)
+    K, W = rbf(X, X, 1.0), rbf(X, X, 1.0 / (2 * 0.5**2))
+    ours = manifold_risk(learner.alpha, K, W, y, labelled, 0.01, 0.1)
+
+    rows = np.flatnonzero(labelled)
+
+    def qp_objective(z):  # z = (alpha, xi): the same program, solved by SciPy
+        alpha, xi = z[:24], z[24:]
+        return manifold_risk(alpha, K, W, y, np.zeros(24, bool) | labelled, 0.01, 0.1) - np.maximum(
+            0, 1 - y[rows] * (K @ alpha)[rows]).sum() / 4 + xi.sum() / 4
+
+    constraints = [{"type": "ineq", "fun": lambda z: y[rows] * (K @ z[:24])[rows] + z[24:] - 1.0},
+                   {"type": "ineq", "fun": lambda z: z[24:]}]
+    reference = minimize(qp_objective, np.zeros(28), constraints=constraints, method="SLSQP",
+                         options={"ftol": 1e-12, "maxiter": 1000})
+    theirs = manifold_risk(reference.x[:24], K, W, y, labelled, 0.01, 0.1)
+    assert reference.success and ours == pytest.approx(theirs, abs=1e-6) and ours <= theirs + 1e-7
+    assert (np.sign(learner.predict(X)) == y).mean() == 1.0  # the graph carries the labels

@@ -6,6 +6,7 @@ Importing this package fills the registry (see :mod:`dolb.learners.base`).
 from dolb.learners import (  # noqa: F401  (register learners)
     adagrad,
     batch_ls,
+    batch_mr,
     dual_averaging,
     ftrl,
     irma,
