@@ -82,10 +82,14 @@ class KernelLearner(OnlineLearner):
 
     # --- running blocks --------------------------------------------------------------------
 
-    def _block_parts(self, X, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """CSR parts of a block after checking its labels and values; fixes the store's
-        layout on the first block."""
-        bad = np.flatnonzero(np.abs(y) != 1.0)
+    def _block_parts(self, X, y: np.ndarray, labelled: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """CSR parts of a block after checking its labels (those flagged ``labelled``,
+        when given) and values; fixes the store's layout on the first block."""
+        wrong = np.abs(y) != 1.0
+        if labelled is not None:
+            wrong &= labelled
+        bad = np.flatnonzero(wrong)
         if bad.size:
             row = int(bad[0])
             raise DataError(
@@ -100,9 +104,14 @@ class KernelLearner(OnlineLearner):
             self._grow(0)
         return indptr, indices, data
 
-    def _run_all(self, X, y: np.ndarray, ids: np.ndarray) -> np.ndarray:
-        """Run a block to its end, growing the store whenever the compiled code stops."""
-        indptr, indices, data = self._block_parts(X, y)
+    def _run_all(self, X, y: np.ndarray, ids: np.ndarray, labelled: np.ndarray | None = None) -> np.ndarray:
+        """Run a block to its end, growing the store whenever the compiled code stops.
+
+        With ``labelled`` (a semi-supervised learner), the targets of the rows flagged
+        false are never read: the compiled code gets 0 for them."""
+        if labelled is not None:
+            y = np.where(labelled, y, 0.0)
+        indptr, indices, data = self._block_parts(X, y, labelled)
         pred = np.empty(y.shape[0])
         t = 0
         while t < y.shape[0]:
