@@ -66,6 +66,28 @@ def values_at_representers(store, gram, n, out):
 
 
 @numba.njit(cache=True)
+def coefficient_step(P, t, f, target, alpha, values, weights, n, scale):
+    """The gradient step of round t on the coefficients of n representers, given
+    f_t(x_t) = f, f_t at the representers (``values``) and their edge weights to x_t
+    (``weights``, each edge counted ``scale`` times): α_i ← (1 − η_tλ₁) α_i − 2η_tλ₂
+    scale (f_t(x_i) − f_t(x_t)) w_i. Returns the coefficient of K(x_t, ·):
+    2η_tλ₂ scale Σ_i (f_t(x_i) − f_t(x_t)) w_i + η_t (T/l) y_t [``target`` ≠ 0 and
+    y_t f < 1]."""
+    step = P.eta / math.sqrt(t) if P.sqrt_schedule else P.eta
+    pull = 2.0 * step * P.lam2 * scale
+    shrink = 1.0 - step * P.lam1
+    new = 0.0
+    for s in range(n):
+        edge = (values[s] - f) * weights[s]
+        alpha[s] = shrink * alpha[s] - pull * edge
+        new += edge
+    new *= pull
+    if target != 0.0 and target * f < 1.0:
+        new += step * P.label_weight * target
+    return new
+
+
+@numba.njit(cache=True)
 def gradient_step(spec, edges, P, store, gram, idx, val, target, row_id, buffers, I):
     """The step on x = (idx, val) (``target``: ±1, or 0 when unlabelled): returns
     f_t(x_t), then updates the coefficients and stores x as a representer (room
@@ -85,18 +107,8 @@ def gradient_step(spec, edges, P, store, gram, idx, val, target, row_id, buffers
     I[ROUNDS] += 1
     f = weighted_sum(store, row, n)
     t = I[ROUNDS]
-    step = P.eta / math.sqrt(t) if P.sqrt_schedule else P.eta
     values_at_representers(store, gram, n, values)
-    pull = 2.0 * step * P.lam2 * ((t - 1) / n if n > 0 else 0.0)
-    shrink = 1.0 - step * P.lam1
-    new = 0.0
-    for s in range(n):
-        edge = (values[s] - f) * weights[s]
-        alpha[s] = shrink * alpha[s] - pull * edge
-        new += edge
-    new *= pull
-    if target != 0.0 and target * f < 1.0:
-        new += step * P.label_weight * target
+    new = coefficient_step(P, t, f, target, alpha, values, weights, n, (t - 1) / n if n > 0 else 0.0)
     k = add_row(spec, store, idx, val, sq_x, row_id)
     alpha[k] = new
     slot_f[k, LABEL] = target
