@@ -1,7 +1,7 @@
 """Online manifold regularisation (Goldberg, Li & Zhu, ECML PKDD 2008): the exact and
 buffered learners against plain NumPy transcriptions of their update equations, the
-kernel matching pursuit projection, unlabelled targets, dense and CSR input, bad
-parameters."""
+kernel matching pursuit projection, the random-projection tree's clusters and splits,
+unlabelled targets, dense and CSR input, bad parameters."""
 
 import numpy as np
 import pytest
@@ -120,12 +120,13 @@ def test_labelled_representers_stay_in_the_buffer_first():
     assert sorted(plain.store.ids[:6].tolist()) == list(range(34, 40))
 
 
-@pytest.mark.parametrize("name", ["online_mr", "online_mr_buffer"])
-def test_unlabelled_targets_are_never_read_and_csr_is_dense(name):
+@pytest.mark.parametrize(("name", "params"), [
+    ("online_mr", {}), ("online_mr_buffer", {"buffer": 12}), ("online_mr_rptree", {"max_clusters": 8, "leaf_size": 4}),
+])
+def test_unlabelled_targets_are_never_read_and_csr_is_dense(name, params):
     """NaN, or the wrong label, on the unlabelled rows: the same learner, bit for bit;
     likewise from a CSR copy of the stream, in two blocks."""
     X, y, labelled = two_moons(n=50, seed=2)
-    params = {"buffer": 12} if name == "online_mr_buffer" else {}
     predictions, learner = run(name, X, y, labelled, **params)
     other = learner_class(name)(2, **SETTINGS, **params)
     flipped = np.where(labelled, y, -y)
@@ -137,7 +138,7 @@ def test_unlabelled_targets_are_never_read_and_csr_is_dense(name):
     assert learner.diagnostics() == other.diagnostics()
 
 
-@pytest.mark.parametrize("name", ["online_mr", "online_mr_buffer"])
+@pytest.mark.parametrize("name", ["online_mr", "online_mr_buffer", "online_mr_rptree"])
 @pytest.mark.parametrize(("param", "value", "message"), [
     ("lam1", 0.0, "'lam1': must be above 0.0, got 0.0"),
     ("lam2", -1.0, "'lam2': must be above 0.0, got -1.0"),
@@ -151,11 +152,50 @@ def test_bad_parameters_are_one_line(name, param, value, message):
     assert "\n" not in str(caught.value)
 
 
-@pytest.mark.parametrize("value", [0, -3])
-def test_a_buffer_must_hold_a_representer(value):
-    with pytest.raises(ConfigError, match=f"'buffer': {value} is below the minimum 1") as caught:
-        learner_class("online_mr_buffer")(2, buffer=value)
+@pytest.mark.parametrize(("name", "param", "value", "minimum"), [
+    ("online_mr_buffer", "buffer", 0, 1), ("online_mr_buffer", "buffer", -3, 1),
+    ("online_mr_rptree", "max_clusters", 0, 1), ("online_mr_rptree", "leaf_size", 1, 2),
+])
+def test_sizes_must_be_positive(name, param, value, minimum):
+    with pytest.raises(ConfigError, match=f"'{param}': {value} is below the minimum {minimum}") as caught:
+        learner_class(name)(2, **{param: value})
     assert "\n" not in str(caught.value)
+
+
+def descent(tree, x):
+    """The nodes a dense point passes through, root to leaf (plain NumPy)."""
+    path, node = [0], 0
+    while tree.nodes[node, 0] >= 0:
+        v = tree.directions[tree.nodes[node, 1]]
+        node = tree.nodes[node, 0] + (0 if x @ v <= tree.thresholds[node] else 1)
+        path.append(node)
+    return path
+
+
+def test_the_tree_leaves_partition_the_points_and_split_at_the_median():
+    """Each cluster's count and mean are those of the points routed to its leaf; an inner
+    node's threshold is the median of the projections of the first leaf_size points that
+    reached it (those its leaf held when it split), on its direction."""
+    X, y, labelled = two_moons(n=200, seed=9)
+    _, learner = run("online_mr_rptree", X, y, labelled, max_clusters=16, leaf_size=8)
+    tree = learner.tree
+    assert learner.n_clusters == 16 and tree.counts.sum() == 200
+    paths = [descent(tree, x) for x in X]
+    leaves = np.array([tree.nodes[path[-1], 2] for path in paths])
+    assert (leaves == [tree.leaf_of(x) for x in X]).all()
+    for c in range(16):
+        assert tree.counts[c] == (leaves == c).sum() > 0
+        np.testing.assert_allclose(tree.means[c], X[leaves == c].mean(axis=0), rtol=0, atol=1e-12)
+    inner = [node for node in range(tree.meta[0]) if tree.nodes[node, 0] >= 0]
+    assert len(inner) == 15
+    for node in inner:
+        first = X[[i for i, path in enumerate(paths) if node in path][:8]]
+        v = tree.directions[tree.nodes[node, 1]]
+        assert np.linalg.norm(v) == pytest.approx(1.0)
+        assert tree.thresholds[node] == pytest.approx(np.median(first @ v), abs=1e-12)
+        assert (first @ v <= tree.thresholds[node]).sum() == 4
+    np.testing.assert_allclose(learner.predict(X[:20]), np.exp(-2.0 * (
+        (X[:20, None, :] - learner.centres()[None]) ** 2).sum(axis=2)) @ learner.coefficients(), atol=1e-12)
 
 
 def test_labels_must_be_plus_or_minus_one_where_labelled():

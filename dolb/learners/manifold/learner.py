@@ -29,6 +29,18 @@ MR_PARAMS = {
 """The parameters every online manifold regularisation learner declares."""
 
 
+def step_settings(name: str, config: dict[str, Any]) -> tuple[StepParams, KernelSpec]:
+    """The compiled step's parameters (no buffer unless ``config`` has one) and the RBF
+    spec of the edge weights (γ = 1/2σ²) from a learner's checked parameters; ConfigError
+    unless η_1 λ₁ = eta·lam1 < 1."""
+    c = config
+    if c["eta"] * c["lam1"] >= 1.0:
+        raise ConfigError(f"learner {name!r}: eta * lam1 must be below 1, got {c['eta'] * c['lam1']!r}")
+    P = StepParams(c["lam1"], c["lam2"], c["eta"], c["schedule"] == "sqrt", 1.0 / c["label_rate"],
+                   c.get("buffer", 0), c.get("keep_labelled", False))
+    return P, KernelSpec(RBF, 0.5 / c["sigma"] ** 2, 1, 0.0)
+
+
 class ManifoldLearner(KernelLearner):
     """Base class of the online manifold regularisation learners (labels −1/+1, the
     targets of unlabelled rows never read): the step of :mod:`.graph` on every example,
@@ -44,12 +56,7 @@ class ManifoldLearner(KernelLearner):
     def __init__(self, n_features: int, n_train: int | None = None, conversions: tuple[str, ...] = ("last",),
                  **params: Any) -> None:
         super().__init__(n_features, n_train, conversions, **params)
-        c = self.config
-        if c["eta"] * c["lam1"] >= 1.0:
-            raise ConfigError(f"learner {self.name!r}: eta * lam1 must be below 1, got {c['eta'] * c['lam1']!r}")
-        self.P = StepParams(c["lam1"], c["lam2"], c["eta"], c["schedule"] == "sqrt", 1.0 / c["label_rate"],
-                            c.get("buffer", 0), c.get("keep_labelled", False))
-        self.edges = KernelSpec(RBF, 0.5 / c["sigma"] ** 2, 1, 0.0)
+        self.P, self.edges = step_settings(self.name, self.config)
         self.gram = np.zeros((0, 0))
         self._weights = np.zeros(0)
         self._values = np.zeros(0)
