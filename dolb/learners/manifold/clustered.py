@@ -11,7 +11,7 @@ from dolb.learners.base import OnlineLearner, Param, register
 from dolb.learners.kernel.kernels import EVALS, ROUNDS, from_dot, kernel_spec, squared_norm
 from dolb.learners.kernel.learner import checked_block
 from dolb.learners.linear import csr_parts
-from dolb.learners.manifold.graph import coefficient_step
+from dolb.learners.manifold.graph import coefficient_step, values_at_representers
 from dolb.learners.manifold.learner import MR_PARAMS, step_settings
 from dolb.learners.manifold.rptree import RPTree, join, route
 
@@ -59,11 +59,7 @@ def rptree_block(spec, edges, P, indptr, indices, data, y, tree, beta, gram, sq_
         I[EVALS] += n
         I[ROUNDS] += 1
         pred[t] = f
-        for j in range(n):
-            acc = 0.0
-            for i in range(n):
-                acc += beta[i] * gram[i, j]
-            values[j] = acc
+        values_at_representers(gram, beta, n, values)
         new = coefficient_step(P, I[ROUNDS], f, y[t], beta, values, weights, n, 1.0)
         c = route(tree, idx, val)
         dense[:] = 0.0

@@ -55,9 +55,8 @@ buffer size τ (0: no limit) and whether labelled examples stay in the buffer fi
 
 
 @numba.njit(cache=True)
-def values_at_representers(store, gram, n, out):
+def values_at_representers(gram, alpha, n, out):
     """out[j] = f(x_j) = Σ_i α_i K(x_i, x_j) for the first n representers."""
-    alpha = store[5][:, ALPHA]
     for j in range(n):
         acc = 0.0
         for i in range(n):
@@ -107,7 +106,7 @@ def gradient_step(spec, edges, P, store, gram, idx, val, target, row_id, buffers
     I[ROUNDS] += 1
     f = weighted_sum(store, row, n)
     t = I[ROUNDS]
-    values_at_representers(store, gram, n, values)
+    values_at_representers(gram, alpha, n, values)
     new = coefficient_step(P, t, f, target, alpha, values, weights, n, (t - 1) / n if n > 0 else 0.0)
     k = add_row(spec, store, idx, val, sq_x, row_id)
     alpha[k] = new

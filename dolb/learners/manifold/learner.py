@@ -12,9 +12,8 @@ from dolb.errors import ConfigError
 from dolb.learners.base import Param
 from dolb.learners.kernel.kernels import KERNEL_PARAMS, RBF, KernelSpec
 from dolb.learners.kernel.learner import KernelLearner
+from dolb.learners.kernel.norma import SCHEDULES
 from dolb.learners.manifold.graph import StepParams, omr_block
-
-SCHEDULES = ("sqrt", "constant")
 
 MR_PARAMS = {
     **KERNEL_PARAMS,
