@@ -202,3 +202,37 @@ def test_labels_must_be_plus_or_minus_one_where_labelled():
     learner = learner_class("online_mr")(2)
     with pytest.raises(DataError, match="labels must be -1 or \\+1, row 1 has 0.5"):
         learner.learn(np.ones((3, 2)), np.array([1.0, 0.5, np.nan]), np.array([True, True, False]))
+
+
+def test_two_clusters_are_the_transcription_of_the_updates():
+    """max_clusters=2, leaf_size=4: one cluster until the 4th point splits it at the
+    root's threshold (its direction and threshold read from the learner, tested above),
+    then two. f = Σ β_i K(μ_i, ·), μ_i the mean of cluster i's points, edges weighing
+    n_i·w; x_t's coefficient joins its cluster; the split shares β by counts."""
+    X, y, labelled = two_moons(n=40, seed=6)
+    predictions, learner = run("online_mr_rptree", X, y, labelled, max_clusters=2, leaf_size=4)
+    c, tree = SETTINGS, learner.tree
+    side = (X @ tree.directions[0] > tree.thresholds[0]).astype(int)
+    beta, expected = np.zeros(2), []
+    members = [[], []]
+    for t in range(1, 41):
+        x = X[t - 1]
+        n = np.array([len(m) for m in members], float)
+        means = np.array([X[m].mean(axis=0) if m else np.zeros(2) for m in members])
+        k = gram(means, x[None], c["gamma"])[:, 0]
+        f = beta @ k
+        expected.append(f)
+        step = c["eta"] / np.sqrt(t)
+        edges = n * (gram(means, means, c["gamma"]) @ beta - f) * gram(means, x[None], 0.5 / c["sigma"] ** 2)[:, 0]
+        hinge = y[t - 1] if labelled[t - 1] and y[t - 1] * f < 1 else 0.0
+        beta = (1 - step * c["lam1"]) * beta - 2 * step * c["lam2"] * edges
+        cluster = side[t - 1] if t > 4 else 0
+        beta[cluster] += 2 * step * c["lam2"] * edges.sum() + step / c["label_rate"] * hinge
+        members[cluster].append(t - 1)
+        if t == 4:
+            members = [[i for i in range(4) if side[i] == s] for s in (0, 1)]
+            beta = beta[0] * np.array([len(members[0]), len(members[1])]) / 4
+    np.testing.assert_allclose(predictions, expected, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(learner.coefficients(), beta, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(learner.centres(), [X[m].mean(axis=0) for m in members], rtol=0, atol=1e-12)
+    assert min(len(m) for m in members) > 5
