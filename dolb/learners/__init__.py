@@ -11,6 +11,7 @@ from dolb.learners import (  # noqa: F401  (register learners)
     ftrl,
     irma,
     kernel,
+    manifold,
     margin_perceptron,
     ngd,
     ogd,

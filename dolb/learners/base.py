@@ -128,6 +128,9 @@ class OnlineLearner:
     complexity_param: ClassVar[str | None] = None
     conversions_supported: ClassVar[tuple[str, ...]] = ("last",)
     semi_supervised: ClassVar[bool] = False
+    refits_per_block: ClassVar[bool] = False
+    """True for a batch learner that refits once per block (``batch_mr``): its predictions
+    inside a block come from the fit before the block, so they depend on block sizes."""
     bench_params: ClassVar[dict[str, Any] | None] = None
     """Parameters ``dolb bench`` runs the learner with (None: not benchmarked). Its
     streams are binary: 50,000 sparse features, or 100 dense ones, rows of norm 1."""

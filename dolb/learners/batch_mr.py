@@ -89,6 +89,7 @@ class BatchManifold(OnlineLearner):
     name = "batch_mr"
     task = "binary"
     semi_supervised = True
+    refits_per_block = True
     complexity_param = "gamma"
     params = {
         "gamma": Param(1.0, above=0.0, doc="RBF kernel width gamma: K = exp(-gamma |x - z|^2)"),

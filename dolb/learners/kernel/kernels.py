@@ -287,11 +287,20 @@ def decision_values(spec, store, indptr, indices, data, bias, work, row, out):
 
 
 @numba.njit(cache=True)
+def oldest_slot(store, unlabelled_first=False):
+    """The slot of the smallest id (the oldest example); with ``unlabelled_first``, the
+    oldest of the slots whose label is 0 (unlabelled) when there is one."""
+    slot_f, ids, meta = store[5], store[6], store[7]
+    oldest = oldest_unlabelled = -1
+    for s in range(meta[0]):
+        if oldest < 0 or ids[s] < ids[oldest]:
+            oldest = s
+        if slot_f[s, LABEL] == 0.0 and (oldest_unlabelled < 0 or ids[s] < ids[oldest_unlabelled]):
+            oldest_unlabelled = s
+    return oldest_unlabelled if unlabelled_first and oldest_unlabelled >= 0 else oldest
+
+
+@numba.njit(cache=True)
 def remove_oldest(store):
     """Remove the vector of the smallest id (the oldest example)."""
-    ids, meta = store[6], store[7]
-    oldest = 0
-    for s in range(1, meta[0]):
-        if ids[s] < ids[oldest]:
-            oldest = s
-    remove_slot(store, oldest)
+    remove_slot(store, oldest_slot(store))

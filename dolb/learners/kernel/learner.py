@@ -82,27 +82,14 @@ class KernelLearner(OnlineLearner):
 
     # --- running blocks --------------------------------------------------------------------
 
-    def _block_parts(self, X, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """CSR parts of a block after checking its labels and values; fixes the store's
-        layout on the first block."""
-        bad = np.flatnonzero(np.abs(y) != 1.0)
-        if bad.size:
-            row = int(bad[0])
-            raise DataError(
-                f"learner {self.name!r}: labels must be -1 or +1, row {self.n_seen + row} has {float(y[row])!r}"
-            )
-        indptr, indices, data, bad = csr_parts(X)
-        if bad >= 0:
-            row = int(np.searchsorted(indptr, bad, side="right")) - 1
-            raise DataError(f"learner {self.name!r}: row {self.n_seen + row} has a non-finite value")
+    def _run_all(self, X, y: np.ndarray, ids: np.ndarray, labelled: np.ndarray | None = None) -> np.ndarray:
+        """Run a block to its end, growing the store whenever the compiled code stops
+        (``labelled``: see :func:`checked_block`); fixes the store's layout on the first
+        block."""
+        indptr, indices, data, y = checked_block(self.name, self.n_seen, X, y, labelled)
         if self.store is None:
             self.store = SupportRows(self.n_features, dense=not sp.issparse(X))
             self._grow(0)
-        return indptr, indices, data
-
-    def _run_all(self, X, y: np.ndarray, ids: np.ndarray) -> np.ndarray:
-        """Run a block to its end, growing the store whenever the compiled code stops."""
-        indptr, indices, data = self._block_parts(X, y)
         pred = np.empty(y.shape[0])
         t = 0
         while t < y.shape[0]:
@@ -123,3 +110,26 @@ class KernelLearner(OnlineLearner):
         else:
             out += self.bias
         return out
+
+
+def checked_block(name: str, n_seen: int, X, y: np.ndarray, labelled: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """CSR parts of a block and its targets, after checking that the labels are −1 or +1
+    and the values finite (DataError naming the row, counted from ``n_seen``).
+
+    With ``labelled`` (a semi-supervised learner), the targets of the rows flagged false
+    are never read: they come back as 0, and only the others are checked."""
+    if labelled is not None:
+        y = np.where(labelled, y, 0.0)
+    wrong = np.abs(y) != 1.0
+    if labelled is not None:
+        wrong &= labelled
+    bad = np.flatnonzero(wrong)
+    if bad.size:
+        row = int(bad[0])
+        raise DataError(f"learner {name!r}: labels must be -1 or +1, row {n_seen + row} has {float(y[row])!r}")
+    indptr, indices, data, bad = csr_parts(X)
+    if bad >= 0:
+        row = int(np.searchsorted(indptr, bad, side="right")) - 1
+        raise DataError(f"learner {name!r}: row {n_seen + row} has a non-finite value")
+    return indptr, indices, data, y
