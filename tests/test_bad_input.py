@@ -516,6 +516,11 @@ learners = [{{ learner = "{learner}", params = {{ {params} }} }}]
     ("oms_lasvm", "level_start = 3, max_level = 3",
      "experiments.e.learners[0].params.max_level: a ladder needs two rungs, level_start + 1 = 4 > max_level = 3"),
     ("oms_lasvm", "gamma = 0.5", "experiments.e.learners[0].params.gamma: set by the ladder"),
+    ("online_mr", "sigma = 0.0", "experiments.e.learners[0].params.sigma: must be above 0.0, got 0.0"),
+    ("online_mr_buffer", "eta = 2.0, lam1 = 0.5",
+     "experiments.e.learners[0].params.lam1: eta * lam1 must be below 1, got 1.0"),
+    ("online_mr_rptree", "label_rate = 1.5", "experiments.e.learners[0].params.label_rate: 1.5 is above the maximum 1.0"),
+    ("batch_mr", "lam1 = -1.0", "experiments.e.learners[0].params.lam1: must be above 0.0, got -1.0"),
 ])
 def test_a_kernel_parameter_out_of_range_is_one_line(learner, params, message, tmp_path, capsys):
     (tmp_path / "data.svm").write_text("1 1:0.5\n-1 2:1\n1 1:1\n-1 2:0.5\n")

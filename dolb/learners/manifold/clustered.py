@@ -12,7 +12,7 @@ from dolb.learners.kernel.kernels import EVALS, ROUNDS, from_dot, kernel_spec, s
 from dolb.learners.kernel.learner import checked_block
 from dolb.learners.linear import csr_parts
 from dolb.learners.manifold.graph import coefficient_step, values_at_representers
-from dolb.learners.manifold.learner import MR_PARAMS, step_settings
+from dolb.learners.manifold.learner import MR_PARAMS, small_first_step, step_settings
 from dolb.learners.manifold.rptree import RPTree, join, route
 
 
@@ -135,11 +135,16 @@ class OnlineMRRPTree(OnlineLearner):
     bench_params = None  # not yet measured against dolb bench's learners
     test_params = {"gamma": 2.0, "lam2": 0.1, "sigma": 0.5, "label_rate": 0.3, "max_clusters": 12, "leaf_size": 6}
 
+    @classmethod
+    def check_params(cls, params: dict[str, Any]) -> dict[str, Any]:
+        """The declared checks and :func:`~.learner.small_first_step`."""
+        return small_first_step(cls.name, super().check_params(params))
+
     def __init__(self, n_features: int, n_train: int | None = None, conversions: tuple[str, ...] = ("last",),
                  **params: Any) -> None:
         super().__init__(n_features, n_train, conversions, **params)
         c = self.config
-        self.P, self.edges = step_settings(self.name, c)
+        self.P, self.edges = step_settings(c)
         self.spec = kernel_spec(c)
         size = c["max_clusters"]
         self.tree = RPTree(n_features, size, c["leaf_size"], c["seed"])

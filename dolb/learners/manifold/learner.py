@@ -28,13 +28,20 @@ MR_PARAMS = {
 """The parameters every online manifold regularisation learner declares."""
 
 
-def step_settings(name: str, config: dict[str, Any]) -> tuple[StepParams, KernelSpec]:
+def small_first_step(name: str, checked: dict[str, Any]) -> dict[str, Any]:
+    """``checked``, or ConfigError unless η_1 λ₁ = eta·lam1 < 1 (else the first shrink
+    flips the sign of every coefficient); part of the learners' ``check_params``, so a
+    pipeline is refused before anything runs."""
+    if checked["eta"] * checked["lam1"] >= 1.0:
+        raise ConfigError(f"learner {name!r}, parameter 'lam1': eta * lam1 must be below 1, "
+                          f"got {checked['eta'] * checked['lam1']!r}")
+    return checked
+
+
+def step_settings(config: dict[str, Any]) -> tuple[StepParams, KernelSpec]:
     """The compiled step's parameters (no buffer unless ``config`` has one) and the RBF
-    spec of the edge weights (γ = 1/2σ²) from a learner's checked parameters; ConfigError
-    unless η_1 λ₁ = eta·lam1 < 1."""
+    spec of the edge weights (γ = 1/2σ²) from a learner's checked parameters."""
     c = config
-    if c["eta"] * c["lam1"] >= 1.0:
-        raise ConfigError(f"learner {name!r}: eta * lam1 must be below 1, got {c['eta'] * c['lam1']!r}")
     P = StepParams(c["lam1"], c["lam2"], c["eta"], c["schedule"] == "sqrt", 1.0 / c["label_rate"],
                    c.get("buffer", 0), c.get("keep_labelled", False))
     return P, KernelSpec(RBF, 0.5 / c["sigma"] ** 2, 1, 0.0)
@@ -52,10 +59,15 @@ class ManifoldLearner(KernelLearner):
 
     semi_supervised: ClassVar[bool] = True
 
+    @classmethod
+    def check_params(cls, params: dict[str, Any]) -> dict[str, Any]:
+        """The declared checks and :func:`small_first_step`."""
+        return small_first_step(cls.name, super().check_params(params))
+
     def __init__(self, n_features: int, n_train: int | None = None, conversions: tuple[str, ...] = ("last",),
                  **params: Any) -> None:
         super().__init__(n_features, n_train, conversions, **params)
-        self.P, self.edges = step_settings(self.name, self.config)
+        self.P, self.edges = step_settings(self.config)
         self.gram = np.zeros((0, 0))
         self._weights = np.zeros(0)
         self._values = np.zeros(0)
