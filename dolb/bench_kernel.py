@@ -12,17 +12,27 @@ the ratio of LASVM's time to it, measured in the same run.
 
 from __future__ import annotations
 
-import argparse
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import psutil
 
 from dolb.data.sources.mnist import read_mnist
+from dolb.evaluation.metrics import zero_one_loss
 from dolb.learners.kernel.lasvm import LASVM
 
 BLOCK = 8192
+
+
+@dataclass(frozen=True)
+class Setting:
+    """The SVM every tool is run with: RBF width γ, box constraint C, kernel cache (MB)."""
+
+    gamma: float = 0.03
+    C: float = 1.0
+    cache_mb: float = 200.0
 
 
 def rss_mb() -> float:
@@ -55,18 +65,18 @@ def numpy_evals_per_s(X_sv: np.ndarray, queries: np.ndarray, gamma: float, repea
     return len(queries) * len(X_sv) / best
 
 
-def run_lasvm(X, y, Xt, yt, args) -> float:
+def run_lasvm(X, y, Xt, yt, svm: Setting) -> float:
     """LASVM's single pass, measured and printed; returns its wall time."""
-    LASVM(X.shape[1], gamma=args.gamma).learn(X[:50], y[:50])  # compile (or load the cache) first
+    LASVM(X.shape[1], gamma=svm.gamma).learn(X[:50], y[:50])  # compile (or load the cache) first
     rss = rss_mb()
-    machine = LASVM(X.shape[1], gamma=args.gamma, C=args.C, cache_mb=args.cache_mb)
+    machine = LASVM(X.shape[1], gamma=svm.gamma, C=svm.C, cache_mb=svm.cache_mb)
     wall, cpu, grown = time.perf_counter(), time.process_time(), 0.0
     for a in range(0, len(y), BLOCK):
         machine.learn(X[a:a + BLOCK], y[a:a + BLOCK])
         grown = max(grown, rss_mb() - rss)  # sampled once a block, as a cell does
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    error = np.mean(np.sign(machine.predict(Xt)) != yt)
-    bound = args.cache_mb + 1.25 * 8 * X.shape[1] * machine.n_sv / 2**20
+    error = zero_one_loss(machine.predict(Xt), yt).mean()
+    bound = svm.cache_mb + 1.25 * 8 * X.shape[1] * machine.n_sv / 2**20
     print(f"LASVM n={len(y)}: {wall:.1f} s wall ({cpu:.1f} s CPU), test error {error:.2%}, {machine.n_sv} SVs, "
           f"{machine.kernel_evals:,} kernel evaluations ({machine.kernel_evals / wall:,.0f}/s), "
           f"cache hit rate {machine.diagnostics()['cache_hit_rate']:.3f}, "
@@ -75,26 +85,26 @@ def run_lasvm(X, y, Xt, yt, args) -> float:
     start = time.perf_counter()
     finished = machine.finished()
     print(f"  FINISH: {time.perf_counter() - start:.1f} s, test error "
-          f"{np.mean(np.sign(finished.predict(Xt)) != yt):.2%}, {finished.n_sv} SVs")
+          f"{zero_one_loss(finished.predict(Xt), yt).mean():.2%}, {finished.n_sv} SVs")
     sv = machine.support_vectors().toarray()
-    print(f"  NumPy RBF kernel row against the {len(sv)} SVs: {numpy_evals_per_s(sv, Xt[:200], args.gamma):,.0f} "
+    print(f"  NumPy RBF kernel row against the {len(sv)} SVs: {numpy_evals_per_s(sv, Xt[:200], svm.gamma):,.0f} "
           "evaluations/s")
     return wall
 
 
-def run_svc(X, y, Xt, yt, args) -> float:
+def run_svc(X, y, Xt, yt, svm: Setting) -> float:
     """SVC (LIBSVM) on the same data, measured and printed; returns its wall time."""
     from sklearn.svm import SVC
 
     start = time.perf_counter()
-    svc = SVC(C=args.C, gamma=args.gamma, cache_size=args.cache_mb).fit(X, y)
+    svc = SVC(C=svm.C, gamma=svm.gamma, cache_size=svm.cache_mb).fit(X, y)
     wall = time.perf_counter() - start
-    error = np.mean(svc.predict(Xt) != yt)
+    error = zero_one_loss(svc.decision_function(Xt), yt).mean()
     print(f"SVC n={len(y)}: {wall:.1f} s, test error {error:.2%}, {len(svc.support_)} SVs")
     return wall
 
 
-def run_vw(X, y, Xt, yt, args) -> float | None:
+def run_vw(X, y, Xt, yt, svm: Setting) -> float | None:
     """Vowpal Wabbit's online kernel SVM (``--ksvm``, RBF, one pass), if installed."""
     try:
         from vowpalwabbit import Workspace
@@ -107,24 +117,22 @@ def run_vw(X, y, Xt, yt, args) -> float | None:
         return f"{label} | " + " ".join(f"{j}:{x[j]:.6g}" for j in nz)
 
     start = time.perf_counter()
-    vw = Workspace(f"--ksvm --kernel rbf --bandwidth {args.gamma} --l2 {1.0 / (args.C * len(y)):.3g} --quiet")
+    vw = Workspace(f"--ksvm --kernel rbf --bandwidth {svm.gamma} --l2 {1.0 / (svm.C * len(y)):.3g} --quiet")
     for x, label in zip(X, y):
         vw.learn(line(x, f"{int(label)}"))
     wall = time.perf_counter() - start
     scores = np.array([vw.predict(line(x)) for x in Xt])
     vw.finish()
-    print(f"VW --ksvm n={len(y)}: {wall:.1f} s, test error {np.mean(np.where(scores > 0, 1, -1) != yt):.2%}")
+    print(f"VW --ksvm n={len(y)}: {wall:.1f} s, test error {zero_one_loss(scores, yt).mean():.2%}")
     return wall
 
 
-def kernel_bench(n: int, mnist: Path, gamma: float = 0.03, C: float = 1.0, cache_mb: float = 200.0,
-                 seed: int = 0, peers: bool = True) -> None:
+def kernel_bench(n: int, mnist: Path, svm: Setting = Setting(), seed: int = 0, peers: bool = True) -> None:
     """Print the measurements of the module docstring."""
-    args = argparse.Namespace(n=n, gamma=gamma, C=C, cache_mb=cache_mb, seed=seed)
     X, y, Xt, yt = load(mnist, n, seed)
-    lasvm = run_lasvm(X, y, Xt, yt, args)
+    lasvm = run_lasvm(X, y, Xt, yt, svm)
     if peers:
         for name, peer in (("SVC", run_svc), ("VW --ksvm", run_vw)):
-            seconds = peer(X, y, Xt, yt, args)
+            seconds = peer(X, y, Xt, yt, svm)
             if seconds is not None:
                 print(f"time LASVM / {name}: {lasvm / seconds:.3f}")

@@ -36,7 +36,9 @@ PAPER_FINAL = {"rbf": (0.0049, 0.0042), "poly": (0.0059, 0.0058)}
 """The paper's final error of OMS and of the best fixed complexity, per kernel."""
 KERNEL_NAMES = {"rbf": "RBF", "poly": "polynomial"}
 PLAIN = FuncFormatter(lambda value, _: f"{value:g}")
-"""Tick labels of a logarithmic error axis as plain numbers (0.5, 1, 2, 5)."""
+"""Tick labels of a logarithmic error axis as plain numbers (0.1, 1, 10)."""
+SPARSE = FuncFormatter(lambda value, _: f"{value:g}" if f"{value:.0e}"[0] in "235" else "")
+"""Minor tick labels at 2, 3 and 5 times a power of ten only (the others would overlap)."""
 
 
 def error_axis(ax) -> None:
@@ -44,7 +46,7 @@ def error_axis(ax) -> None:
     ax.set_yscale("log")
     ax.set_ylabel("test error (%)")
     ax.yaxis.set_major_formatter(PLAIN)
-    ax.yaxis.set_minor_formatter(PLAIN)
+    ax.yaxis.set_minor_formatter(SPARSE)
     ax.grid(True, which="both", alpha=0.3)
 
 

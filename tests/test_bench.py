@@ -3,11 +3,13 @@ ratios inside one run hold (no wall-clock limits: the machine may be shared)."""
 
 import json
 import math
+import re
 
 import pytest
 
 from dolb.bench import as_json, as_text, cutoff_memory, run_bench
 from dolb.cli import main
+from tests.conftest import SHARED_DATA, requires_shared_data
 
 
 @pytest.fixture(scope="module")
@@ -55,3 +57,19 @@ def test_cutoff_memory_grows_like_the_square_root_of_m():
 def test_bench_cli_rejects_unknown_learner(capsys):
     assert main(["bench", "--only", "nope"]) == 2
     assert "unknown learner 'nope'" in capsys.readouterr().err
+
+
+@requires_shared_data("mnist")
+def test_the_kernel_bench_measures_lasvm_on_mnist(capsys):
+    """`dolb bench --kernel N --no-peers` on real digits: LASVM's line, its FINISH and the
+    NumPy kernel row, with a test error a kernel machine reaches (the majority class errs
+    on 10 % of the test digits)."""
+    assert main(["bench", "--kernel", "600", "--mnist", str(SHARED_DATA / "mnist"), "--no-peers"]) == 0
+    out = capsys.readouterr().out
+    error = float(re.search(r"LASVM n=600: .* test error ([\d.]+)%", out).group(1))
+    assert 0.0 < error < 6.0 and "FINISH:" in out and "NumPy RBF kernel row" in out
+
+
+def test_the_kernel_bench_needs_the_digits(tmp_path, capsys):
+    assert main(["bench", "--kernel", "10", "--mnist", str(tmp_path / "none")]) == 2
+    assert capsys.readouterr().err == f"dolb: error: --mnist {tmp_path / 'none'}: no such folder (the four MNIST IDX files)\n"

@@ -93,7 +93,7 @@ def test_the_study_figures_and_findings(study):
     assert "final OMS error, polynomial" in text
 
 
-def test_a_rerun_computes_nothing(study, tmp_path):
+def test_a_rerun_computes_nothing(study):
     out, _ = study
     again = run_sweep(out / "pipeline.toml", out, workers=1, progress=False)
     assert again.n_computed == 0 and again.n_cached == 12

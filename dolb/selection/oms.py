@@ -156,8 +156,7 @@ class OnlineModelSelection(OnlineLearner):
             row, target = rows[i : i + 1], y[i : i + 1]
             first, second = (machine.learn(row, target)[0] for machine in self.machines)
             predictions[i] = first
-            losses = _mistakes(np.array([first, second]), np.array([target[0], target[0]]))
-            self.tally.add(int(losses[0]), int(losses[1]))
+            self.tally.add(int(target[0] * first <= 0.0), int(target[0] * second <= 0.0))  # 0-1 losses
             if self.level + 1 < self.max_level and should_switch(self.tally, self.p_value, self.min_n):
                 self._switch(self.n_seen + i + 1)
         return predictions
