@@ -2,6 +2,7 @@
 processes listen on, a client without its credentials refused; and a sweep on a
 running scheduler that uses TLS with certificates from files."""
 
+import asyncio
 import socket
 import textwrap
 
@@ -52,6 +53,21 @@ def scan(before: set) -> list[tuple[int, str, int]]:
     return opened
 
 
+async def strangers_are_refused(address: str) -> None:
+    """A client with other credentials, with none, or over plain TCP cannot connect.
+
+    The clients run on this coroutine's own event loop: a synchronous ``Client`` would
+    start an event-loop thread per attempt, and on a loaded machine such a thread can miss
+    distributed's 10 s start-up deadline, which would fail the test for the wrong reason.
+    """
+    attempts = [(address, Security.temporary()), (address, None), (address.replace("tls://", "tcp://"), None)]
+    for target, security in attempts:  # other credentials, none, or no TLS at all
+        client = Client(target, security=security, timeout="3s", asynchronous=True)
+        with pytest.raises((OSError, TimeoutError, TypeError)):
+            await client
+        await client.close()
+
+
 def test_the_embedded_cluster_serves_no_http_and_refuses_strangers():
     before = listeners()
     with connect(workers=2) as client:
@@ -61,11 +77,7 @@ def test_the_embedded_cluster_serves_no_http_and_refuses_strangers():
         assert len(opened) == 5, opened
         address = client.scheduler.address
         assert address.startswith("tls://127.0.0.1:")
-        for stranger in (Security.temporary(), None):  # other credentials, or none
-            with pytest.raises((OSError, TimeoutError, TypeError)):
-                Client(address, security=stranger, timeout="3s")
-        with pytest.raises((OSError, TimeoutError)):
-            Client(address.replace("tls://", "tcp://"), timeout="3s")
+        asyncio.run(strangers_are_refused(address))
         client.restart()  # workers their nannies start again stay closed too
         client.wait_for_workers(2)
         scan(before)
