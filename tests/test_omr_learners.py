@@ -32,13 +32,16 @@ def gram(A, B, width):
     return np.exp(-width * ((A[:, None, :] - B[None, :, :]) ** 2).sum(axis=2))
 
 
-def transcription(X, y, labelled, gamma, sigma, lam1, lam2, eta, label_rate, buffer=None):
+def transcription(X, y, labelled, gamma, sigma, lam1, lam2, eta, label_rate, buffer=None, probe=None):
     """The paper's updates, plainly: α_i ← (1 − η_tλ₁)α_i − 2η_tλ₂ s (f_t(x_i) − f_t(x_t)) w_it,
     α_t = 2η_tλ₂ s Σ_i (f_t(x_i) − f_t(x_t)) w_it − η_t (T/l) δ(y_t) c'(f_t(x_t), y_t),
     s = (t − 1)/n over the n held representers; with a buffer, the oldest representer is
-    then dropped and the others fitted by least squares in the RKHS. Returns the
-    predictions, the representers' rows and their coefficients."""
-    points, alpha, predictions = np.zeros((0, X.shape[1])), np.zeros(0), []
+    then dropped and the others fitted by least squares in the RKHS (the averaged
+    hypothesis's coefficients ᾱ, the mean of the α used on the rounds, alike). Also the
+    instantaneous risk J_t(f_t) = (T/l) δ(y_t) hinge + (λ₁/2)‖f_t‖² + λ₂ s Σ_i (f_t(x_i)
+    − f_t(x_t))² w_it of every round. Returns the predictions, the representers' rows,
+    α, ᾱ, the risks and f_t at the ``probe`` points for every t."""
+    points, alpha, mean, predictions, risks, at_probe = np.zeros((0, X.shape[1])), np.zeros(0), np.zeros(0), [], [], []
     for t in range(1, X.shape[0] + 1):
         x = X[t - 1]
         K = gram(points, points, gamma)
@@ -46,8 +49,13 @@ def transcription(X, y, labelled, gamma, sigma, lam1, lam2, eta, label_rate, buf
         w = gram(points, x[None], 0.5 / sigma**2)[:, 0]
         f_x, f_points = alpha @ k, K @ alpha
         predictions.append(f_x)
+        if probe is not None:
+            at_probe.append(gram(probe, points, gamma) @ alpha)
         step = eta / np.sqrt(t)
         scale = (t - 1) / len(points) if len(points) else 0.0
+        hinge = max(0.0, 1 - y[t - 1] * f_x) / label_rate if labelled[t - 1] else 0.0
+        risks.append(hinge + lam1 / 2 * alpha @ K @ alpha + lam2 * scale * np.sum((f_points - f_x) ** 2 * w))
+        mean = np.append(mean + (alpha - mean) / t, 0.0)
         hinge_slope = -y[t - 1] if labelled[t - 1] and y[t - 1] * f_x < 1 else 0.0
         new = 2 * step * lam2 * scale * np.sum((f_points - f_x) * w) - step / label_rate * hinge_slope
         alpha = np.append((1 - step * lam1) * alpha - 2 * step * lam2 * scale * (f_points - f_x) * w, new)
@@ -55,12 +63,13 @@ def transcription(X, y, labelled, gamma, sigma, lam1, lam2, eta, label_rate, buf
         if buffer is not None and len(points) > buffer:
             full = gram(points, points, gamma)
             alpha = np.linalg.lstsq(full[1:, 1:], full[1:] @ alpha, rcond=None)[0]
+            mean = np.linalg.lstsq(full[1:, 1:], full[1:] @ mean, rcond=None)[0]
             points = points[1:]
-    return np.array(predictions), points, alpha
+    return np.array(predictions), points, alpha, mean, np.array(risks), at_probe
 
 
 def run(name, X, y, labelled, **params):
-    learner = learner_class(name)(X.shape[1], **SETTINGS, **params)
+    learner = learner_class(name)(X.shape[1], conversions=("last", "average"), **SETTINGS, **params)
     return learner.learn(X, np.where(labelled, y, np.nan), labelled), learner
 
 
@@ -69,16 +78,36 @@ def test_the_learner_is_the_transcription_of_the_updates(name):
     """60 points, a quarter labelled; the buffer holds 15 of them (the exact learner all)."""
     X, y, labelled = two_moons()
     buffer = 15 if name == "online_mr_buffer" else None
-    expected, points, alpha = transcription(X, y, labelled, **SETTINGS, buffer=buffer)
+    probe = np.random.default_rng(1).uniform(-1.0, 1.0, (50, 2))
+    expected, points, alpha, mean, risks, _ = transcription(X, y, labelled, **SETTINGS, buffer=buffer)
     predictions, learner = run(name, X, y, labelled, **({"buffer": buffer} if buffer else {}))
     np.testing.assert_allclose(predictions, expected, rtol=0, atol=1e-10)
-    probe = np.random.default_rng(1).uniform(-1.0, 1.0, (50, 2))
     np.testing.assert_allclose(learner.predict(probe), gram(probe, points, SETTINGS["gamma"]) @ alpha,
                                rtol=0, atol=1e-10)
+    outputs = learner.outputs()
+    np.testing.assert_allclose(outputs["average"].predict(probe), gram(probe, points, SETTINGS["gamma"]) @ mean,
+                               rtol=0, atol=1e-10)
+    assert learner.diagnostics()["online_risk"] == pytest.approx(risks.mean(), rel=1e-12)
     if buffer is None:  # slot order is arrival order
         np.testing.assert_allclose(learner.coefficients(), alpha, rtol=0, atol=1e-10)
         np.testing.assert_array_equal(learner.support_vectors().toarray(), X)
     assert np.abs(alpha).max() > 0.1 and learner.n_sv == len(points)
+
+
+def test_the_exact_average_is_the_mean_of_the_hypotheses_used():
+    """f̄ = (1/T) Σ_t f_t, checked as functions: the mean of every round's f_t at probe
+    points (f_1 = 0 included), whatever the coefficients; a snapshot later learning
+    does not move."""
+    X, y, labelled = two_moons(n=40, seed=2)
+    probe = np.random.default_rng(4).uniform(-1.0, 1.0, (30, 2))
+    *_, at_probe = transcription(X, y, labelled, **SETTINGS, probe=probe)
+    _, learner = run("online_mr", X, y, labelled)
+    average = learner.outputs()["average"]
+    expected = np.mean(at_probe, axis=0)
+    np.testing.assert_allclose(average.predict(probe), expected, rtol=0, atol=1e-10)
+    assert np.abs(expected - learner.predict(probe)).max() > 1e-3  # not the last hypothesis
+    learner.learn(X[:5], y[:5], np.ones(5, bool))
+    np.testing.assert_allclose(average.predict(probe), expected, rtol=0, atol=1e-10)
 
 
 def test_a_buffer_as_long_as_the_stream_is_the_exact_learner():
@@ -213,7 +242,7 @@ def test_two_clusters_are_the_transcription_of_the_updates():
     predictions, learner = run("online_mr_rptree", X, y, labelled, max_clusters=2, leaf_size=4)
     c, tree = SETTINGS, learner.tree
     side = (X @ tree.directions[0] > tree.thresholds[0]).astype(int)
-    beta, expected = np.zeros(2), []
+    beta, mean_beta, expected, risks = np.zeros(2), np.zeros(2), [], []
     members = [[], []]
     for t in range(1, 41):
         x = X[t - 1]
@@ -223,7 +252,11 @@ def test_two_clusters_are_the_transcription_of_the_updates():
         f = beta @ k
         expected.append(f)
         step = c["eta"] / np.sqrt(t)
-        edges = n * (gram(means, means, c["gamma"]) @ beta - f) * gram(means, x[None], 0.5 / c["sigma"] ** 2)[:, 0]
+        f_means, w = gram(means, means, c["gamma"]) @ beta, n * gram(means, x[None], 0.5 / c["sigma"] ** 2)[:, 0]
+        edges = (f_means - f) * w
+        risks.append((max(0.0, 1 - y[t - 1] * f) / c["label_rate"] if labelled[t - 1] else 0.0)
+                     + c["lam1"] / 2 * beta @ f_means + c["lam2"] * np.sum((f_means - f) ** 2 * w))
+        mean_beta += (beta - mean_beta) / t
         hinge = y[t - 1] if labelled[t - 1] and y[t - 1] * f < 1 else 0.0
         beta = (1 - step * c["lam1"]) * beta - 2 * step * c["lam2"] * edges
         cluster = side[t - 1] if t > 4 else 0
@@ -231,8 +264,14 @@ def test_two_clusters_are_the_transcription_of_the_updates():
         members[cluster].append(t - 1)
         if t == 4:
             members = [[i for i in range(4) if side[i] == s] for s in (0, 1)]
-            beta = beta[0] * np.array([len(members[0]), len(members[1])]) / 4
+            shares = np.array([len(members[0]), len(members[1])]) / 4
+            beta, mean_beta = beta[0] * shares, mean_beta[0] * shares
     np.testing.assert_allclose(predictions, expected, rtol=0, atol=1e-10)
+    assert learner.diagnostics()["online_risk"] == pytest.approx(np.mean(risks), rel=1e-12)
+    probe = np.random.default_rng(1).uniform(-1.0, 1.0, (20, 2))
+    centres = np.array([X[m].mean(axis=0) for m in members])
+    np.testing.assert_allclose(learner.outputs()["average"].predict(probe),
+                               gram(probe, centres, c["gamma"]) @ mean_beta, rtol=0, atol=1e-10)
     np.testing.assert_allclose(learner.coefficients(), beta, rtol=0, atol=1e-10)
     np.testing.assert_allclose(learner.centres(), [X[m].mean(axis=0) for m in members], rtol=0, atol=1e-12)
     assert min(len(m) for m in members) > 5

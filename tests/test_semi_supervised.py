@@ -119,4 +119,5 @@ def test_batch_manifold_regularisation_solves_its_risk():
                          options={"ftol": 1e-12, "maxiter": 1000})
     theirs = manifold_risk(reference.x[:24], K, W, y, labelled, 0.01, 0.1)
     assert reference.success and ours == pytest.approx(theirs, abs=1e-6) and ours <= theirs + 1e-7
+    assert learner.diagnostics() == {"batch_risk": pytest.approx(ours, rel=1e-12)}
     assert (np.sign(learner.predict(X)) == y).mean() == 1.0  # the graph carries the labels

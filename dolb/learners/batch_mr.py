@@ -107,6 +107,7 @@ class BatchManifold(OnlineLearner):
         self.y = np.empty(0)
         self.labelled = np.empty(0, bool)
         self.alpha = np.empty(0)
+        self.risk = float("nan")
 
     def _learn(self, X, y: np.ndarray, labelled: np.ndarray) -> np.ndarray:
         dense = X.toarray() if sp.issparse(X) else X
@@ -117,13 +118,18 @@ class BatchManifold(OnlineLearner):
         self.X = np.vstack([self.X, dense])
         self.y = np.concatenate([self.y, np.where(labelled, y, 0.0)])  # hidden targets are never kept
         self.labelled = np.concatenate([self.labelled, labelled])
+        self.alpha, self.risk = np.zeros(len(self.y)), float("nan")
         if self.labelled.any():
-            gamma, sigma = self.config["gamma"], self.config["sigma"]
+            gamma, sigma, lam1, lam2 = (self.config[key] for key in ("gamma", "sigma", "lam1", "lam2"))
             K, W = rbf(self.X, self.X, gamma), rbf(self.X, self.X, 1.0 / (2 * sigma**2))
-            self.alpha = solve_manifold(K, W, self.y, self.labelled, self.config["lam1"], self.config["lam2"])
-        else:
-            self.alpha = np.zeros(len(self.y))
+            self.alpha = solve_manifold(K, W, self.y, self.labelled, lam1, lam2)
+            self.risk = manifold_risk(self.alpha, K, W, self.y, self.labelled, lam1, lam2)
         return predictions
+
+    def diagnostics(self) -> dict[str, float]:
+        """J(f*) on the examples seen (NaN before the first label): the yardstick of the
+        online learners' ``online_risk``."""
+        return {"batch_risk": self.risk}
 
     def _predict(self, X) -> np.ndarray:
         dense = X.toarray() if sp.issparse(X) else X

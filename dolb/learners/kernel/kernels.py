@@ -17,7 +17,7 @@ The support vectors live in a :class:`SupportRows` store, one *slot* per vector:
   ``length[s]`` entries (a removed vector's entries are dead until :meth:`compact`).
 
 Each slot also carries numbers (``slot_f``: squared norm, coefficient α, gradient,
-K(x, x), label) and an ``id`` (the stream position of the example). A vector is removed
+K(x, x), label, averaged coefficient) and an ``id`` (the stream position of the example). A vector is removed
 by moving the last slot into its place, so the live slots are always 0..n−1.
 """
 
@@ -46,8 +46,9 @@ KERNEL_PARAMS = {
 }
 """The kernel parameters every kernel learner declares."""
 
-SQNORM, ALPHA, GRAD, KDIAG, LABEL = range(5)
-"""Columns of ``slot_f``: ‖x_s‖², α_s, the gradient g_s, K(x_s, x_s), y_s."""
+SQNORM, ALPHA, GRAD, KDIAG, LABEL, MEAN = range(6)
+"""Columns of ``slot_f``: ‖x_s‖², α_s, the gradient g_s, K(x_s, x_s), y_s, and the
+coefficient of the averaged hypothesis (kept by the learners that offer one)."""
 
 
 def kernel_spec(config: dict) -> KernelSpec:
@@ -84,7 +85,7 @@ class SupportRows:
         self.pool_val = np.zeros(self.pool_idx.shape[0])
         self.start = np.zeros(capacity, np.int64)
         self.length = np.zeros(capacity, np.int64)
-        self.slot_f = np.zeros((capacity, 5))
+        self.slot_f = np.zeros((capacity, MEAN + 1))
         self.ids = np.zeros(capacity, np.int64)
         self.meta = np.zeros(2, np.int64)  # live slots, pool entries used (live and dead)
 

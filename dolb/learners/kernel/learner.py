@@ -102,11 +102,16 @@ class KernelLearner(OnlineLearner):
         return self._run_all(X, y, self.n_seen + np.arange(y.shape[0], dtype=np.int64))
 
     def _predict(self, X):
+        return self._decide(X, None if self.store is None else self.store.arrays)
+
+    def _decide(self, X, store: tuple | None) -> np.ndarray:
+        """Σ_s α_s K(x_s, x) + b for the rows of a checked block, from the store's arrays
+        ``store`` (this learner's, or a copy with other coefficients)."""
         indptr, indices, data, _ = csr_parts(X)
         out = np.zeros(indptr.shape[0] - 1)
-        if self.store is not None:
-            decision_values(self.spec, self.store.arrays, indptr, indices, data, self.bias, np.zeros(self.n_features),
-                            np.zeros(self.store.capacity), out)
+        if store is not None:
+            decision_values(self.spec, store, indptr, indices, data, self.bias, np.zeros(self.n_features),
+                            np.zeros(store[5].shape[0]), out)
         else:
             out += self.bias
         return out

@@ -7,12 +7,19 @@ from typing import Any, ClassVar
 import numba
 import numpy as np
 
+from dolb.conversions.hypothesis import Hypothesis, as_block
 from dolb.learners.base import OnlineLearner, Param, register
 from dolb.learners.kernel.kernels import EVALS, ROUNDS, from_dot, kernel_spec, squared_norm
 from dolb.learners.kernel.learner import checked_block
 from dolb.learners.linear import csr_parts
-from dolb.learners.manifold.graph import coefficient_step, values_at_representers
-from dolb.learners.manifold.learner import MR_PARAMS, small_first_step, step_settings
+from dolb.learners.manifold.graph import (
+    RISK,
+    coefficient_step,
+    instantaneous_risk,
+    running_mean,
+    values_at_representers,
+)
+from dolb.learners.manifold.learner import MR_PARAMS, online_risk, small_first_step, step_settings
 from dolb.learners.manifold.rptree import RPTree, join, route
 
 
@@ -42,8 +49,10 @@ def refresh_gram(spec, tree, sq_means, gram, c):
 
 
 @numba.njit(cache=True)
-def rptree_block(spec, edges, P, indptr, indices, data, y, tree, beta, gram, sq_means, buffers, I, pred):
-    """Every row of a block: predict, step, route x to its cluster and forget it."""
+def rptree_block(spec, edges, P, indptr, indices, data, y, tree, beta, mean_beta, gram, sq_means, buffers, I, F,
+                 pred):
+    """Every row of a block: predict, add J_t(f_t) to F[RISK], take f_t into the average
+    (``mean_beta``), step, route x to its cluster and forget it."""
     dense, row, weights, values = buffers
     counts = tree[3]
     for t in range(y.shape[0]):
@@ -60,15 +69,18 @@ def rptree_block(spec, edges, P, indptr, indices, data, y, tree, beta, gram, sq_
         I[ROUNDS] += 1
         pred[t] = f
         values_at_representers(gram, beta, n, values)
+        F[RISK] += instantaneous_risk(P, f, y[t], beta, values, weights, n, 1.0)
+        running_mean(beta, mean_beta, n, I[ROUNDS])
         new = coefficient_step(P, I[ROUNDS], f, y[t], beta, values, weights, n, 1.0)
         c = route(tree, idx, val)
         dense[:] = 0.0
         dense[idx] = val
         right = join(tree, c, dense)
         beta[c] += new
-        if right >= 0:  # the clusters share c's coefficient as they share its points
-            beta[right] = beta[c] * counts[right] / (counts[c] + counts[right])
-            beta[c] -= beta[right]
+        if right >= 0:  # the clusters share c's coefficients as they share its points
+            for coefficients in (beta, mean_beta):
+                coefficients[right] = coefficients[c] * counts[right] / (counts[c] + counts[right])
+                coefficients[c] -= coefficients[right]
             I[EVALS] += refresh_gram(spec, tree, sq_means, gram, right)
         I[EVALS] += refresh_gram(spec, tree, sq_means, gram, c)  # after right's: c's row is the last word
     return y.shape[0]
@@ -125,6 +137,7 @@ class OnlineMRRPTree(OnlineLearner):
     name = "online_mr_rptree"
     task: ClassVar[str] = "binary"
     semi_supervised: ClassVar[bool] = True
+    conversions_supported: ClassVar[tuple[str, ...]] = ("last", "average")
     complexity_param: ClassVar[str | None] = "gamma"
     params = {
         **MR_PARAMS,
@@ -148,8 +161,10 @@ class OnlineMRRPTree(OnlineLearner):
         self.spec = kernel_spec(c)
         size = c["max_clusters"]
         self.tree = RPTree(n_features, size, c["leaf_size"], c["seed"])
-        self.beta, self.sq_means, self.gram = np.zeros(size), np.zeros(size), np.zeros((size, size))
+        self.beta, self.mean_beta = np.zeros(size), np.zeros(size)
+        self.sq_means, self.gram = np.zeros(size), np.zeros((size, size))
         self.I = np.zeros(2, np.int64)  # kernel evaluations, rounds learned
+        self.F = np.zeros(2)  # unused, Σ_t J_t(f_t)
         self._buffers = (np.zeros(n_features), np.zeros(size), np.zeros(size), np.zeros(size))
 
     @property
@@ -165,22 +180,40 @@ class OnlineMRRPTree(OnlineLearner):
         return self.tree.means[:self.n_clusters].copy()
 
     def diagnostics(self) -> dict[str, float]:
-        return {"n_sv": float(self.n_clusters), "kernel_evals": float(self.I[EVALS])}
+        """Clusters, kernel evaluations, and the online risk (1/t) Σ J_t(f_t)."""
+        return {"n_sv": float(self.n_clusters), "kernel_evals": float(self.I[EVALS]),
+                "online_risk": online_risk(self.F, self.I)}
+
+    def outputs(self) -> dict[str, Hypothesis]:
+        """``last`` and, when asked for, ``average``: Σ_i β̄_i K(μ_i, ·) on the current
+        means, β̄ the running mean of the coefficients β used on the rounds so far (a
+        split shares β̄ like β). The means move as points join, so unlike the exact
+        learner's this is not exactly (1/t) Σ_u f_u: it is the average coefficient on
+        where each cluster is now."""
+        out = {"last": Hypothesis(self.predict)}
+        if "average" in self.conversions:
+            snapshot = self.mean_beta.copy(), self.tree.arrays_copy(), self.sq_means.copy()
+            out["average"] = Hypothesis(lambda X: self._decide(as_block(X, self.n_features), *snapshot))
+        return out
 
     def state_nbytes(self) -> int:
         """Bytes of the tree and of the clusters' coefficients and Gram matrix."""
-        return self.tree.nbytes + self.beta.nbytes + self.sq_means.nbytes + self.gram.nbytes
+        return self.tree.nbytes + self.beta.nbytes + self.mean_beta.nbytes + self.sq_means.nbytes + self.gram.nbytes
 
     def _learn(self, X, y, labelled):
         indptr, indices, data, targets = checked_block(self.name, self.n_seen, X, y, labelled)
         pred = np.empty(targets.shape[0])
         rptree_block(self.spec, self.edges, self.P, indptr, indices, data, targets, self.tree.arrays, self.beta,
-                     self.gram, self.sq_means, self._buffers, self.I, pred)
+                     self.mean_beta, self.gram, self.sq_means, self._buffers, self.I, self.F, pred)
         return pred
 
     def _predict(self, X):
+        return self._decide(X, self.beta, self.tree.arrays, self.sq_means)
+
+    def _decide(self, X, beta: np.ndarray, tree: tuple, sq_means: np.ndarray) -> np.ndarray:
+        """Σ_i β_i K(μ_i, x) for the rows of a checked block, over the clusters of
+        ``tree`` (the tree's arrays, or a snapshot) and their squared norms."""
         indptr, indices, data, _ = csr_parts(X)
         out = np.zeros(indptr.shape[0] - 1)
-        cluster_decision_values(self.spec, self.tree.arrays, self.beta, self.sq_means, indptr, indices, data,
-                                np.zeros(self.beta.shape[0]), out)
+        cluster_decision_values(self.spec, tree, beta, sq_means, indptr, indices, data, np.zeros(beta.shape[0]), out)
         return out

@@ -20,6 +20,16 @@ gradient step f_{t+1} = f_t − η_t ∂J_t(f_t):
 Keeping every example (n = t − 1, the factor (t − 1)/n is 1) is the exact algorithm;
 keeping a buffer of them scales the graph term up to the t − 1 edges it stands for.
 :func:`project_out` drops a representer and re-fits the others (kernel matching pursuit).
+
+Two running quantities are kept on the way, O(n) per round. The online risk's sum
+Σ_t J_t(f_t) (in ``F[RISK]``; ‖f_t‖²_K = Σ_i α_i f_t(x_i) costs nothing more). And the
+averaged hypothesis f̄_t = (1/t) Σ_{u ≤ t} f_u, the mean of the hypotheses used on the
+rounds so far (the slides' f̄ = (1/T) Σ_t f_t), as coefficients on the same
+representers (the store's ``MEAN`` column): ᾱ_i ← ᾱ_i + (α_i − ᾱ_i)/t before each step,
+a new representer starting at ᾱ = 0. With every example kept this is f̄ exactly; with a
+buffer, the projection that drops a representer projects f̄ the same way (ᾱ_k += ᾱ_r z_k),
+so f̄ is the least-squares projection, on the representers held, of the average of the
+projected hypotheses.
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ from dolb.learners.kernel.kernels import (
     EVALS,
     KDIAG,
     LABEL,
+    MEAN,
     ROUNDS,
     SQNORM,
     add_row,
@@ -53,6 +64,9 @@ StepParams = namedtuple(
 """What the compiled step reads: λ₁, λ₂, η₀, whether η_t = η₀/√t (else η₀), T/l, the
 buffer size τ (0: no limit) and whether labelled examples stay in the buffer first."""
 
+RISK = 1
+"""``F[RISK]`` (the kernel learners' float state, F[0] the unused bias): Σ_t J_t(f_t)."""
+
 
 @numba.njit(cache=True)
 def values_at_representers(gram, alpha, n, out):
@@ -62,6 +76,26 @@ def values_at_representers(gram, alpha, n, out):
         for i in range(n):
             acc += alpha[i] * gram[i, j]
         out[j] = acc
+
+
+@numba.njit(cache=True)
+def instantaneous_risk(P, f, target, alpha, values, weights, n, scale):
+    """J_t(f_t) = (T/l)·δ(y_t)·max(0, 1 − y_t f) + (λ₁/2) Σ_i α_i f_t(x_i)
+    + λ₂ scale Σ_i (f_t(x_i) − f)² w_i, from the same numbers as :func:`coefficient_step`
+    (before it)."""
+    hinge = P.label_weight * max(0.0, 1.0 - target * f) if target != 0.0 else 0.0
+    norm = graph = 0.0
+    for s in range(n):
+        norm += alpha[s] * values[s]
+        graph += (values[s] - f) ** 2 * weights[s]
+    return hinge + 0.5 * P.lam1 * norm + P.lam2 * scale * graph
+
+
+@numba.njit(cache=True)
+def running_mean(alpha, mean, n, t):
+    """ᾱ_i ← ᾱ_i + (α_i − ᾱ_i)/t for the first n coefficients: f̄ takes in f_t."""
+    for s in range(n):
+        mean[s] += (alpha[s] - mean[s]) / t
 
 
 @numba.njit(cache=True)
@@ -87,12 +121,12 @@ def coefficient_step(P, t, f, target, alpha, values, weights, n, scale):
 
 
 @numba.njit(cache=True)
-def gradient_step(spec, edges, P, store, gram, idx, val, target, row_id, buffers, I):
+def gradient_step(spec, edges, P, store, gram, idx, val, target, row_id, buffers, I, F):
     """The step on x = (idx, val) (``target``: ±1, or 0 when unlabelled): returns
-    f_t(x_t), then updates the coefficients and stores x as a representer (room
-    checked). ``edges`` is the RBF spec of the edge weights (γ = 1/2σ²); ``buffers`` are
-    d zeros, then three arrays of the store's capacity (kernel row, edge weights, f at
-    the representers)."""
+    f_t(x_t), then adds J_t(f_t) to F[RISK], takes f_t into the average, updates the
+    coefficients and stores x as a representer (room checked). ``edges`` is the RBF
+    spec of the edge weights (γ = 1/2σ²); ``buffers`` are d zeros, then three arrays of
+    the store's capacity (kernel row, edge weights, f at the representers)."""
     work, row, weights, values = buffers
     slot_f = store[5]
     alpha = slot_f[:, ALPHA]
@@ -107,7 +141,10 @@ def gradient_step(spec, edges, P, store, gram, idx, val, target, row_id, buffers
     f = weighted_sum(store, row, n)
     t = I[ROUNDS]
     values_at_representers(gram, alpha, n, values)
-    new = coefficient_step(P, t, f, target, alpha, values, weights, n, (t - 1) / n if n > 0 else 0.0)
+    scale = (t - 1) / n if n > 0 else 0.0
+    F[RISK] += instantaneous_risk(P, f, target, alpha, values, weights, n, scale)
+    running_mean(alpha, slot_f[:, MEAN], n, t)
+    new = coefficient_step(P, t, f, target, alpha, values, weights, n, scale)
     k = add_row(spec, store, idx, val, sq_x, row_id)
     alpha[k] = new
     slot_f[k, LABEL] = target
@@ -133,7 +170,8 @@ def project_out(store, gram, r):
     coefficients β minimising ‖Σ_i α_i K(x_i, ·) − Σ_k β_k K(x_k, ·)‖²_K, i.e.
     K_kk β = K_kk α_k + K_kr α_r: β = α_k + α_r z with K_kk z = K_kr (the minimum-norm
     least-squares solution, so a singular K_kk, from repeated points, is no error). The
-    residual is then orthogonal in the RKHS to every kept K(x_k, ·). O(n³)."""
+    residual is then orthogonal in the RKHS to every kept K(x_k, ·). The averaged
+    hypothesis's coefficients are projected alike. O(n³)."""
     n = store[7][0]
     kept = np.empty(n - 1, np.int64)
     m = 0
@@ -148,14 +186,15 @@ def project_out(store, gram, r):
         for b in range(m):
             gram_kept[a, b] = gram[kept[a], kept[b]]
     z = np.linalg.lstsq(gram_kept, towards_r, -1.0)[0]
-    alpha = store[5][:, ALPHA]
+    slot_f = store[5]
     for a in range(m):
-        alpha[kept[a]] += alpha[r] * z[a]
+        slot_f[kept[a], ALPHA] += slot_f[r, ALPHA] * z[a]
+        slot_f[kept[a], MEAN] += slot_f[r, MEAN] * z[a]
     remove_representer(store, gram, r)
 
 
 @numba.njit(cache=True)
-def omr_block(spec, edges, P, indptr, indices, data, y, ids, start, store, gram, buffers, I, pred):
+def omr_block(spec, edges, P, indptr, indices, data, y, ids, start, store, gram, buffers, I, F, pred):
     """Rows start.. of a block: predict and step; with a buffer (P.buffer > 0), then
     project out the oldest representer (the oldest unlabelled one first, with
     P.keep_labelled) while there are more than P.buffer. Returns where it stopped (the
@@ -164,7 +203,7 @@ def omr_block(spec, edges, P, indptr, indices, data, y, ids, start, store, gram,
         idx, val = indices[indptr[t]:indptr[t + 1]], data[indptr[t]:indptr[t + 1]]
         if not has_room(store, idx.shape[0]):
             return t
-        pred[t] = gradient_step(spec, edges, P, store, gram, idx, val, y[t], ids[t], buffers, I)
+        pred[t] = gradient_step(spec, edges, P, store, gram, idx, val, y[t], ids[t], buffers, I, F)
         while 0 < P.buffer < store[7][0]:
             project_out(store, gram, oldest_slot(store, P.keep_labelled))
     return y.shape[0]

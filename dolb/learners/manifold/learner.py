@@ -8,12 +8,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from dolb.conversions.hypothesis import Hypothesis, as_block
 from dolb.errors import ConfigError
 from dolb.learners.base import Param
-from dolb.learners.kernel.kernels import KERNEL_PARAMS, RBF, KernelSpec
+from dolb.learners.kernel.kernels import ALPHA, KERNEL_PARAMS, MEAN, RBF, ROUNDS, KernelSpec
 from dolb.learners.kernel.learner import KernelLearner
 from dolb.learners.kernel.norma import SCHEDULES
-from dolb.learners.manifold.graph import StepParams, omr_block
+from dolb.learners.manifold.graph import RISK, StepParams, omr_block
 
 MR_PARAMS = {
     **KERNEL_PARAMS,
@@ -58,6 +59,7 @@ class ManifoldLearner(KernelLearner):
     """
 
     semi_supervised: ClassVar[bool] = True
+    conversions_supported: ClassVar[tuple[str, ...]] = ("last", "average")
 
     @classmethod
     def check_params(cls, params: dict[str, Any]) -> dict[str, Any]:
@@ -85,10 +87,33 @@ class ManifoldLearner(KernelLearner):
         """Bytes of the representers' storage and of their Gram matrix."""
         return super().state_nbytes() + self.gram.nbytes
 
+    def diagnostics(self) -> dict[str, float]:
+        """Representers held, kernel evaluations, and the online risk (1/t) Σ J_t(f_t)."""
+        return {**super().diagnostics(), "online_risk": online_risk(self.F, self.I)}
+
+    def outputs(self) -> dict[str, Hypothesis]:
+        """``last`` (f_{t+1}) and, when asked for, ``average``: f̄ = (1/t) Σ_{u ≤ t} f_u
+        (see :mod:`.graph`), a snapshot that later learning does not change."""
+        out = {"last": Hypothesis(self.predict)}
+        if "average" in self.conversions:
+            averaged = None
+            if self.store is not None:
+                averaged = list(self.store.arrays)
+                averaged[5] = averaged[5].copy()
+                averaged[5][:, ALPHA] = averaged[5][:, MEAN]
+                averaged = tuple(averaged)
+            out["average"] = Hypothesis(lambda X: self._decide(as_block(X, self.n_features), averaged))
+        return out
+
     def _learn(self, X, y, labelled):
         return self._run_all(X, y, self.n_seen + np.arange(y.shape[0], dtype=np.int64), labelled)
 
     def _run(self, indptr, indices, data, y, ids, t, pred):
         buffers = (self._work, self._row, self._weights, self._values)
         return omr_block(self.spec, self.edges, self.P, indptr, indices, data, y, ids, t, self.store.arrays,
-                         self.gram, buffers, self.I, pred)
+                         self.gram, buffers, self.I, self.F, pred)
+
+
+def online_risk(F: np.ndarray, I: np.ndarray) -> float:
+    """(1/t) Σ_{u ≤ t} J_u(f_u) after t rounds (NaN before the first)."""
+    return float(F[RISK] / I[ROUNDS]) if I[ROUNDS] else float("nan")

@@ -45,6 +45,10 @@ class RPTree:
     def arrays(self) -> tuple:
         return self.directions, self.nodes, self.thresholds, self.counts, self.means, self.points, self.meta
 
+    def arrays_copy(self) -> tuple:
+        """A snapshot of :attr:`arrays` that later learning does not change."""
+        return tuple(a.copy() for a in self.arrays)
+
     @property
     def n_clusters(self) -> int:
         return int(self.meta[1])
