@@ -61,6 +61,19 @@ def test_a_supervised_learner_learns_the_revealed_labels_only(tmp_path):
     assert result["metrics"]["online"]["online_loss"][-1] == pytest.approx(np.mean(y[rows] * predictions <= 0))
 
 
+def test_a_semi_supervised_learner_is_told_the_streams_label_rate(tmp_path):
+    """T/l: an OMR learner's ``label_rate`` is the experiment's unless the pipeline sets it."""
+    path = write(tmp_path, "label_rate = 0.25")
+    text = path.read_text().replace('learners = [{ learner = "perceptron" }]', (
+        'learners = [{ learner = "online_mr_buffer" }, '
+        '{ learner = "online_mr_rptree", params = { label_rate = 0.5 } }, { learner = "perceptron" }]'))
+    path.write_text(text)
+    told, kept, supervised = plan_groups(load_pipeline(path))
+    assert told.template["params"]["label_rate"] == 0.25
+    assert kept.template["params"]["label_rate"] == 0.5
+    assert "label_rate" not in supervised.template["params"]
+
+
 def test_fully_labelled_experiments_keep_their_cell_ids(tmp_path):
     (plain,) = plan_groups(load_pipeline(write(tmp_path, "")))
     (explicit,) = plan_groups(load_pipeline(write(tmp_path, "label_rate = 1.0")))

@@ -1,9 +1,12 @@
 """The one implementation of every loss and metric dolb reports.
 
-Two kinds of metric exist. A *test* metric scores the current hypothesis on the
+Three kinds of metric exist. A *test* metric scores the current hypothesis on the
 held-out test set at a checkpoint. An *online* metric summarises the prequential
 (test-then-train) losses of the examples seen so far: squared error for regression,
-the 0-1 mistake (``y * prediction <= 0``) for binary classification.
+the 0-1 mistake (``y * prediction <= 0``) for binary classification. A *timing* metric
+measures the run itself (seconds spent learning so far, for runtime studies): it is
+neither judged by ``dolb compare`` nor compared by ``dolb reproduce``, whose values
+are deterministic.
 """
 
 from __future__ import annotations
@@ -40,8 +43,9 @@ ONLINE_LOSS = {"regression": squared_loss, "binary": zero_one_loss}
 class Metric:
     """A named metric.
 
-    ``source`` is ``"test"`` (``compute(predictions, targets)`` on the test set) or
-    ``"online"`` (``compute(cumulative_loss, n_seen)`` from the prequential losses).
+    ``source`` is ``"test"`` (``compute(predictions, targets)`` on the test set),
+    ``"online"`` (``compute(cumulative_loss, n_seen)`` from the prequential losses) or
+    ``"timing"`` (``compute(learn_seconds, n_seen)``, not deterministic).
     """
 
     name: str
@@ -70,8 +74,16 @@ for _metric in (
     Metric("online_loss", ("regression", "binary"), "online",
            lambda total, n: float(total / n) if n else float("nan"),
            "mean prequential loss so far (MSE; mistake rate)"),
+    Metric("learn_seconds", ("regression", "binary"), "timing", lambda seconds, n: float(seconds),
+           "wall seconds the learner spent learning so far (runtime studies; not deterministic)"),
 ):
     METRICS.add(_metric.name, _metric)
+
+
+def deterministic_metrics() -> list[str]:
+    """Names of the metrics whose values a rerun reproduces bit for bit (all but timing):
+    the ones ``dolb compare`` judges and ``dolb reproduce`` compares."""
+    return [name for name, metric in METRICS.items() if metric.source != "timing"]
 
 
 INFO_METRICS: dict[str, tuple[str, ...]] = {

@@ -129,14 +129,14 @@ def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
             train.n_features, n_train=len(train_rows), conversions=tuple(spec["conversions"]), **spec["params"]
         )
         # values[conversion][metric] -> one value per checkpoint; online metrics under "online"
-        state = {"learner": learner, "values": {}, "seen": 0, "total": 0.0, "next_cp": 0}
+        state = {"learner": learner, "values": {}, "seen": 0, "total": 0.0, "next_cp": 0, "learn_seconds": 0.0}
     resumed_from = state["seen"]
     learner, values = state["learner"], state["values"]
-    seen, total, next_cp = state["seen"], state["total"], state["next_cp"]
+    seen, total, next_cp, learn_seconds = state["seen"], state["total"], state["next_cp"], state["learn_seconds"]
     online_loss = ONLINE_LOSS[spec["task"]]
     peak_rss, saved = 0, time.perf_counter()
-    # the learner's diagnostics and the test metrics need the state after exactly n examples
-    exact = bool(test_metrics or learner.diagnostics())
+    # the learner's diagnostics, test and timing metrics need the state after exactly n examples
+    exact = bool(test_metrics or learner.diagnostics() or any(m.source == "timing" for m in metrics))
 
     def record(k: int, n: int, cumulative: float) -> None:
         """Values at checkpoint ``k`` (after ``n`` examples)."""
@@ -144,6 +144,8 @@ def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
         for metric in metrics:
             if metric.source == "online":
                 _put(online, metric.name, k, metric.compute(cumulative, n))
+            elif metric.source == "timing":
+                _put(online, metric.name, k, metric.compute(learn_seconds, n))
         for key, value in learner.diagnostics().items():
             _put(online, key, k, float(value))
         if not test_metrics:
@@ -173,7 +175,10 @@ def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
             if exact and next_cp < len(checkpoints):
                 stop = min(stop, int(checkpoints[next_cp]) - seen + start)
             flags = None if labelled is None else labelled[seen : seen + stop - start]
-            losses = online_loss(learner.learn(X[start:stop], y[start:stop], flags), y[start:stop])
+            learning = time.perf_counter()
+            predictions = learner.learn(X[start:stop], y[start:stop], flags)
+            learn_seconds += time.perf_counter() - learning
+            losses = online_loss(predictions, y[start:stop])
             running = total + np.cumsum(losses)
             end = seen + (stop - start)
             while next_cp < len(checkpoints) and checkpoints[next_cp] <= end:
@@ -186,7 +191,7 @@ def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
         peak_rss = max(peak_rss, PROCESS.memory_info().rss)  # sampled once a block
         if state_path and seen < last and time.perf_counter() - saved >= cell.state_every:
             _save_state(state_path, {"learner": learner, "values": values, "seen": seen, "total": total,
-                                     "next_cp": next_cp})
+                                     "next_cp": next_cp, "learn_seconds": learn_seconds})
             saved = time.perf_counter()
     if state_path:
         Path(state_path).unlink(missing_ok=True)

@@ -3,7 +3,8 @@ every value is bit-identical, and if not, which versions differ.
 
 The recorded run's pipeline text is run as it was (relative paths resolve against the
 recorded pipeline file's folder); rows are matched on their coordinates (not cell ids,
-which change with the dolb version) and values compared bit for bit.
+which change with the dolb version) and values compared bit for bit (all but timing
+metrics such as ``learn_seconds``, which measure the run, not the results).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from dolb.errors import ConfigError
+from dolb.evaluation.metrics import deterministic_metrics
 from dolb.execution.sweep import run_sweep
 from dolb.results.history import find_record
 from dolb.results.query import rows
@@ -72,6 +74,10 @@ def reproduce(run_dir: str | Path, out_dir: str | Path, run_id: str | None = Non
 
 
 def _compare(record: dict, again: dict, before: pd.DataFrame, after: pd.DataFrame) -> Reproduction:
+    """Match the deterministic values of two runs (timing metrics are left out) and count
+    the bit-identical ones."""
+    compared = deterministic_metrics()
+    before, after = (frame[frame["metric"].isin(compared)] for frame in (before, after))
     merged = before[KEYS + ["value"]].merge(after[KEYS + ["value"]], on=KEYS, how="outer", indicator=True)
     both = merged[merged["_merge"] == "both"]
     old, new = both["value_x"].to_numpy(np.float64), both["value_y"].to_numpy(np.float64)

@@ -219,6 +219,8 @@ def _experiment_groups(
                 values = dict(combo)
                 if level is not None:
                     values[cls.complexity_param] = level
+                if "label_rate" in cls.params and experiment.label_rate < 1.0:
+                    values.setdefault("label_rate", experiment.label_rate)  # T/l: the stream's, unless set
                 template = {
                     "experiment": experiment.name,  # two experiments never share a cell
                     "dataset": dataset,

@@ -3,8 +3,9 @@
 Rows of two tidy result tables (``results.csv``) are matched on the configuration
 (:data:`~dolb.results.tables.CONFIG_COLUMNS`), the training size and the metric, and
 paired over ``split``: a split (or ordering seed) is the unit of pairing, so the noise
-common to both runs cancels. For every judged metric, i.e. every metric of
-:data:`dolb.evaluation.metrics.METRICS` (all are lower-is-better losses or errors), the
+common to both runs cancels. For every judged metric, i.e. every deterministic metric of
+:data:`dolb.evaluation.metrics.METRICS` (all are lower-is-better losses or errors; the
+timing metric ``learn_seconds`` is not judged), the
 paired differences run − baseline get a mean with a 95 % t confidence interval, a
 relative change, Cohen's d_z and the p-value of a two-sided paired t-test; the
 Benjamini–Hochberg procedure then controls the false-discovery rate over all tests of
@@ -40,7 +41,7 @@ import pandas as pd
 from scipy import stats as st
 
 from dolb.errors import DataError
-from dolb.evaluation.metrics import METRICS
+from dolb.evaluation.metrics import deterministic_metrics
 from dolb.results.history import read_records
 from dolb.results.stats import paired_tests
 from dolb.results.store import ResultStore
@@ -142,7 +143,7 @@ def _pairs(run: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFrame:
     index = KEYS + ["split"]
 
     def values(frame: pd.DataFrame) -> pd.Series:
-        judged = frame[frame["metric"].isin(METRICS.names())]
+        judged = frame[frame["metric"].isin(deterministic_metrics())]
         judged = judged.assign(complexity=judged["complexity"].astype(str))
         return judged.groupby(index, sort=True, dropna=False)["value"].mean()
 
