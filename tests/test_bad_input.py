@@ -531,3 +531,114 @@ def test_a_kernel_parameter_out_of_range_is_one_line(learner, params, message, t
     err = capsys.readouterr().err
     assert err.startswith(f"dolb: error: {pipeline}: {message}") and err.count("\n") == 1, err
     assert not out.exists()
+
+
+FACES_PIPELINE = """\
+[pipeline]
+name = "faces"
+seed = 1
+[datasets.f]
+importer = "faces"
+params = {{ path = "{file}"{params} }}
+[experiments.e]
+dataset = "f"
+task = "binary"
+split = {{ scheme = "holdout", count = 1 }}
+checkpoints = [1]
+metrics = ["test_error"]
+learners = [{{ learner = "perceptron" }}]
+"""
+
+
+def bad_faces_file(folder, kind):
+    """An .npy file (or what poses as one) of the given kind, 6 images when it holds
+    any; its path (not written for "missing")."""
+    import pickle
+
+    import numpy as np
+
+    path = folder / f"{kind}.npy"
+    images = np.linspace(0.0, 1.0, 6 * 25 * 25).reshape(6, 25, 25)
+    if kind == "garbage":
+        path.write_bytes(b"GIF89a\x19\x00\x19\x00 these are not array bytes")
+    elif kind == "pickled":
+        path.write_bytes(pickle.dumps(images))
+    elif kind == "objects":
+        np.save(path, np.array([images[0], "a face?"], dtype=object), allow_pickle=True)
+    elif kind == "npz":
+        with path.open("wb") as file:
+            np.savez(file, images=images)
+    elif kind == "truncated":
+        np.save(path, images)
+        path.write_bytes(path.read_bytes()[:-1000])
+    elif kind == "complex":
+        np.save(path, images.astype(np.complex128))
+    elif kind == "one_image":
+        np.save(path, images.reshape(-1))
+    elif kind == "colour":
+        np.save(path, images.reshape(6, 25, 25, 1))
+    elif kind == "single":
+        np.save(path, images[:1])
+    elif kind in ("nan", "inf"):
+        images[4, 1, 5] = np.nan if kind == "nan" else -np.inf
+        np.save(path, images)
+    elif kind == "good":
+        np.save(path, images)
+    return path
+
+
+FACES_MISTAKES = [
+    ("missing", "", "source file {path}: cannot read it (No such file or directory)"),
+    ("garbage", "", "faces file {path}: not an .npy file (it does not start with the .npy magic string)"),
+    ("pickled", "", "faces file {path}: not an .npy file (it does not start with the .npy magic string)"),
+    ("objects", "", "faces file {path}: cannot read it as an .npy array "
+                    "(Object arrays cannot be loaded when allow_pickle=False)"),
+    ("npz", "", "faces file {path}: an .npz archive of arrays, not an .npy array"),
+    ("truncated", "", "faces file {path}: cannot read it as an .npy array (Failed to read all data for array."),
+    ("complex", "", "faces file {path}: values of type complex128, expected real numbers (float or integer)"),
+    ("one_image", "", "faces file {path}: an array of shape (3750,), expected images (n, height, width) "
+                      "or rows (n, features)"),
+    ("colour", "", "faces file {path}: an array of shape (6, 25, 25, 1), expected images (n, height, width) "
+                   "or rows (n, features)"),
+    ("single", "", "faces file {path}: 1 row, a face / non-face problem needs at least 2"),
+    ("nan", "", "faces file {path}, row 4: value nan (column 30) is not a finite number"),
+    ("inf", "", "faces file {path}, row 4: value -inf (column 30) is not a finite number"),
+    ("good", ", n_positive = 0",
+     "{pipeline}: datasets.f.params: importer 'faces', parameter 'n_positive': 0 is below the minimum 1"),
+    ("good", ", n_positive = 6", "{pipeline}: datasets.f.params: importer 'faces', parameter 'n_positive': "
+                                 "6 leaves no row for the non-face class of {path} (it has 6 rows)"),
+]
+
+
+@pytest.mark.parametrize("kind, params, message", FACES_MISTAKES, ids=[f"{k}{p}" for k, p, _ in FACES_MISTAKES])
+def test_a_bad_faces_file_is_one_line_and_writes_nothing(kind, params, message, tmp_path, monkeypatch, capsys):
+    """`dolb plan` imports the data in this process (so the checks that need it run):
+    the file's fault, one line naming it, exit 2, and neither DIR nor a cache entry."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("DOLB_DATA_CACHE", str(cache))
+    path = bad_faces_file(tmp_path, kind)
+    pipeline = tmp_path / "faces.toml"
+    pipeline.write_text(FACES_PIPELINE.format(file=path.name, params=params))
+    out = tmp_path / "out"
+    assert main(["plan", str(pipeline), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dolb: error: " + message.format(path=path, pipeline=pipeline)), err
+    assert err.count("\n") == 1, err
+    assert not out.exists()
+    assert not cache.exists() or list(cache.glob("faces-*")) == []
+
+
+def test_a_faces_file_a_worker_refuses_is_one_line_on_the_console(tmp_path, monkeypatch, capfd):
+    """The import runs on a worker under `dolb run`: the same one line, and nothing written."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("DOLB_DATA_CACHE", str(cache))
+    path = bad_faces_file(tmp_path, "objects")
+    pipeline = tmp_path / "faces.toml"
+    pipeline.write_text(FACES_PIPELINE.format(file=path.name, params=""))
+    out = tmp_path / "out"
+    assert main(["-q", "run", str(pipeline), "--out", str(out), "--workers", "1"]) == 2
+    assert capfd.readouterr().err == (
+        f"dolb: error: faces file {path}: cannot read it as an .npy array "
+        "(Object arrays cannot be loaded when allow_pickle=False)\n")
+    assert not out.exists()
+    assert not cache.exists() or list(cache.glob("faces-*")) == []

@@ -12,8 +12,8 @@ between machines. Each store's provenance records the importer, its parameters a
 source files (name, size, sha256).
 
 The importers live in their own modules (:mod:`dolb.data.sources.rcv1`,
-:mod:`dolb.data.sources.svmlight`, :mod:`dolb.data.sources.mnist`), each adding itself
-to :data:`IMPORTERS`.
+:mod:`dolb.data.sources.svmlight`, :mod:`dolb.data.sources.mnist`,
+:mod:`dolb.data.sources.faces`), each adding itself to :data:`IMPORTERS`.
 """
 
 from __future__ import annotations
