@@ -35,29 +35,36 @@ def manifold_risk(alpha, K, W, y, labelled, lam1: float, lam2: float) -> float:
 
 
 def solve_manifold(K, W, y, labelled, lam1: float, lam2: float) -> np.ndarray:
-    """α minimising :func:`manifold_risk`, as the quadratic program (OSQP) over (α, ξ):
-    minimise ½ αᵀ(λ₁K + (2λ₂/T) K L K)α + (1/l) Σ ξ_i subject to ξ_i ≥ 1 − y_i (Kα)_i and
-    ξ_i ≥ 0 for the l labelled points, L = D − W the graph Laplacian (Σ_{s,t} (f_s −
-    f_t)² w_st = 2 fᵀLf)."""
+    """α minimising :func:`manifold_risk`, through the dual of LapSVM (Belkin, Niyogi &
+    Sindhwani 2006, without offset), a small quadratic program solved by OSQP.
+
+    With L = D − W the graph Laplacian (Σ_{s,t} (f_s − f_t)² w_st = 2 fᵀLf), J is
+    (1/l) Σ ξ_i + ½ αᵀ(λ₁K + (2λ₂/T) K L K)α subject to ξ_i ≥ 1 − y_i (Kα)_i, ξ_i ≥ 0 over
+    the l labelled points. Its stationarity condition gives α = A⁻¹ Jᵀ Y β with
+    A = λ₁ I + (2λ₂/T) L K (invertible: the eigenvalues of LK are ≥ 0, so A's are ≥ λ₁,
+    even when K is singular, as RBF Gram matrices of dense data are to rounding) and the
+    dual maximise Σ β_i − ½ βᵀ Q β, 0 ≤ β_i ≤ 1/l, Q = Y J K A⁻¹ Jᵀ Y: l variables,
+    whatever T. The primal in (α, ξ) has T + l and a matrix K L K whose rounding makes
+    it numerically indefinite, which OSQP then reports as unbounded."""
     import osqp
 
     T, rows = K.shape[0], np.flatnonzero(labelled)
     n_labelled = len(rows)
     laplacian = np.diag(W.sum(1)) - W
-    P_alpha = lam1 * K + (2 * lam2 / T) * K @ laplacian @ K
-    P = sp.block_diag([sp.csc_matrix((P_alpha + P_alpha.T) / 2), sp.csc_matrix((n_labelled, n_labelled))], "csc")
-    q = np.concatenate([np.zeros(T), np.full(n_labelled, 1.0 / n_labelled)])
-    margins = sp.hstack([sp.csc_matrix(y[rows, None] * K[rows]), sp.identity(n_labelled)])
-    slacks = sp.hstack([sp.csc_matrix((n_labelled, T)), sp.identity(n_labelled)])
-    A = sp.vstack([margins, slacks], "csc")
-    lower = np.concatenate([np.ones(n_labelled), np.zeros(n_labelled)])
+    A = lam1 * np.eye(T) + (2 * lam2 / T) * laplacian @ K
+    targets = np.zeros((T, n_labelled))
+    targets[rows, np.arange(n_labelled)] = y[rows]
+    Z = np.linalg.solve(A, targets)  # α = Z β
+    Q = y[rows, None] * (K[rows] @ Z)
+    Q = (Q + Q.T) / 2
     solver = osqp.OSQP()
-    solver.setup(sp.triu(P, format="csc"), q, A, lower, np.full(2 * n_labelled, np.inf),
-                 eps_abs=1e-9, eps_rel=1e-9, max_iter=200_000, polishing=True, verbose=False)
+    solver.setup(sp.triu(sp.csc_matrix(Q), format="csc"), -np.ones(n_labelled), sp.identity(n_labelled, format="csc"),
+                 np.zeros(n_labelled), np.full(n_labelled, 1.0 / n_labelled),
+                 eps_abs=1e-10, eps_rel=1e-10, max_iter=200_000, verbose=False)
     result = solver.solve(raise_error=False)
     if result.info.status != "solved":
         raise DataError(f"learner 'batch_mr': the quadratic program on {T} examples ended {result.info.status!r}")
-    return np.asarray(result.x[:T])
+    return Z @ np.clip(result.x, 0.0, 1.0 / n_labelled)
 
 
 @register
@@ -72,9 +79,10 @@ class BatchManifold(OnlineLearner):
     over all T examples seen (labelled or not) and f = Σ_t α_t K(x_t, ·).
 
     It keeps every example (memory T·d, a dense T × T graph: for T up to a few thousand)
-    and solves the quadratic program with OSQP (a well-kept sparse QP solver: exact to
-    1e-9 here, no modelling layer to install) at the end of each block; a block's
-    predictions come from the solution before it. Hidden labels are never read.
+    and solves LapSVM's dual, a quadratic program in the l labelled points' multipliers
+    (:func:`solve_manifold`), with OSQP (a well-kept QP solver, no modelling layer to
+    install) after an O(T³) linear solve, at the end of each block; a block's predictions
+    come from the solution before it. Hidden labels are never read.
 
     Examples
     --------

@@ -1,0 +1,111 @@
+"""The shipped online manifold regularisation study (pipelines/online_mr.toml) at test
+size on a real LocalCluster, real stores and real data (MNIST digits, faces): every
+experiment runs, the four figures are drawn, and the findings the study is about hold
+at this size; the timing metric and its place outside reproduction."""
+
+import importlib.util
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dolb.evaluation.metrics import deterministic_metrics
+from dolb.execution.reproduce import _compare
+from dolb.execution.sweep import plan_groups, run_sweep
+from dolb.experiment.pipeline import load_pipeline
+from dolb.results.tables import read_results
+from tests.conftest import SHARED_DATA
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ROOT / "pipelines" / "online_mr.toml"
+LARGEST = 500
+"""Training examples of the longest stream at test size."""
+
+pytestmark = pytest.mark.skipif(not (SHARED_DATA / "mnist").is_dir() or not (SHARED_DATA / "face").is_dir(),
+                                reason="the study needs ../shared/data/mnist and ../shared/data/face")
+
+
+def figures_module():
+    spec = importlib.util.spec_from_file_location("omr_figures", ROOT / "scripts" / "omr_figures.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def scaled_down(text: str) -> str:
+    """The shipped pipeline at test size: streams of at most 500 examples (checkpoints
+    beyond cut, the drift streams 300, 400 and 500 long), two splits each."""
+    text = text.replace("n_rows = 100000", "n_rows = 3000")
+    for long, short in (("1000", "300"), ("2000", "400"), ("4000", "500")):
+        text = text.replace(f"n_rows = {long}, n_test = 2000, rotation", f"n_rows = {short}, n_test = 500, rotation")
+        text = re.sub(rf"(\[experiments\.drift{long}\][^\[]*)checkpoints = \[{long}\]", rf"\1checkpoints = [{short}]",
+                      text)
+    text = re.sub(r"count = \d+", "count = 2", text)
+
+    def cut(match: re.Match) -> str:
+        sizes = [int(size) for size in match.group(1).split(",")]
+        return f"checkpoints = {[size for size in sizes if size <= LARGEST] or [LARGEST]}"
+
+    return re.sub(r"checkpoints = \[([\d, ]+)\]", cut, text).replace("../../shared", str(SHARED_DATA.parent))
+
+
+def test_the_shipped_pipeline_plans_its_four_studies():
+    groups = plan_groups(load_pipeline(SHIPPED))
+    experiments = {group.experiment for group in groups}
+    assert {"runtime", "runtime_exact", "risk", "drift1000", "drift4000"} <= experiments
+    assert {f"gen_{d}{kind}" for d in ("spirals", "faces", "mnist01", "mnist12") for kind in ("", "_batch")} <= experiments
+    assert sum(group.n_splits for group in groups) == 165
+    semi = [group for group in groups if group.template["learner"].startswith("online_mr")]
+    assert all(group.template["params"]["label_rate"] == group.template["labels"]["rate"] for group in semi)
+
+
+@pytest.mark.e2e
+def test_the_study_at_test_size(tmp_path):
+    pipeline = tmp_path / "online_mr.toml"
+    pipeline.write_text(scaled_down(SHIPPED.read_text()))
+    out = tmp_path / "out"
+    summary = run_sweep(pipeline, out, workers=2, progress=False)
+    assert summary.n_failed == 0 and summary.n_computed == summary.n_cells
+    frame = read_results(out)
+    figures = figures_module()
+
+    seconds = frame[frame.metric == "learn_seconds"].groupby(["cell_id", "n_train"]).value.first().unstack()
+    assert (seconds.to_numpy() > 0).all()
+    exact = figures.runtime(frame).query("name == 'exact'").set_index("n_train")["mean"]
+    assert exact.is_monotonic_increasing  # 250, 500
+
+    risks = figures.risks(frame).pivot_table(index="n_train", columns=["name", "metric"], values="mean")
+    assert (risks[("batch MR", "batch_risk")] < risks[("exact", "online_risk")]).all()  # J(f*) is the minimum
+
+    errors = figures.generalisation(frame).query("n_train == n_train.max() and conversion == 'last'")
+    spirals = errors[errors.dataset == "spirals"].set_index("name")["mean"]
+    assert spirals["batch MR"] < 0.15 < spirals["LASVM (labelled only)"]  # the graph carries the labels
+    digits = errors[errors.dataset == "mnist01"].set_index("name")["mean"]
+    assert digits.max() < 0.2 and digits["batch MR"] < 0.05
+
+    report = out / "report"
+    report.mkdir(exist_ok=True)
+    figures.figure_runtime(frame, report / "omr_runtime.png")
+    figures.figure_risk(frame, report / "omr_risk.png")
+    figures.figure_generalisation(frame, report / "omr_generalisation.png")
+    figures.figure_drift(frame, report / "omr_drift.png")
+    assert all((report / f"omr_{name}.png").stat().st_size > 10_000
+               for name in ("runtime", "risk", "generalisation", "drift"))
+    found = figures.findings(frame, {"exact": 2.0})
+    assert "online risk − batch risk" in found and "drift: test error" in found
+
+
+def test_timing_values_are_not_reproduced_bit_for_bit():
+    """Two runs that differ only in learn_seconds reproduce; a test error that differs
+    does not."""
+    keys = {"experiment": "e", "dataset": "d", "task": "binary", "learner": "online_mr", "params": "",
+            "complexity": "", "split": 0, "conversion": "online", "n_train": 10}
+    before = pd.DataFrame([keys | {"metric": "learn_seconds", "value": 1.0},
+                           keys | {"metric": "test_error", "value": 0.25, "conversion": "last"}])
+    after = before.assign(value=[1.7, 0.25])
+    record = {"run_id": "r"}
+    assert "learn_seconds" not in deterministic_metrics()
+    assert _compare(record, record, before, after).identical
+    assert not _compare(record, record, before, after.assign(value=[1.0, np.nextafter(0.25, 1)])).identical
