@@ -117,6 +117,11 @@ def _plan(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from dolb.bench import LEARNERS, as_json, as_text, run_bench
 
+    if args.omr:
+        from dolb.bench_omr import omr_bench
+
+        omr_bench(args.omr)
+        return 0
     if args.kernel:
         from dolb.bench_kernel import kernel_bench
 
@@ -271,14 +276,19 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--workers", type=positive_int, help="workers the estimate assumes (default: one per core)")
     plan.set_defaults(handler=_plan)
 
-    bench = commands.add_parser("bench", help="examples/s and memory of every linear learner (--kernel: LASVM)")
+    bench = commands.add_parser("bench", help="examples/s and memory of every linear learner (--kernel: LASVM, "
+                                "--omr: online manifold regularisation)")
     bench.add_argument("--json", action="store_true", help="one JSON object per measurement")
     bench.add_argument("--quick", action="store_true", help="a tenth of the stream, for a quick look")
     bench.add_argument("--repeat", type=positive_int, default=3, help="best of this many runs (default 3)")
     bench.add_argument("--only", help="comma-separated learners (default: all)")
     bench.add_argument("--no-zarr", action="store_true", help="from memory only")
-    bench.add_argument("--kernel", type=positive_int, metavar="N",
-                       help="instead: LASVM on N MNIST digits (3 vs rest) against SVC and VW --ksvm")
+    instead = bench.add_mutually_exclusive_group()
+    instead.add_argument("--kernel", type=positive_int, metavar="N",
+                         help="instead: LASVM on N MNIST digits (3 vs rest) against SVC and VW --ksvm")
+    instead.add_argument("--omr", type=positive_int, metavar="T", nargs="?", const=100_000,
+                         help="instead: online manifold regularisation's learners on a stream of T two-spirals "
+                              "points (default 100000): examples/s, test error, and the exact learner's growth")
     bench.add_argument("--mnist", default="../shared/data/mnist", help="MNIST folder for --kernel")
     bench.add_argument("--no-peers", action="store_true", help="with --kernel: LASVM only")
     bench.set_defaults(handler=_bench)

@@ -73,3 +73,33 @@ def test_the_kernel_bench_measures_lasvm_on_mnist(capsys):
 def test_the_kernel_bench_needs_the_digits(tmp_path, capsys):
     assert main(["bench", "--kernel", "10", "--mnist", str(tmp_path / "none")]) == 2
     assert capsys.readouterr().err == f"dolb: error: --mnist {tmp_path / 'none'}: no such folder (the four MNIST IDX files)\n"
+
+
+def test_the_omr_bench_measures_the_three_learners_and_the_exact_growth(capsys):
+    """`dolb bench --omr 1000` (a short stream: the full one takes minutes): a line for
+    each learner with finite figures, a buffer that learns the spirals, and the exact
+    learner's time per step at t = 250, 500, 1,000 with its fitted slope."""
+    assert main(["bench", "--omr", "1000"]) == 0
+    out = capsys.readouterr().out
+    for label in ("online_mr_buffer τ=100", "online_mr_buffer τ=200", "online_mr_rptree"):
+        line = re.search(rf"^{label}: ([\d.]+) s, ([\d,]+) examples/s, test error ([\d.]+)%, state ([\d,]+) kB; "
+                         r"per example ([\d,]+) µs in the first tenth, ([\d,]+) µs in the last", out, re.M)
+        figures = [float(x.replace(",", "")) for x in line.groups()]
+        assert all(math.isfinite(x) for x in figures) and figures[1] > 0 and figures[3] > 0
+        if label.startswith("online_mr_buffer"):
+            assert figures[2] < 35.0  # 28.7 % measured; the majority class errs on half
+    exact = re.search(r"^  online_mr \(exact\): t=250 ([\d,]+), t=500 ([\d,]+), t=1,000 ([\d,]+); "
+                      r"log-log slope (-?[\d.]+)$", out, re.M)
+    assert exact and all(float(x.replace(",", "")) > 0 for x in exact.groups()[:3])
+    assert math.isfinite(float(exact.group(4)))
+    assert re.search(r"^  exact / online_mr_buffer τ=100: t=250 [\d.]+, t=500 [\d.]+, t=1,000 [\d.]+$", out, re.M)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--omr", "0"], "argument --omr: expected at least 1, got 0"),
+    (["--omr", "10", "--kernel", "10"], "argument --kernel: not allowed with argument --omr"),
+])
+def test_the_omr_bench_refuses_bad_input(argv, message, capsys):
+    assert main(["bench", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err == f"dolb bench: error: {message} (see dolb bench --help)\n"
