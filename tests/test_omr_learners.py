@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from dolb.errors import ConfigError, DataError
 from dolb.learners import learner_class
 from dolb.learners.kernel.kernels import LABEL
-from dolb.learners.manifold.graph import project_out
+from dolb.learners.manifold.graph import PROJECTION_RCOND, project_out
 
 SETTINGS = {"gamma": 2.0, "sigma": 0.4, "lam1": 0.05, "lam2": 0.3, "eta": 0.8, "label_rate": 0.25}
 
@@ -62,8 +62,8 @@ def transcription(X, y, labelled, gamma, sigma, lam1, lam2, eta, label_rate, buf
         points = np.vstack([points, x])
         if buffer is not None and len(points) > buffer:
             full = gram(points, points, gamma)
-            alpha = np.linalg.lstsq(full[1:, 1:], full[1:] @ alpha, rcond=None)[0]
-            mean = np.linalg.lstsq(full[1:, 1:], full[1:] @ mean, rcond=None)[0]
+            alpha = np.linalg.lstsq(full[1:, 1:], full[1:] @ alpha, rcond=PROJECTION_RCOND)[0]
+            mean = np.linalg.lstsq(full[1:, 1:], full[1:] @ mean, rcond=PROJECTION_RCOND)[0]
             points = points[1:]
     return np.array(predictions), points, alpha, mean, np.array(risks), at_probe
 
@@ -119,7 +119,9 @@ def test_a_buffer_as_long_as_the_stream_is_the_exact_learner():
 
 
 def test_the_projection_leaves_a_residual_orthogonal_to_the_kept_representers():
-    """⟨f_before − f_after, K(x_k, ·)⟩ = f_before(x_k) − f_after(x_k) = 0 for every kept x_k."""
+    """⟨f_before − f_after, K(x_k, ·)⟩ = f_before(x_k) − f_after(x_k) = 0 for every kept x_k,
+    up to the directions the solve leaves out (singular values of the kept Gram matrix
+    below PROJECTION_RCOND = 1e-8 of the largest; these 39 points have some)."""
     X, y, labelled = two_moons(n=40, seed=5)
     _, learner = run("online_mr", X, y, labelled)
     before_points, before_alpha = learner.support_vectors().toarray(), learner.coefficients()
@@ -130,7 +132,7 @@ def test_the_projection_leaves_a_residual_orthogonal_to_the_kept_representers():
         kept, after_alpha = store.rows(2).toarray(), learner.coefficients()
         assert len(kept) == 39 and not (kept == before_points[dropped]).all(axis=1).any()
         residual = gram(kept, before_points, 2.0) @ before_alpha - gram(kept, kept, 2.0) @ after_alpha
-        assert np.abs(residual).max() < 1e-8
+        assert np.abs(residual).max() < 1e-6
         assert np.abs(after_alpha - np.delete(before_alpha, dropped)).max() > 1e-6  # re-fitted, not just cut
         for a, b in zip(store.arrays, saved[0], strict=True):
             a[...] = b

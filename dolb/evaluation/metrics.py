@@ -25,9 +25,14 @@ def squared_loss(predictions: np.ndarray, targets: np.ndarray) -> np.ndarray:
 
 
 def zero_one_loss(scores: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """Per-example mistake: 1 where ``targets * scores <= 0`` (a zero score is a
-    mistake, as in the Perceptron), else 0."""
-    return (targets * scores <= 0.0).astype(np.float64)
+    """Per-example mistake: 1 unless ``targets * scores > 0`` (a zero score is a
+    mistake, as in the Perceptron, and so is a NaN score: a learner that diverged is
+    not right).
+
+    >>> zero_one_loss(np.array([0.5, 0.0, np.nan, -2.0]), np.array([1.0, 1.0, 1.0, 1.0])).tolist()
+    [0.0, 1.0, 1.0, 1.0]
+    """
+    return (~(targets * scores > 0.0)).astype(np.float64)
 
 
 def hinge_loss(scores: np.ndarray, targets: np.ndarray) -> np.ndarray:
