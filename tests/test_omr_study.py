@@ -36,7 +36,7 @@ def figures_module():
 
 def scaled_down(text: str) -> str:
     """The shipped pipeline at test size: streams of at most 500 examples (checkpoints
-    beyond cut, the drift streams 300, 400 and 500 long), two splits each."""
+    beyond cut, reports at 500, the drift streams 300, 400 and 500 long), two splits each."""
     text = text.replace("n_rows = 100000", "n_rows = 3000")
     for long, short in (("1000", "300"), ("2000", "400"), ("4000", "500")):
         text = text.replace(f"n_rows = {long}, n_test = 2000, rotation", f"n_rows = {short}, n_test = 500, rotation")
@@ -48,6 +48,7 @@ def scaled_down(text: str) -> str:
         sizes = [int(size) for size in match.group(1).split(",")]
         return f"checkpoints = {[size for size in sizes if size <= LARGEST] or [LARGEST]}"
 
+    text = re.sub(r"at = \[[\d, ]+\]", f"at = [{LARGEST}]", text)
     return re.sub(r"checkpoints = \[([\d, ]+)\]", cut, text).replace("../../shared", str(SHARED_DATA.parent))
 
 
@@ -71,19 +72,19 @@ def test_the_study_at_test_size(tmp_path):
     frame = read_results(out)
     figures = figures_module()
 
-    seconds = frame[frame.metric == "learn_seconds"].groupby(["cell_id", "n_train"]).value.first().unstack()
-    assert (seconds.to_numpy() > 0).all()
+    seconds = frame[frame.metric == "learn_seconds"].sort_values("n_train").groupby("cell_id").value
+    assert seconds.apply(lambda cell: bool((cell > 0).all() and cell.is_monotonic_increasing)).all()
     exact = figures.runtime(frame).query("name == 'exact'").set_index("n_train")["mean"]
     assert exact.is_monotonic_increasing  # 250, 500
 
     risks = figures.risks(frame).pivot_table(index="n_train", columns=["name", "metric"], values="mean")
     assert (risks[("batch MR", "batch_risk")] < risks[("exact", "online_risk")]).all()  # J(f*) is the minimum
 
-    errors = figures.generalisation(frame).query("n_train == n_train.max() and conversion == 'last'")
-    spirals = errors[errors.dataset == "spirals"].set_index("name")["mean"]
-    assert spirals["batch MR"] < 0.15 < spirals["LASVM (labelled only)"]  # the graph carries the labels
-    digits = errors[errors.dataset == "mnist01"].set_index("name")["mean"]
-    assert digits.max() < 0.2 and digits["batch MR"] < 0.05
+    errors = figures.generalisation(frame).query("conversion == 'last'")
+    errors = errors[errors.n_train == errors.groupby("dataset").n_train.transform("max")]  # each at its own T
+    digits = errors[errors.dataset == "mnist01"].set_index("name")["mean"]  # 500 digits, 2 % labelled
+    assert max(digits["batch MR"], digits["buffer τ=200"]) < 0.05 < digits["LASVM (labelled only)"], digits  # the graph helps
+    assert set(errors.dataset) == {"spirals", "faces", "mnist01", "mnist12"} and errors["mean"].max() < 0.75
 
     report = out / "report"
     report.mkdir(exist_ok=True)
