@@ -6,7 +6,7 @@ the result folder of ``dolb run pipelines/online_mr.toml --out runs/online_mr``:
 writes ``omr_runtime.png``, ``omr_risk.png``, ``omr_generalisation.png`` and
 ``omr_drift.png`` into the folder's ``report/`` and prints the findings (Markdown).
 ``notebooks/online_mr.ipynb`` shows the same. Every point is the mean over the splits
-(seeds) of its experiment, with a 95 % t interval as error bars.
+(seeds) of its experiment, its bars ± one standard deviation over them.
 
 - runtime: seconds spent learning against T, log-log, with the slope of a least-squares
   line through the log-log points (T ≥ 1,000; the exact learner T ≥ 500);
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, NullLocator
 
 from dolb.results.figures import colour_cycle, new_figure, save
 from dolb.results.stats import ci95_halfwidth
@@ -49,16 +49,26 @@ def learner_name(row: pd.Series) -> str:
 
 
 def summarise(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Mean, 95 % half-width and count of ``value`` over the splits, per ``by``."""
+    """Mean, standard deviation, 95 % half-width of the mean and count of ``value`` over
+    the splits (seeds), per ``by``."""
     rows = rows.assign(name=rows.apply(learner_name, axis=1))
-    return rows.groupby(by, sort=True)["value"].agg(mean="mean", ci95=ci95_halfwidth, count="count").reset_index()
+    statistics = {"mean": "mean", "std": "std", "ci95": ci95_halfwidth, "count": "count"}
+    return rows.groupby(by, sort=True)["value"].agg(**statistics).reset_index()
 
 
 def errorbars(ax, line: pd.DataFrame, scale: float = 1.0, **style) -> None:
-    """One line with its 95 % intervals (clipped above 0, for log axes)."""
-    half = scale * line.ci95.fillna(0).to_numpy()
+    """One line, its bars ± one standard deviation over the seeds (stopping above 0, for
+    log axes)."""
+    spread = scale * line["std"].fillna(0).to_numpy()
     mean = scale * line["mean"].to_numpy()
-    ax.errorbar(line.n_train, mean, yerr=np.vstack([np.minimum(half, 0.9 * mean), half]), capsize=3, **style)
+    ax.errorbar(line.n_train, mean, yerr=np.vstack([np.minimum(spread, 0.9 * mean), spread]), capsize=3, **style)
+
+
+def size_axis(ax, sizes) -> None:
+    """A logarithmic axis of training sizes, ticked and labelled at ``sizes`` only."""
+    ax.set_xscale("log")
+    ax.set_xticks(sorted(sizes), [f"{n:,}" for n in sorted(sizes)])
+    ax.xaxis.set_minor_locator(NullLocator())
 
 
 def slope(line: pd.DataFrame, start: int) -> float:
@@ -86,11 +96,10 @@ def figure_runtime(frame: pd.DataFrame, path: Path) -> dict[str, float]:
     for colour, (marker, style), (name, line) in zip(colour_cycle(), styles, drawn.groupby("name")):
         slopes[name] = slope(line, 500 if name == "exact" else 1000)
         errorbars(ax, line, marker=marker, linestyle=style, color=colour, label=f"{name} (slope {slopes[name]:.2f})")
-    ax.set_xscale("log")
+    size_axis(ax, drawn.n_train.unique())
     ax.set_yscale("log")
-    ax.xaxis.set_major_formatter(PLAIN)
     ax.set_xlabel("T (examples)")
-    ax.set_ylabel("seconds learning")
+    ax.set_ylabel("seconds learning (bars: ± 1 s.d. over seeds)")
     ax.set_title("Runtime against T, two spirals (2 % labelled)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="upper left")
@@ -111,15 +120,15 @@ def figure_risk(frame: pd.DataFrame, path: Path) -> None:
     lines = [("exact", "online_risk", "online risk, exact", "o", "-"),
              ("buffer τ=200", "online_risk", "online risk, buffer τ=200", "s", "--"),
              ("batch MR", "batch_risk", "batch risk J(f*)", "^", ":")]
-    for colour, (name, metric, label, marker, style) in zip(colour_cycle(), lines):
-        line = table[(table.name == name) & (table.metric == metric)]
-        errorbars(ax, line, marker=marker, linestyle=style, color=colour, label=label)
-    ax.set_xscale("log")
+    for colour, width, (name, metric, label, marker, style) in zip(colour_cycle(), (3.5, 1.5, 1.5), lines):
+        line = table[(table.name == name) & (table.metric == metric)]  # exact = buffer until it fills: drawn wider
+        errorbars(ax, line, marker=marker, linestyle=style, color=colour, label=label, linewidth=width,
+                  markersize=4 + 1.5 * width)
+    size_axis(ax, table.n_train.unique())
     ax.set_yscale("log")
-    ax.xaxis.set_major_formatter(PLAIN)
     ax.yaxis.set_major_formatter(PLAIN)
     ax.set_xlabel("T (examples)")
-    ax.set_ylabel("risk")
+    ax.set_ylabel("risk (bars: ± 1 s.d. over seeds)")
     ax.set_title("Online risk (1/T) Σ J_t(f_t) against batch risk J(f*), two spirals")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
@@ -138,19 +147,20 @@ def figure_generalisation(frame: pd.DataFrame, path: Path) -> None:
     figure, axes = new_figure(2, 2, width=6.0, height=4.4)
     names = ["buffer τ=200", "buffer τ=200, labelled kept", "RP tree", "batch MR", "LASVM (labelled only)"]
     markers = ["o", "s", "^", "D", "v"]
+    widths = [3.5, 1.5, 1.5, 1.5, 1.5]  # the two buffers agree until theirs fill: the first drawn wider, under
     for ax, dataset in zip(axes.ravel(), DATASETS):
-        for colour, marker, name in zip(colour_cycle(), markers, names):
+        for colour, marker, width, name in zip(colour_cycle(), markers, widths, names):
             for conversion, style, what in (("last", "-", "f_T"), ("average", "--", "f̄")):
                 line = table[(table.dataset == dataset) & (table.name == name) & (table.conversion == conversion)]
                 if len(line):
                     label = f"{name}, {what}" if name not in ("batch MR", "LASVM (labelled only)") else name
                     errorbars(ax, line, 100.0, marker=marker, linestyle=style, color=colour, label=label,
-                              markerfacecolor="white" if conversion == "average" else colour)
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(PLAIN)
+                              markerfacecolor="white" if conversion == "average" else colour, linewidth=width,
+                              markersize=4 + 1.5 * width)
+        size_axis(ax, table[table.dataset == dataset].n_train.unique())
         ax.set_xlabel("T (examples)")
-        ax.set_ylabel("test error (%)")
-        ax.set_ylim(bottom=0)
+        ax.set_ylabel("test error (%), ± 1 s.d. over seeds")
+        ax.set_ylim(0, min(100, ax.get_ylim()[1]))
         ax.grid(True, which="both", alpha=0.3)
         ax.set_title(DATASETS[dataset])
     handles, labels = axes[0, 0].get_legend_handles_labels()
@@ -174,12 +184,11 @@ def figure_drift(frame: pd.DataFrame, path: Path) -> None:
         label = "online buffer τ=200, f_T" if name != "batch MR" else "batch MR on all past data"
         errorbars(ax, line, 100.0, marker=marker, linestyle=style, color=colour, label=label)
     sizes = sorted(table.n_train.unique())
-    ax.set_xscale("log")
+    size_axis(ax, sizes)
     ax.set_xticks(sizes, [f"{n:,}\n(turned {DRIFT[n]})" if n in DRIFT else f"{n:,}" for n in sizes])
-    ax.minorticks_off()
     ax.set_xlabel("T (examples) and the spirals' rotation by then")
-    ax.set_ylabel("test error at time T (%)")
-    ax.set_ylim(bottom=0)
+    ax.set_ylabel("test error at time T (%), ± 1 s.d.")
+    ax.set_ylim(0, min(100, ax.get_ylim()[1]))
     ax.set_title("Concept drift: rotating spirals, tested on the distribution at T")
     ax.grid(True, alpha=0.3)
     ax.legend()

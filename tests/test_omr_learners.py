@@ -110,6 +110,20 @@ def test_the_exact_average_is_the_mean_of_the_hypotheses_used():
     np.testing.assert_allclose(average.predict(probe), expected, rtol=0, atol=1e-10)
 
 
+@pytest.mark.parametrize(("name", "params"), [("online_mr_buffer", {"buffer": 10}),
+                                              ("online_mr_rptree", {"max_clusters": 6, "leaf_size": 4})])
+def test_the_average_is_a_snapshot(name, params):
+    """Later rounds replace representers and move means: f̄ taken before does not move."""
+    X, y, labelled = two_moons(n=40, seed=8)
+    _, learner = run(name, X[:20], y[:20], labelled[:20], **params)
+    probe = np.random.default_rng(5).uniform(-1.0, 1.0, (20, 2))
+    average = learner.outputs()["average"]
+    before = average.predict(probe)
+    learner.learn(X[20:], np.where(labelled[20:], y[20:], np.nan), labelled[20:])
+    np.testing.assert_array_equal(average.predict(probe), before)
+    assert np.abs(learner.outputs()["average"].predict(probe) - before).max() > 1e-6
+
+
 def test_a_buffer_as_long_as_the_stream_is_the_exact_learner():
     X, y, labelled = two_moons(seed=3)
     exact_predictions, exact = run("online_mr", X, y, labelled)

@@ -97,11 +97,9 @@ class ManifoldLearner(KernelLearner):
         out = {"last": Hypothesis(self.predict)}
         if "average" in self.conversions:
             averaged = None
-            if self.store is not None:
-                averaged = list(self.store.arrays)
-                averaged[5] = averaged[5].copy()
+            if self.store is not None:  # a copy of the store with ᾱ in place of α
+                averaged = tuple(array.copy() for array in self.store.arrays)
                 averaged[5][:, ALPHA] = averaged[5][:, MEAN]
-                averaged = tuple(averaged)
             out["average"] = Hypothesis(lambda X: self._decide(as_block(X, self.n_features), averaged))
         return out
 
