@@ -65,9 +65,14 @@ def errorbars(ax, line: pd.DataFrame, scale: float = 1.0, **style) -> None:
 
 
 def size_axis(ax, sizes) -> None:
-    """A logarithmic axis of training sizes, ticked and labelled at ``sizes`` only."""
+    """A logarithmic axis of training sizes, ticked and labelled at ``sizes`` only (but
+    one of two sizes closer than a factor 1.5, whose labels would overlap)."""
+    ticks = []
+    for n in sorted(sizes):
+        if not ticks or n >= 1.5 * ticks[-1]:
+            ticks.append(n)
     ax.set_xscale("log")
-    ax.set_xticks(sorted(sizes), [f"{n:,}" for n in sorted(sizes)])
+    ax.set_xticks(ticks, [f"{n:,}" for n in ticks])
     ax.xaxis.set_minor_locator(NullLocator())
 
 
