@@ -303,7 +303,7 @@ PIPELINE_MISTAKES = [
     ("checkpoints = [10, 30, 60]", "checkpoints = [0, 10]",
      "experiments.table.checkpoints[0]: expected a positive whole number, got 0"),
     ('metrics = ["test_mse", "online_loss"]', 'metrics = ["test_mse", "nope"]',
-     "experiments.table.metrics[1]: 'nope' is not one of cumulative_loss, online_loss, test_mse"),
+     "experiments.table.metrics[1]: 'nope' is not one of cumulative_loss, learn_seconds, online_loss, test_mse"),
     ('metrics = ["test_mse", "online_loss"]', "metrics = []", "experiments.table.metrics: must not be empty"),
     ('{ learner = "irma", complexity = [3, 5], params = { basis = "legendre"',
      '{ learner = "irma", complexity = [3, 5], params = { bassis = "legendre"',
