@@ -132,7 +132,8 @@ def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
         state = {"learner": learner, "values": {}, "seen": 0, "total": 0.0, "next_cp": 0, "learn_seconds": 0.0}
     resumed_from = state["seen"]
     learner, values = state["learner"], state["values"]
-    seen, total, next_cp, learn_seconds = state["seen"], state["total"], state["next_cp"], state["learn_seconds"]
+    seen, total, next_cp = state["seen"], state["total"], state["next_cp"]
+    learn_seconds = state.get("learn_seconds", 0.0)  # a state saved before timing was kept has none
     online_loss = ONLINE_LOSS[spec["task"]]
     peak_rss, saved = 0, time.perf_counter()
     # the learner's diagnostics, test and timing metrics need the state after exactly n examples
