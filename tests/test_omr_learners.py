@@ -249,13 +249,36 @@ def test_labels_must_be_plus_or_minus_one_where_labelled():
         learner.learn(np.ones((3, 2)), np.array([1.0, 0.5, np.nan]), np.array([True, True, False]))
 
 
-def test_two_clusters_are_the_transcription_of_the_updates():
+def test_the_expected_edge_is_the_mean_edge_over_the_clusters_gaussian():
+    """expected_edge against a Monte Carlo average of exp(−‖z − x‖²/2σ²) over z drawn
+    from N(μ, diag(v)) of a cluster's points (the tree keeps μ and Σ (x − μ)² per feature)."""
+    from dolb.learners.manifold.clustered import expected_edge
+    from dolb.learners.manifold.rptree import RPTree, join
+
+    rng = np.random.default_rng(3)
+    points = rng.normal([0.3, -0.2, 0.5], [0.2, 0.05, 0.4], size=(30, 3))
+    tree = RPTree(3, 1, 2, 0)  # one cluster: never splits
+    for point in points:
+        join(tree.arrays, 0, point)
+    np.testing.assert_allclose(tree.means[0], points.mean(axis=0), atol=1e-12)
+    np.testing.assert_allclose(tree.spread[0], ((points - points.mean(axis=0)) ** 2).sum(axis=0), atol=1e-12)
+    x, sigma = np.array([0.1, 0.0, 0.9]), 0.3
+    draws = rng.normal(points.mean(axis=0), points.std(axis=0), size=(400_000, 3))
+    monte_carlo = np.exp(-((draws - x) ** 2).sum(axis=1) / (2 * sigma**2)).mean()
+    assert expected_edge(tree.arrays, 0, x, sigma**2) == pytest.approx(monte_carlo, rel=3e-3)
+    at_mean = np.exp(-((points.mean(axis=0) - x) ** 2).sum() / (2 * sigma**2))
+    assert abs(expected_edge(tree.arrays, 0, x, sigma**2) - at_mean) > 0.05 * at_mean  # not the simple form
+
+
+@pytest.mark.parametrize("edge_weight", ["mean", "expected"])
+def test_two_clusters_are_the_transcription_of_the_updates(edge_weight):
     """max_clusters=2, leaf_size=4: one cluster until the 4th point splits it at the
     root's threshold (its direction and threshold read from the learner, tested above),
     then two. f = Σ β_i K(μ_i, ·), μ_i the mean of cluster i's points, edges weighing
     n_i·w; x_t's coefficient joins its cluster; the split shares β by counts."""
     X, y, labelled = two_moons(n=40, seed=6)
-    predictions, learner = run("online_mr_rptree", X, y, labelled, max_clusters=2, leaf_size=4)
+    predictions, learner = run("online_mr_rptree", X, y, labelled, max_clusters=2, leaf_size=4,
+                               edge_weight=edge_weight)
     c, tree = SETTINGS, learner.tree
     side = (X @ tree.directions[0] > tree.thresholds[0]).astype(int)
     beta, mean_beta, expected, risks = np.zeros(2), np.zeros(2), [], []
@@ -269,6 +292,10 @@ def test_two_clusters_are_the_transcription_of_the_updates():
         expected.append(f)
         step = c["eta"] / np.sqrt(t)
         f_means, w = gram(means, means, c["gamma"]) @ beta, n * gram(means, x[None], 0.5 / c["sigma"] ** 2)[:, 0]
+        if edge_weight == "expected":  # E over N(μ_i, diag(v_i)), v_i the members' variance
+            width2 = c["sigma"] ** 2 + np.array([X[m].var(axis=0) if m else np.zeros(2) for m in members])
+            w = n * np.prod(np.sqrt(c["sigma"] ** 2 / width2), axis=1) * np.exp(
+                -((means - x) ** 2 / (2 * width2)).sum(axis=1))
         edges = (f_means - f) * w
         risks.append((max(0.0, 1 - y[t - 1] * f) / c["label_rate"] if labelled[t - 1] else 0.0)
                      + c["lam1"] / 2 * beta @ f_means + c["lam2"] * np.sum((f_means - f) ** 2 * w))

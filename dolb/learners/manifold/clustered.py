@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import numba
@@ -21,6 +22,11 @@ from dolb.learners.manifold.graph import (
 )
 from dolb.learners.manifold.learner import MR_PARAMS, online_risk, small_first_step, step_settings
 from dolb.learners.manifold.rptree import RPTree, join, route
+
+EDGE_WEIGHTS = ("mean", "expected")
+"""How a cluster's edge to x_t is weighed: exp(−‖μ_i − x_t‖²/2σ²) at its mean (the
+slides' simpler form), or its expectation over the cluster taken as N(μ_i, Σ_i) (the
+slides' first form, with Σ_i the cluster's diagonal covariance)."""
 
 
 @numba.njit(cache=True)
@@ -49,20 +55,40 @@ def refresh_gram(spec, tree, sq_means, gram, c):
 
 
 @numba.njit(cache=True)
-def rptree_block(spec, edges, P, indptr, indices, data, y, tree, beta, mean_beta, gram, sq_means, buffers, I, F,
-                 pred):
+def expected_edge(tree, i, x, width2):
+    """E exp(−‖z − x‖²/2σ²) over z ~ N(μ_i, diag(v_i)), v_i cluster i's per-feature
+    variance (``width2`` = σ²): Π_j (σ²/(σ² + v_ij))^½ exp(−(μ_ij − x_j)²/2(σ² + v_ij)),
+    a product of one-dimensional Gaussian integrals; for v_i = 0 the edge at the mean."""
+    means, counts, spread = tree[4], tree[3], tree[7]
+    exponent = 0.0
+    for j in range(x.shape[0]):
+        widened = width2 + spread[i, j] / counts[i]
+        exponent += 0.5 * math.log(width2 / widened) - (means[i, j] - x[j]) ** 2 / (2.0 * widened)
+    return math.exp(exponent)
+
+
+@numba.njit(cache=True)
+def rptree_block(spec, edges, expected, P, indptr, indices, data, y, tree, beta, mean_beta, gram, sq_means, buffers,
+                 I, F, pred):
     """Every row of a block: predict, add J_t(f_t) to F[RISK], take f_t into the average
-    (``mean_beta``), step, route x to its cluster and forget it."""
+    (``mean_beta``), step, route x to its cluster and forget it. Edges at the clusters'
+    means, or (``expected``) their expectation over each cluster (:func:`expected_edge`)."""
     dense, row, weights, values = buffers
     counts = tree[3]
+    width2 = 0.5 / edges.gamma
     for t in range(y.shape[0]):
         idx, val = indices[indptr[t]:indptr[t + 1]], data[indptr[t]:indptr[t + 1]]
         n = tree[6][1]
         sq_x = squared_norm(val)
         mean_dots(tree, n, idx, val, row)
+        dense[:] = 0.0
+        dense[idx] = val
         f = 0.0
         for i in range(n):
-            weights[i] = counts[i] * from_dot(edges, row[i], sq_x, sq_means[i])
+            if expected:  # an empty cluster (the first, before any point) weighs nothing
+                weights[i] = counts[i] * expected_edge(tree, i, dense, width2) if counts[i] > 0 else 0.0
+            else:
+                weights[i] = counts[i] * from_dot(edges, row[i], sq_x, sq_means[i])
             row[i] = from_dot(spec, row[i], sq_x, sq_means[i])
             f += beta[i] * row[i]
         I[EVALS] += n
@@ -73,8 +99,6 @@ def rptree_block(spec, edges, P, indptr, indices, data, y, tree, beta, mean_beta
         running_mean(beta, mean_beta, n, I[ROUNDS])
         new = coefficient_step(P, I[ROUNDS], f, y[t], beta, values, weights, n, 1.0)
         c = route(tree, idx, val)
-        dense[:] = 0.0
-        dense[idx] = val
         right = join(tree, c, dense)
         beta[c] += new
         if right >= 0:  # the clusters share c's coefficients as they share its points
@@ -110,7 +134,9 @@ class OnlineMRRPTree(OnlineLearner):
 
     On round t, with the n clusters of counts n_i (Σ n_i = t − 1): predict f_t(x_t);
     the gradient step of :class:`~.exact.OnlineMR` with the representers μ_i, each edge
-    weighing n_i·exp(−‖μ_i − x_t‖²/2σ²) (the points of the cluster it stands for):
+    weighing n_i·exp(−‖μ_i − x_t‖²/2σ²) (the points of the cluster it stands for; with
+    ``edge_weight="expected"``, n_i times the expectation of exp(−‖z − x_t‖²/2σ²) over
+    z ~ N(μ_i, Σ_i), Σ_i the cluster's diagonal covariance):
     β_i ← (1 − η_tλ₁) β_i − 2η_tλ₂ n_i (f_t(μ_i) − f_t(x_t)) w_it; the coefficient of
     K(x_t, ·), 2η_tλ₂ Σ_i n_i (f_t(μ_i) − f_t(x_t)) w_it + η_t (T/l) y_t [y_t given and
     y_t f_t(x_t) < 1], goes to the cluster x_t joins, whose mean then moves to take it in
@@ -144,6 +170,8 @@ class OnlineMRRPTree(OnlineLearner):
         "max_clusters": Param(100, int, low=1, doc="most clusters (tree leaves), the representers"),
         "leaf_size": Param(20, int, low=2, doc="points at which a leaf splits at its median"),
         "seed": Param(0, int, low=0, doc="seed of the random split directions"),
+        "edge_weight": Param("mean", str, choices=EDGE_WEIGHTS,
+                             doc="edge to a cluster: w at its mean, or expected over it (diagonal Gaussian)"),
     }
     bench_params = None  # not yet measured against dolb bench's learners
     test_params = {"gamma": 2.0, "lam2": 0.1, "sigma": 0.5, "label_rate": 0.3, "max_clusters": 12, "leaf_size": 6}
@@ -203,8 +231,9 @@ class OnlineMRRPTree(OnlineLearner):
     def _learn(self, X, y, labelled):
         indptr, indices, data, targets = checked_block(self.name, self.n_seen, X, y, labelled)
         pred = np.empty(targets.shape[0])
-        rptree_block(self.spec, self.edges, self.P, indptr, indices, data, targets, self.tree.arrays, self.beta,
-                     self.mean_beta, self.gram, self.sq_means, self._buffers, self.I, self.F, pred)
+        expected = self.config["edge_weight"] == "expected"
+        rptree_block(self.spec, self.edges, expected, self.P, indptr, indices, data, targets, self.tree.arrays,
+                     self.beta, self.mean_beta, self.gram, self.sq_means, self._buffers, self.I, self.F, pred)
         return pred
 
     def _predict(self, X):

@@ -1,7 +1,9 @@
 """An online random-projection tree (after Dasgupta & Freund, "Random projection trees
 and low dimensional manifolds", STOC 2008) clustering a stream, compiled.
 
-Every leaf is a cluster: its count and the mean of the points routed to it. A point goes
+Every leaf is a cluster: its count, the mean of the points routed to it and, per
+feature, the sum of their squared deviations from it (Welford's update; the cluster's
+diagonal covariance is that over the count). A point goes
 down from the root, left at an inner node when its projection on the node's direction
 is at most the node's threshold, right otherwise. While the tree may still grow (fewer
 than ``max_clusters`` leaves) a leaf keeps its points; when it holds ``leaf_size`` of
@@ -40,10 +42,12 @@ class RPTree:
         self.means = np.zeros((max_clusters, n_features))
         self.points = np.zeros((max_clusters, leaf_size, n_features))
         self.meta = np.array([1, 1], np.int64)  # nodes, clusters
+        self.spread = np.zeros((max_clusters, n_features))  # Σ (x − μ)² per feature
 
     @property
     def arrays(self) -> tuple:
-        return self.directions, self.nodes, self.thresholds, self.counts, self.means, self.points, self.meta
+        return (self.directions, self.nodes, self.thresholds, self.counts, self.means, self.points, self.meta,
+                self.spread)
 
     def arrays_copy(self) -> tuple:
         """A snapshot of :attr:`arrays` that later learning does not change."""
@@ -91,7 +95,7 @@ def dense_projection(v, x):
 def split(tree, c):
     """Split cluster c's leaf (it holds leaf_size points, the tree is not full); returns
     the new cluster (the right leaf's)."""
-    directions, nodes, thresholds, counts, means, points, meta = tree
+    directions, nodes, thresholds, counts, means, points, meta, spread = tree
     n_nodes, right = meta[0], meta[1]
     node = 0
     while not (nodes[node, CHILDREN] < 0 and nodes[node, CLUSTER] == c):
@@ -116,16 +120,22 @@ def split(tree, c):
     for side in (c, right):
         if counts[side] > 0:
             means[side] /= counts[side]
+        spread[side, :] = 0.0
+    for i in range(held.shape[0]):
+        side = c if projections[i] <= threshold else right
+        spread[side] += (held[i] - means[side]) ** 2
     return right
 
 
 @numba.njit(cache=True)
 def join(tree, c, x):
-    """Add a dense point to cluster c: its count and mean, and, while the tree may grow,
-    its points (split at leaf_size). Returns the cluster created by a split, or −1."""
-    _, _, _, counts, means, points, meta = tree
+    """Add a dense point to cluster c: its count, mean and spread, and, while the tree
+    may grow, its points (split at leaf_size). Returns the cluster created by a split, or −1."""
+    _, _, _, counts, means, points, meta, spread = tree
     counts[c] += 1
-    means[c] += (x - means[c]) / counts[c]
+    before = x - means[c]
+    means[c] += before / counts[c]
+    spread[c] += before * (x - means[c])
     if meta[1] == counts.shape[0]:
         return -1
     points[c, counts[c] - 1] = x
