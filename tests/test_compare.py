@@ -54,11 +54,13 @@ def test_benjamini_hochberg_over_all_rows():
     assert table.set_index("n_train").loc[30, "verdict"] == "worse"
 
 
-def test_identical_runs_and_informational_metrics_are_never_flagged():
-    frame = pd.concat([tidy([0.1, 0.2, 0.3]), tidy([3.0, 4.0, 5.0], metric="cutoff_k")])
-    worse = frame.assign(value=np.where(frame["metric"] == "cutoff_k", frame["value"] + 10, frame["value"]))
+@pytest.mark.parametrize("informational", ["cutoff_k", "learn_seconds"])
+def test_identical_runs_and_informational_metrics_are_never_flagged(informational):
+    """Neither what a conversion chose nor how long learning took is judged."""
+    frame = pd.concat([tidy([0.1, 0.2, 0.3]), tidy([3.0, 4.0, 5.0], metric=informational)])
+    worse = frame.assign(value=np.where(frame["metric"] == informational, frame["value"] + 10, frame["value"]))
     table = compare_frames(worse, frame)
-    assert table["metric"].tolist() == ["test_error"]  # cutoff_k is not judged
+    assert table["metric"].tolist() == ["test_error"]  # the other one is not judged
     assert table["verdict"].tolist() == ["unchanged"] and table["p"].tolist() == [1.0]
 
 
