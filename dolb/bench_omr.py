@@ -22,6 +22,7 @@ import numpy as np
 
 from dolb.data.sources.spirals import spiral_points
 from dolb.data.splits import labelled_rows
+from dolb.evaluation.metrics import zero_one_loss
 from dolb.learners import learner_class
 
 BLOCK = 8192
@@ -105,9 +106,9 @@ def slope(at: list[tuple[int, int]], seconds: list[float]) -> float:
 
 
 def error(learner, Xt, yt) -> float:
-    """The last hypothesis's test error: a mistake unless y·f(x) > 0 (a score of 0, or
-    NaN from coefficients that diverged, is a mistake)."""
-    return float(np.mean(~(yt * learner.predict(Xt) > 0.0)))
+    """The last hypothesis's test error (:func:`~dolb.evaluation.metrics.zero_one_loss`:
+    a score of 0, or NaN from coefficients that diverged, is a mistake)."""
+    return float(zero_one_loss(learner.predict(Xt), yt).mean())
 
 
 def growth_line(label: str, at, seconds) -> str:

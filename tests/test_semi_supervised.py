@@ -106,8 +106,9 @@ def test_batch_manifold_regularisation_solves_its_risk():
     """batch_mr's OSQP solution has the risk of SciPy's SLSQP on the same quadratic
     program (a tiny two-cluster problem), and no hidden label changes it."""
     from scipy.optimize import minimize
+    from sklearn.metrics.pairwise import rbf_kernel
 
-    from dolb.learners.batch_mr import manifold_risk, rbf
+    from dolb.learners.batch_mr import manifold_risk
 
     rng = np.random.default_rng(0)
     X = np.vstack([rng.normal(0, 0.3, (12, 2)), rng.normal(1.5, 0.3, (12, 2))])
@@ -116,7 +117,7 @@ def test_batch_manifold_regularisation_solves_its_risk():
     labelled[[0, 1, 12, 13]] = True
     learner = learner_class("batch_mr")(2, gamma=1.0, sigma=0.5, lam1=0.01, lam2=0.1)
     learner.learn(X, np.where(labelled, y, np.nan), labelled)
-    K, W = rbf(X, X, 1.0), rbf(X, X, 1.0 / (2 * 0.5**2))
+    K, W = rbf_kernel(X, gamma=1.0), rbf_kernel(X, gamma=1.0 / (2 * 0.5**2))
     ours = manifold_risk(learner.alpha, K, W, y, labelled, 0.01, 0.1)
 
     rows = np.flatnonzero(labelled)

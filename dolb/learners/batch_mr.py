@@ -5,19 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.metrics.pairwise import rbf_kernel
 
 from dolb.errors import DataError
 from dolb.learners.base import Hypothesis, OnlineLearner, Param, register
-
-
-def rbf(A: np.ndarray, B: np.ndarray, gamma: float) -> np.ndarray:
-    """exp(−γ‖a − b‖²) for every row a of A and b of B.
-
-    >>> rbf(np.zeros((1, 2)), np.array([[1.0, 0.0]]), 0.5).round(4).tolist()
-    [[0.6065]]
-    """
-    squared = (A**2).sum(1)[:, None] + (B**2).sum(1)[None, :] - 2.0 * A @ B.T
-    return np.exp(-gamma * np.maximum(squared, 0.0))
 
 
 def manifold_risk(alpha, K, W, y, labelled, lam1: float, lam2: float) -> float:
@@ -32,6 +23,14 @@ def manifold_risk(alpha, K, W, y, labelled, lam1: float, lam2: float) -> float:
     hinge = np.maximum(0.0, 1.0 - y[labelled] * f[labelled]).sum() / labelled.sum()
     graph = (W * (f[:, None] - f[None, :]) ** 2).sum() * lam2 / (2 * len(f))
     return float(hinge + lam1 / 2 * alpha @ K @ alpha + graph)
+
+
+def decision_values(Z, X: np.ndarray, alpha: np.ndarray, gamma: float) -> np.ndarray:
+    """f(z) = Σ_t α_t exp(−γ‖x_t − z‖²) for every row z of Z (dense or CSR); 0 before
+    any example."""
+    if not len(alpha):
+        return np.zeros(Z.shape[0])
+    return rbf_kernel(Z, X, gamma=gamma) @ alpha
 
 
 def solve_manifold(K, W, y, labelled, lam1: float, lam2: float) -> np.ndarray:
@@ -129,7 +128,7 @@ class BatchManifold(OnlineLearner):
         self.alpha, self.risk = np.zeros(len(self.y)), float("nan")
         if self.labelled.any():
             gamma, sigma, lam1, lam2 = (self.config[key] for key in ("gamma", "sigma", "lam1", "lam2"))
-            K, W = rbf(self.X, self.X, gamma), rbf(self.X, self.X, 1.0 / (2 * sigma**2))
+            K, W = rbf_kernel(self.X, gamma=gamma), rbf_kernel(self.X, gamma=1.0 / (2 * sigma**2))
             self.alpha = solve_manifold(K, W, self.y, self.labelled, lam1, lam2)
             self.risk = manifold_risk(self.alpha, K, W, self.y, self.labelled, lam1, lam2)
         return predictions
@@ -140,14 +139,11 @@ class BatchManifold(OnlineLearner):
         return {"batch_risk": self.risk}
 
     def _predict(self, X) -> np.ndarray:
-        dense = X.toarray() if sp.issparse(X) else X
-        if not len(self.alpha):
-            return np.zeros(dense.shape[0])
-        return rbf(dense, self.X, self.config["gamma"]) @ self.alpha
+        return decision_values(X, self.X, self.alpha, self.config["gamma"])
 
     def outputs(self) -> dict[str, Hypothesis]:
         X, alpha, gamma = self.X.copy(), self.alpha.copy(), self.config["gamma"]
-        return {"last": Hypothesis(lambda Z: rbf(Z.toarray() if sp.issparse(Z) else Z, X, gamma) @ alpha)}
+        return {"last": Hypothesis(lambda Z: decision_values(Z, X, alpha, gamma))}
 
     def state_nbytes(self) -> int:
         return self.X.nbytes + self.y.nbytes + self.alpha.nbytes
