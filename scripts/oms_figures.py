@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from dolb.results.figures import colour_cycle, new_figure, save
+from dolb.results.figure_style import PALETTE, new_figure, save
 from dolb.results.stats import ci95_halfwidth
 from dolb.results.tables import read_results
 
@@ -100,7 +100,7 @@ def fixed_curve(frame: pd.DataFrame, kernel: str, level: float) -> pd.Series:
 def figure_2(frame: pd.DataFrame, path: Path) -> None:
     table = fixed_errors(frame)
     figure, axes = new_figure(1, 2, width=5.5)
-    colours = colour_cycle()
+    colours = PALETTE
     for ax, kernel in zip(axes[0], ("rbf", "poly")):
         part = table[table.kernel == kernel]
         for colour, (n, line) in zip(colours, part.groupby("n_train")):
@@ -129,7 +129,7 @@ def figure_3(frame: pd.DataFrame, path: Path) -> None:
     figure, axes = new_figure(1, 2, width=5.5)
     for ax, kernel in zip(axes[0], ("rbf", "poly")):
         error = oms_value(frame, kernel, "test_error")
-        ax.plot(error.index, 100 * error.values, marker="o", color=colour_cycle()[0], label="OMS-LASVM")
+        ax.plot(error.index, 100 * error.values, marker="o", color=PALETTE[0], label="OMS-LASVM")
         found = switches(frame, kernel)
         for n, level in found:
             ax.axvline(n, color="grey", linestyle=":", linewidth=1)
@@ -148,7 +148,7 @@ def figure_3(frame: pd.DataFrame, path: Path) -> None:
 
 def figure_4(frame: pd.DataFrame, path: Path) -> None:
     figure, axes = new_figure(1, 2, width=5.5)
-    colours = colour_cycle()
+    colours = PALETTE
     for ax, kernel in zip(axes[0], ("rbf", "poly")):
         name = "γ" if kernel == "rbf" else "d"
         lines = [("OMS", oms_value(frame, kernel, "test_error"), "o", "-"),
