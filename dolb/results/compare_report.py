@@ -27,7 +27,7 @@ from dolb.results.compare import (
 from dolb.results.figure_style import (
     PANEL_LINES,
     config_labels,
-    draw_series,
+    draw_lines,
     figure_legend,
     log_axes,
     new_figure,
@@ -261,23 +261,24 @@ def change_figure(
         subset = frame[frame["metric"] == metric].assign(complexity=lambda f: f["complexity"].astype(str))
         chosen[which] = subset.merge(configurations, on=CONFIG_COLUMNS)
     paired = compare_frames(chosen["run"], chosen["baseline"]).set_index(CONFIG_COLUMNS)
-    handles, names, counts = [], [], []
+    means, changes, counts = [], [], []
     for position, (key, label) in enumerate(zip(keys, labels)):
         style = series_style(position % PANEL_LINES, position // PANEL_LINES)
         for which, look in (("run", style), ("baseline", {**style, "linestyle": "--", "markerfacecolor": "none"})):
             line = aggregate(chosen[which].merge(configurations.iloc[[position]]), ("mean", "ci95", "count"))
             line = line.set_index("n_train")
-            handles.append(draw_series(top, line["mean"], look, f"{label}, {which}",
-                                       (line["mean"] - line["ci95"], line["mean"] + line["ci95"])))
-            names.append(f"{label}, {which}")
+            means.append((line["mean"], look, f"{label}, {which}", (line["mean"] - line["ci95"],
+                                                                    line["mean"] + line["ci95"])))
             counts += line["count"].tolist()
-        change = paired.loc[key].set_index("n_train") if key in paired.index else None
-        if change is not None:
+        if key in paired.index:
+            change = paired.loc[[key]].set_index("n_train")
             scale = 100 / change["baseline"].abs()
-            draw_series(bottom, change["relative"] * 100, style, f"{label}, change",
-                        (change["ci_low"] * scale, change["ci_high"] * scale))
-    log_axes(top, pd.Series([x for h in handles for x in h.get_xdata()]),
-             pd.Series([y for h in handles for y in h.get_ydata()]))
+            changes.append((change["relative"] * 100, style, label, (change["ci_low"] * scale,
+                                                                     change["ci_high"] * scale)))
+    every = pd.concat([values for values, *_ in means])
+    log_axes(top, pd.Series(every.index), every)
+    handles = draw_lines(top, means, top.get_yscale() == "log")
+    draw_lines(bottom, changes)
     bottom.axhline(0, color="grey", lw=0.8)
     top.set_ylabel(f"{metric} (mean)")
     bottom.set_ylabel("change (%)")
@@ -285,9 +286,11 @@ def change_figure(
     top.set_title(f"{configurations['experiment'].iloc[0]}: {metric}, run against baseline")
     for ax in (top, bottom):
         ax.grid(alpha=0.3)
-    n = f"n = {min(counts)}" if min(counts) == max(counts) else f"n = {min(counts)}–{max(counts)}"
-    figure_legend(fig, handles, names, f"mean over {n} splits, band: 95 % Student-t interval; run filled, "
-                  "baseline open and dashed; below: paired change (run − baseline) / |baseline| with its 95 % interval")
+    low, high = min(counts), max(counts)
+    n = f"n = {low}" if low == high else f"n = {low}–{high}"
+    caption = (f"mean over {n} splits, band: 95 % Student-t interval; run filled, baseline open and dashed; "
+               "below: paired change (run − baseline) / |baseline| with its 95 % interval")
+    figure_legend(fig, handles, [h.get_label() for h in handles], caption)
     save(fig, path)
     return path
 
@@ -340,16 +343,21 @@ def trend_figure(table: pd.DataFrame, nights: list[str], path: Path, lines: int 
     value. A relative scale: a 15 % regression is as tall on any metric at any level.
     Save as PNG at ``path``."""
     panels = list(table.groupby(level=["experiment", "metric"], sort=True))
-    fig, axes = new_figure(len(panels), 1, width=9, height=3.4, layout="constrained", sharex=True)
+    fig, axes = new_figure(len(panels), 1, width=11, height=3.4, layout="constrained", sharex=True)
     x = np.arange(len(nights))
     for ax, ((experiment, metric), panel) in zip(axes.flat, panels):
         chosen = largest_changes(panel, lines)
         keys = [(k[3], k[4], k[5], k[6]) for k in chosen.index]
-        for position, (label, (_, values)) in enumerate(zip(config_labels(keys), chosen.iterrows())):
+        labels = config_labels(keys)
+        if chosen.index.get_level_values("dataset").nunique() > 1:
+            labels = [f"{label} [{key[1]}]" for label, key in zip(labels, chosen.index)]
+        series, firsts = [], []
+        for position, (label, (_, values)) in enumerate(zip(labels, chosen.iterrows())):
             first = values.dropna().iloc[0] if values.notna().any() else np.nan
             change = pd.Series(100 * (values.to_numpy(dtype=float) / first - 1) if first else np.nan, index=x)
-            draw_series(ax, change.dropna(), series_style(position % PANEL_LINES, position // PANEL_LINES),
-                        f"{label} (first: {first:.3g})")
+            series.append((change.dropna(), series_style(position % PANEL_LINES, position // PANEL_LINES), label, None))
+            firsts.append(f"; first {first:.3g}")
+        draw_lines(ax, series, notes=firsts)
         ax.axhline(0, color="grey", lw=0.8)
         ax.set_xticks(x, nights, rotation=30, ha="right", fontsize=7)
         ax.xaxis.set_tick_params(labelbottom=True)

@@ -18,6 +18,7 @@ screen, and drawing is safe in a worker's threads.
 from __future__ import annotations
 
 import re
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -191,9 +192,10 @@ _POSITIONS = {"learner": 0, "complexity": 2, "conversion": 3}
 def panel_groups(keys: list[tuple]) -> list[tuple[str, list[tuple], list[int]]]:
     """Configurations (sorted by :func:`config_order`) split into panels of at most
     :data:`PANEL_LINES`: ``(title, keys, positions)`` per panel. One panel when they
-    fit; else one per value of the way they differ that needs the fewest panels, where
-    a configuration keeps its position, so its colour, from panel to panel; else
-    consecutive runs of near-equal size.
+    fit; else one per value of the way they differ that needs the fewest panels (at
+    most twice as many as runs of seven would), where a configuration keeps its
+    position, so its colour, from panel to panel; else consecutive runs of near-equal
+    size.
 
     Examples
     --------
@@ -204,14 +206,15 @@ def panel_groups(keys: list[tuple]) -> list[tuple[str, list[tuple], list[int]]]:
     keys = sorted(keys, key=config_order)
     if len(keys) <= PANEL_LINES:
         return [("", keys, list(range(len(keys))))]
+    count = -(-len(keys) // PANEL_LINES)
     best = None
     for name, values in _dimensions(keys).items():
         distinct = sorted(set(values), key=natural_key)
         groups = [[k for k, v in zip(keys, values) if v == value] for value in distinct]
-        if max(map(len, groups)) <= PANEL_LINES and (best is None or len(groups) < len(best[2])):
+        fits = max(map(len, groups)) <= PANEL_LINES and len(groups) <= 2 * count  # not a panel per line
+        if fits and (best is None or len(groups) < len(best[2])):
             best = (name, distinct, groups)
     if best is None:
-        count = -(-len(keys) // PANEL_LINES)
         parts = [keys[round(i * len(keys) / count): round((i + 1) * len(keys) / count)] for i in range(count)]
         return [(f"part {i + 1} of {count}", part, list(range(len(part)))) for i, part in enumerate(parts)]
     name, distinct, groups = best
@@ -230,8 +233,10 @@ def draw_series(ax, line: pd.Series, style: dict, label: str, band=None):
     size = 6.0 if len(line) <= 12 else 4.5 if len(line) <= 40 else 3.0
     options = {"color": style["color"], "linestyle": style["linestyle"], "marker": style["marker"],
                "lw": 1.5, "ms": size, "label": label, "zorder": 2}
+    if style.get("markerfacecolor") == "none":
+        options |= {"markerfacecolor": "none", "mew": 1.4}
     if style.get("overlay"):
-        options |= {"markerfacecolor": "none", "ms": size + 3, "mew": 1.4, "zorder": 3}
+        options |= {"ms": size + 3, "zorder": 3}
     if band is not None:
         ax.fill_between(line.index, band[0], band[1], color=style["color"], alpha=0.15, lw=0)
     return ax.plot(line.index, line.to_numpy(), **options)[0]
@@ -249,12 +254,51 @@ def overlap(a: pd.Series, b: pd.Series, log: bool, span: float) -> str | None:
     return "close" if np.nanmax(np.abs(shown_a - shown_b)) <= 0.01 * span else None
 
 
+def overlaps(lines: list[pd.Series], log: bool) -> list[tuple[str, int] | None]:
+    """For each of the ``lines`` drawn in one panel, in order, whether it is
+    ``"identical"`` to or ``"close"`` to an earlier one (see :func:`overlap`, the span
+    being that of all of them) and which: ``(kind, index)``, or None.
+
+    Examples
+    --------
+    >>> a, b = pd.Series([1.0, 2.0]), pd.Series([1.0, 2.0])
+    >>> overlaps([a, b, a + 0.005, a + 1], log=False)
+    [None, ('identical', 0), ('close', 0), None]
+    """
+    values = np.concatenate([line.to_numpy(dtype=float) for line in lines]) if lines else np.array([])
+    values = values[np.isfinite(values) & ((values > 0) | (not log))]
+    shown = np.log10(values) if log else values
+    span = float(np.ptp(shown)) if len(shown) else 0.0
+    found = []
+    for j, line in enumerate(lines):
+        kinds = [(overlap(lines[i], line, log, span), i) for i in range(j)]
+        kinds = [k for k in kinds if k[0]]
+        found.append(min(kinds, key=lambda k: k[0] != "identical") if kinds else None)
+    return found
+
+
+def draw_lines(ax, lines: list[tuple[pd.Series, dict, str, tuple | None]], log: bool = False,
+               notes: list[str] | None = None) -> list:
+    """Draw the ``(values, style, label, band)`` of one panel with :func:`draw_series`,
+    a line close to an earlier one in :func:`overlay` style and, when equal to it,
+    labelled "identical to" it, then each of ``notes``; return the drawn lines."""
+    drawn = []
+    notes = notes or [""] * len(lines)
+    for (values, style, label, band), same, note in zip(lines, overlaps([line[0] for line in lines], log), notes):
+        if same is not None:
+            style = overlay(style)
+            label += f" (identical to {lines[same[1]][2]})" if same[0] == "identical" else ""
+        drawn.append(draw_series(ax, values, style, label + note, band))
+    return drawn
+
+
 def figure_legend(fig, handles: list, labels: list[str], title: str) -> None:
     """One legend for the whole figure, below the panels (outside the data), in as many
     columns as fit its width; the figure grows to hold it."""
     width, height = fig.get_size_inches()
     columns = max(1, min(len(labels), int(width // (0.075 * max(map(len, labels), default=1) + 0.8))))
     rows = -(-len(labels) // columns)
-    fig.set_size_inches(width, height + 0.25 * rows + 0.5)
+    title = textwrap.fill(title, int(width / 0.07))
+    fig.set_size_inches(width, height + 0.25 * rows + 0.2 * title.count("\n") + 0.5)
     fig.legend(handles, labels, loc="outside lower center", ncols=columns, title=title, fontsize=8,
                title_fontsize=8)

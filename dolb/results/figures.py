@@ -20,7 +20,7 @@ from dolb.results.figure_style import (
     log_axes,
     natural_key,
     new_figure,
-    overlap,
+    overlaps,
     overlay,
     panel_groups,
     save,
@@ -97,19 +97,14 @@ def curve_panels(summary: pd.DataFrame, experiment: str, metric: str, title: str
     shared = (lambda d: table[statistic]) if share != "row" else (
         lambda d: table.loc[table["dataset"] == datasets[d], statistic])  # one y scale per row, or for all
     for d, g in panels:
-        values = shared(d)
-        log = wants_log(values, 1)
-        span = np.ptp(np.log10(values) if log else values) if len(values) else 0.0
         drawn = [k for k in groups[g][1] if (datasets[d], k) in lines]
-        for j, key in enumerate(drawn):
+        found = overlaps([lines[datasets[d], k][statistic] for k in drawn], wants_log(shared(d), 1))
+        for key, same in zip(drawn, found):
             shown[key] = shown.get(key, 0) + 1
-            for earlier in drawn[:j]:
-                found = overlap(lines[datasets[d], earlier][statistic], lines[datasets[d], key][statistic], log, span)
-                if found:
-                    close.add(key)
-                if found == "identical":
-                    identical.setdefault(key, []).append(earlier)
-                    break
+            if same is not None:
+                close.add(key)
+            if same is not None and same[0] == "identical":
+                identical.setdefault(key, []).append(drawn[same[1]])
     labels = dict(zip(keys, config_labels(keys)))
     legend = {key: labels[key] + _identical_note(identical.get(key, []), shown.get(key, 0), labels) for key in keys}
     handles = {}
