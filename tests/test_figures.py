@@ -117,6 +117,15 @@ def test_markers_sit_at_the_measured_sizes_only(tmp_path):
     np.testing.assert_allclose(lines["sgd"].get_ydata(), expected)
 
 
+def test_more_configurations_than_can_be_told_apart_is_an_error():
+    from dolb.errors import DataError
+    from dolb.results.figure_style import MOST_SERIES
+
+    summary = summary_of([("pa", f"C={c}", "last") for c in range(MOST_SERIES + 1)], datasets=("d",))
+    with pytest.raises(DataError, match=f"e, test_error: {MOST_SERIES + 1} configurations in one figure"):
+        curve_panels(summary, "e", "test_error", "t")
+
+
 def tidy(learner: str, values, scale: float = 1.0) -> pd.DataFrame:
     """Rows of one configuration: ``values`` per split at sizes 10 and 100 (the second tenfold smaller)."""
     return pd.DataFrame([{"experiment": "e", "dataset": "d", "task": "binary", "learner": learner,

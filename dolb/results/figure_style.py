@@ -54,7 +54,7 @@ def save(figure, path) -> None:
     """Save ``figure`` as PNG at ``path``, the texts dolb wrote (titles, axis labels,
     legend entries and titles) drawn as written: names holding ``$`` or ``\\`` are not
     read as mathtext. Tick labels keep theirs (a log axis writes 10^k in it)."""
-    written = list(figure.texts) + [t for t in (figure._suptitle, figure._supxlabel) if t is not None]
+    written = list(figure.texts)  # suptitle and supxlabel among them
     legends = list(figure.legends)
     for ax in figure.axes:
         written += [ax.title, ax.xaxis.label, ax.yaxis.label]
@@ -178,15 +178,16 @@ def _dimensions(keys: list[tuple]) -> dict[str, list[str]]:
     return {name: values for name, values in found.items() if len(set(values)) > 1}
 
 
+_POSITIONS = {"learner": 0, "complexity": 2, "conversion": 3}
+"""Where in a configuration ``(learner, params, complexity, conversion)`` each name is."""
+
+
 def _rest(key: tuple, name: str) -> tuple:
     """A configuration with the way ``name`` in which it differs taken out."""
     if name in _POSITIONS:
         return key[: _POSITIONS[name]] + ("",) + key[_POSITIONS[name] + 1:]
     params = ", ".join(p for p in key[1].split(", ") if p and p.split("=", 1)[0] != name)
     return (key[0], params, key[2], key[3])
-
-
-_POSITIONS = {"learner": 0, "complexity": 2, "conversion": 3}
 
 
 def panel_groups(keys: list[tuple]) -> list[tuple[str, list[tuple], list[int]]]:

@@ -63,13 +63,17 @@ def caption(table: pd.DataFrame, statistic: str) -> str:
 
 def _layout(datasets: list, groups: list) -> tuple[int, int, list[tuple[int, int]], object]:
     """Rows, columns, the (dataset, group) of each panel and how y axes are shared: a
-    panel per dataset, or per group, or datasets as rows and groups as columns."""
-    if len(groups) == 1 or len(datasets) == 1:
-        count = max(len(datasets), len(groups))
-        columns = min(3, count)
-        panels = [(d, g) for d in range(len(datasets)) for g in range(len(groups))]
-        return -(-count // columns), columns, panels, len(datasets) == 1
-    return len(datasets), len(groups), [(d, g) for d in range(len(datasets)) for g in range(len(groups))], "row"
+    panel per dataset (scales apart) or per group (one scale), in rows of three, or
+    datasets as rows (one scale each) and groups as columns."""
+    panels = [(d, g) for d in range(len(datasets)) for g in range(len(groups))]
+    if len(groups) > 1 and len(datasets) > 1:
+        return len(datasets), len(groups), panels, "row"
+    columns = min(3, len(panels))
+    return -(-len(panels) // columns), columns, panels, len(datasets) == 1
+
+
+KEY_COLUMNS = ["learner", "params", "complexity", "conversion"]
+"""The columns naming a configuration within an experiment and dataset."""
 
 
 def curve_panels(summary: pd.DataFrame, experiment: str, metric: str, title: str, statistic: str = "mean"):
@@ -77,47 +81,34 @@ def curve_panels(summary: pd.DataFrame, experiment: str, metric: str, title: str
     if statistic not in BANDS:
         raise ValueError(f"statistic must be one of {sorted(BANDS)}, got {statistic!r}")
     table = summary[(summary["experiment"] == experiment) & (summary["metric"] == metric)]
-    table = table[np.isfinite(table[statistic].astype(float))]
-    columns = ["learner", "params", "complexity", "conversion"]
-    table = table.assign(complexity=table["complexity"].astype(str))
-    keys = sorted(set(map(tuple, table[columns].values.tolist())), key=config_order)
+    table = table[np.isfinite(table[statistic].astype(float))].assign(complexity=lambda t: t["complexity"].astype(str))
+    keys = sorted(set(map(tuple, table[KEY_COLUMNS].values.tolist())), key=config_order)
     if len(keys) > MOST_SERIES:
         raise DataError(f"{experiment}, {metric}: {len(keys)} configurations in one figure, more than "
                         f"{MOST_SERIES} cannot be told apart; report them as a table")
     datasets = sorted(table["dataset"].unique(), key=natural_key) or [""]
     groups = panel_groups(keys) if keys else [("", [], [])]
-    rows, width, panels, share = _layout(datasets, groups)
-    fig, axes = new_figure(rows, width, 6.5 if len(panels) == 1 else 4.6, 4.2 if len(panels) == 1 else 3.4,
+    rows, columns, panels, share = _layout(datasets, groups)
+    single = len(panels) == 1
+    fig, axes = new_figure(rows, columns, 6.5 if single else 4.6, 4.2 if single else 3.4,
                            layout="constrained", sharex=True, sharey=share)
-    lines = {(d, tuple(k)): line.set_index("n_train").sort_index() for (d, *k), line in
-             table.groupby(["dataset", *columns], sort=False)}
+    lines = {(dataset, tuple(key)): line.set_index("n_train").sort_index()
+             for (dataset, *key), line in table.groupby(["dataset", *KEY_COLUMNS], sort=False)}
+    panel_lines = [[(key, lines[datasets[d], key]) for key in groups[g][1] if (datasets[d], key) in lines]
+                   for d, g in panels]
+
+    def scaled(d: int) -> pd.Series:  # the values one y scale is chosen for: a row's, or all
+        return table.loc[table["dataset"] == datasets[d], statistic] if share == "row" else table[statistic]
+
+    close, legend = _overlap_notes(panel_lines, [wants_log(scaled(d), 1) for d, _ in panels], keys, statistic)
     styles = {key: series_style(p, g) for g, (_, group, positions) in enumerate(groups)
               for key, p in zip(group, positions)}
-    identical, close, shown = {}, set(), {}
-    shared = (lambda d: table[statistic]) if share != "row" else (
-        lambda d: table.loc[table["dataset"] == datasets[d], statistic])  # one y scale per row, or for all
-    for d, g in panels:
-        drawn = [k for k in groups[g][1] if (datasets[d], k) in lines]
-        found = overlaps([lines[datasets[d], k][statistic] for k in drawn], wants_log(shared(d), 1))
-        for key, same in zip(drawn, found):
-            shown[key] = shown.get(key, 0) + 1
-            if same is not None:
-                close.add(key)
-            if same is not None and same[0] == "identical":
-                identical.setdefault(key, []).append(drawn[same[1]])
-    labels = dict(zip(keys, config_labels(keys)))
-    legend = {key: labels[key] + _identical_note(identical.get(key, []), shown.get(key, 0), labels) for key in keys}
     handles = {}
-    for ax, (d, g) in zip(axes.flat, panels):
-        values = shared(d)
-        for key in groups[g][1]:
-            if (datasets[d], key) not in lines:
-                continue
-            line = lines[datasets[d], key]
+    for ax, (d, g), drawn in zip(axes.flat, panels, panel_lines):
+        for key, line in drawn:
             style = overlay(styles[key]) if key in close else styles[key]
-            drawn = draw_series(ax, line[statistic], style, legend[key], band_edges(line, statistic))
-            handles.setdefault(key, drawn)
-        log_axes(ax, table["n_train"], values)
+            handles.setdefault(key, draw_series(ax, line[statistic], style, legend[key], band_edges(line, statistic)))
+        log_axes(ax, table["n_train"], scaled(d))
         ax.set_title(" — ".join(t for t in (datasets[d] if len(datasets) > 1 else "", groups[g][0]) if t),
                      fontsize=10)
         ax.grid(alpha=0.3)
@@ -126,6 +117,24 @@ def curve_panels(summary: pd.DataFrame, experiment: str, metric: str, title: str
     if handles:
         figure_legend(fig, list(handles.values()), [legend[k] for k in handles], caption(table, statistic))
     return fig
+
+
+def _overlap_notes(panel_lines: list[list[tuple]], logs: list[bool], keys: list[tuple], statistic: str):
+    """Which configurations are drawn over an equal or close earlier one in some panel
+    (:func:`~dolb.results.figure_style.overlaps`), and every configuration's legend
+    label, saying which it is identical to and in how many of its panels."""
+    close, identical, shown = set(), {}, {}
+    for drawn, log in zip(panel_lines, logs):
+        found = overlaps([line[statistic] for _, line in drawn], log)
+        for (key, _), same in zip(drawn, found):
+            shown[key] = shown.get(key, 0) + 1
+            if same is not None:
+                close.add(key)
+            if same is not None and same[0] == "identical":
+                identical.setdefault(key, []).append(drawn[same[1]][0])
+    labels = dict(zip(keys, config_labels(keys)))
+    return close, {key: labels[key] + _identical_note(identical.get(key, []), shown.get(key, 0), labels)
+                   for key in keys}
 
 
 def _identical_note(equal_to: list[tuple], panels: int, labels: dict) -> str:
@@ -157,8 +166,9 @@ def curve_figure(
 ) -> Path:
     """Draw ``statistic`` (``"mean"`` or ``"median"``) of ``metric`` over splits against
     training size from a summary (see :func:`dolb.results.query.summary`), one panel
-    per dataset (and per group of configurations past :data:`PANEL_LINES`), and save it
-    as PNG at ``path``.
+    per dataset and per group of configurations (past
+    :data:`~dolb.results.figure_style.PANEL_LINES` of them), and save it as PNG at
+    ``path``.
 
     The mean is drawn with its 95 % Student-t confidence band over splits (``ci95``),
     the median with its quartile band (the spread of online losses is heavy-tailed);
