@@ -116,8 +116,8 @@ def log_axes(ax, sizes=None, values=None) -> None:
         ax.xaxis.set_minor_formatter(NullFormatter())
     if values is not None and wants_log(values, 1):
         ax.set_yscale("log")
-        if not wants_log(values, 2):  # under two decades: ticks at 1, 2 and 5 times a power of ten
-            ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+        if not wants_log(values, 2):  # under two decades: ticks at 1, 2, 3 and 5 times a power of ten
+            ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 3, 5)))
         ax.yaxis.set_major_formatter(plain)
         ax.yaxis.set_minor_formatter(NullFormatter())
 
