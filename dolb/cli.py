@@ -41,6 +41,7 @@ def _writable_file(option: str, path: str | None) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from dolb.execution.sweep import run_sweep
+    from dolb.results.store import ResultStore
 
     _writable_file("--performance-report", args.performance_report)
     summary = run_sweep(
@@ -57,6 +58,8 @@ def _run(args: argparse.Namespace) -> int:
     print(summary.report)
     print(f"{summary.counts_line()}; {summary.seconds:.1f} s; results in {args.out} (run {summary.run_id})")
     print(summary.time_line())
+    if summary.n_cells and ResultStore(args.out).exists():
+        print(f"Page: {ResultStore(args.out).path}/report/index.html")
     return 0 if summary.ok else 1
 
 
@@ -73,12 +76,14 @@ def _result_store(folder: str):
 def _report(args: argparse.Namespace) -> int:
     from dolb.experiment.pipeline import load_pipeline
     from dolb.results.history import find_record
+    from dolb.results.page import write_run_page
     from dolb.results.report import write_reports
 
     store = _result_store(args.dir)
     record = find_record(store)
     pipeline = load_pipeline(record["pipeline_path"], record["pipeline_text"])
     print(write_reports(pipeline.reports, store))
+    print(f"Page: {write_run_page(store, pipeline.reports, record, pipeline.description)}")
     return 0
 
 
