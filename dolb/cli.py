@@ -194,13 +194,14 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from dolb.results.compare_report import compare_folders, console_text
+    from dolb.results.compare_page import console_text
+    from dolb.results.compare_report import compare_folders
 
     out = Path(args.out) if args.out else Path(args.run) / "compare"
     comparison = compare_folders(
         args.run, args.baseline, out, alpha=args.alpha, slowdown=args.slowdown, history=args.history
     )
-    print(console_text(comparison, out))
+    print(console_text(comparison, out, args.max_rows))
     return 1 if comparison.regressed else 0
 
 
@@ -325,6 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--alpha", type=fraction, default=0.05, help="false-discovery rate (default 0.05)")
     compare.add_argument("--slowdown", type=fraction, default=0.8,
                          help="flag throughput below this ratio of the baseline (default 0.8)")
+    compare.add_argument("--max-rows", type=positive_int, default=20, metavar="N",
+                         help="significant changes printed at most (default 20; all are in the page)")
     compare.add_argument("--history", nargs="+", default=[], metavar="DIR",
                          help="earlier nights' result folders, oldest first: draw DIR/trend.png")
     compare.set_defaults(handler=_compare)
