@@ -104,10 +104,10 @@ def sections(comparison: Comparison, figures: list[Path]) -> list[Section]:
                              figures=tuple(figures)))
     significant = comparison.significant()
     if len(significant):
-        table, caption = lift_constants(shown(significant))
+        table, caption = lift_constants(shown(significant), keep=("verdict",))
         parts.append(Section(f"Significant changes ({len(significant)})", table=table, caption=caption,
                              collapsed=len(significant) > MAX_ROWS))
-    table, caption = lift_constants(shown(comparison.table))
+    table, caption = lift_constants(shown(comparison.table), keep=("verdict",))
     parts.append(Section(f"All comparisons ({len(comparison.table)})", table=table, caption=caption, collapsed=True))
     return parts
 
@@ -157,7 +157,7 @@ def console_text(comparison: Comparison, out: str | Path, max_rows: int = MAX_RO
     parts = [summary_paragraph(comparison)]
     significant = comparison.significant()
     if len(significant):
-        table, caption = lift_constants(shown(significant).head(max_rows)[CONSOLE])
+        table, caption = lift_constants(shown(significant).head(max_rows)[CONSOLE], keep=("verdict",))
         heading = f"Significant changes (q < {comparison.alpha:g})"
         if len(significant) > max_rows:
             heading += f", the first {max_rows} of {len(significant)} (--max-rows)"

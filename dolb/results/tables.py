@@ -210,10 +210,11 @@ def paired_table(frame: pd.DataFrame, experiment: str, metric: str, at, compare:
     return tested.assign(baseline=baseline)[columns]
 
 
-def lift_constants(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+def lift_constants(table: pd.DataFrame, keep: tuple[str, ...] = ()) -> tuple[pd.DataFrame, str]:
     """A table as a page shows it: columns with no value dropped, columns with one value
-    (over two rows or more) lifted out into a caption, ``name = value, ...``, and so are
-    the parameters (``params``: ``name=value, ...``) every row shares.
+    (over two rows or more; but those in ``keep``) lifted out into a caption, ``name =
+    value, ...``, and so are the parameters (``params``: ``name=value, ...``) every row
+    shares.
 
     Examples
     --------
@@ -227,7 +228,7 @@ def lift_constants(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     table = table.drop(columns=empty)
     if len(table) < 2:
         return table, ""
-    constant = [c for c in table.columns if table[c].nunique(dropna=False) == 1 and
+    constant = [c for c in table.columns if table[c].nunique(dropna=False) == 1 and c not in keep and
                 not pd.api.types.is_float_dtype(table[c])]
     lifted = [f"{c} = {table[c].iloc[0]}" for c in constant]
     table = table.drop(columns=constant)
