@@ -95,7 +95,7 @@ def compare_folders(
     _check_options(alpha, slowdown)
     run, baseline, out = Path(run), Path(baseline), Path(out)
     nights = [Path(folder) for folder in history] + [run]
-    frames = {folder: read_results(folder) for folder in [run, baseline, *nights]}
+    frames = {folder: read_results(folder, tidy=True) for folder in [run, baseline, *nights]}
     name = _check_same_pipeline(list(frames))
     table = compare_frames(frames[run], frames[baseline], alpha)
     if table.empty:

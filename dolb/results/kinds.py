@@ -112,10 +112,29 @@ def _ranking_figure(report: ReportSpec, summary: pd.DataFrame, table: pd.DataFra
 
 def _ranking(report: ReportSpec, summary: pd.DataFrame, store: ResultStore) -> pd.DataFrame:
     table = ranking_table(summary, report.experiment, report.metric, report.at)
-    keys = list(zip(table["learner"], table["params"], table["complexity"], table["conversion"]))
-    table.insert(0, "configuration", config_labels(keys))
+    table.insert(0, "configuration", short_labels(table))
     keys = ["learner", "params", "complexity", "conversion"]
     return table[[c for c in table.columns if c not in keys] + keys]
+
+
+def short_labels(table: pd.DataFrame) -> list[str]:
+    """A label per configuration (row) of ``table``: its learner and what tells it from
+    the learner's other configurations (:func:`~dolb.results.figures.config_labels`
+    within each learner).
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"learner": ["pa", "pa", "sgd"], "params": ["C=1, v=1", "C=2, v=1", "eta=1"],
+    ...                       "complexity": "", "conversion": "last"})
+    >>> short_labels(table)
+    ['pa C=1', 'pa C=2', 'sgd']
+    """
+    keys = list(zip(table["learner"], table["params"], table["complexity"], table["conversion"]))
+    labels = {}
+    for learner in dict.fromkeys(key[0] for key in keys):
+        own = [key for key in keys if key[0] == learner]
+        labels.update(zip(own, config_labels(own)))
+    return [labels[key] for key in keys]
 
 
 def default_title(report: ReportSpec) -> str:

@@ -50,7 +50,7 @@ class Friedman:
     def describe(self) -> str:
         """One sentence: the test, its result and which pairs differ."""
         k = len(self.mean_ranks)
-        different = int((np.triu(self.pairwise.to_numpy(), 1) < ALPHA).sum())
+        different = int((self.pairwise.to_numpy()[np.triu_indices(k, 1)] < ALPHA).sum())
         text = (f"Friedman test over {self.n_datasets} datasets, {k} configurations: "
                 f"chi-square = {self.statistic:.3g}, p = {self.p:.3g}. "
                 f"{self.posthoc.capitalize()} post-hoc test: {different} of "
@@ -100,14 +100,14 @@ def cd_diagram(test: Friedman, title: str, path: Path) -> Path:
     from dolb.results.figures import new_figure, save
 
     k = len(test.mean_ranks)
-    fig, axes = new_figure(width=9, height=1.6 + 0.32 * k)
+    fig, axes = new_figure(width=10, height=1.8 + 0.3 * k)
     ax = axes[0, 0]
     scikit_posthocs.critical_difference_diagram(
         test.mean_ranks, test.pairwise, ax=ax, alpha=ALPHA, cd=test.cd,
         label_fmt_left="{label} ({rank:.2f})", label_fmt_right="({rank:.2f}) {label}",
-        label_props={"fontsize": 9}, text_h_margin=0.3,
+        label_props={"fontsize": 9}, text_h_margin=0.3, color_palette=["#333333"] * k,  # one ink, as Demšar's
     )
-    ax.set_title(f"{title}\nmean rank, 1 = best; {test.posthoc.capitalize()} at {ALPHA:g}", fontsize=10)
-    fig.tight_layout()
+    ax.set_title(f"{title}\nmean rank, 1 = best; {test.posthoc.capitalize()} at {ALPHA:g}", fontsize=10, pad=24)
+    fig.subplots_adjust(left=0.3, right=0.7, top=1 - 0.9 / (1.8 + 0.3 * k), bottom=0.02)  # labels beside the axis
     save(fig, path)
     return path

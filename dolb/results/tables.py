@@ -23,10 +23,11 @@ TIDY_COLUMNS = CONFIG_COLUMNS[:4] + ["split"] + CONFIG_COLUMNS[4:] + ["n_train",
 """The columns every results table has (the store has more: one per parameter, timing)."""
 
 
-def read_results(folder) -> pd.DataFrame:
+def read_results(folder, tidy: bool = False) -> pd.DataFrame:
     """Every stored row of a result folder's successful cells (each cell once), with
-    configuration columns as text. A folder of an older dolb that holds only
-    ``results.csv`` is read from that file.
+    configuration columns as text; only the :data:`TIDY_COLUMNS` when ``tidy`` (a
+    third of the memory). A folder of an older dolb that holds only ``results.csv`` is
+    read from that file.
 
     Raises
     ------
@@ -42,7 +43,7 @@ def read_results(folder) -> pd.DataFrame:
     """
     store = ResultStore(folder)
     if store.exists():
-        frame = query.rows(store)
+        frame = query.rows(store, columns=TIDY_COLUMNS if tidy else None)
     elif Path(folder, "results.csv").is_file():
         frame = _read_csv(Path(folder, "results.csv"))
     else:
