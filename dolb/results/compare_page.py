@@ -11,9 +11,8 @@ from pathlib import Path
 import pandas as pd
 
 from dolb.results.compare import SHOWN, Comparison
-from dolb.results.figures import config_labels
 from dolb.results.html import Section, html_page
-from dolb.results.tables import lift_constants, markdown_text, to_markdown
+from dolb.results.tables import lift_constants, markdown_text, short_labels, to_markdown
 
 MAX_ROWS = 20
 """Significant changes ``dolb compare`` prints at most (``--max-rows``)."""
@@ -26,9 +25,10 @@ CONSOLE = ["experiment", "dataset", "configuration", "metric", "n_train", "basel
 
 def shown(table: pd.DataFrame) -> pd.DataFrame:
     """A comparison table as the report shows it: the learner, complexity, conversion
-    and differing parameters as one ``configuration`` label (:data:`SHOWN` columns)."""
-    keys = list(zip(table["learner"], table["params"], table["complexity"], table["conversion"]))
-    return table.assign(configuration=config_labels(keys))[SHOWN]
+    and the parameters that tell it from the learner's other configurations as one
+    ``configuration`` label (:func:`~dolb.results.tables.short_labels`; :data:`SHOWN`
+    columns)."""
+    return table.assign(configuration=short_labels(table))[SHOWN]
 
 
 def worst_changes(comparison: Comparison, count: int = WORST) -> pd.DataFrame:
@@ -59,7 +59,7 @@ def summary_paragraph(comparison: Comparison) -> str:
         better = comparison.table[comparison.table["verdict"] == "better"]
         rows, word = better.sort_values("relative", kind="stable").head(WORST), "Largest improvements"
     if len(rows):
-        labels = shown(rows)["configuration"]
+        labels = shown(comparison.table).loc[rows.index, "configuration"]  # labelled among all rows
         changes = [
             f"{row.experiment}/{row.dataset} {label} {row.metric} at n = {row.n_train}: {row.baseline:.3g} -> "
             f"{row.run:.3g} ({100 * row.relative:+.1f} %, q = {row.q:.2g})"
@@ -104,7 +104,7 @@ def sections(comparison: Comparison, figures: list[Path]) -> list[Section]:
                              figures=tuple(figures)))
     significant = comparison.significant()
     if len(significant):
-        table, caption = lift_constants(shown(significant), keep=("verdict",))
+        table, caption = lift_constants(shown(comparison.table).loc[significant.index], keep=("verdict",))
         parts.append(Section(f"Significant changes ({len(significant)})", table=table, caption=caption,
                              collapsed=len(significant) > MAX_ROWS))
     table, caption = lift_constants(shown(comparison.table), keep=("verdict",))
@@ -157,7 +157,8 @@ def console_text(comparison: Comparison, out: str | Path, max_rows: int = MAX_RO
     parts = [summary_paragraph(comparison)]
     significant = comparison.significant()
     if len(significant):
-        table, caption = lift_constants(shown(significant).head(max_rows)[CONSOLE], keep=("verdict",))
+        rows = shown(comparison.table).loc[significant.index[:max_rows], CONSOLE]
+        table, caption = lift_constants(rows, keep=("verdict",))
         heading = f"Significant changes (q < {comparison.alpha:g})"
         if len(significant) > max_rows:
             heading += f", the first {max_rows} of {len(significant)} (--max-rows)"

@@ -23,9 +23,8 @@ import pandas as pd
 
 from dolb.registry import Registry
 from dolb.results import query
-from dolb.results.figures import config_labels
 from dolb.results.store import ResultStore
-from dolb.results.tables import comparison_table, paired_table, ranking_table
+from dolb.results.tables import comparison_table, paired_table, ranking_table, short_labels
 
 
 @dataclass(frozen=True)
@@ -115,26 +114,6 @@ def _ranking(report: ReportSpec, summary: pd.DataFrame, store: ResultStore) -> p
     table.insert(0, "configuration", short_labels(table))
     keys = ["learner", "params", "complexity", "conversion"]
     return table[[c for c in table.columns if c not in keys] + keys]
-
-
-def short_labels(table: pd.DataFrame) -> list[str]:
-    """A label per configuration (row) of ``table``: its learner and what tells it from
-    the learner's other configurations (:func:`~dolb.results.figures.config_labels`
-    within each learner).
-
-    Examples
-    --------
-    >>> table = pd.DataFrame({"learner": ["pa", "pa", "sgd"], "params": ["C=1, v=1", "C=2, v=1", "eta=1"],
-    ...                       "complexity": "", "conversion": "last"})
-    >>> short_labels(table)
-    ['pa C=1', 'pa C=2', 'sgd']
-    """
-    keys = list(zip(table["learner"], table["params"], table["complexity"], table["conversion"]))
-    labels = {}
-    for learner in dict.fromkeys(key[0] for key in keys):
-        own = [key for key in keys if key[0] == learner]
-        labels.update(zip(own, config_labels(own)))
-    return [labels[key] for key in keys]
 
 
 def default_title(report: ReportSpec) -> str:

@@ -16,6 +16,7 @@ import pandas as pd
 
 from dolb.errors import DataError
 from dolb.results import query, stats
+from dolb.results.figures import config_labels
 from dolb.results.query import CONFIG_COLUMNS, GROUP_COLUMNS, STATISTICS
 from dolb.results.store import ResultStore
 
@@ -260,3 +261,23 @@ def ranking_table(summary: pd.DataFrame, experiment: str, metric: str, at) -> pd
     table = means.add_prefix("mean on ")
     table.insert(0, "mean rank", ranks.mean(axis=1))
     return table.sort_values("mean rank", kind="stable").reset_index()
+
+
+def short_labels(table: pd.DataFrame) -> list[str]:
+    """A label per configuration (row) of ``table``: its learner and what tells it from
+    the learner's other configurations (:func:`~dolb.results.figures.config_labels`
+    within each learner).
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"learner": ["pa", "pa", "sgd"], "params": ["C=1, v=1", "C=2, v=1", "eta=1"],
+    ...                       "complexity": "", "conversion": "last"})
+    >>> short_labels(table)
+    ['pa C=1', 'pa C=2', 'sgd']
+    """
+    keys = list(zip(table["learner"], table["params"], table["complexity"], table["conversion"]))
+    labels = {}
+    for learner in dict.fromkeys(key[0] for key in keys):
+        own = [key for key in keys if key[0] == learner]
+        labels.update(zip(own, config_labels(own)))
+    return [labels[key] for key in keys]
