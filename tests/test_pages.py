@@ -203,6 +203,8 @@ def test_paired_report_across_learners_matches_scipy(folder):
     two = pd.concat([frame, frame.assign(params="b=2")[frame.learner == "base"]])
     with pytest.raises(DataError, match="baseline learner 'base' has several configurations"):
         paired_table(two, "e", "m", None, "learner", "base")
+    with pytest.raises(DataError, match="no learner shares a dataset, split and training size"):
+        paired_table(frame.assign(n_train=np.where(frame.learner == "base", 20, 10)), "e", "m", None, "learner", "base")
 
 
 def test_the_compare_page_and_console(tmp_path, capsys):

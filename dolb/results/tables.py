@@ -174,8 +174,8 @@ def paired_table(frame: pd.DataFrame, experiment: str, metric: str, at, compare:
     Raises
     ------
     DataError
-        The baseline does not occur in the experiment's results, or (comparing
-        learners) has several configurations to pair with.
+        The baseline does not occur in the experiment's results, nothing pairs with
+        it, or (comparing learners) it has several configurations to pair with.
 
     Examples
     --------
@@ -204,7 +204,8 @@ def paired_table(frame: pd.DataFrame, experiment: str, metric: str, at, compare:
     columns = [c for c in ["dataset", *CONFIG_COLUMNS[3:], "n_train"] if c not in varied] + varied + [
         "baseline", "mean", "baseline mean", "mean difference", "std difference", "p", "n"]
     if pairs.empty:
-        return pd.DataFrame(columns=columns)
+        raise DataError(f"paired report on {experiment}/{metric}: no {compare} shares a dataset, split and "
+                        f"training size with the baseline {baseline!r}")
     pairs = pairs.rename(columns={"value": "run", "value_baseline": "baseline"})
     tested = stats.paired_tests(pairs.assign(difference=pairs["run"] - pairs["baseline"]), pair_on + varied)
     tested = tested.rename(columns={"run": "mean", "baseline": "baseline mean",
