@@ -27,6 +27,8 @@ from dolb.results.tables import lift_constants
 
 SHOWN_PACKAGES = ("dolb", "numpy", "numba", "dask", "distributed", "pandas", "scipy", "zarr")
 """Package versions the provenance box names (the run record holds every one)."""
+PHASES = ("plan", "data", "cluster", "compute", "write", "aggregate", "reports")
+"""A run's phases in the order they happen (its record keeps them by name)."""
 FAILURES_SHOWN = 200
 """Failed cells listed at most (``dolb status DIR`` lists all)."""
 
@@ -61,7 +63,9 @@ def provenance(record: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     counts = record.get("counts", {})
     cells = (f"{counts.get('cells', '?')}: {counts.get('computed', 0)} computed, {counts.get('cached', 0)} cached, "
              f"{counts.get('failed', 0)} failed")
-    timings = ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in record.get("timings", {}).items())
+    found = record.get("timings", {})
+    order = [phase for phase in PHASES if phase in found] + sorted(set(found) - set(PHASES))
+    timings = ", ".join(f"{phase} {found[phase]:.1f} s" for phase in order)
     seconds = f"{record['seconds']:.1f} s" if "seconds" in record else "did not finish"
     return (
         ("pipeline", f"{record.get('pipeline', '?')} ({record.get('pipeline_path', '?')})"),
