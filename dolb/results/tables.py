@@ -281,4 +281,6 @@ def short_labels(table: pd.DataFrame) -> list[str]:
     for learner in dict.fromkeys(key[0] for key in keys):
         own = [key for key in keys if key[0] == learner]
         labels.update(zip(own, config_labels(own)))
+    if len(set(labels.values())) < len(labels):  # cannot happen with distinct keys; if so, say everything
+        labels = dict(zip(keys, config_labels(keys)))
     return [labels[key] for key in keys]
