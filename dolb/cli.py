@@ -41,6 +41,7 @@ def _writable_file(option: str, path: str | None) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from dolb.execution.sweep import run_sweep
+    from dolb.results.store import ResultStore
 
     _writable_file("--performance-report", args.performance_report)
     summary = run_sweep(
@@ -57,6 +58,8 @@ def _run(args: argparse.Namespace) -> int:
     print(summary.report)
     print(f"{summary.counts_line()}; {summary.seconds:.1f} s; results in {args.out} (run {summary.run_id})")
     print(summary.time_line())
+    if summary.n_cells and ResultStore(args.out).exists():
+        print(f"Page: {ResultStore(args.out).path}/report/index.html")
     return 0 if summary.ok else 1
 
 
@@ -73,12 +76,14 @@ def _result_store(folder: str):
 def _report(args: argparse.Namespace) -> int:
     from dolb.experiment.pipeline import load_pipeline
     from dolb.results.history import find_record
+    from dolb.results.page import write_run_page
     from dolb.results.report import write_reports
 
     store = _result_store(args.dir)
     record = find_record(store)
     pipeline = load_pipeline(record["pipeline_path"], record["pipeline_text"])
     print(write_reports(pipeline.reports, store))
+    print(f"Page: {write_run_page(store, pipeline.reports, record, pipeline.description)}")
     return 0
 
 
@@ -189,13 +194,14 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from dolb.results.compare_report import compare_folders, console_text
+    from dolb.results.compare_page import console_text
+    from dolb.results.compare_report import compare_folders
 
     out = Path(args.out) if args.out else Path(args.run) / "compare"
     comparison = compare_folders(
         args.run, args.baseline, out, alpha=args.alpha, slowdown=args.slowdown, history=args.history
     )
-    print(console_text(comparison, out))
+    print(console_text(comparison, out, args.max_rows))
     return 1 if comparison.regressed else 0
 
 
@@ -320,6 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--alpha", type=fraction, default=0.05, help="false-discovery rate (default 0.05)")
     compare.add_argument("--slowdown", type=fraction, default=0.8,
                          help="flag throughput below this ratio of the baseline (default 0.8)")
+    compare.add_argument("--max-rows", type=positive_int, default=20, metavar="N",
+                         help="significant changes printed at most (default 20; all are in the page)")
     compare.add_argument("--history", nargs="+", default=[], metavar="DIR",
                          help="earlier nights' result folders, oldest first: draw DIR/trend.png")
     compare.set_defaults(handler=_compare)

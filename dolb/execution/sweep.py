@@ -37,6 +37,7 @@ from dolb.experiment.cells import Batch, CellGroup, batch_cells, expand_groups, 
 from dolb.experiment.pipeline import Pipeline, load_pipeline
 from dolb.results import query
 from dolb.results.history import new_run_id, read_records, write_record
+from dolb.results.page import write_run_page
 from dolb.results.query import stored_cells
 from dolb.results.report import render_report, write_reports, write_summary
 from dolb.results.store import ResultStore, result_schema
@@ -263,6 +264,8 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
         "workers": cluster.workers,
     }
     write_record(store, record)
+    if store.exists():
+        write_run_page(store, pipeline.reports, record, pipeline.description)
     return SweepSummary(n_cells, n_cells - n_todo, n_todo - n_failed, n_failed, seconds, report or "No results stored.",
                         run_id, phases.rounded(), mode, n_failed_before)
 

@@ -1,6 +1,7 @@
-"""The nightly comparison of two result folders, written as a report: Markdown, one
-self-contained HTML page with its figures, the CSV of every row, and the trend over past
-nights. The statistics are :mod:`dolb.results.compare`'s."""
+"""The nightly comparison of two result folders, written as a report: its figures (the
+significant changes, the trend over past nights) and its pages
+(:mod:`dolb.results.compare_page`: Markdown, one self-contained HTML page, the CSV of
+every row). The statistics are :mod:`dolb.results.compare`'s."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from dolb.results.compare import (
     ALPHA,
     FIGURE_LINES,
     KEYS,
-    SHOWN,
     SLOWDOWN,
     TREND_LINES,
     Comparison,
@@ -24,6 +24,7 @@ from dolb.results.compare import (
     pipeline_name,
     read_bench,
 )
+from dolb.results.compare_page import write_pages
 from dolb.results.figure_style import (
     PANEL_LINES,
     config_labels,
@@ -34,9 +35,8 @@ from dolb.results.figure_style import (
     save,
     series_style,
 )
-from dolb.results.html import Section, html_page
 from dolb.results.report import slug
-from dolb.results.tables import CONFIG_COLUMNS, aggregate, markdown_text, read_results, to_markdown
+from dolb.results.tables import CONFIG_COLUMNS, aggregate, read_results
 
 
 def _unmatched(run: pd.DataFrame, baseline: pd.DataFrame) -> tuple[int, int]:
@@ -104,7 +104,7 @@ def compare_folders(
     _check_options(alpha, slowdown)
     run, baseline, out = Path(run), Path(baseline), Path(out)
     nights = [Path(folder) for folder in history] + [run]
-    frames = {folder: read_results(folder) for folder in [run, baseline, *nights]}
+    frames = {folder: read_results(folder, tidy=True) for folder in [run, baseline, *nights]}
     name = _check_same_pipeline(list(frames))
     table = compare_frames(frames[run], frames[baseline], alpha)
     if table.empty:
@@ -119,110 +119,12 @@ def compare_folders(
         tuple(sorted(metrics - set(METRICS.names()))),
     )
     out.mkdir(parents=True, exist_ok=True)
-    write_report(comparison, frames[run], frames[baseline], out, f"{name}: {run} against {baseline}")
+    figures = change_figures(comparison.significant(), frames[run], frames[baseline], out)
     if history:
-        trend_figure(trend_table([frames[night] for night in nights]), [n.name for n in nights], out / "trend.png")
+        trend = trend_table([frames[night] for night in nights])
+        figures.append(trend_figure(trend, [n.name for n in nights], out / "trend.png"))
+    write_pages(comparison, figures, out, f"{name}: {run} against {baseline}")
     return comparison
-
-
-# --- the report -----------------------------------------------------------------------
-
-
-def shown(table: pd.DataFrame) -> pd.DataFrame:
-    """A comparison table as the report shows it: the learner, complexity, conversion
-    and differing parameters as one ``configuration`` label (:data:`SHOWN` columns)."""
-    keys = list(zip(table["learner"], table["params"], table["complexity"], table["conversion"]))
-    return table.assign(configuration=config_labels(keys))[SHOWN]
-
-
-def _sections(comparison: Comparison, figures: list[Path]) -> list[Section]:
-    """The report: summary, significant changes, throughput, figures, every row."""
-    method = (
-        f"Rows are paired over splits; two-sided paired t-test of run - baseline, Benjamini-Hochberg "
-        f"false-discovery control at q < {comparison.alpha:g} over all {len(comparison.table)} tests; "
-        "every judged metric is lower-is-better (difference > 0 is worse). Effect size d_z = mean / "
-        "standard deviation of the paired differences; ci_low-ci_high is the 95 % t interval of the "
-        "mean difference; relative = difference / |baseline mean|."
-    )
-    notes = [comparison.summary(), method]
-    if comparison.not_judged:
-        notes.append(f"Informational metrics, not judged: {', '.join(comparison.not_judged)}.")
-    if comparison.only_run or comparison.only_baseline:
-        notes.append(
-            f"Not compared: {comparison.only_run} rows only in the run, "
-            f"{comparison.only_baseline} only in the baseline."
-        )
-    significant = comparison.significant()
-    sections = [
-        Section("Summary", tuple(notes)),
-        Section("Significant changes", () if len(significant) else ("None.",), shown(significant)),
-    ]
-    if len(comparison.throughput):
-        sections.append(
-            Section(
-                "Throughput",
-                (
-                    f"Examples per second, ratio run / baseline; slower when below {comparison.slowdown:g}. "
-                    "Timings are noisy, so there is no test statistic: just the ratio and the threshold.",
-                ),
-                comparison.throughput,
-            )
-        )
-    if figures:
-        sections.append(Section("Figures", ("Mean over splits with the 95 % t band; solid: run, dashed: baseline.",),
-                                figures=tuple(figures)))
-    sections.append(Section("All comparisons", (), shown(comparison.table)))
-    return sections
-
-
-def markdown_page(title: str, sections: list[Section]) -> str:
-    """The sections as Markdown, figures linked by file name (beside the page).
-
-    Examples
-    --------
-    >>> print(markdown_page("T", [Section("S", ("text",))]))
-    # T
-    <BLANKLINE>
-    ## S
-    <BLANKLINE>
-    text
-    <BLANKLINE>
-    """
-    parts = [f"# {markdown_text(title)}\n"]
-    for section in sections:
-        parts.append(f"## {markdown_text(section.heading)}\n")
-        parts += [f"{text}\n" for text in section.paragraphs]
-        if section.table is not None and len(section.table):
-            parts.append(to_markdown(section.table) + "\n")
-        parts += [f"![{Path(f).stem}]({Path(f).name})\n" for f in section.figures]
-    return "\n".join(parts)
-
-
-def write_report(
-    comparison: Comparison, run: pd.DataFrame, baseline: pd.DataFrame, out: Path, title: str
-) -> None:
-    """Write ``compare.csv``, ``throughput.csv`` (if any), the figures of significant
-    changes, ``compare.md`` and ``compare.html`` into ``out``."""
-    comparison.table.to_csv(out / "compare.csv", index=False)
-    if len(comparison.throughput):
-        comparison.throughput.to_csv(out / "throughput.csv", index=False)
-    figures = change_figures(comparison.significant(), run, baseline, out)
-    sections = _sections(comparison, figures)
-    (out / "compare.md").write_text(markdown_page(title, sections), encoding="utf-8")
-    (out / "compare.html").write_text(html_page(title, sections), encoding="utf-8")
-
-
-def console_text(comparison: Comparison, out: str | Path) -> str:
-    """What ``dolb compare`` prints: the summary, the significant changes, the slower
-    benchmarks and where the report is."""
-    parts = [comparison.summary()]
-    significant = comparison.significant()
-    if len(significant):
-        parts.append(f"Significant changes (q < {comparison.alpha:g}):\n{to_markdown(shown(significant))}")
-    if len(comparison.slower()):
-        parts.append(f"Slower than {comparison.slowdown:g}x the baseline:\n{to_markdown(comparison.slower())}")
-    parts.append(f"Report: {Path(out) / 'compare.md'} and compare.html, every row in compare.csv")
-    return "\n\n".join(parts)
 
 
 # --- figures --------------------------------------------------------------------------
