@@ -266,21 +266,13 @@ def ranking_table(summary: pd.DataFrame, experiment: str, metric: str, at) -> pd
 
 def short_labels(table: pd.DataFrame) -> list[str]:
     """A label per configuration (row) of ``table``: its learner and what tells it from
-    the learner's other configurations (:func:`~dolb.results.figure_style.config_labels`
-    within each learner).
+    the learner's other configurations (:func:`~dolb.results.figure_style.config_labels`).
 
     Examples
     --------
     >>> table = pd.DataFrame({"learner": ["pa", "pa", "sgd"], "params": ["C=1, v=1", "C=2, v=1", "eta=1"],
     ...                       "complexity": "", "conversion": "last"})
     >>> short_labels(table)
-    ['pa C=1', 'pa C=2', 'sgd']
+    ['pa, C=1', 'pa, C=2', 'sgd']
     """
-    keys = list(zip(table["learner"], table["params"], table["complexity"], table["conversion"]))
-    labels = {}
-    for learner in dict.fromkeys(key[0] for key in keys):
-        own = [key for key in keys if key[0] == learner]
-        labels.update(zip(own, config_labels(own)))
-    if len(set(labels.values())) < len(labels):  # cannot happen with distinct keys; if so, say everything
-        labels = dict(zip(keys, config_labels(keys)))
-    return [labels[key] for key in keys]
+    return config_labels(list(zip(table["learner"], table["params"], table["complexity"], table["conversion"])))
