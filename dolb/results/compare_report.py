@@ -28,6 +28,7 @@ from dolb.results.figures import colour_cycle, config_labels, log_axes, new_figu
 from dolb.results.html import Section, html_page
 from dolb.results.report import slug
 from dolb.results.tables import CONFIG_COLUMNS, aggregate, markdown_text, read_results, to_markdown
+from dolb.results.throughput import MIN_REPEATS, SPEED_ALPHA
 
 
 def _unmatched(run: pd.DataFrame, baseline: pd.DataFrame) -> tuple[int, int]:
@@ -153,8 +154,12 @@ def _sections(comparison: Comparison, figures: list[Path]) -> list[Section]:
             Section(
                 "Throughput",
                 (
-                    f"Examples per second, ratio run / baseline; slower when below {comparison.slowdown:g}. "
-                    "Timings are noisy, so there is no test statistic: just the ratio and the threshold.",
+                    f"Examples per second, medians of the repeats; ratio run / baseline with its 95 % bootstrap "
+                    "interval, p the one-sided Mann-Whitney U test of the run being slower. Judged per learner: "
+                    "its measurements' p combined by Fisher's method (learner_p), Benjamini-Hochberg over the "
+                    f"learners (q < {SPEED_ALPHA:g}); a learner is slower when significant and its median ratio "
+                    f"(learner_ratio) is below {comparison.slowdown:g}, and so are its measurements below that. "
+                    f"Measurements with fewer than {MIN_REPEATS} repeats on a side are not judged.",
                 ),
                 comparison.throughput,
             )
