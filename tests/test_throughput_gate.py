@@ -35,8 +35,8 @@ def test_bench_json_keeps_every_repeat_and_reads_old_files(tmp_path):
     assert bench["repeats"].tolist() == [(9.0, 8.0, 7.0, 6.0, 5.0), (3.0, 1.0, 2.0, 5.0, 4.0)]
     # an older file: one measurement per record, each counts as one repeat
     (tmp_path / "bench.json").write_text(json.dumps([
-        {"learner": "sgd", "input": "sparse", "source": "zarr", "conversions": "last", "examples_per_s": 7.0},
-        {"learner": "sgd", "input": "sparse", "source": "zarr", "conversions": "last", "examples_per_s": 9.0},
+        {"learner": "sgd", "input": "sparse", "source": "memory", "conversions": "last", "examples_per_s": 7.0},
+        {"learner": "sgd", "input": "sparse", "source": "memory", "conversions": "last", "examples_per_s": 9.0},
     ]))
     old = read_bench(tmp_path)
     assert old["repeats"].tolist() == [(7.0, 9.0)] and old["examples_per_s"].tolist() == [8.0]
@@ -75,19 +75,22 @@ def test_the_judgement_against_scipy_on_hand_made_measurements():
     pa = table.loc["pa"]
     ratios = [np.median(run["pa", *s]) / np.median(base["pa", *s]) for s in SETTINGS]
     assert [pa.loc[s, "ratio"] for s in SETTINGS] == pytest.approx(ratios)
-    assert pa["learner_ratio"].iloc[0] == pytest.approx(np.median(ratios))
     p = {name: [stats.mannwhitneyu(run[name, *s], base[name, *s], alternative="less").pvalue for s in SETTINGS]
          for name in ("pa", "sgd")}
     assert [pa.loc[s, "p"] for s in SETTINGS] == pytest.approx(p["pa"])
     assert p["pa"][4] == pytest.approx(1 / 3432)  # 0.6x: every run repeat below every baseline one, 1 / C(14, 7)
-    fisher = {name: stats.combine_pvalues(p[name], method="fisher").pvalue for name in ("pa", "sgd")}
+    # judged: the measurements timed by the CPU clock (from memory), not the Zarr ones
+    cpu = [i for i, s in enumerate(SETTINGS) if s[1] == "memory"]
+    assert [pa.loc[s, "verdict"] == "wall clock" for s in SETTINGS] == [s[1] == "zarr" for s in SETTINGS]
+    assert pa["learner_ratio"].iloc[0] == pytest.approx(np.median([ratios[i] for i in cpu]))
+    fisher = {name: stats.combine_pvalues([p[name][i] for i in cpu], method="fisher").pvalue for name in ("pa", "sgd")}
     assert pa["learner_p"].iloc[0] == pytest.approx(fisher["pa"])
     assert table.loc["sgd", "learner_p"].iloc[0] == pytest.approx(fisher["sgd"])
     q = stats.false_discovery_control([fisher["pa"], fisher["sgd"]])
     assert pa["q"].iloc[0] == pytest.approx(q[0]) and table.loc["sgd", "q"].iloc[0] == pytest.approx(q[1])
-    # pa is slower: its rows below 0.9 are flagged, the 0.9 and 1.05 ones are not; sgd is not
-    assert [pa.loc[s, "slower"] for s in SETTINGS] == [r < 0.9 for r in ratios]
-    assert not table.loc["sgd", "slower"].any() and set(table.loc["sgd", "verdict"]) == {"unchanged"}
+    # pa is slower: its judged rows below 0.9 are flagged, the 0.9 one and the Zarr ones are not; sgd is not
+    assert [pa.loc[s, "slower"] for s in SETTINGS] == [ratios[i] < 0.9 and i in cpu for i in range(8)]
+    assert not table.loc["sgd", "slower"].any() and set(table.loc["sgd", "verdict"]) == {"unchanged", "wall clock"}
     # the interval: scipy's percentile bootstrap of the ratio of medians, seeded
     expected = stats.bootstrap((run["pa", "sparse", "memory", "last"], base["pa", "sparse", "memory", "last"]),
                                lambda a, b, axis: np.median(a, axis=axis) / np.median(b, axis=axis),
@@ -104,8 +107,9 @@ def test_a_slower_learner_below_the_threshold_only_is_not_flagged():
     base = {("pa", *s): [100.0, 101, 102, 103, 104, 105, 106] for s in SETTINGS}
     run = {key: [0.95 * v for v in found] for key, found in base.items()}
     judged = compare_throughput(bench(run), bench(base))
-    assert (judged["learner_p"] < 1e-6).all() and set(judged["verdict"]) == {"unchanged"}
-    assert set(compare_throughput(bench(run), bench(base), slowdown=0.97)["verdict"]) == {"slower"}
+    assert (judged["learner_p"].dropna() < 1e-6).all() and judged["learner_p"].notna().sum() == 4
+    assert set(judged["verdict"]) == {"unchanged", "wall clock"}
+    assert set(compare_throughput(bench(run), bench(base), slowdown=0.97)["verdict"]) == {"slower", "wall clock"}
 
 
 def simulated_nights(nights: int, seed: int, slowdown: dict[str, float]) -> list[pd.DataFrame]:
@@ -123,7 +127,8 @@ def simulated_nights(nights: int, seed: int, slowdown: dict[str, float]) -> list
     tables = []
     for _ in range(nights):
         baseline, run = speeds(), speeds() * factor
-        tables.append(pd.DataFrame({"learner": [k[0] for k in keys], "repeats_run": list(map(tuple, run)),
+        tables.append(pd.DataFrame({"learner": [k[0] for k in keys], "source": [k[2] for k in keys],
+                                    "repeats_run": list(map(tuple, run)),
                                     "repeats_baseline": list(map(tuple, baseline))}))
     return tables
 
@@ -135,8 +140,9 @@ def alarm_rate(tables) -> float:
 def test_the_gate_rarely_cries_wolf_and_sees_a_real_slowdown():
     """Seeded noise model (log-normal σ = 0.15, 10 % of repeats 2× slower, 7 repeats a
     side, 8 learners × 8 measurements as in the nightly's bench): over 200 identical
-    nights at most 1 % raise the alarm; a code 20 % slower everywhere, and one learner
-    alone 20 % slower, are each caught in at least 90 % of 200 nights."""
+    nights at most 1 % raise the alarm; a code 20 % slower everywhere is caught in at
+    least 90 % of 200 nights, one learner alone 20 % slower (four measurements judged,
+    the Zarr ones being wall-clock) in about two nights of three."""
     assert MIN_REPEATS <= 7
     identical = alarm_rate(simulated_nights(200, seed=1, slowdown={}))
     everywhere = alarm_rate(simulated_nights(200, seed=2, slowdown=dict.fromkeys(LEARNERS, 0.8)))
@@ -145,4 +151,4 @@ def test_the_gate_rarely_cries_wolf_and_sees_a_real_slowdown():
           f"one learner 20 % slower caught {one_learner:.1%}")
     assert identical <= 0.01
     assert everywhere >= 0.90
-    assert one_learner >= 0.90
+    assert one_learner >= 0.55
