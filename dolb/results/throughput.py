@@ -48,6 +48,7 @@ THROUGHPUT_COLUMNS = ["n_baseline", "n_run", "examples_per_s_baseline", "example
                       "ci_high", "p", "learner_ratio", "learner_p", "q", "slower", "verdict"]
 """Columns of the throughput table (``throughput.csv``) after :data:`BENCH_KEYS`."""
 
+
 def read_bench(folder: str | Path) -> pd.DataFrame:
     """Throughput measurements of a result folder (``bench.json``, a list of objects
     with at least ``learner, input, source, conversions, examples_per_s`` and, from
@@ -106,8 +107,9 @@ def judge_throughput(table: pd.DataFrame, alpha: float = SPEED_ALPHA, slowdown: 
     Parameters
     ----------
     table : DataFrame
-        One row per measurement: ``learner``, ``source`` and the tuples of examples per second
-        ``repeats_run`` and ``repeats_baseline`` (empty where a side has none).
+        One row per measurement: ``learner``, ``source`` and the tuples of examples
+        per second ``repeats_run`` and ``repeats_baseline`` (empty where a side has
+        none).
     alpha : float
         False-discovery rate over the learners.
     slowdown : float
@@ -118,16 +120,15 @@ def judge_throughput(table: pd.DataFrame, alpha: float = SPEED_ALPHA, slowdown: 
     DataFrame
         ``table`` with ``n_baseline``, ``n_run`` (repeats), the medians
         ``examples_per_s_baseline`` and ``examples_per_s_run``, their ``ratio`` run /
-        baseline, ``p`` (one-sided Mann–Whitney U, run slower; with :data:`MIN_REPEATS`
-        or more repeats on both sides) and, per learner over its
-        judged measurements (timed by a CPU clock, with :data:`MIN_REPEATS` or more
-        repeats on both sides),
-        ``learner_ratio`` (their median ratio), ``learner_p`` (their p-values combined by
-        Fisher's method) and ``q`` (Benjamini–Hochberg over the learners); then
-        ``slower`` (the learner is slower, q < alpha and learner_ratio < slowdown, and
-        this measurement's own ratio is below slowdown) and ``verdict``: ``slower``,
-        ``unchanged``, ``not judged`` (too few repeats, or in one run only), ``wall
-        clock`` (:data:`WALL_CLOCK_SOURCES`) or ``reference``.
+        baseline, ``p`` (one-sided Mann–Whitney U, run slower; where both sides have
+        :data:`MIN_REPEATS` or more repeats) and, per learner over its judged
+        measurements (those with p, timed by a CPU clock), ``learner_ratio`` (their
+        median ratio), ``learner_p`` (their p-values combined by Fisher's method) and
+        ``q`` (Benjamini–Hochberg over the learners); then ``slower`` (the learner is
+        slower, q < alpha and learner_ratio < slowdown, and this measurement's own ratio
+        is below slowdown) and ``verdict``: ``slower``, ``unchanged``, ``not judged``
+        (too few repeats, or in one run only), ``wall clock``
+        (:data:`WALL_CLOCK_SOURCES`) or ``reference``.
 
     Examples
     --------
