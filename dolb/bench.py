@@ -13,9 +13,11 @@ warmed first. Every measurement is repeated ``repeat`` times (default 7) round-r
 asv and pyperf do: each round times the reference loop, then every learner × source ×
 conversions once, so a busy moment of the machine weighs on all of them alike; every
 repeat is kept (``repeats``, what ``dolb compare`` judges) and ``examples_per_s`` is
-their median. Times are CPU times
-of the running thread (``time.thread_time``, for the learner and the loss) plus, from a
-store, the wall time of the reading thread's decoding that the learner waited for.
+their median. Times are CPU times, which the load of a shared machine hardly moves (wall
+times moved by 0.3–1.8× between two runs of the same code): from memory, of the
+running thread (``time.thread_time``: the learner and the loss); from a store, of the
+whole process (``time.process_time``: the learner's thread and the reading thread's
+decoding, which runs on another core), so it is the cost of reading and learning.
 
 The reference is a bare hand-written Numba Perceptron loop over the same CSR arrays in
 memory: the speed a generic benchmark cannot beat.
@@ -130,13 +132,13 @@ def measure(
     reference loop on this stream and appends its speed there."""
     n, d = X.shape
     in_memory = _in_memory(X, y)
-    # (blocks, clock): from memory the CPU time of this thread; from a store the wall
-    # time, since decoding runs on the stream's reading thread, on another core
+    # (blocks, clock): from memory the CPU time of this thread; from a store that of the
+    # process, since decoding runs on the stream's reading thread, on another core
     sources = {"memory": (lambda: in_memory, CLOCK)}
     if store_dir is not None:
         stored = X.astype(np.float32)  # as text features are stored (RCV1 is float32)
         dataset = open_dataset(write_dataset(store_dir / label, stored, y, overwrite=True).path)
-        sources["zarr"] = (lambda: stream_blocks(dataset, block_size=BLOCK), time.perf_counter)
+        sources["zarr"] = (lambda: stream_blocks(dataset, block_size=BLOCK), time.process_time)
     every = {name: learner_class(name).conversions_supported for name in names}
     for name in names:  # compile, or load the kernels
         for conversions in (("last",), every[name]):

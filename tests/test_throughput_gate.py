@@ -79,18 +79,15 @@ def test_the_judgement_against_scipy_on_hand_made_measurements():
          for name in ("pa", "sgd")}
     assert [pa.loc[s, "p"] for s in SETTINGS] == pytest.approx(p["pa"])
     assert p["pa"][4] == pytest.approx(1 / 3432)  # 0.6x: every run repeat below every baseline one, 1 / C(14, 7)
-    # judged: the measurements timed by the CPU clock (from memory), not the Zarr ones
-    cpu = [i for i, s in enumerate(SETTINGS) if s[1] == "memory"]
-    assert [pa.loc[s, "verdict"] == "wall clock" for s in SETTINGS] == [s[1] == "zarr" for s in SETTINGS]
-    assert pa["learner_ratio"].iloc[0] == pytest.approx(np.median([ratios[i] for i in cpu]))
-    fisher = {name: stats.combine_pvalues([p[name][i] for i in cpu], method="fisher").pvalue for name in ("pa", "sgd")}
+    assert pa["learner_ratio"].iloc[0] == pytest.approx(np.median(ratios))
+    fisher = {name: stats.combine_pvalues(p[name], method="fisher").pvalue for name in ("pa", "sgd")}
     assert pa["learner_p"].iloc[0] == pytest.approx(fisher["pa"])
     assert table.loc["sgd", "learner_p"].iloc[0] == pytest.approx(fisher["sgd"])
     q = stats.false_discovery_control([fisher["pa"], fisher["sgd"]])
     assert pa["q"].iloc[0] == pytest.approx(q[0]) and table.loc["sgd", "q"].iloc[0] == pytest.approx(q[1])
-    # pa is slower: its judged rows below 0.9 are flagged, the 0.9 one and the Zarr ones are not; sgd is not
-    assert [pa.loc[s, "slower"] for s in SETTINGS] == [ratios[i] < 0.9 and i in cpu for i in range(8)]
-    assert not table.loc["sgd", "slower"].any() and set(table.loc["sgd", "verdict"]) == {"unchanged", "wall clock"}
+    # pa is slower: its rows below 0.9 are flagged, the 0.9 and 1.05 ones are not; sgd is not
+    assert [pa.loc[s, "slower"] for s in SETTINGS] == [r < 0.9 for r in ratios]
+    assert not table.loc["sgd", "slower"].any() and set(table.loc["sgd", "verdict"]) == {"unchanged"}
     # the interval: scipy's percentile bootstrap of the ratio of medians, seeded
     expected = stats.bootstrap((run["pa", "sparse", "memory", "last"], base["pa", "sparse", "memory", "last"]),
                                lambda a, b, axis: np.median(a, axis=axis) / np.median(b, axis=axis),
@@ -107,9 +104,8 @@ def test_a_slower_learner_below_the_threshold_only_is_not_flagged():
     base = {("pa", *s): [100.0, 101, 102, 103, 104, 105, 106] for s in SETTINGS}
     run = {key: [0.95 * v for v in found] for key, found in base.items()}
     judged = compare_throughput(bench(run), bench(base))
-    assert (judged["learner_p"].dropna() < 1e-6).all() and judged["learner_p"].notna().sum() == 4
-    assert set(judged["verdict"]) == {"unchanged", "wall clock"}
-    assert set(compare_throughput(bench(run), bench(base), slowdown=0.97)["verdict"]) == {"slower", "wall clock"}
+    assert (judged["learner_p"] < 1e-6).all() and set(judged["verdict"]) == {"unchanged"}
+    assert set(compare_throughput(bench(run), bench(base), slowdown=0.97)["verdict"]) == {"slower"}
 
 
 def simulated_nights(nights: int, seed: int, slowdown: dict[str, float]) -> list[pd.DataFrame]:
@@ -127,8 +123,7 @@ def simulated_nights(nights: int, seed: int, slowdown: dict[str, float]) -> list
     tables = []
     for _ in range(nights):
         baseline, run = speeds(), speeds() * factor
-        tables.append(pd.DataFrame({"learner": [k[0] for k in keys], "source": [k[2] for k in keys],
-                                    "repeats_run": list(map(tuple, run)),
+        tables.append(pd.DataFrame({"learner": [k[0] for k in keys], "repeats_run": list(map(tuple, run)),
                                     "repeats_baseline": list(map(tuple, baseline))}))
     return tables
 
@@ -140,15 +135,14 @@ def alarm_rate(tables) -> float:
 def test_the_gate_rarely_cries_wolf_and_sees_a_real_slowdown():
     """Seeded noise model (log-normal σ = 0.15, 10 % of repeats 2× slower, 7 repeats a
     side, 8 learners × 8 measurements as in the nightly's bench): over 200 identical
-    nights at most 1 % raise the alarm; a code 20 % slower everywhere is caught in at
-    least 90 % of 200 nights, one learner alone 20 % slower (four measurements judged,
-    the Zarr ones being wall-clock) in about two nights of three (100 nights)."""
+    nights at most 1 % raise the alarm; a code 20 % slower everywhere, and one learner
+    alone 20 % slower, are each caught in at least 90 % of 200 nights."""
     assert MIN_REPEATS <= 7
     identical = alarm_rate(simulated_nights(200, seed=1, slowdown={}))
     everywhere = alarm_rate(simulated_nights(200, seed=2, slowdown=dict.fromkeys(LEARNERS, 0.8)))
-    one_learner = alarm_rate(simulated_nights(100, seed=3, slowdown={"learner0": 0.8}))
+    one_learner = alarm_rate(simulated_nights(200, seed=3, slowdown={"learner0": 0.8}))
     print(f"false alarms {identical:.1%}, 20 % slower everywhere caught {everywhere:.1%}, "
           f"one learner 20 % slower caught {one_learner:.1%}")
     assert identical <= 0.01
     assert everywhere >= 0.90
-    assert one_learner >= 0.55
+    assert one_learner >= 0.90

@@ -159,8 +159,7 @@ def _sections(comparison: Comparison, figures: list[Path]) -> list[Section]:
                     "its measurements' p combined by Fisher's method (learner_p), Benjamini-Hochberg over the "
                     f"learners (q < {SPEED_ALPHA:g}); a learner is slower when significant and its median ratio "
                     f"(learner_ratio) is below {comparison.slowdown:g}, and so are its measurements below that. "
-                    f"Measurements with fewer than {MIN_REPEATS} repeats on a side are not judged, nor those "
-                    "timed by the wall clock (from a Zarr store: they measure the machine's load too) nor the "
+                    f"Measurements with fewer than {MIN_REPEATS} repeats on a side are not judged, nor the "
                     "reference loop (the machine's own change).",
                 ),
                 comparison.throughput,

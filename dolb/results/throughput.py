@@ -2,12 +2,10 @@
 second of learner × input × source × conversions (``dolb bench`` repeats each
 measurement, interleaved). Each measurement gets its ratio of medians run / baseline
 with a bootstrap interval and the one-sided Mann–Whitney U p-value that the run is
-slower; each learner is judged over its measurements timed by a CPU clock (those from
-a Zarr store are timed by the wall clock, which on a shared machine measures its load:
-shown, never judged), their p-values combined by Fisher's method, Benjamini–Hochberg
-over the learners: it is *slower* when q < :data:`SPEED_ALPHA` and its median ratio is
-below the threshold, and then so is each of its measurements whose own ratio is below
-the threshold.
+slower; each learner is judged over its measurements, their p-values combined by
+Fisher's method, Benjamini–Hochberg over the learners: it is *slower* when q <
+:data:`SPEED_ALPHA` and its median ratio is below the threshold, and then so is each of
+its measurements whose own ratio is below the threshold.
 
 A single measurement is never judged on its own: with 7 repeats and a log-normal noise
 of σ = 0.15 no test can both keep false alarms under 1 % and see a 20 % slowdown of one
@@ -35,10 +33,6 @@ SPEED_ALPHA = 0.01
 """False-discovery rate over the learners' throughput tests."""
 MIN_REPEATS = 5
 """Repeats a throughput measurement needs on both sides to be judged."""
-WALL_CLOCK_SOURCES = ("zarr",)
-"""Sources whose measurements are timed by the wall clock (from a store, the decoding of
-the reading thread that the learner waited for): on a shared machine they measure its
-load as much as the code, so they are shown and never judged."""
 REFERENCE = "reference_perceptron"
 """The hand-written reference loop of ``dolb bench``: shown (the machine's own change),
 never judged."""
@@ -107,9 +101,8 @@ def judge_throughput(table: pd.DataFrame, alpha: float = SPEED_ALPHA, slowdown: 
     Parameters
     ----------
     table : DataFrame
-        One row per measurement: ``learner``, ``source`` and the tuples of examples
-        per second ``repeats_run`` and ``repeats_baseline`` (empty where a side has
-        none).
+        One row per measurement: ``learner`` and the tuples of examples per second
+        ``repeats_run`` and ``repeats_baseline`` (empty where a side has none).
     alpha : float
         False-discovery rate over the learners.
     slowdown : float
@@ -121,19 +114,18 @@ def judge_throughput(table: pd.DataFrame, alpha: float = SPEED_ALPHA, slowdown: 
         ``table`` with ``n_baseline``, ``n_run`` (repeats), the medians
         ``examples_per_s_baseline`` and ``examples_per_s_run``, their ``ratio`` run /
         baseline, ``p`` (one-sided Mann–Whitney U, run slower; where both sides have
-        :data:`MIN_REPEATS` or more repeats) and, per learner over its judged
-        measurements (those with p, timed by a CPU clock), ``learner_ratio`` (their
-        median ratio), ``learner_p`` (their p-values combined by Fisher's method) and
-        ``q`` (Benjamini–Hochberg over the learners); then ``slower`` (the learner is
+        :data:`MIN_REPEATS` or more repeats) and, per learner over its measurements
+        with p, ``learner_ratio`` (their median ratio), ``learner_p`` (their p-values
+        combined by Fisher's method) and ``q`` (Benjamini–Hochberg over the learners);
+        then ``slower`` (the learner is
         slower, q < alpha and learner_ratio < slowdown, and this measurement's own ratio
         is below slowdown) and ``verdict``: ``slower``, ``unchanged``, ``not judged``
-        (too few repeats, or in one run only), ``wall clock``
-        (:data:`WALL_CLOCK_SOURCES`) or ``reference``.
+        (too few repeats, or in one run only) or ``reference``.
 
     Examples
     --------
     >>> import pandas as pd
-    >>> table = pd.DataFrame({"learner": "sgd", "source": "memory", "repeats_run": [(7.0, 8.0, 9.0, 8.5, 7.5)] * 4,
+    >>> table = pd.DataFrame({"learner": "sgd", "repeats_run": [(7.0, 8.0, 9.0, 8.5, 7.5)] * 4,
     ...                       "repeats_baseline": [(10.0, 10.5, 9.5, 11.0, 9.2)] * 4})
     >>> judged = judge_throughput(table)
     >>> float(judged["ratio"].iloc[0]), float(judged["p"].iloc[0])  # 1 / C(10, 5)
@@ -147,9 +139,8 @@ def judge_throughput(table: pd.DataFrame, alpha: float = SPEED_ALPHA, slowdown: 
                                    for side in (run, baseline))
     ratio = median_run / median_baseline
     learner = table["learner"].to_numpy()
-    wall_clock = table["source"].isin(WALL_CLOCK_SOURCES).to_numpy()
     tested = np.minimum(n_run, n_baseline) >= MIN_REPEATS
-    judged = tested & (learner != REFERENCE) & ~wall_clock
+    judged = tested & (learner != REFERENCE)
     p = np.full(len(table), np.nan)
     p[tested] = slower_p_values([run[i] for i in np.flatnonzero(tested)], [baseline[i] for i in np.flatnonzero(tested)])
     names = sorted(set(learner[judged]))
@@ -158,8 +149,7 @@ def judge_throughput(table: pd.DataFrame, alpha: float = SPEED_ALPHA, slowdown: 
     q = dict(zip(names, st.false_discovery_control([learner_p[name] for name in names]) if names else []))
     slower_learners = [name for name in names if q[name] < alpha and learner_ratio[name] < slowdown]
     slower = judged & np.isin(learner, slower_learners) & (ratio < slowdown)
-    verdict = np.select([learner == REFERENCE, wall_clock, ~judged, slower],
-                        ["reference", "wall clock", "not judged", "slower"], "unchanged")
+    verdict = np.select([learner == REFERENCE, ~judged, slower], ["reference", "not judged", "slower"], "unchanged")
     per_learner = {column: [values.get(name, np.nan) if ok else np.nan for name, ok in zip(learner, judged)]
                    for column, values in (("learner_ratio", learner_ratio), ("learner_p", learner_p), ("q", q))}
     found = pd.DataFrame({"n_baseline": n_baseline, "n_run": n_run, "examples_per_s_baseline": median_baseline,
