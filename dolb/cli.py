@@ -286,7 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 "--omr: online manifold regularisation)")
     bench.add_argument("--json", action="store_true", help="one JSON object per measurement")
     bench.add_argument("--quick", action="store_true", help="a tenth of the stream, for a quick look")
-    bench.add_argument("--repeat", type=positive_int, default=3, help="best of this many runs (default 3)")
+    bench.add_argument("--repeat", type=positive_int, default=7,
+                       help="interleaved repeats of every measurement, all kept; dolb compare judges 5 or more "
+                            "(default 7)")
     bench.add_argument("--only", help="comma-separated learners (default: all)")
     bench.add_argument("--no-zarr", action="store_true", help="from memory only")
     instead = bench.add_mutually_exclusive_group()
@@ -324,8 +326,9 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("baseline", help="result folder of the same pipeline to compare with")
     compare.add_argument("--out", help="report folder (default RUN/compare)")
     compare.add_argument("--alpha", type=fraction, default=0.05, help="false-discovery rate (default 0.05)")
-    compare.add_argument("--slowdown", type=fraction, default=0.8,
-                         help="flag throughput below this ratio of the baseline (default 0.8)")
+    compare.add_argument("--slowdown", type=fraction, default=0.9,
+                         help="a learner significantly slower is flagged when its median ratio of examples/s "
+                              "to the baseline is below this (default 0.9)")
     compare.add_argument("--max-rows", type=positive_int, default=20, metavar="N",
                          help="significant changes printed at most (default 20; all are in the page)")
     compare.add_argument("--history", nargs="+", default=[], metavar="DIR",

@@ -13,6 +13,7 @@ import pandas as pd
 from dolb.results.compare import SHOWN, Comparison
 from dolb.results.html import Section, html_page
 from dolb.results.tables import lift_constants, markdown_text, short_labels, to_markdown
+from dolb.results.throughput import MIN_REPEATS, SPEED_ALPHA
 
 MAX_ROWS = 20
 """Significant changes ``dolb compare`` prints at most (``--max-rows``)."""
@@ -95,8 +96,13 @@ def sections(comparison: Comparison, figures: list[Path]) -> list[Section]:
     if len(comparison.throughput):
         parts.append(Section(
             "Throughput",
-            (f"Examples per second, ratio run / baseline; slower when below {comparison.slowdown:g}. "
-             "Timings are noisy, so there is no test statistic: just the ratio and the threshold.",),
+            (f"Examples per second, medians of the repeats; ratio run / baseline with its 95 % bootstrap "
+             "interval, p the one-sided Mann-Whitney U test of the run being slower. Judged per learner: "
+             "its measurements' p combined by Fisher's method (learner_p), Benjamini-Hochberg over the "
+             f"learners (q < {SPEED_ALPHA:g}); a learner is slower when significant and its median ratio "
+             f"(learner_ratio) is below {comparison.slowdown:g}, and so are its measurements below that. "
+             f"Measurements with fewer than {MIN_REPEATS} repeats on a side are not judged, nor the "
+             "reference loop (the machine's own change).",),
             comparison.throughput))
     if figures:
         parts.append(Section("Figures", ("Significant changes: mean over splits with the 95 % t band; solid: run, "
