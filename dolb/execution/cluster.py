@@ -40,6 +40,7 @@ import inspect
 import json
 import os
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,8 @@ DASHBOARD_ROUTES = {"distributed.scheduler.http.routes": ["distributed.http.stat
 DASHBOARD_ADDRESS = "127.0.0.1:8787"
 """Where the embedded scheduler serves its dashboard, when asked (Dask's usual port; a
 free one when another process holds it)."""
+DASHBOARD_PROBE_SECONDS = 5
+"""How long dolb waits for a scheduler's dashboard page to answer before it prints its link."""
 
 WORKER_WAIT_SECONDS = 120
 """How long a sweep waits for the first worker of a scheduler or a started cluster."""
@@ -132,10 +135,18 @@ def _local(n_workers: int, dashboard: bool = False, **options: Any) -> LocalClus
 
 
 def dashboard_link(client: Client) -> str | None:
-    """The link of the dashboard of ``client``'s scheduler; None when it serves none."""
+    """The link of the dashboard of ``client``'s scheduler when its page answers there
+    (an HTTP GET from this process, without proxies); None otherwise. (A scheduler lists
+    its HTTP server as its dashboard even when that server has no dashboard pages.)"""
     if "dashboard" not in client.scheduler_info(n_workers=0).get("services", {}):
         return None
-    return client.dashboard_link
+    link = client.dashboard_link
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with direct.open(link, timeout=DASHBOARD_PROBE_SECONDS) as response:
+            return link if response.status == 200 else None
+    except (OSError, ValueError):  # refused, timed out, 404 (HTTPError is an OSError), not a URL
+        return None
 
 
 def _announced(client: Client, asked: bool) -> Client:
@@ -358,4 +369,4 @@ def _connect(workers: int | None, scheduler: str | None, cluster_file: str | Pat
     else:
         n_workers = workers if workers is not None else (os.cpu_count() or 1)
         with _local(n_workers, dashboard) as cluster, Client(cluster) as client:
-            yield _announced(client, dashboard)
+            yield _announced(client, dashboard) if dashboard else client
