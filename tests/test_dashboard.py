@@ -49,7 +49,7 @@ def test_the_link_of_a_running_schedulers_dashboard_is_printed(capsys):
     with LocalCluster(scheduler_kwargs={"dashboard": False}, **common) as cluster:
         with connect(scheduler=cluster.scheduler_address, dashboard=True):
             pass
-        assert capsys.readouterr().err == f"dolb: the scheduler at {cluster.scheduler_address} serves no dashboard\n"
+        assert capsys.readouterr().err == f"dolb: no dashboard of the scheduler at {cluster.scheduler_address} answers\n"
 
 
 class ExternalResources(HTMLParser):

@@ -151,12 +151,12 @@ def dashboard_link(client: Client) -> str | None:
 
 def _announced(client: Client, asked: bool) -> Client:
     """``client``, once the link of its scheduler's dashboard is printed on standard
-    error (when it has one; that it has none when one was ``asked`` for)."""
+    error (when its page answers; that none does when one was ``asked`` for)."""
     link = dashboard_link(client)
     if link:
         print(f"dolb: Dask dashboard at {link}", file=sys.stderr, flush=True)
     elif asked:
-        print(f"dolb: the scheduler at {client.scheduler.address} serves no dashboard", file=sys.stderr, flush=True)
+        print(f"dolb: no dashboard of the scheduler at {client.scheduler.address} answers", file=sys.stderr, flush=True)
     return client
 
 
@@ -362,7 +362,8 @@ def _connect(workers: int | None, scheduler: str | None, cluster_file: str | Pat
             yield _announced(_with_workers(client), dashboard)
     elif spec is not None:
         with _cluster_from_file(spec, cluster_file, dashboard) as cluster, Client(cluster) as client:
-            yield _announced(_with_workers(client), dashboard)
+            ours_closed = spec.kind == "local" and not dashboard  # its HTTP port is closed: nothing to say
+            yield _with_workers(client) if ours_closed else _announced(_with_workers(client), dashboard)
     elif scheduler is not None:
         with _client(scheduler) as client:
             yield _announced(_with_workers(client), dashboard)
