@@ -10,7 +10,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
 
 STUDY = {
     "irma": "irma_study",
@@ -66,12 +67,13 @@ def test_the_notebook_runs_on_its_study(study, tmp_path, monkeypatch):
     figures = tmp_path / "figures"
     monkeypatch.setenv("DOLB_RESULTS", str(out))
     monkeypatch.setenv("DOLB_FIGURES", str(figures))
-    results_before, notebooks_before = content(out), content(NOTEBOOKS)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")  # the kernel imports scripts/*_figures.py
+    results_before, beside = content(out), {folder: content(ROOT / folder) for folder in ("notebooks", "scripts")}
     notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     NotebookClient(notebook, timeout=300, kernel_name="python3",
                    resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()  # raises on a failing cell
     assert content(out) == results_before  # read, never written
-    assert content(NOTEBOOKS) == notebooks_before
+    assert {folder: content(ROOT / folder) for folder in beside} == beside  # nothing written beside them
     assert sorted(path.name for path in figures.glob("*")) == FIGURES[name]
     outputs = [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs]
     assert not [output for output in outputs if output.output_type == "error"]
