@@ -25,7 +25,8 @@ from dolb.errors import ConfigError, DataError, DolbError
 
 def _where(args: argparse.Namespace) -> dict:
     """The cluster options of a command."""
-    return {"workers": args.workers, "scheduler": args.scheduler, "cluster_file": args.cluster}
+    return {"workers": args.workers, "scheduler": args.scheduler, "cluster_file": args.cluster,
+            "dashboard": args.dashboard}
 
 
 def _writable_file(option: str, path: str | None) -> None:
@@ -240,6 +241,9 @@ def _add_where(command: argparse.ArgumentParser) -> None:
     where.add_argument("--workers", type=positive_int, help="worker processes of the embedded LocalCluster")
     where.add_argument("--scheduler", help="address or scheduler file of a running Dask scheduler")
     where.add_argument("--cluster", metavar="FILE", help="cluster file describing the cluster to start (see cluster/)")
+    command.add_argument("--dashboard", action="store_true",
+                         help="the embedded cluster serves Dask's dashboard on 127.0.0.1 and its link is printed "
+                              "(plain HTTP, no password: any user of this machine can open it during the run)")
 
 
 def _folder_command(commands, name: str, handler, summary: str) -> argparse.ArgumentParser:
@@ -267,7 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--force", action="store_true",
                      help="add to a result folder that holds another pipeline's results")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    run.add_argument("--performance-report", metavar="FILE", help="save Dask's HTML performance report")
+    run.add_argument("--performance-report", metavar="FILE",
+                     help="save Dask's HTML performance report (one file, opens offline)")
     run.add_argument("--gather", choices=("auto", "workers", "client"), default="auto",
                      help="who writes result parts: the workers when they can reach --out (auto, the "
                           "default), always the workers, or the client")
