@@ -122,4 +122,4 @@ class VW(PeerLearner):
             path = os.path.join(folder, "model.vw")
             with open(path, "wb") as handle:
                 handle.write(state["model"])
-            self.model = Workspace(f"--quiet --save_resume -i {path}")
+            self.model = Workspace(f"{self.arguments()} --save_resume -i {path}")
