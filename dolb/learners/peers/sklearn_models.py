@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from dolb.learners.base import Param, register
-from dolb.learners.peers.peer import PeerLearner
+from dolb.learners.peers.peer import INSTALL, PeerLearner
 
 CLASSES = np.array([-1.0, 1.0])
 FIT_INTERCEPT = Param(True, bool, doc="learn an intercept (scikit-learn's fit_intercept)")
@@ -141,6 +141,16 @@ class SklearnPA(SklearnLearner):
 
     name = "sklearn_pa"
     task = "binary"
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        """One line when scikit-learn is older than 1.8 (no PA learning rates), else None."""
+        import sklearn
+
+        if tuple(int(part) for part in sklearn.__version__.split(".")[:2]) >= (1, 8):
+            return None
+        return f"learner {cls.name!r} needs scikit-learn 1.8 or later, found {sklearn.__version__}: {INSTALL}"
+
     params = {
         "variant": Param("pa1", str, choices=("pa1", "pa2"), doc="PA-I or PA-II"),
         "C": Param(1.0, above=0.0, doc="aggressiveness C (scikit-learn's eta0)"),
