@@ -68,7 +68,7 @@ class VW(PeerLearner):
     package = "vowpalwabbit"
     params = {
         "loss": Param("logistic", str, choices=("hinge", "logistic", "squared"), doc="VW's --loss_function"),
-        "learning_rate": Param(0.5, above=0.0, doc="VW's -l (default 0.5)"),
+        "learning_rate": Param(0.5, above=0.0, doc="VW's -l, always passed (VW alone takes 10 with --sgd)"),
         "power_t": Param(0.5, low=0.0, high=1.0, doc="VW's --power_t, the decay exponent of the learning rate"),
         "l2": Param(0.0, low=0.0, doc="VW's --l2 penalty"),
         "sgd": Param(False, bool, doc="plain SGD (VW's --sgd) instead of the adaptive, normalised, invariant update"),
