@@ -5,8 +5,9 @@ then learned with ``partial_fit`` on that one row, so the scores are the test-th
 predictions dolb's metrics need. With ``shuffle=False`` one ``partial_fit`` call over a
 block runs the same per-example updates in the block's order (its step counter ``t_``
 carries over between calls), so a block at a time would give the same weights (to
-1e-13 in the tests: plain SGD with an L2 penalty rescales w once per call), but not the
-score of each row before its update, which is why the rows go one at a time; this costs
+1e-12 in the tests; not with the L1 penalty, whose cumulative truncation restarts at
+each call), but not the score of each row before its update, which is why the rows go
+one at a time; this costs
 about a millisecond a row (scikit-learn's per-call checks), see README.
 
 scikit-learn is one of dolb's own dependencies; these learners need version 1.8 or later
