@@ -40,7 +40,7 @@ CONFIGURATIONS = {
     "norm30": "norm 30, R = 30",
     "uniform10": "norms uniform in [1, 10], R = 10",
 }
-SIZES = (1_000, 5_000, 20_000, 10_000, 100_000, 640_000)
+SIZES = (1_000, 10_000, 100_000, 640_000)
 """The stream lengths m drawn as lines in the per-k figures and listed in the findings."""
 CONVERSIONS = {"last": ("last hypothesis", "o", "-", 4), "average": ("averaging", "s", "--", 4),
                "cutoff": ("cutoff averaging (hollow: on averaging where k = 0)", "^", ":", 9)}
