@@ -40,6 +40,7 @@ CONFIGURATIONS = {
     "norm30": "norm 30, R = 30",
     "uniform10": "norms uniform in [1, 10], R = 10",
 }
+"""The margin Perceptron's experiments (one panel each) and how they are named."""
 SIZES = (1_000, 10_000, 100_000, 640_000)
 """The stream lengths m drawn as lines in the per-k figures and listed in the findings."""
 CONVERSIONS = {"last": ("last hypothesis", "o", "-", 4), "average": ("averaging", "s", "--", 4),
@@ -141,16 +142,16 @@ def counterfactual_k(n: pd.Series, mean_loss: pd.Series, m: int, C: float) -> in
     return int(n[ok].index[int(np.argmin(bounds))])
 
 
-def findings(table: pd.DataFrame) -> str:
-    """The findings table (Markdown), one row per configuration and m of SIZES."""
+def findings(table: pd.DataFrame, experiments: dict[str, str], metric: str = "test_hinge") -> str:
+    """The findings table (Markdown), one row per experiment and m of SIZES, with the
+    test ``metric`` of each conversion."""
     n, loss = per_k(table, "n"), per_k(table, "loss")
-    radius = table.groupby("experiment")["param_radius"].first().astype(float)
-    hinge = {c: scalar(table, "test_hinge", c).set_index(["experiment", "n_train"])["mean"] for c in CONVERSIONS}
+    hinge = {c: scalar(table, metric, c).set_index(["experiment", "n_train"])["mean"] for c in CONVERSIONS}
     chosen = scalar(table, "cutoff_k").set_index(["experiment", "n_train"])
     longest = scalar(table, "cutoff_max_r").set_index(["experiment", "n_train"])
     lines = ["| configuration | m | k chosen (mean, max) | longest r | N_1 / m | L̂_0 | min L̂_k (k) "
-             "| k with C = 1 | hinge: last | average | cutoff |", "|" + " --- |" * 11]
-    for experiment in (e for e in CONFIGURATIONS if e in set(table.experiment)):
+             f"| k with C = 1 | {metric}: last | average | cutoff |", "|" + " --- |" * 11]
+    for experiment in (e for e in experiments if e in set(table.experiment)):
         for m in (s for s in SIZES if (experiment, s) in chosen.index):
             nk = n[(n.experiment == experiment) & (n.n_train == m)].set_index("k")["value"]
             lk = loss[(loss.experiment == experiment) & (loss.n_train == m)].set_index("k")["value"]
@@ -159,7 +160,7 @@ def findings(table: pd.DataFrame) -> str:
             share = nk.get(1, math.nan) / m
             key = (experiment, m)
             lines.append(
-                f"| {experiment} (R = {radius[experiment]:g}) | {m:,} | {chosen.loc[key, 'mean']:.2g}, "
+                f"| {experiments[experiment]} | {m:,} | {chosen.loc[key, 'mean']:.2g}, "
                 f"{chosen.loc[key, 'max']:.0f} | {longest.loc[key, 'mean']:.3g} | "
                 f"{'—' if math.isnan(share) else f'{share:.3g}'} | {lk[0]:.3g} | {lk[best]:.3g} ({best}) | {k_one} | "
                 + " | ".join(f"{hinge[c][key]:.3g}" for c in CONVERSIONS) + " |"
@@ -181,7 +182,10 @@ def main(argv: list[str] | None = None) -> None:
     hinge_figure(table, out / "cutoff_scale_hinge.png")
     seeds = table.groupby("experiment")["split"].nunique()
     print(f"seeds per configuration: {', '.join(f'{e} {seeds[e]}' for e in CONFIGURATIONS if e in seeds)}\n")
-    print(findings(table))
+    print(findings(table, CONFIGURATIONS))
+    if "perceptron" in set(table.experiment):
+        print("\nThe classic Perceptron (0-1 loss, C = 1) on the unit-norm stream:\n")
+        print(findings(table, {"perceptron": "Perceptron, unit norm"}, "test_error"))
 
 
 if __name__ == "__main__":
