@@ -167,7 +167,7 @@ def test_materialize_checks_params_before_writing(tmp_path):
 
 
 def test_registry_entries_declare_params_and_parts(monkeypatch):
-    assert GENERATORS.names() == ["irma", "sparse_text", "spirals"]
+    assert GENERATORS.names() == ["irma", "rcv1_resample", "sparse_text", "spirals"]
     irma = GENERATORS["irma"]
     assert irma.parts == ("train", "test") and irma.params["noise"].doc
     monkeypatch.setattr(irma, "make", lambda params, rng: {"validation": (np.zeros((1, 1)), np.zeros(1))})

@@ -24,6 +24,11 @@ the learner's first block:
 
 The log avoids the O(d) dense addition per death, which on a high-dimensional sparse
 stream costs hundreds of times the O(nnz) learner step.
+
+With its output the conversion reports (see :meth:`Cutoff.report`) the chosen k and
+B(k), N_k and L̂_k of the chosen k, the largest survival time r, and N_k and L̂_k at the
+fixed cutoffs :data:`REPORTED_K` (NaN where N_k = 0): the survival-time distribution and
+the empirical loss per k, so that a study can show why the bound chose its k.
 """
 
 from __future__ import annotations
@@ -36,6 +41,14 @@ import numpy as np
 from dolb.conversions.bound import DELTA, confidence, risk_bound
 from dolb.conversions.hypothesis import linear_hypothesis
 from dolb.conversions.protocol import Conversion, grow
+
+REPORTED_K = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+"""Cutoffs at which N_k and L̂_k are reported at every checkpoint (``cutoff_n_k<k>``,
+``cutoff_loss_k<k>``)."""
+REPORTED = ("cutoff_k", "cutoff_bound", "cutoff_n", "cutoff_loss", "cutoff_max_r") + tuple(
+    f"cutoff_{what}_k{k}" for k in REPORTED_K for what in ("n", "loss")
+)
+"""Names of the numbers the conversion reports with its output (recorded as metrics)."""
 
 # st = (count, lossage, W, slot, rowr, cc): slot[r] = row of W holding W_r (−1: none),
 # rowr[row] = its r, cc[0] = rows in use; W has d columns with buckets, none without.
@@ -160,6 +173,25 @@ class Cutoff(Conversion):
             raise ValueError(f"cutoff k must be in 0..{n.shape[0] - 1} (N_k > 0), got {k}")
         return n
 
+    def report(self, k: int, b: float) -> dict[str, float]:
+        """What the output of cutoff ``k`` with bound ``b`` reports: ``cutoff_k``,
+        ``cutoff_bound``, N_k and L̂_k of ``k`` (``cutoff_n``, ``cutoff_loss``), the
+        largest survival time ``cutoff_max_r`` and N_k, L̂_k at each of
+        :data:`REPORTED_K` (NaN where N_k = 0); all NaN but k and B before any round."""
+        n, loss = self.table()
+        K = n.shape[0]
+
+        def at(values: np.ndarray, k: int) -> float:
+            return float(values[k]) if k < K else math.nan
+
+        mean = loss / np.maximum(n, 1)
+        info = {"cutoff_k": float(k), "cutoff_bound": b, "cutoff_n": at(n, k), "cutoff_loss": at(mean, k),
+                "cutoff_max_r": float(K) if K else math.nan}
+        for j in REPORTED_K:
+            info[f"cutoff_n_k{j}"] = at(n, j)
+            info[f"cutoff_loss_k{j}"] = at(mean, j)
+        return info
+
     def log_request(self, k: int | None = None):
         """(weights, factor, info) of H*_k (the bound's choice when k is None) as a
         weighted sum of logged hypotheses, or None (bucket representation, no rounds)."""
@@ -174,7 +206,7 @@ class Cutoff(Conversion):
             n = self._check_k(k)
             b = float(self.bounds()[k])
         coef = np.maximum(self.learner.history.rounds_used() - k, 0).astype(np.float64)
-        return coef, 1.0 / n[k], {"cutoff_k": float(k), "cutoff_bound": b}
+        return coef, 1.0 / n[k], self.report(k, b)
 
     def weights(self, k: int) -> np.ndarray:
         """H*_k = Σ_h (r(h) − k)_+ h / N_k."""
@@ -195,8 +227,8 @@ class Cutoff(Conversion):
     def output(self):
         k, b = self.choose()
         if math.isnan(b):  # no rounds yet
-            return linear_hypothesis(self.learner.weights(), {"cutoff_k": 0.0, "cutoff_bound": b})
-        return linear_hypothesis(self.weights(k), {"cutoff_k": float(k), "cutoff_bound": b})
+            return linear_hypothesis(self.learner.weights(), self.report(0, b))
+        return linear_hypothesis(self.weights(k), self.report(k, b))
 
 
 def cutoff_hypothesis(learner, k: int) -> tuple[np.ndarray, float]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dolb.conversions.cutoff import REPORTED as CUTOFF_REPORTED
 from dolb.registry import Registry
 
 
@@ -92,7 +93,7 @@ def deterministic_metrics() -> list[str]:
 
 
 INFO_METRICS: dict[str, tuple[str, ...]] = {
-    "cutoff": ("cutoff_k", "cutoff_bound"),
+    "cutoff": CUTOFF_REPORTED,
     "suffix": ("suffix_length", "suffix_bound"),
     "longest_survivor": ("survivor_rounds",),
 }
