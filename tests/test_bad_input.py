@@ -278,7 +278,7 @@ PIPELINE_MISTAKES = [
     ('name = "small-irma"', 'name = " "',
      "pipeline.name: must not be empty: results, reports and the folder check carry it"),
     ('generator = "irma"', 'generator = "irmaa"',
-     "datasets.irma.params: unknown generator 'irmaa' (did you mean 'irma'?; known: irma, sparse_text, spirals)"),
+     "datasets.irma.params: unknown generator 'irmaa' (did you mean 'irma'?; known: irma, rcv1_resample, sparse_text, spirals)"),
     ("n_sequences = 12,", "n_sequence = 12,", "datasets.irma.params: generator 'irma': unknown parameter "
      "'n_sequence' (known: length, n_sequences, n_test, noise)"),
     ("n_sequences = 12,", 'n_sequences = "12",',

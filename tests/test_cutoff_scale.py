@@ -54,6 +54,23 @@ def _sources(rows: sp.csr_matrix, docs: sp.csr_matrix) -> sp.csr_matrix:
 
 
 @needs_sample
+def test_the_cache_knows_the_sample_by_its_content_not_its_path(tmp_path):
+    """A copy of the sample in another folder opens the same cache entry; an edited
+    sample does not."""
+    from dolb.data.sources.generators import materialize
+
+    (tmp_path / "elsewhere").mkdir()
+    copy = tmp_path / "elsewhere" / SAMPLE.name
+    copy.write_bytes(SAMPLE.read_bytes())
+    params = {**SMALL, "n_rows": 50}
+    first = materialize("rcv1_resample", params, 1, tmp_path / "cache")
+    again = materialize("rcv1_resample", {**params, "path": str(copy)}, 1, tmp_path / "cache", build=False)
+    assert again is not None and again["train"].path == first["train"].path
+    copy.write_bytes(SAMPLE.read_bytes() + b"\0")  # another file under the same name
+    assert materialize("rcv1_resample", {**params, "path": str(copy)}, 1, tmp_path / "cache", build=False) is None
+
+
+@needs_sample
 def test_training_rows_are_documents_with_tokens_dropped_and_test_rows_are_held_out(parts, documents):
     docs, labels = documents
     X, y, _ = parts["train"]

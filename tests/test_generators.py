@@ -99,7 +99,7 @@ def test_bad_params_name_generator_and_parameter(params, message):
 
 
 def test_bad_generator_and_seed():
-    with pytest.raises(ConfigError, match="unknown generator 'nope' \\(known: irma, sparse_text, spirals\\)"):
+    with pytest.raises(ConfigError, match="unknown generator 'nope' \\(known: irma, rcv1_resample, sparse_text, spirals\\)"):
         generate("nope", {}, seed=0)
     with pytest.raises(ConfigError, match="unknown generator 'sparse-text' \\(did you mean 'sparse_text'\\?"):
         materialize("sparse-text", {}, 0, "unused")

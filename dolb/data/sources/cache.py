@@ -16,6 +16,7 @@ processes build the same run at once, one rename wins and the other copy is drop
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import uuid
@@ -94,3 +95,22 @@ def _open_parts(final: Path) -> dict[str, Dataset]:
     if not parts:
         raise DataError(f"data directory {final} holds no dataset")
     return parts
+
+
+def file_identity(path: str | os.PathLike) -> dict[str, Any]:
+    """Name, size and sha256 of a file; DataError if it cannot be read.
+
+    Examples
+    --------
+    >>> _ = (tmp / "hello").write_text("hello")
+    >>> file_identity(tmp / "hello")["sha256"][:12]
+    '2cf24dba5fb0'
+    """
+    path = Path(path)
+    try:
+        with open(path, "rb") as stream:
+            digest = hashlib.file_digest(stream, "sha256").hexdigest()
+        size = path.stat().st_size
+    except OSError as exc:
+        raise DataError(f"source file {path}: cannot read it ({exc.strerror or exc})") from exc
+    return {"file": path.name, "size": size, "sha256": digest}

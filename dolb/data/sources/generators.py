@@ -21,7 +21,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dolb.data.sources.cache import stored_parts
+from dolb.data.params import FilePath
+from dolb.data.sources.cache import file_identity, stored_parts
 from dolb.data.sources.source import Parts, Source
 from dolb.data.store.dataset import Dataset
 from dolb.errors import ConfigError
@@ -145,7 +146,8 @@ def materialize(
     (with ``build=False``, only reuse: None when they are absent).
 
     The parts go to ``directory/<name>-<hash>/<part>``, where the hash covers the name,
-    the parameters with defaults filled in and the seed. The whole ``<name>-<hash>``
+    the parameters with defaults filled in and the seed (a file a generator reads, such
+    as ``rcv1_resample``'s sample, by its name, size and SHA-256 instead of its path). The whole ``<name>-<hash>``
     directory is renamed into place once complete, so it is either absent or complete;
     when two processes build it at once, one rename wins and the other's copy is dropped.
 
@@ -159,4 +161,8 @@ def materialize(
     params = generator.check_params(params)
     sequence = seed_sequence(seed)
     identity = {"generator": name, "params": params, "seed": _describe_seed(sequence)}
+    files = [key for key, declared in generator.params.items() if isinstance(declared, FilePath)]
+    if files:  # a generator that reads files: keyed on their content, not on where they lie
+        identity["params"] = {k: v for k, v in params.items() if k not in files}
+        identity["sources"] = [file_identity(params[key]) for key in files]
     return stored_parts(directory, name, identity, (lambda: generator(params, sequence)) if build else None)

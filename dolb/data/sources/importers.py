@@ -18,18 +18,16 @@ The importers live in their own modules (:mod:`dolb.data.sources.rcv1`,
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 from dolb.data.params import FilePath
 from dolb.data.sources.cache import stored_parts
 from dolb.data.sources.source import Parts, Source
 from dolb.data.store.dataset import Dataset
-from dolb.errors import ConfigError, DataError
+from dolb.errors import ConfigError
 from dolb.registry import Registry
 
 
@@ -74,25 +72,6 @@ class Importer(Source):
 
 IMPORTERS: Registry[Importer] = Registry("importer")
 """Importer name to :class:`Importer` (a callable ``(params, directory)``)."""
-
-
-def file_identity(path: str | os.PathLike) -> dict[str, Any]:
-    """Name, size and sha256 of a file; DataError if it cannot be read.
-
-    Examples
-    --------
-    >>> _ = (tmp / "hello").write_text("hello")
-    >>> file_identity(tmp / "hello")["sha256"][:12]
-    '2cf24dba5fb0'
-    """
-    path = Path(path)
-    try:
-        with open(path, "rb") as stream:
-            digest = hashlib.file_digest(stream, "sha256").hexdigest()
-        size = path.stat().st_size
-    except OSError as exc:
-        raise DataError(f"source file {path}: cannot read it ({exc.strerror or exc})") from exc
-    return {"file": path.name, "size": size, "sha256": digest}
 
 
 def import_dataset(

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from dolb.data.params import Choice, FilePath, GenParam, Members
-from dolb.data.sources.importers import IMPORTERS, Importer, file_identity
+from dolb.data.sources.cache import file_identity
+from dolb.data.sources.importers import IMPORTERS, Importer
 from dolb.data.sources.source import Parts
 from dolb.errors import ConfigError, DataError
 

@@ -20,7 +20,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from dolb.data.params import Choice, FilePath, Members
-from dolb.data.sources.importers import IMPORTERS, Importer, file_identity
+from dolb.data.sources.cache import file_identity
+from dolb.data.sources.importers import IMPORTERS, Importer
 from dolb.data.sources.source import Parts
 from dolb.errors import ConfigError, DataError
 
