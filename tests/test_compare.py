@@ -14,7 +14,7 @@ from dolb.cli import main
 from dolb.execution.sweep import run_sweep
 from dolb.results.compare import compare_frames, pipeline_name
 from dolb.results.compare_report import largest_changes, trend_table
-from dolb.results.tables import TIDY_COLUMNS, read_results
+from dolb.results.tables import TIDY_COLUMNS, aggregate, read_results
 
 
 def tidy(values, metric="test_error", n_train=100, learner="pa"):
@@ -190,7 +190,7 @@ def test_trend_keeps_the_configurations_that_changed_most(tmp_path):
             tidy([9.0, 9.0], n_train=10),  # not the largest training size: left out
             tidy([2.0, 2.0 + 0.1 * night], learner="perceptron"),
         ])))
-    table = trend_table([pd.read_csv(folder / "results.csv") for folder in nights])
+    table = trend_table([aggregate(pd.read_csv(folder / "results.csv"), ("mean",)) for folder in nights])
     assert table.xs("pa", level="learner").values.tolist() == [[1.0, 1.5, 2.0]]
     assert table.xs("perceptron", level="learner").values.tolist() == [[2.0, 2.05, 2.1]]
     assert largest_changes(table, 1).index.get_level_values("learner").tolist() == ["pa"]

@@ -40,8 +40,9 @@ from scipy import stats as st
 
 from dolb.errors import DataError
 from dolb.evaluation.metrics import deterministic_metrics
+from dolb.results import query
 from dolb.results.history import read_records
-from dolb.results.stats import ALPHA, paired_tests
+from dolb.results.stats import ALPHA, paired_tests, tests_from_moments
 from dolb.results.store import ResultStore
 from dolb.results.tables import CONFIG_COLUMNS
 from dolb.results.throughput import (  # noqa: F401  (compare_throughput, read_bench: re-exported)
@@ -166,6 +167,14 @@ def compare_frames(run: pd.DataFrame, baseline: pd.DataFrame, alpha: float = ALP
     """
     table = _judge(paired_tests(_pairs(run, baseline), KEYS), alpha)
     return table[COLUMNS]
+
+
+def compare_stores(run: ResultStore, baseline: ResultStore, alpha: float = ALPHA) -> pd.DataFrame:
+    """:func:`compare_frames` of two result stores, computed in DuckDB
+    (:func:`dolb.results.query.paired_moments`): the client holds one row per
+    configuration × training size × judged metric, never the stores' rows."""
+    moments = query.paired_moments(run, baseline, deterministic_metrics())
+    return _judge(tests_from_moments(moments), alpha)[COLUMNS]
 
 
 # --- the comparison -----------------------------------------------------------------------

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from dolb.errors import ConfigError, DataError
-from dolb.evaluation.metrics import METRICS
+from dolb.evaluation.metrics import METRICS, deterministic_metrics
+from dolb.results import query
 from dolb.results.compare import (
     ALPHA,
     FIGURE_LINES,
@@ -20,6 +21,7 @@ from dolb.results.compare import (
     TREND_LINES,
     Comparison,
     compare_frames,
+    compare_stores,
     compare_throughput,
     pipeline_name,
     read_bench,
@@ -36,18 +38,58 @@ from dolb.results.figure_style import (
     series_style,
 )
 from dolb.results.report import slug
-from dolb.results.tables import CONFIG_COLUMNS, aggregate, read_results
+from dolb.results.store import ResultStore
+from dolb.results.tables import CONFIG_COLUMNS, TIDY_COLUMNS, aggregate, read_results
 
 
-def _unmatched(run: pd.DataFrame, baseline: pd.DataFrame) -> tuple[int, int]:
-    """Judged configuration × size × metric rows only in the run, only in the baseline."""
+class _Results:
+    """A result folder as the comparison reads it: its Parquet store, asked in DuckDB
+    for small answers only (the client's memory is bounded by the comparison, not by
+    the rows), or an older dolb's ``results.csv``, held in memory."""
 
-    def keys(frame: pd.DataFrame) -> set[tuple]:
-        judged = frame[frame["metric"].isin(METRICS.names())]
-        return set(judged[KEYS].astype(str).itertuples(index=False, name=None))
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.store = ResultStore(folder)
+        self.frame = None if self.store.exists() else read_results(folder, tidy=True)
 
-    ours, theirs = keys(run), keys(baseline)
-    return len(ours - theirs), len(theirs - ours)
+    def metrics(self) -> set[str]:
+        """Every metric stored."""
+        if self.frame is not None:
+            return set(self.frame["metric"])
+        return set(query.distinct(self.store, ["metric"])["metric"])
+
+    def judged_keys(self) -> set[tuple]:
+        """The configuration × training size × judged metric rows present (as text)."""
+        judged = deterministic_metrics()
+        if self.frame is not None:
+            keys = self.frame.loc[self.frame["metric"].isin(judged), KEYS].drop_duplicates()
+        else:
+            keys = query.distinct(self.store, KEYS, f"metric IN ({', '.join('?' * len(judged))})", tuple(judged))
+        return set(keys.astype(str).itertuples(index=False, name=None))
+
+    def rows(self, experiment: str, metric: str) -> pd.DataFrame:
+        """The rows of one experiment's ``metric``."""
+        if self.frame is not None:
+            return self.frame[(self.frame["experiment"] == experiment) & (self.frame["metric"] == metric)]
+        return query.rows(self.store, "experiment = ? AND metric = ?", (experiment, metric), columns=TIDY_COLUMNS)
+
+    def tidy(self) -> pd.DataFrame:
+        """Every row (an older folder's table, or the store's tidy columns)."""
+        return self.frame if self.frame is not None else query.rows(self.store, columns=TIDY_COLUMNS)
+
+    def judged_summary(self) -> pd.DataFrame:
+        """The mean over splits of every judged metric, per configuration and size."""
+        judged = deterministic_metrics()
+        if self.frame is not None:
+            return aggregate(self.frame[self.frame["metric"].isin(judged)], ("mean",))
+        return query.summary(self.store, f"metric IN ({', '.join('?' * len(judged))})", tuple(judged))
+
+
+def _compared(run: _Results, baseline: _Results, alpha: float) -> pd.DataFrame:
+    """The comparison table: in DuckDB when both folders are stores."""
+    if run.frame is None and baseline.frame is None:
+        return compare_stores(run.store, baseline.store, alpha)
+    return compare_frames(run.tidy(), baseline.tidy(), alpha)
 
 
 def _check_options(alpha: float, slowdown: float) -> None:
@@ -104,24 +146,26 @@ def compare_folders(
     _check_options(alpha, slowdown)
     run, baseline, out = Path(run), Path(baseline), Path(out)
     nights = [Path(folder) for folder in history] + [run]
-    frames = {folder: read_results(folder, tidy=True) for folder in [run, baseline, *nights]}
-    name = _check_same_pipeline(list(frames))
-    table = compare_frames(frames[run], frames[baseline], alpha)
+    results = {folder: _Results(folder) for folder in [run, baseline, *nights]}
+    name = _check_same_pipeline(list(results))
+    table = _compared(results[run], results[baseline], alpha)
     if table.empty:
         raise DataError(f"{run} and {baseline}: no configuration, training size and judged metric in common")
-    metrics = set(frames[run]["metric"]) | set(frames[baseline]["metric"])
+    ours, theirs = results[run].judged_keys(), results[baseline].judged_keys()
+    metrics = results[run].metrics() | results[baseline].metrics()
     comparison = Comparison(
         table,
         compare_throughput(read_bench(run), read_bench(baseline), slowdown),
         alpha,
         slowdown,
-        *_unmatched(frames[run], frames[baseline]),
-        tuple(sorted(metrics - set(METRICS.names()))),
+        len(ours - theirs),
+        len(theirs - ours),
+        tuple(sorted(metrics - set(deterministic_metrics()))),
     )
     out.mkdir(parents=True, exist_ok=True)
-    figures = change_figures(comparison.significant(), frames[run], frames[baseline], out)
+    figures = change_figures(comparison.significant(), results[run], results[baseline], out)
     if history:
-        trend = trend_table([frames[night] for night in nights])
+        trend = trend_table([results[night].judged_summary() for night in nights])
         figures.append(trend_figure(trend, [n.name for n in nights], out / "trend.png"))
     write_pages(comparison, figures, out, f"{name}: {run} against {baseline}")
     return comparison
@@ -130,15 +174,17 @@ def compare_folders(
 # --- figures --------------------------------------------------------------------------
 
 
-def change_figures(significant: pd.DataFrame, run: pd.DataFrame, baseline: pd.DataFrame, out: Path) -> list[Path]:
+def change_figures(significant: pd.DataFrame, run: _Results, baseline: _Results, out: Path) -> list[Path]:
     """One PNG per experiment × metric with a significant change: the metric against
     training size in both runs for the configurations that changed (at most
-    :data:`FIGURE_LINES`, smallest q first). Returns the paths written."""
+    :data:`FIGURE_LINES`, smallest q first), read from the folders for that experiment
+    and metric only. Returns the paths written."""
     paths = []
     for (experiment, metric), rows in significant.groupby(["experiment", "metric"], sort=True):
         configurations = rows.sort_values("q", kind="stable")[CONFIG_COLUMNS].drop_duplicates().head(FIGURE_LINES)
         path = out / f"compare-{slug(experiment)}-{slug(metric)}.png"
-        paths.append(change_figure(configurations, metric, run, baseline, path))
+        paths.append(change_figure(configurations, metric, run.rows(experiment, metric),
+                                   baseline.rows(experiment, metric), path))
     return paths
 
 
@@ -197,28 +243,29 @@ def change_figure(
     return path
 
 
-def trend_table(frames: list[pd.DataFrame]) -> pd.DataFrame:
+def trend_table(summaries: list[pd.DataFrame]) -> pd.DataFrame:
     """The mean over splits of every judged metric at its largest training size (per
     experiment, dataset and metric), one row per configuration × metric, one column per
-    night (``0`` the oldest).
+    night (``0`` the oldest), from each night's summary (a ``mean`` per configuration,
+    training size and metric, as :func:`dolb.results.query.summary` gives it).
 
     Examples
     --------
     >>> import pandas as pd
     >>> night = lambda v: pd.DataFrame({"experiment": "e", "dataset": "d", "task": "regression",
-    ...     "learner": "irma", "split": [0, 1, 0], "params": "", "complexity": "3",
-    ...     "conversion": "last", "n_train": [50, 50, 10], "metric": "test_mse", "value": [v, v + 2, 99]})
-    >>> trend_table([night(1.0), night(3.0)]).values.tolist()
+    ...     "learner": "irma", "params": "", "complexity": "3", "conversion": "last",
+    ...     "n_train": [50, 10], "metric": "test_mse", "mean": [v, 99.0]})
+    >>> trend_table([night(2.0), night(4.0)]).values.tolist()
     [[2.0, 4.0]]
     """
     means = []
-    for frame in frames:
-        judged = frame[frame["metric"].isin(METRICS.names())]
+    for summary in summaries:
+        judged = summary[summary["metric"].isin(METRICS.names())]
         judged = judged.assign(complexity=judged["complexity"].astype(str))
         largest = judged.groupby(["experiment", "dataset", "metric"])["n_train"].transform("max")
         at_largest = judged[judged["n_train"] == largest]
-        means.append(at_largest.groupby(CONFIG_COLUMNS + ["metric"], sort=True, dropna=False)["value"].mean())
-    return pd.concat(means, axis=1, keys=range(len(frames)))
+        means.append(at_largest.groupby(CONFIG_COLUMNS + ["metric"], sort=True, dropna=False)["mean"].first())
+    return pd.concat(means, axis=1, keys=range(len(summaries)))
 
 
 def largest_changes(panel: pd.DataFrame, lines: int = TREND_LINES) -> pd.DataFrame:

@@ -35,23 +35,32 @@ GROUP_COLUMNS = CONFIG_COLUMNS + ["n_train", "metric"]
 STATISTICS = ("mean", "std", "var", "median", "q25", "q75", "count", "ci95")
 """What :func:`summary` computes for each group."""
 
-_CHOSEN = """
-    WITH chosen AS (
+def _chosen(parts: str, rows: str) -> str:
+    """SQL common-table expressions naming ``rows`` the rows of the view ``parts`` with
+    each cell once: of several stored copies the first successful attempt, else the last
+    failure."""
+    return f"""
+    {rows}_chosen AS (
         SELECT cell_id,
                CASE WHEN bool_or(status = 'ok') THEN min(attempt) FILTER (WHERE status = 'ok')
                     ELSE max(attempt) END AS attempt
-        FROM parts GROUP BY cell_id
+        FROM {parts} GROUP BY cell_id
     ),
-    rows AS (SELECT parts.* FROM parts SEMI JOIN chosen USING (cell_id, attempt))
+    {rows} AS (SELECT {parts}.* FROM {parts} SEMI JOIN {rows}_chosen USING (cell_id, attempt))
 """
 
 
-def _connect(store: ResultStore) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with the store's parts registered as the view ``parts``."""
+_CHOSEN = "WITH " + _chosen("parts", "rows")
+
+
+def _connect(store: ResultStore, name: str = "parts", **more: ResultStore) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with the store's parts registered as the view ``name`` (and
+    those of each store of ``more`` under its keyword)."""
     connection = duckdb.connect()
     connection.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
     connection.execute(f"SET temp_directory = '{tempfile.gettempdir()}/dolb-duckdb'")
-    connection.register("parts", store.dataset())
+    for view, registered in {name: store, **more}.items():
+        connection.register(view, registered.dataset())
     return connection
 
 
@@ -111,6 +120,47 @@ def summary(store: ResultStore, where: str = "TRUE", parameters: tuple = ()) -> 
     table["count"] = table["count"].astype("int64")
     table["ci95"] = ci95_from(table["std"], table["count"])
     return table
+
+
+def paired_moments(run: ResultStore, baseline: ResultStore, metrics: list[str]) -> pd.DataFrame:
+    """The rows of two stores of one pipeline paired over ``split``, per configuration,
+    training size and metric of ``metrics`` present in both, reduced to what a paired
+    t-test needs (see :func:`dolb.results.stats.tests_from_moments`): ``n`` finite
+    pairs of ``pairs``, the means ``baseline`` and ``run`` and the mean ``difference``
+    over the finite pairs, and ``sd``, the standard deviation of the differences. The
+    answer has a row per group, whatever the number of rows (cells stored twice count
+    once, as everywhere)."""
+    keys = ", ".join(GROUP_COLUMNS)
+    judged = ", ".join("?" * len(metrics)) or "NULL"
+
+    def values(rows: str) -> str:  # one value per group and split
+        return f"SELECT {keys}, split, avg(value) AS value FROM {rows} WHERE status = 'ok' AND metric IN ({judged}) " \
+               "GROUP BY ALL"
+
+    with _connect(run, "run_parts", baseline_parts=baseline) as connection:
+        return connection.execute(
+            f"""WITH {_chosen("run_parts", "run_rows")}, {_chosen("baseline_parts", "baseline_rows")},
+            r AS ({values("run_rows")}),
+            b AS ({values("baseline_rows")}),
+            pairs AS (SELECT {keys},
+                             CASE WHEN isfinite(r.value) AND isfinite(b.value) THEN r.value END AS run,
+                             CASE WHEN isfinite(r.value) AND isfinite(b.value) THEN b.value END AS baseline
+                      FROM r JOIN b USING ({keys}, split))
+            SELECT {keys}, count(run) AS n, count(*) AS pairs, avg(baseline) AS baseline, avg(run) AS run,
+                   avg(run - baseline) AS difference, stddev_samp(run - baseline) AS sd
+            FROM pairs GROUP BY ALL ORDER BY ALL""",
+            list(metrics) * 2,
+        ).df()
+
+
+def distinct(store: ResultStore, columns: list[str], where: str = "TRUE", parameters: tuple = ()) -> pd.DataFrame:
+    """The distinct values of ``columns`` over the successful rows matching ``where``."""
+    chosen = ", ".join(f'"{name}"' for name in columns)
+    with _connect(store) as connection:
+        return connection.execute(
+            f"{_CHOSEN} SELECT DISTINCT {chosen} FROM rows WHERE status = 'ok' AND ({where}) ORDER BY ALL",
+            list(parameters),
+        ).df()
 
 
 def ci95_from(std, count) -> np.ndarray:

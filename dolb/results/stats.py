@@ -29,8 +29,7 @@ def paired_tests(pairs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Per group of ``keys``, from rows of paired values ``run`` and ``baseline`` and
     their ``difference`` (NaN where a pair is incomplete): the means, the mean
     difference with its 95 % t interval, the relative change, Cohen's d_z and the
-    two-sided paired t-test. All differences 0: t = 0, p = 1; all equal and non-zero:
-    t = ±inf, p = 0; fewer than two pairs: no test (NaN).
+    two-sided paired t-test (:func:`tests_from_moments`).
 
     Examples
     --------
@@ -39,28 +38,48 @@ def paired_tests(pairs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     >>> round(float(row["difference"]), 4), round(float(row["p"]), 4)  # scipy's ttest_rel: 0.2697
     (1.3333, 0.2697)
     """
-    from scipy.stats import t as student_t  # 0.7 s to import: only when a test is made
-
-    table = pairs.groupby(keys, sort=True, dropna=False).agg(
+    moments = pairs.groupby(keys, sort=True, dropna=False).agg(
         n=("difference", "count"),
         pairs=("difference", "size"),
         baseline=("baseline", "mean"),
         run=("run", "mean"),
         difference=("difference", "mean"),
         sd=("difference", "std"),
-        ci95=("difference", ci95_halfwidth),
     ).reset_index()
-    n, mean, sd = (table[c].to_numpy(dtype=float) for c in ("n", "difference", "sd"))
+    return tests_from_moments(moments)
+
+
+def tests_from_moments(moments: pd.DataFrame) -> pd.DataFrame:
+    """The paired t-tests of groups given by their moments: ``n`` finite pairs of
+    ``pairs``, the means ``baseline``, ``run`` and ``difference`` and the standard
+    deviation ``sd`` of the differences (as :func:`paired_tests` or
+    :func:`dolb.results.query.paired_moments` compute them). Adds ``n_nonfinite``, the
+    95 % t interval ``ci_low``–``ci_high`` of the mean difference, ``relative``
+    (difference / |baseline|), Cohen's ``d_z``, ``t`` and the two-sided ``p``. All
+    differences 0: t = 0, p = 1; all equal and non-zero: t = ±inf, p = 0; fewer than
+    two pairs: no test (NaN).
+
+    Examples
+    --------
+    >>> moments = pd.DataFrame({"n": [3], "pairs": [3], "baseline": [1.0], "run": [7 / 3],
+    ...                         "difference": [4 / 3], "sd": [np.std([0.0, 1.0, 3.0], ddof=1)]})
+    >>> round(float(tests_from_moments(moments)["p"].iloc[0]), 4)  # scipy's ttest_rel: 0.2697
+    0.2697
+    """
+    from scipy.stats import t as student_t  # 0.7 s to import: only when a test is made
+
+    n, mean, sd = (moments[c].to_numpy(dtype=float) for c in ("n", "difference", "sd"))
+    half = ci95_from(sd, n)
     unchanged = (mean == 0) & (sd == 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         d_z = np.where(unchanged, 0.0, mean / sd)
         t = d_z * np.sqrt(n)
-        relative = mean / np.abs(table["baseline"].to_numpy(dtype=float))
+        relative = mean / np.abs(moments["baseline"].to_numpy(dtype=float))
     p = np.where(n >= 2, 2 * student_t.sf(np.abs(t), np.maximum(n - 1, 1)), np.nan)
-    return table.assign(
-        n_nonfinite=table["pairs"] - table["n"],
-        ci_low=mean - table["ci95"],
-        ci_high=mean + table["ci95"],
+    return moments.assign(
+        n_nonfinite=moments["pairs"] - moments["n"],
+        ci_low=mean - half,
+        ci_high=mean + half,
         relative=relative,
         d_z=d_z,
         t=t,
