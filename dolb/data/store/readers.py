@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 import scipy.sparse as sp
 import zarr
 
-from dolb.data.store.format import INT32_MAX, READ_ERRORS
+from dolb.data.store.decoding import ChunkDecoder
+from dolb.data.store.format import INT32_MAX, READ_ERRORS, is_url
+from dolb.data.store.gather import gather_spans, touched_chunks
 from dolb.data.store.manifest import chunk_checksum
 from dolb.errors import DataError
 
@@ -93,8 +96,8 @@ class ChunkReader:
     Examples
     --------
     >>> reader = ChunkReader(open_dataset(tmp / "toy"), "y", keep=2)
-    >>> reader.take(np.array([0, 2]))
-    array([0., 2.])
+    >>> reader.rows(np.array([2, 0]))
+    array([2., 0.])
     """
 
     def __init__(
@@ -110,8 +113,11 @@ class ChunkReader:
         self.length = self.array.shape[0]
         self.chunk_length = self.array.chunks[0]
         self.n_chunks = math.ceil(self.length / self.chunk_length)
+        self.width = math.prod(self.array.shape[1:])  # elements of a row
         self.keep = keep
         self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
+        folder = None if is_url(dataset.path) else Path(dataset.path, *name.split("/"))
+        self.decoder = ChunkDecoder(self.array, folder)
 
     def chunk(self, index: int) -> np.ndarray:
         """Decoded chunk ``index``, checked against the chunk manifest (read-only view of
@@ -124,9 +130,8 @@ class ChunkReader:
             if values is not None:
                 return values
         start = index * self.chunk_length
-        stop = min(start + self.chunk_length, self.length)
         try:
-            values = self.array[start:stop]
+            values = self.decoder.decode(index, min(self.chunk_length, self.length - start))
         except READ_ERRORS as exc:
             raise self._fault(index, f"is corrupted: {exc}") from exc
         if chunk_checksum(values) != self.checksums[index]:
@@ -150,7 +155,7 @@ class ChunkReader:
         """The error naming the store, array, chunk, its file key and its rows or elements."""
         start = index * self.chunk_length
         stop = min(start + self.chunk_length, self.length)
-        key = self.array.metadata.encode_chunk_key((index,) + (0,) * (self.array.ndim - 1))
+        key = self.decoder.key(index)
         unit = "rows" if self.name in ("X", "y") else "elements"
         return DataError(
             f"dataset {self.dataset_path}: array {self.name!r} chunk {index} "
@@ -168,16 +173,22 @@ class ChunkReader:
         ]
         return np.concatenate(pieces)
 
-    def take(self, positions: np.ndarray) -> np.ndarray:
-        """A new array holding the elements at ``positions`` (sorted ascending)."""
-        out = np.empty((positions.shape[0], *self.array.shape[1:]), dtype=self.dtype)
-        if positions.shape[0] == 0:
-            return out
-        chunk_ids = positions // self.chunk_length
-        cuts = np.flatnonzero(np.diff(chunk_ids)) + 1
-        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, positions.shape[0]]):
-            c = int(chunk_ids[lo])
-            out[lo:hi] = self.chunk(c)[positions[lo:hi] - c * self.chunk_length]
+    def gather(self, starts: np.ndarray, lengths: np.ndarray, out_ptr: np.ndarray, out: np.ndarray) -> None:
+        """Copy span ``i`` (elements ``starts[i]`` to ``starts[i] + lengths[i] - 1`` of the
+        array flattened, in any order) into ``out[out_ptr[i]:out_ptr[i + 1]]``, each chunk decoded at most once
+        (see :mod:`dolb.data.store.gather`)."""
+        flat = out.reshape(-1)
+        size = self.chunk_length * self.width  # elements of a chunk, flattened
+        for c in np.flatnonzero(touched_chunks(starts, lengths, size, self.n_chunks)).tolist():
+            gather_spans(self.chunk(c).reshape(-1), c * size, starts, lengths, out_ptr, flat)
+
+    def rows(self, rows: np.ndarray, dtype: np.dtype | None = None) -> np.ndarray:
+        """A new array (of ``dtype``, default the stored one) holding the elements along
+        axis 0 at ``rows``, in the order given."""
+        width = math.prod(self.array.shape[1:])
+        out = np.empty((rows.shape[0], *self.array.shape[1:]), dtype=dtype or self.dtype)
+        lengths = np.full(rows.shape[0], width, dtype=np.int64)
+        self.gather(rows * width, lengths, np.arange(0, (rows.shape[0] + 1) * width, width), out)
         return out
 
 
@@ -185,10 +196,11 @@ class RowReader:
     """Reads blocks of rows of one dataset, keeping a few decoded chunks per array so
     that consecutive blocks reuse them.
 
-    Contiguous rows (a slice) cost one pass over the chunks they span. Rows in any
-    other order are sorted, gathered chunk by chunk, then put back in the order asked
-    for: a block costs one decode per distinct chunk it touches that is not cached, so
-    a random permutation of a dataset much larger than the cache decodes about
+    Rows in any order are gathered straight into the block, in the order asked for, by
+    one compiled pass per chunk they touch (:mod:`dolb.data.store.gather`), converting
+    to float64 features on the way: nothing is sorted and nothing put back. A block
+    costs one decode per distinct chunk it touches that is not cached, so a random
+    permutation of a dataset much larger than the cache decodes about
     ``min(block rows, n_chunks)`` chunks per block, that is the whole dataset about
     ``n_rows / block rows`` times per pass. Bigger blocks make random orders cheaper.
 
@@ -217,49 +229,19 @@ class RowReader:
     def read(self, rows: slice | np.ndarray) -> tuple:
         """``(X, y)`` of a ``slice(start, stop)`` or of checked row numbers in any order."""
         if isinstance(rows, slice):
-            return self._range(rows.start, rows.stop)
-        if rows.shape[0] > 1 and np.all(rows[1:] - rows[:-1] == 1):
-            return self._range(int(rows[0]), int(rows[-1]) + 1)
-        order = np.argsort(rows, kind="stable")
-        if np.all(order[1:] > order[:-1]):
-            return self._sorted(rows)
-        X, y = self._sorted(rows[order])
-        inverse = np.empty_like(order)
-        inverse[order] = np.arange(order.shape[0])
-        return X[inverse], y[inverse]
-
-    def _range(self, start: int, stop: int) -> tuple:
-        """``(X, y)`` of rows ``start`` to ``stop - 1``."""
-        y = self.readers["y"].span(start, stop)
+            rows = np.arange(rows.start, max(rows.start, rows.stop), dtype=np.int64)
+        rows = np.asarray(rows, dtype=np.int64)
+        y = self.readers["y"].rows(rows)
         if not self.dataset.sparse:
-            return np.ascontiguousarray(self.readers["X"].span(start, stop), dtype=np.float64), y
-        pointers = self.dataset.indptr[start : stop + 1]
-        first, last = int(pointers[0]), int(pointers[-1])
-        data = self.readers["X/data"].span(first, last)
-        indices = self.readers["X/indices"].span(first, last)
-        return self._csr(data, indices, pointers - first), y
-
-    def _sorted(self, rows: np.ndarray) -> tuple:
-        """``(X, y)`` of unique ``rows`` sorted ascending."""
-        y = self.readers["y"].take(rows)
-        if not self.dataset.sparse:
-            return np.ascontiguousarray(self.readers["X"].take(rows), dtype=np.float64), y
+            return self.readers["X"].rows(rows, np.dtype(np.float64)), y
         starts = self.dataset.indptr[rows]
         lengths = self.dataset.indptr[rows + 1] - starts
-        pointers = np.concatenate(([0], np.cumsum(lengths)))
-        positions = np.repeat(starts - pointers[:-1], lengths) + np.arange(pointers[-1])
-        data = self.readers["X/data"].take(positions)
-        indices = self.readers["X/indices"].take(positions)
-        return self._csr(data, indices, pointers), y
-
-    def _csr(self, data: np.ndarray, indices: np.ndarray, pointers: np.ndarray) -> sp.csr_matrix:
-        """A float64 CSR block from its pieces (indices and pointers in one index dtype)."""
-        index_dtype = np.int32 if max(pointers[-1], self.dataset.n_features) <= INT32_MAX else np.int64
-        return sp.csr_matrix(
-            (
-                np.asarray(data, dtype=np.float64),
-                np.asarray(indices, dtype=index_dtype),
-                np.asarray(pointers, dtype=index_dtype),
-            ),
-            shape=(pointers.shape[0] - 1, self.dataset.n_features),
-        )
+        total = int(lengths.sum())
+        index_dtype = np.int32 if max(total, self.dataset.n_features) <= INT32_MAX else np.int64
+        pointers = np.zeros(rows.shape[0] + 1, dtype=index_dtype)
+        np.cumsum(lengths, out=pointers[1:], dtype=index_dtype)
+        data = np.empty(total, dtype=np.float64)
+        indices = np.empty(total, dtype=index_dtype)
+        self.readers["X/data"].gather(starts, lengths, pointers, data)
+        self.readers["X/indices"].gather(starts, lengths, pointers, indices)
+        return sp.csr_matrix((data, indices, pointers), shape=(rows.shape[0], self.dataset.n_features)), y
