@@ -32,6 +32,12 @@ from dolb.errors import DataError
 
 CACHE_CHUNKS = 2
 """Decoded chunks a :class:`RowReader` keeps per array."""
+CHECKED = "dolb_checked"
+"""Attribute set to True on every CSR block a :class:`RowReader` builds: its values are
+finite and every row's column indices strictly increase, as
+:func:`~dolb.data.store.writing.write_dataset` checked and the chunk manifest confirms
+chunk by chunk, so a consumer may skip checking them again. A new matrix made from it
+(a slice, a copy) does not carry the attribute."""
 
 
 class StoredArrays(Protocol):
@@ -244,4 +250,6 @@ class RowReader:
         indices = np.empty(total, dtype=index_dtype)
         self.readers["X/data"].gather(starts, lengths, pointers, data)
         self.readers["X/indices"].gather(starts, lengths, pointers, indices)
-        return sp.csr_matrix((data, indices, pointers), shape=(rows.shape[0], self.dataset.n_features)), y
+        X = sp.csr_matrix((data, indices, pointers), shape=(rows.shape[0], self.dataset.n_features))
+        setattr(X, CHECKED, True)
+        return X, y
