@@ -114,6 +114,21 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_stream(args: argparse.Namespace) -> int:
+    from dolb.bench_stream import NAMES, as_text, stream_bench
+
+    names = args.only.split(",") if args.only else None
+    for name in names or ():
+        if name not in NAMES:
+            raise ConfigError(f"--only: {name!r} has no bare loop to compare with (known: {', '.join(NAMES)})")
+    for option, path in (("--rcv1", Path(args.rcv1)), ("--libsvm", Path(args.libsvm) / "a9a")):
+        if not path.is_file():
+            raise ConfigError(f"{option} {path}: no such file")
+    rows, judged = stream_bench(Path(args.rcv1), Path(args.libsvm), names, max(args.repeat, 7), not args.no_peers)
+    print(json.dumps(rows + [{"kind": "floor", **j} for j in judged]) if args.json else as_text(rows, judged))
+    return 0
+
+
 def _bench(args: argparse.Namespace) -> int:
     from dolb.bench import LEARNERS, as_json, as_text, run_bench
 
@@ -122,6 +137,8 @@ def _bench(args: argparse.Namespace) -> int:
 
         omr_bench(args.omr)
         return 0
+    if args.stream:
+        return _bench_stream(args)
     if args.kernel:
         from dolb.bench_kernel import kernel_bench
 
@@ -289,8 +306,13 @@ def build_parser() -> argparse.ArgumentParser:
     instead.add_argument("--omr", type=positive_int, metavar="T", nargs="?", const=100_000,
                          help="instead: online manifold regularisation's learners on a stream of T two-spirals "
                               "points (default 100000): examples/s, test error, and the exact learner's growth")
+    instead.add_argument("--stream", action="store_true",
+                         help="instead: the sparse linear learners from a Zarr store (in order, permuted) against "
+                              "memory, bare Numba loops, VW and river, on RCV1 and a9a (at least 7 repeats)")
     bench.add_argument("--mnist", default="../shared/data/mnist", help="MNIST folder for --kernel")
-    bench.add_argument("--no-peers", action="store_true", help="with --kernel: LASVM only")
+    bench.add_argument("--rcv1", default="../shared/data/rcv1/rcv1v2_mulan_dedup.npz", help="RCV1 file for --stream")
+    bench.add_argument("--libsvm", default="../shared/data/libsvm", help="folder of a9a and a9a.t for --stream")
+    bench.add_argument("--no-peers", action="store_true", help="with --kernel or --stream: no peers")
     bench.set_defaults(handler=_bench)
 
     learners = commands.add_parser("learners", help="the registered learners and their parameters")
