@@ -190,12 +190,20 @@ class ChunkReader:
 
     def rows(self, rows: np.ndarray, dtype: np.dtype | None = None) -> np.ndarray:
         """A new array (of ``dtype``, default the stored one) holding the elements along
-        axis 0 at ``rows``, in the order given."""
-        width = math.prod(self.array.shape[1:])
-        out = np.empty((rows.shape[0], *self.array.shape[1:]), dtype=dtype or self.dtype)
-        lengths = np.full(rows.shape[0], width, dtype=np.int64)
-        self.gather(rows * width, lengths, np.arange(0, (rows.shape[0] + 1) * width, width), out)
+        axis 0 at ``rows``, in the order given (consecutive rows: one span)."""
+        width = self.width
+        out = np.empty((rows.shape[0], *self.array.shape[1:]), dtype=self.dtype if dtype is None else dtype)
+        if rows.shape[0] and _consecutive(rows):
+            self.gather(rows[:1] * width, np.array([rows.shape[0] * width]), np.array([0, out.size]), out)
+        else:
+            lengths = np.full(rows.shape[0], width, dtype=np.int64)
+            self.gather(rows * width, lengths, np.arange(0, (rows.shape[0] + 1) * width, width), out)
         return out
+
+
+def _consecutive(rows: np.ndarray) -> bool:
+    """Whether ``rows`` (not empty) are ``rows[0], rows[0] + 1, ...``."""
+    return int(rows[-1]) - int(rows[0]) == rows.shape[0] - 1 and bool(np.all(np.diff(rows) == 1))
 
 
 class RowReader:
@@ -240,16 +248,23 @@ class RowReader:
         y = self.readers["y"].rows(rows)
         if not self.dataset.sparse:
             return self.readers["X"].rows(rows, np.dtype(np.float64)), y
-        starts = self.dataset.indptr[rows]
-        lengths = self.dataset.indptr[rows + 1] - starts
-        total = int(lengths.sum())
+        indptr = self.dataset.indptr
+        if rows.shape[0] and _consecutive(rows):  # one span
+            first = indptr[rows[0]]
+            pointers = indptr[rows[0] : rows[-1] + 2] - first
+            starts, lengths, spans = np.array([first]), pointers[-1:], pointers[[0, -1]]
+        else:
+            starts = indptr[rows]
+            lengths = indptr[rows + 1] - starts
+            pointers = spans = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+            np.cumsum(lengths, out=pointers[1:])
+        total = int(pointers[-1])
         index_dtype = np.int32 if max(total, self.dataset.n_features) <= INT32_MAX else np.int64
-        pointers = np.zeros(rows.shape[0] + 1, dtype=index_dtype)
-        np.cumsum(lengths, out=pointers[1:], dtype=index_dtype)
         data = np.empty(total, dtype=np.float64)
         indices = np.empty(total, dtype=index_dtype)
-        self.readers["X/data"].gather(starts, lengths, pointers, data)
-        self.readers["X/indices"].gather(starts, lengths, pointers, indices)
+        self.readers["X/data"].gather(starts, lengths, spans, data)
+        self.readers["X/indices"].gather(starts, lengths, spans, indices)
+        pointers = pointers.astype(index_dtype)
         X = sp.csr_matrix((data, indices, pointers), shape=(rows.shape[0], self.dataset.n_features))
         setattr(X, CHECKED, True)
         return X, y
