@@ -50,6 +50,7 @@ class StoredArrays(Protocol):
     arrays: dict[str, zarr.Array]
     checksums: dict[str, list[int]]
     indptr: np.ndarray | None
+    decoders: dict[str, ChunkDecoder]  # filled by the readers, one per array
 
 
 class ChunkCache:
@@ -91,6 +92,16 @@ class ChunkCache:
             self.bytes -= old.nbytes
 
 
+def _decoder(dataset: StoredArrays, name: str) -> ChunkDecoder:
+    """The decoder of array ``name``, made once per opened dataset (its codec pipeline
+    read once, not once per stream)."""
+    decoder = dataset.decoders.get(name)
+    if decoder is None:
+        folder = None if is_url(dataset.path) else Path(dataset.path, *name.split("/"))
+        decoder = dataset.decoders[name] = ChunkDecoder(dataset.arrays[name], folder)
+    return decoder
+
+
 class ChunkReader:
     """Reads one array of a dataset whole chunk by whole chunk along axis 0, keeping the
     ``keep`` most recently used decoded chunks.
@@ -122,8 +133,7 @@ class ChunkReader:
         self.width = math.prod(self.array.shape[1:])  # elements of a row
         self.keep = keep
         self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
-        folder = None if is_url(dataset.path) else Path(dataset.path, *name.split("/"))
-        self.decoder = ChunkDecoder(self.array, folder)
+        self.decoder = _decoder(dataset, name)
 
     def chunk(self, index: int) -> np.ndarray:
         """Decoded chunk ``index``, checked against the chunk manifest (read-only view of
