@@ -56,3 +56,29 @@ def gather_spans(chunk, chunk_start, starts, lengths, out_ptr, out):
         for k in range(first, stop):
             out[to + k - first] = chunk[k - low]
 
+
+
+@numba.njit(cache=True, nogil=True)
+def gather_span_pairs(chunk_a, chunk_b, chunk_start, starts, lengths, out_ptr, out_a, out_b):
+    """:func:`gather_spans` of two arrays chunked alike (a CSR block's values and column
+    indices) in one pass over the spans."""
+    low = chunk_start
+    high = chunk_start + chunk_a.shape[0]
+    for i in range(starts.shape[0]):
+        first = max(starts[i], low)
+        stop = min(starts[i] + lengths[i], high)
+        to = out_ptr[i] - starts[i] + low  # chunk element k goes to out[to + k]
+        for k in range(first - low, stop - low):
+            out_a[to + k] = chunk_a[k]
+            out_b[to + k] = chunk_b[k]
+
+
+@numba.njit(cache=True, nogil=True)
+def row_spans(indptr, rows, starts, lengths, out_ptr):
+    """The spans of CSR ``rows`` (their elements, by the row pointers ``indptr``) and
+    where they go in a block (``out_ptr``, from 0)."""
+    out_ptr[0] = 0
+    for i in range(rows.shape[0]):
+        starts[i] = indptr[rows[i]]
+        lengths[i] = indptr[rows[i] + 1] - starts[i]
+        out_ptr[i + 1] = out_ptr[i] + lengths[i]

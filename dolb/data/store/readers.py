@@ -26,7 +26,7 @@ import zarr
 
 from dolb.data.store.decoding import ChunkDecoder
 from dolb.data.store.format import INT32_MAX, READ_ERRORS, is_url
-from dolb.data.store.gather import gather_spans, touched_chunks
+from dolb.data.store.gather import gather_span_pairs, gather_spans, row_spans, touched_chunks
 from dolb.data.store.manifest import chunk_checksum
 from dolb.errors import DataError
 
@@ -264,17 +264,27 @@ class RowReader:
             pointers = indptr[rows[0] : rows[-1] + 2] - first
             starts, lengths, spans = np.array([first]), pointers[-1:], pointers[[0, -1]]
         else:
-            starts = indptr[rows]
-            lengths = indptr[rows + 1] - starts
-            pointers = spans = np.zeros(rows.shape[0] + 1, dtype=np.int64)
-            np.cumsum(lengths, out=pointers[1:])
+            starts, lengths = np.empty_like(rows), np.empty_like(rows)
+            pointers = spans = np.empty(rows.shape[0] + 1, dtype=np.int64)
+            row_spans(indptr, rows, starts, lengths, pointers)
         total = int(pointers[-1])
         index_dtype = np.int32 if max(total, self.dataset.n_features) <= INT32_MAX else np.int64
         data = np.empty(total, dtype=np.float64)
         indices = np.empty(total, dtype=index_dtype)
-        self.readers["X/data"].gather(starts, lengths, spans, data)
-        self.readers["X/indices"].gather(starts, lengths, spans, indices)
+        self._gather_csr(starts, lengths, spans, data, indices)
         pointers = pointers.astype(index_dtype)
         X = sp.csr_matrix((data, indices, pointers), shape=(rows.shape[0], self.dataset.n_features))
         setattr(X, CHECKED, True)
         return X, y
+
+    def _gather_csr(self, starts, lengths, spans, data, indices) -> None:
+        """Values and column indices of the spans, in one pass per chunk when the two
+        arrays are chunked alike (as dolb writes them)."""
+        values, columns = self.readers["X/data"], self.readers["X/indices"]
+        if values.chunk_length != columns.chunk_length:
+            values.gather(starts, lengths, spans, data)
+            columns.gather(starts, lengths, spans, indices)
+            return
+        size = values.chunk_length
+        for c in np.flatnonzero(touched_chunks(starts, lengths, size, values.n_chunks)).tolist():
+            gather_span_pairs(values.chunk(c), columns.chunk(c), c * size, starts, lengths, spans, data, indices)
