@@ -50,3 +50,15 @@ def test_every_bare_loop_is_tested():
 def test_vw_lines_are_vw_text():
     X = sp.csr_matrix(np.array([[0.0, 1.5], [2.0, 0.0]]))
     assert vw_lines(X, np.array([1.0, -1.0])) == ["1 | 1:1.5", "-1 | 0:2"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--only", "lasvm"], "--only: 'lasvm' has no bare loop to compare with"),
+    (["--rcv1", "no/such.npz"], "--rcv1 no/such.npz: no such file"),
+])
+def test_bench_stream_refuses_bad_arguments_in_one_line(capsys, args, message):
+    from dolb.cli import main
+
+    assert main(["bench", "--stream", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
