@@ -6,8 +6,9 @@ the few decoded chunks the reader keeps per array, and, for sparse data, the row
 pointer array ``indptr``. It never holds the dataset.
 
 Stored order reads contiguous row ranges, each chunk decoded once. A given order (such
-as a seeded permutation of a subset) is read block by block: a block's rows are
-sorted, gathered from the chunks they fall in, and put back in the order asked for;
+as a seeded permutation of a subset) is read block by block: a block's rows are copied,
+in the order asked for, out of the decoded chunks they fall in by one compiled pass per
+chunk that runs without the GIL, so the reading thread works while the learner learns;
 see :class:`~dolb.data.store.readers.RowReader` for what that costs.
 """
 
