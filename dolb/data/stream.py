@@ -92,14 +92,18 @@ def _positive(ds: Dataset, name: str, value) -> int:
 
 
 def _read_ahead(reader: RowReader, blocks: list, prefetch: int) -> Iterator[tuple]:
-    """Yield ``reader.read(block)`` for each block, read by a background thread."""
+    """Yield ``reader.read(block)`` for each block: the first read here (it is wanted at
+    once: nothing to overlap, no hand-over to pay), the others by a background thread
+    started before the first block is handed out."""
+    first = reader.read(blocks[0])
     ready: queue.Queue = queue.Queue(maxsize=prefetch)
     stop = threading.Event()
     thread = threading.Thread(
-        target=_produce, args=(reader, blocks, ready, stop), name="dolb-stream", daemon=True
+        target=_produce, args=(reader, blocks[1:], ready, stop), name="dolb-stream", daemon=True
     )
     thread.start()
     try:
+        yield first
         while (item := ready.get()) is not _END:
             if isinstance(item, BaseException):
                 raise item

@@ -178,16 +178,16 @@ class ChunkReader:
             f"(file {self.name}/{key}, {unit} {start}..{stop - 1}) {what}"
         )
 
-    def span(self, start: int, stop: int) -> np.ndarray:
-        """A new array holding elements ``start`` to ``stop - 1``."""
-        if stop <= start:
-            return np.empty((0, *self.array.shape[1:]), dtype=self.dtype)
+    def span(self, start: int, stop: int, dtype: np.dtype | None = None) -> np.ndarray:
+        """A new array (of ``dtype``, default the stored one) holding elements ``start``
+        to ``stop - 1``: one copy, converted on the way, a slice of each chunk."""
+        out = np.empty((max(stop - start, 0), *self.array.shape[1:]), dtype=self.dtype if dtype is None else dtype)
         length = self.chunk_length
-        pieces = [
-            self.chunk(c)[max(start - c * length, 0) : stop - c * length]
-            for c in range(start // length, (stop - 1) // length + 1)
-        ]
-        return np.concatenate(pieces)
+        for c in range(start // length, (stop - 1) // length + 1) if stop > start else ():
+            first = max(start, c * length)
+            last = min(stop, (c + 1) * length)
+            out[first - start : last - start] = self.chunk(c)[first - c * length : last - c * length]
+        return out
 
     def gather(self, starts: np.ndarray, lengths: np.ndarray, out_ptr: np.ndarray, out: np.ndarray) -> None:
         """Copy span ``i`` (elements ``starts[i]`` to ``starts[i] + lengths[i] - 1`` of the
@@ -204,11 +204,15 @@ class ChunkReader:
         width = self.width
         out = np.empty((rows.shape[0], *self.array.shape[1:]), dtype=self.dtype if dtype is None else dtype)
         if rows.shape[0] and _consecutive(rows):
-            self.gather(rows[:1] * width, np.array([rows.shape[0] * width]), np.array([0, out.size]), out)
-        else:
-            lengths = np.full(rows.shape[0], width, dtype=np.int64)
-            self.gather(rows * width, lengths, np.arange(0, (rows.shape[0] + 1) * width, width), out)
+            return self.span(int(rows[0]), int(rows[-1]) + 1, out.dtype)
+        lengths = np.full(rows.shape[0], width, dtype=np.int64)
+        self.gather(rows * width, lengths, np.arange(0, (rows.shape[0] + 1) * width, width), out)
         return out
+
+
+def _index_dtype(nnz: int, n_features: int) -> np.dtype:
+    """int32 for the indices and pointers of a CSR block when they fit, else int64."""
+    return np.dtype(np.int32 if max(nnz, n_features) <= INT32_MAX else np.int64)
 
 
 def _consecutive(rows: np.ndarray) -> bool:
@@ -259,20 +263,21 @@ class RowReader:
         if not self.dataset.sparse:
             return self.readers["X"].rows(rows, np.dtype(np.float64)), y
         indptr = self.dataset.indptr
-        if rows.shape[0] and _consecutive(rows):  # one span
-            first = indptr[rows[0]]
-            pointers = indptr[rows[0] : rows[-1] + 2] - first
-            starts, lengths, spans = np.array([first]), pointers[-1:], pointers[[0, -1]]
+        if rows.shape[0] and _consecutive(rows):  # one span of each array
+            first, last = int(indptr[rows[0]]), int(indptr[rows[-1] + 1])
+            index_dtype = _index_dtype(last - first, self.dataset.n_features)
+            data = self.readers["X/data"].span(first, last, np.dtype(np.float64))
+            indices = self.readers["X/indices"].span(first, last, index_dtype)
+            pointers = (indptr[rows[0] : rows[-1] + 2] - first).astype(index_dtype)
         else:
             starts, lengths = np.empty_like(rows), np.empty_like(rows)
-            pointers = spans = np.empty(rows.shape[0] + 1, dtype=np.int64)
+            pointers = np.empty(rows.shape[0] + 1, dtype=np.int64)
             row_spans(indptr, rows, starts, lengths, pointers)
-        total = int(pointers[-1])
-        index_dtype = np.int32 if max(total, self.dataset.n_features) <= INT32_MAX else np.int64
-        data = np.empty(total, dtype=np.float64)
-        indices = np.empty(total, dtype=index_dtype)
-        self._gather_csr(starts, lengths, spans, data, indices)
-        pointers = pointers.astype(index_dtype)
+            index_dtype = _index_dtype(int(pointers[-1]), self.dataset.n_features)
+            data = np.empty(int(pointers[-1]), dtype=np.float64)
+            indices = np.empty(int(pointers[-1]), dtype=index_dtype)
+            self._gather_csr(starts, lengths, pointers, data, indices)
+            pointers = pointers.astype(index_dtype)
         X = sp.csr_matrix((data, indices, pointers), shape=(rows.shape[0], self.dataset.n_features))
         setattr(X, CHECKED, True)
         return X, y
