@@ -191,8 +191,8 @@ class ChunkReader:
 
     def gather(self, starts: np.ndarray, lengths: np.ndarray, out_ptr: np.ndarray, out: np.ndarray) -> None:
         """Copy span ``i`` (elements ``starts[i]`` to ``starts[i] + lengths[i] - 1`` of the
-        array flattened, in any order) into ``out[out_ptr[i]:out_ptr[i + 1]]``, each chunk decoded at most once
-        (see :mod:`dolb.data.store.gather`)."""
+        array flattened, in any order) into ``out[out_ptr[i]:out_ptr[i + 1]]``, each chunk
+        decoded at most once (see :mod:`dolb.data.store.gather`)."""
         flat = out.reshape(-1)
         size = self.chunk_length * self.width  # elements of a chunk, flattened
         for c in np.flatnonzero(touched_chunks(starts, lengths, size, self.n_chunks)).tolist():
@@ -201,10 +201,10 @@ class ChunkReader:
     def rows(self, rows: np.ndarray, dtype: np.dtype | None = None) -> np.ndarray:
         """A new array (of ``dtype``, default the stored one) holding the elements along
         axis 0 at ``rows``, in the order given (consecutive rows: one span)."""
+        if rows.shape[0] and _consecutive(rows):
+            return self.span(int(rows[0]), int(rows[-1]) + 1, dtype)
         width = self.width
         out = np.empty((rows.shape[0], *self.array.shape[1:]), dtype=self.dtype if dtype is None else dtype)
-        if rows.shape[0] and _consecutive(rows):
-            return self.span(int(rows[0]), int(rows[-1]) + 1, out.dtype)
         lengths = np.full(rows.shape[0], width, dtype=np.int64)
         self.gather(rows * width, lengths, np.arange(0, (rows.shape[0] + 1) * width, width), out)
         return out
