@@ -99,3 +99,16 @@ def test_a_sliced_block_is_no_longer_flagged_and_is_checked_again(stored):
         pytest.skip("the flag is on CSR blocks")
     block, _ = next(iter(stream_blocks(ds, block_size=N)))
     assert getattr(block[:3], CHECKED, False) is False
+
+
+def test_values_and_indices_chunked_differently_are_gathered_apart(tmp_path):
+    from dolb.data.store.readers import ChunkReader, RowReader
+
+    X = sparse_X(np.random.default_rng(4))
+    seven = write_dataset(tmp_path / "seven", X, np.ones(N), chunk_rows=7)
+    eleven = write_dataset(tmp_path / "eleven", X, np.ones(N), chunk_rows=11)
+    reader = RowReader(seven)
+    reader.readers["X/indices"] = ChunkReader(eleven, "X/indices")  # same content, other chunks
+    assert reader.readers["X/indices"].chunk_length != reader.readers["X/data"].chunk_length
+    rows = np.random.default_rng(5).permutation(N)
+    np.testing.assert_array_equal(reader.read(rows)[0].toarray(), X.toarray()[rows])
