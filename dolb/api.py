@@ -17,6 +17,7 @@ def run(
     workers: int | None = None,
     scheduler: str | None = None,
     cluster_file: str | Path | None = None,
+    dashboard: bool = False,
     retry_failed: bool = False,
     progress: bool = False,
     gather: str = "auto",
@@ -36,9 +37,9 @@ def run(
         recorded in the result folder as TOML, like a file.
     out : path or fsspec URL
         The result folder (created if needed; reused to resume).
-    workers, scheduler, cluster_file
-        Where to run (default: a LocalCluster with one worker per core); see
-        :func:`dolb.execution.cluster.connect`.
+    workers, scheduler, cluster_file, dashboard
+        Where to run (default: a LocalCluster with one worker per core), and whether
+        it serves its dashboard; see :func:`dolb.execution.cluster.connect`.
     retry_failed, progress, gather, data_cache, performance_report, force
         As the options of ``dolb run``.
 
@@ -64,6 +65,7 @@ def run(
         workers=workers,
         scheduler=scheduler,
         cluster_file=cluster_file,
+        dashboard=dashboard,
         retry_failed=retry_failed,
         progress=progress,
         report_file=performance_report,

@@ -9,9 +9,15 @@ about 80 non-zeros each (skewed feature frequencies, 5 % label noise); *dense*,
 Each learner runs test-then-train over blocks of 8,192 rows (the block size of
 :mod:`dolb.evaluation.run_cell`), its prequential 0-1 loss summed as a cell does, once
 with the last hypothesis only and once with all its conversions; compiled kernels are
-warmed first and the best of ``repeat`` interleaved runs is kept. Times are CPU times
-of the running thread (``time.thread_time``, for the learner and the loss) plus, from a
-store, the wall time of the reading thread's decoding that the learner waited for.
+warmed first. Every measurement is repeated ``repeat`` times (default 7) round-robin, as
+asv and pyperf do: each round times the reference loop, then every learner × source ×
+conversions once, so a busy moment of the machine weighs on all of them alike; every
+repeat is kept (``repeats``, what ``dolb compare`` judges) and ``examples_per_s`` is
+their median. Times are CPU times, which the load of a shared machine hardly moves (wall
+times moved by 0.3–1.8× between two runs of the same code): from memory, of the
+running thread (``time.thread_time``: the learner and the loss); from a store, of the
+whole process (``time.process_time``: the learner's thread and the reading thread's
+decoding, which runs on another core), so it is the cost of reading and learning.
 
 The reference is a bare hand-written Numba Perceptron loop over the same CSR arrays in
 memory: the speed a generic benchmark cannot beat.
@@ -20,17 +26,22 @@ memory: the speed a generic benchmark cannot beat.
 from __future__ import annotations
 
 import math
+import os
+import platform
+import statistics
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numba
 import numpy as np
 import psutil
+import scipy
 import scipy.sparse as sp
 
+import dolb
 from dolb.data import generate, open_dataset, stream_blocks, write_dataset
 from dolb.evaluation.metrics import zero_one_loss
 from dolb.learners import learner_class, registered_learners
@@ -51,9 +62,10 @@ class Measurement:
     source: str  # "memory" or "zarr"
     conversions: str  # "last" or "all"
     examples: int
-    examples_per_s: float
+    examples_per_s: float  # the median of the repeats
     state_mb: float  # the learner's and its conversions' arrays at the end
     peak_rss_mb: float  # of this process, so far
+    repeats: list[float]  # examples per second of every repeat, in the order measured
 
 
 def sparse_stream(n: int, seed: int = 0) -> tuple[sp.csr_matrix, np.ndarray]:
@@ -87,16 +99,13 @@ def reference_perceptron(indptr, indices, data, y, w):
     return mistakes
 
 
-def reference_speed(X: sp.csr_matrix, y: np.ndarray, repeat: int) -> float:
-    """Examples per second of :func:`reference_perceptron` on ``X`` (best of ``repeat``)."""
+def reference_pass(X: sp.csr_matrix, y: np.ndarray) -> float:
+    """Examples per second of one pass of :func:`reference_perceptron` on ``X`` (compiled
+    by the first call)."""
     parts = (X.indptr.astype(np.int64), X.indices, X.data, y)
+    start = CLOCK()
     reference_perceptron(*parts, np.zeros(X.shape[1]))
-    best = math.inf
-    for _ in range(repeat):
-        start = CLOCK()
-        reference_perceptron(*parts, np.zeros(X.shape[1]))
-        best = min(best, CLOCK() - start)
-    return X.shape[0] / best
+    return X.shape[0] / (CLOCK() - start)
 
 
 def _time_pass(name: str, blocks: Iterable, n_features: int, n: int, conversions, clock) -> tuple[float, float]:
@@ -115,33 +124,44 @@ def _in_memory(X, y) -> list:
 
 
 def measure(
-    names: list[str], X, y, label: str, repeat: int, store_dir: Path | None
-) -> Iterator[Measurement]:
+    names: list[str], X, y, label: str, repeat: int, store_dir: Path | None, reference: list[float] | None = None
+) -> list[Measurement]:
     """Measurements of ``names`` on one stream, from memory and (with ``store_dir``)
-    from a Zarr store written there."""
+    from a Zarr store written there, ``repeat`` rounds each timing every learner ×
+    source × conversions once; with ``reference`` (a list), each round first times the
+    reference loop on this stream and appends its speed there."""
     n, d = X.shape
     in_memory = _in_memory(X, y)
-    # (blocks, clock): from memory the CPU time of this thread; from a store the wall
-    # time, since decoding runs on the stream's reading thread, on another core
+    # (blocks, clock): from memory the CPU time of this thread; from a store that of the
+    # process, since decoding runs on the stream's reading thread, on another core
     sources = {"memory": (lambda: in_memory, CLOCK)}
     if store_dir is not None:
         stored = X.astype(np.float32)  # as text features are stored (RCV1 is float32)
         dataset = open_dataset(write_dataset(store_dir / label, stored, y, overwrite=True).path)
-        sources["zarr"] = (lambda: stream_blocks(dataset, block_size=BLOCK), time.perf_counter)
-    process = psutil.Process()
-    for name in names:
-        every = learner_class(name).conversions_supported
-        for conversions in (("last",), every):  # compile, or load the kernels
+        sources["zarr"] = (lambda: stream_blocks(dataset, block_size=BLOCK), time.process_time)
+    every = {name: learner_class(name).conversions_supported for name in names}
+    for name in names:  # compile, or load the kernels
+        for conversions in (("last",), every[name]):
             _time_pass(name, in_memory[:2], d, n, conversions, CLOCK)
-        for source, (blocks, clock) in sources.items():
-            best = {"last": (math.inf, 0.0), "all": (math.inf, 0.0)}
-            for _ in range(repeat):  # interleaved: a busy moment hits both
-                for key, conversions in (("last", ("last",)), ("all", every)):
-                    best[key] = min(best[key], _time_pass(name, blocks(), d, n, conversions, clock))
-            for key, (seconds, mb) in best.items():
-                yield Measurement(
-                    name, label, source, key, n, n / seconds, round(mb, 2), round(process.memory_info().rss / 2**20, 1)
-                )
+    if reference is not None:
+        reference_pass(X, y)  # compile
+    runs = [(name, source, key, conversions) for name in names for source in sources
+            for key, conversions in (("last", ("last",)), ("all", every[name]))]
+    speeds: dict[tuple, list[float]] = {run[:3]: [] for run in runs}
+    state: dict[tuple, float] = {}
+    for _ in range(repeat):  # round-robin: a busy moment hits every measurement alike
+        if reference is not None:
+            reference.append(reference_pass(X, y))
+        for name, source, key, conversions in runs:
+            blocks, clock = sources[source]
+            seconds, state[name, source, key] = _time_pass(name, blocks(), d, n, conversions, clock)
+            speeds[name, source, key].append(n / seconds)
+    rss = round(psutil.Process().memory_info().rss / 2**20, 1)
+    return [
+        Measurement(name, label, source, key, n, statistics.median(found), round(state[name, source, key], 2), rss,
+                    found)
+        for (name, source, key), found in speeds.items()
+    ]
 
 
 def cutoff_memory(sizes: Iterable[int], d: int = 100) -> list[dict]:
@@ -162,37 +182,65 @@ def cutoff_memory(sizes: Iterable[int], d: int = 100) -> list[dict]:
     return rows
 
 
+def machine_info() -> dict:
+    """What the speeds depend on besides the code: the machine, its processor, and the
+    versions of Python, NumPy, SciPy, Numba and dolb."""
+    return {
+        "host": platform.node(), "machine": platform.machine(), "cpu": _cpu_model(), "cpus": os.cpu_count(),
+        "system": platform.platform(), "python": platform.python_version(), "numpy": np.__version__,
+        "scipy": scipy.__version__, "numba": numba.__version__, "dolb": dolb.__version__,
+    }
+
+
+def _cpu_model() -> str:
+    """The processor's model name (Linux: /proc/cpuinfo), else what platform says."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
 def run_bench(
-    names: list[str] | None = None, quick: bool = False, repeat: int = 3, zarr: bool = True
-) -> tuple[list[Measurement], dict[str, float], list[dict]]:
-    """Every measurement, the reference speed, and the cutoff memory table."""
+    names: list[str] | None = None, quick: bool = False, repeat: int = 7, zarr: bool = True
+) -> tuple[list[Measurement], dict[str, list[float]], list[dict]]:
+    """Every measurement, the reference loop's speeds (one per round), and the cutoff
+    memory table."""
     names = names or list(LEARNERS)
     scale = 10 if quick else 1
     Xs, ys = sparse_stream(100_000 // scale)
     Xd, yd = dense_stream(200_000 // scale)
-    reference = {"reference_perceptron_sparse_memory": reference_speed(Xs, ys, repeat)}
+    reference: list[float] = []
     with tempfile.TemporaryDirectory(prefix="dolb-bench-") as folder:
         store_dir = Path(folder) if zarr else None
-        found = list(measure(names, Xs, ys, "sparse", repeat, store_dir))
-        found += list(measure(names, Xd, yd, "dense", repeat, store_dir))
+        found = measure(names, Xs, ys, "sparse", repeat, store_dir, reference)
+        found += measure(names, Xd, yd, "dense", repeat, store_dir)
     memory = cutoff_memory([1_000, 10_000, 100_000] if not quick else [1_000, 10_000])
-    return found, reference, memory
+    return found, {"reference_perceptron_sparse_memory": reference}, memory
 
 
-def as_json(found: list[Measurement], reference: dict[str, float], memory: list[dict]) -> list[dict]:
-    """The benchmark as a JSON list: one object per measurement, then the reference and
-    the cutoff memory rows (``kind`` tells them apart)."""
-    rows = [{"kind": "throughput", **asdict(m)} for m in found]
+def as_json(found: list[Measurement], reference: dict[str, list[float]], memory: list[dict]) -> list[dict]:
+    """The benchmark as a JSON list: the machine, one object per measurement (with every
+    repeat), then the reference loop and the cutoff memory rows (``kind`` tells them
+    apart)."""
+    rows = [{"kind": "machine", **machine_info()}]
+    rows += [{"kind": "throughput", **asdict(m)} for m in found]
     rows += [{"kind": "reference", "learner": "reference_perceptron", "input": "sparse", "source": "memory",
-              "conversions": "none", "examples_per_s": value} for value in reference.values()]
+              "conversions": "none", "examples_per_s": statistics.median(speeds), "repeats": speeds}
+             for speeds in reference.values()]
     rows += [{"kind": "cutoff_memory", **row} for row in memory]
     return rows
 
 
 def as_text(found: list[Measurement], reference: dict[str, float], memory: list[dict]) -> str:
     """The benchmark as a table for people."""
-    ref = reference["reference_perceptron_sparse_memory"]
-    lines = [f"reference: hand-written Numba Perceptron over the sparse CSR arrays: {ref:,.0f} examples/s", ""]
+    ref = statistics.median(reference["reference_perceptron_sparse_memory"])
+    repeats = len(reference["reference_perceptron_sparse_memory"])
+    lines = [f"reference: hand-written Numba Perceptron over the sparse CSR arrays: {ref:,.0f} examples/s",
+             f"(every figure is the median of {repeats} interleaved repeats)", ""]
     lines.append(f"{'learner':<18}{'input':<8}{'source':<8}{'bare ex/s':>13}{'all conv ex/s':>15}"
                  f"{'ratio':>7}{'state MB':>10}{'RSS MB':>8}")
     by_key = {(m.learner, m.input, m.source, m.conversions): m for m in found}

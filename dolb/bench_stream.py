@@ -33,6 +33,7 @@ memory ≥ 0.8 × bare; zarr ≥ 3 × vw.
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from collections.abc import Callable
@@ -48,6 +49,7 @@ from dolb.bench_bare import LOOPS, bare_pass
 from dolb.data import ChunkCache, Dataset, stream_blocks, write_dataset
 from dolb.data.sources.rcv1 import load_npz, pair_view
 from dolb.data.splits import split_rows
+from dolb.errors import ConfigError
 from dolb.evaluation.metrics import zero_one_loss
 from dolb.evaluation.run_cell import BLOCK_SIZE
 from dolb.learners import learner_class
@@ -272,3 +274,17 @@ def stream_bench(rcv1: Path, libsvm: Path, names=None, repeat: int = 7, peers: b
             problem = make(source, folder)
             rows += measure(problem, names or NAMES, make_peers(problem, folder, peers), repeat)
     return rows, floors(rows)
+
+
+def stream_command(only: str | None, rcv1: str, libsvm: str, repeat: int, peers: bool, as_json: bool) -> str:
+    """What ``dolb bench --stream`` prints: the tables, or one JSON list (the rows, then
+    the floors); at least 7 repeats. ConfigError for an unknown learner or missing data."""
+    names = only.split(",") if only else None
+    for name in names or ():
+        if name not in NAMES:
+            raise ConfigError(f"--only: {name!r} has no bare loop to compare with (known: {', '.join(NAMES)})")
+    for option, path in (("--rcv1", Path(rcv1)), ("--libsvm", Path(libsvm) / "a9a")):
+        if not path.is_file():
+            raise ConfigError(f"{option} {path}: no such file")
+    rows, judged = stream_bench(Path(rcv1), Path(libsvm), names, max(repeat, 7), peers)
+    return json.dumps(rows + [{"kind": "floor", **j} for j in judged]) if as_json else as_text(rows, judged)

@@ -25,7 +25,8 @@ from dolb.errors import ConfigError, DataError, DolbError
 
 def _where(args: argparse.Namespace) -> dict:
     """The cluster options of a command."""
-    return {"workers": args.workers, "scheduler": args.scheduler, "cluster_file": args.cluster}
+    return {"workers": args.workers, "scheduler": args.scheduler, "cluster_file": args.cluster,
+            "dashboard": args.dashboard}
 
 
 def _writable_file(option: str, path: str | None) -> None:
@@ -41,6 +42,7 @@ def _writable_file(option: str, path: str | None) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from dolb.execution.sweep import run_sweep
+    from dolb.results.store import ResultStore
 
     _writable_file("--performance-report", args.performance_report)
     summary = run_sweep(
@@ -57,6 +59,8 @@ def _run(args: argparse.Namespace) -> int:
     print(summary.report)
     print(f"{summary.counts_line()}; {summary.seconds:.1f} s; results in {args.out} (run {summary.run_id})")
     print(summary.time_line())
+    if summary.n_cells and ResultStore(args.out).exists():
+        print(f"Page: {ResultStore(args.out).path}/report/index.html")
     return 0 if summary.ok else 1
 
 
@@ -73,12 +77,14 @@ def _result_store(folder: str):
 def _report(args: argparse.Namespace) -> int:
     from dolb.experiment.pipeline import load_pipeline
     from dolb.results.history import find_record
+    from dolb.results.page import write_run_page
     from dolb.results.report import write_reports
 
     store = _result_store(args.dir)
     record = find_record(store)
     pipeline = load_pipeline(record["pipeline_path"], record["pipeline_text"])
     print(write_reports(pipeline.reports, store))
+    print(f"Page: {write_run_page(store, pipeline.reports, record, pipeline.description)}")
     return 0
 
 
@@ -114,21 +120,6 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bench_stream(args: argparse.Namespace) -> int:
-    from dolb.bench_stream import NAMES, as_text, stream_bench
-
-    names = args.only.split(",") if args.only else None
-    for name in names or ():
-        if name not in NAMES:
-            raise ConfigError(f"--only: {name!r} has no bare loop to compare with (known: {', '.join(NAMES)})")
-    for option, path in (("--rcv1", Path(args.rcv1)), ("--libsvm", Path(args.libsvm) / "a9a")):
-        if not path.is_file():
-            raise ConfigError(f"{option} {path}: no such file")
-    rows, judged = stream_bench(Path(args.rcv1), Path(args.libsvm), names, max(args.repeat, 7), not args.no_peers)
-    print(json.dumps(rows + [{"kind": "floor", **j} for j in judged]) if args.json else as_text(rows, judged))
-    return 0
-
-
 def _bench(args: argparse.Namespace) -> int:
     from dolb.bench import LEARNERS, as_json, as_text, run_bench
 
@@ -138,7 +129,10 @@ def _bench(args: argparse.Namespace) -> int:
         omr_bench(args.omr)
         return 0
     if args.stream:
-        return _bench_stream(args)
+        from dolb.bench_stream import stream_command
+
+        print(stream_command(args.only, args.rcv1, args.libsvm, args.repeat, not args.no_peers, args.json))
+        return 0
     if args.kernel:
         from dolb.bench_kernel import kernel_bench
 
@@ -206,13 +200,14 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from dolb.results.compare_report import compare_folders, console_text
+    from dolb.results.compare_page import console_text
+    from dolb.results.compare_report import compare_folders
 
     out = Path(args.out) if args.out else Path(args.run) / "compare"
     comparison = compare_folders(
         args.run, args.baseline, out, alpha=args.alpha, slowdown=args.slowdown, history=args.history
     )
-    print(console_text(comparison, out))
+    print(console_text(comparison, out, args.max_rows))
     return 1 if comparison.regressed else 0
 
 
@@ -251,6 +246,9 @@ def _add_where(command: argparse.ArgumentParser) -> None:
     where.add_argument("--workers", type=positive_int, help="worker processes of the embedded LocalCluster")
     where.add_argument("--scheduler", help="address or scheduler file of a running Dask scheduler")
     where.add_argument("--cluster", metavar="FILE", help="cluster file describing the cluster to start (see cluster/)")
+    command.add_argument("--dashboard", action="store_true",
+                         help="the embedded cluster serves Dask's dashboard on 127.0.0.1 and its link is printed "
+                              "(plain HTTP, no password: any user of this machine can open it during the run)")
 
 
 def _folder_command(commands, name: str, handler, summary: str) -> argparse.ArgumentParser:
@@ -278,7 +276,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--force", action="store_true",
                      help="add to a result folder that holds another pipeline's results")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    run.add_argument("--performance-report", metavar="FILE", help="save Dask's HTML performance report")
+    run.add_argument("--performance-report", metavar="FILE",
+                     help="save Dask's HTML performance report (one file, opens offline)")
     run.add_argument("--gather", choices=("auto", "workers", "client"), default="auto",
                      help="who writes result parts: the workers when they can reach --out (auto, the "
                           "default), always the workers, or the client")
@@ -297,7 +296,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 "--omr: online manifold regularisation)")
     bench.add_argument("--json", action="store_true", help="one JSON object per measurement")
     bench.add_argument("--quick", action="store_true", help="a tenth of the stream, for a quick look")
-    bench.add_argument("--repeat", type=positive_int, default=3, help="best of this many runs (default 3)")
+    bench.add_argument("--repeat", type=positive_int, default=7,
+                       help="interleaved repeats of every measurement, all kept; dolb compare judges 5 or more "
+                            "(default 7)")
     bench.add_argument("--only", help="comma-separated learners (default: all)")
     bench.add_argument("--no-zarr", action="store_true", help="from memory only")
     instead = bench.add_mutually_exclusive_group()
@@ -340,8 +341,11 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("baseline", help="result folder of the same pipeline to compare with")
     compare.add_argument("--out", help="report folder (default RUN/compare)")
     compare.add_argument("--alpha", type=fraction, default=0.05, help="false-discovery rate (default 0.05)")
-    compare.add_argument("--slowdown", type=fraction, default=0.8,
-                         help="flag throughput below this ratio of the baseline (default 0.8)")
+    compare.add_argument("--slowdown", type=fraction, default=0.9,
+                         help="a learner significantly slower is flagged when its median ratio of examples/s "
+                              "to the baseline is below this (default 0.9)")
+    compare.add_argument("--max-rows", type=positive_int, default=20, metavar="N",
+                         help="significant changes printed at most (default 20; all are in the page)")
     compare.add_argument("--history", nargs="+", default=[], metavar="DIR",
                          help="earlier nights' result folders, oldest first: draw DIR/trend.png")
     compare.set_defaults(handler=_compare)

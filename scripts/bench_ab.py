@@ -43,8 +43,9 @@ def main() -> None:
     parser.add_argument("before")
     parser.add_argument("after")
     parser.add_argument("--repeat", type=int, default=7, help="interleaved runs of each tree")
-    parser.add_argument("--best-of", type=int, default=1, help="dolb bench --repeat: the best of this "
-                                                               "many passes within a run (default 1)")
+    parser.add_argument("--best-of", type=int, default=1, help="dolb bench --repeat: passes within a run "
+                        "(default 1; older trees keep their best, newer ones their median: keep 1 across "
+                        "that change)")
     parser.add_argument("--quick", action="store_true", help="dolb bench --quick (a tenth of the streams)")
     parser.add_argument("--zarr", action="store_true", help="also from a Zarr store (default: memory only)")
     parser.add_argument("--only", help="comma-separated learners, in the order both trees run them (a "

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullLocator
 
-from dolb.results.figures import colour_cycle, new_figure, save
+from dolb.results.figure_style import PALETTE, new_figure, save
 from dolb.results.stats import ci95_halfwidth
 from dolb.results.tables import read_results
 
@@ -98,7 +98,7 @@ def figure_runtime(frame: pd.DataFrame, path: Path) -> dict[str, float]:
     # the buffer's short run beside the exact learner is left out: its long run is drawn
     drawn = table[(table.experiment == "runtime") | (table.name == "exact")]
     styles = [("o", "-"), ("s", "--"), ("^", "-."), ("D", ":")]
-    for colour, (marker, style), (name, line) in zip(colour_cycle(), styles, drawn.groupby("name")):
+    for colour, (marker, style), (name, line) in zip(PALETTE, styles, drawn.groupby("name")):
         slopes[name] = slope(line, 500 if name == "exact" else 1000)
         errorbars(ax, line, marker=marker, linestyle=style, color=colour, label=f"{name} (slope {slopes[name]:.2f})")
     size_axis(ax, drawn.n_train.unique())
@@ -125,7 +125,7 @@ def figure_risk(frame: pd.DataFrame, path: Path) -> None:
     lines = [("exact", "online_risk", "online risk, exact", "o", "-"),
              ("buffer τ=200", "online_risk", "online risk, buffer τ=200", "s", "--"),
              ("batch MR", "batch_risk", "batch risk J(f*)", "^", ":")]
-    for colour, width, (name, metric, label, marker, style) in zip(colour_cycle(), (3.5, 1.5, 1.5), lines):
+    for colour, width, (name, metric, label, marker, style) in zip(PALETTE, (3.5, 1.5, 1.5), lines):
         line = table[(table.name == name) & (table.metric == metric)]  # exact = buffer until it fills: drawn wider
         errorbars(ax, line, marker=marker, linestyle=style, color=colour, label=label, linewidth=width,
                   markersize=4 + 1.5 * width)
@@ -154,7 +154,7 @@ def figure_generalisation(frame: pd.DataFrame, path: Path) -> None:
     markers = ["o", "s", "^", "D", "v"]
     widths = [3.5, 1.5, 1.5, 1.5, 1.5]  # the two buffers agree until theirs fill: the first drawn wider, under
     for ax, dataset in zip(axes.ravel(), DATASETS):
-        for colour, marker, width, name in zip(colour_cycle(), markers, widths, names):
+        for colour, marker, width, name in zip(PALETTE, markers, widths, names):
             for conversion, style, what in (("last", "-", "f_T"), ("average", "--", "f̄")):
                 line = table[(table.dataset == dataset) & (table.name == name) & (table.conversion == conversion)]
                 if len(line):
@@ -184,7 +184,7 @@ def figure_drift(frame: pd.DataFrame, path: Path) -> None:
     table = drift(frame)
     figure, axes = new_figure(1, 1, width=6.5, height=4.4)
     ax = axes[0, 0]
-    for colour, (name, marker, style) in zip(colour_cycle(), [("buffer τ=200", "o", "-"), ("batch MR", "^", ":")]):
+    for colour, (name, marker, style) in zip(PALETTE, [("buffer τ=200", "o", "-"), ("batch MR", "^", ":")]):
         line = table[table.name == name]
         label = "online buffer τ=200, f_T" if name != "batch MR" else "batch MR on all past data"
         errorbars(ax, line, 100.0, marker=marker, linestyle=style, color=colour, label=label)

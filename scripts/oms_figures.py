@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from dolb.results.figures import colour_cycle, new_figure, save
+from dolb.results.figure_style import PALETTE, new_figure, save, series_style
 from dolb.results.stats import ci95_halfwidth
 from dolb.results.tables import read_results
 
@@ -100,16 +100,15 @@ def fixed_curve(frame: pd.DataFrame, kernel: str, level: float) -> pd.Series:
 def figure_2(frame: pd.DataFrame, path: Path) -> None:
     table = fixed_errors(frame)
     figure, axes = new_figure(1, 2, width=5.5)
-    colours = colour_cycle()
     for ax, kernel in zip(axes[0], ("rbf", "poly")):
         part = table[table.kernel == kernel]
-        for colour, (n, line) in zip(colours, part.groupby("n_train")):
+        for position, (n, line) in enumerate(part.groupby("n_train")):
             line = line.sort_values("level")
             label = f"n = {n:,}" + (f" (mean of {int(line['count'].max())} orders)" if line["count"].max() > 1 else "")
             half = line.ci95.fillna(0).to_numpy()
             below = np.minimum(half, 0.9 * line["mean"].to_numpy())  # a log axis: bars stop above 0
-            ax.errorbar(line.level, 100 * line["mean"], yerr=100 * np.vstack([below, half]), marker="o", capsize=3,
-                        color=colour, label=label)
+            ax.errorbar(line.level, 100 * line["mean"], yerr=100 * np.vstack([below, half]), capsize=3,
+                        label=label, **series_style(position % len(PALETTE), position // len(PALETTE)))
         levels = sorted(part.level.unique())
         if kernel == "rbf":
             ax.set_xscale("log")
@@ -129,7 +128,7 @@ def figure_3(frame: pd.DataFrame, path: Path) -> None:
     figure, axes = new_figure(1, 2, width=5.5)
     for ax, kernel in zip(axes[0], ("rbf", "poly")):
         error = oms_value(frame, kernel, "test_error")
-        ax.plot(error.index, 100 * error.values, marker="o", color=colour_cycle()[0], label="OMS-LASVM")
+        ax.plot(error.index, 100 * error.values, marker="o", color=PALETTE[0], label="OMS-LASVM")
         found = switches(frame, kernel)
         for n, level in found:
             ax.axvline(n, color="grey", linestyle=":", linewidth=1)
@@ -148,7 +147,7 @@ def figure_3(frame: pd.DataFrame, path: Path) -> None:
 
 def figure_4(frame: pd.DataFrame, path: Path) -> None:
     figure, axes = new_figure(1, 2, width=5.5)
-    colours = colour_cycle()
+    colours = PALETTE
     for ax, kernel in zip(axes[0], ("rbf", "poly")):
         name = "γ" if kernel == "rbf" else "d"
         lines = [("OMS", oms_value(frame, kernel, "test_error"), "o", "-"),
@@ -160,7 +159,7 @@ def figure_4(frame: pd.DataFrame, path: Path) -> None:
         ax.set_xlabel("training examples")
         error_axis(ax)
         ax.set_title(f"Fig. 4: OMS vs fixed, {KERNEL_NAMES[kernel]}")
-        ax.legend()
+        ax.legend(loc="lower left")  # the corner the falling curves leave empty
     figure.tight_layout()
     save(figure, path)
 

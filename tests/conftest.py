@@ -1,5 +1,6 @@
-"""Shared fixtures: small pipeline files written on the fly, a private data cache, and
-the deterministic content of a result folder."""
+"""Shared fixtures: small pipeline files written on the fly, a private data cache, the
+deterministic content of a result folder, and the shipped studies run once a session
+at test size (shared by the study tests and the notebook test)."""
 
 import contextlib
 import os
@@ -14,8 +15,10 @@ import pytest
 
 from dolb.results.query import rows
 from dolb.results.store import RUN_COLUMNS, ResultStore
+from tests import studies
+from tests.studies import SHARED_DATA
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+ROOT = Path(__file__).resolve().parents[1]
 
 SMALL_IRMA = """
 [pipeline]
@@ -135,3 +138,43 @@ def dask_processes(folder: Path, *options: str):
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 process.kill()
+
+
+def run_study(tmp_path_factory, name: str, pipeline_text: str, *data: str):
+    """(result folder, sweep summary) of a study run on a 2-worker LocalCluster in a
+    temporary folder; skipped when a named part of ../shared/data is missing."""
+    from dolb.execution.sweep import run_sweep
+
+    for part in data:
+        if not (SHARED_DATA / part).exists():
+            pytest.skip(f"real data not found at {SHARED_DATA / part}")
+    folder = tmp_path_factory.mktemp(name)
+    pipeline = folder / f"{name}.toml"
+    pipeline.write_text(pipeline_text)
+    return folder / "out", run_sweep(pipeline, folder / "out", workers=2, progress=False)
+
+
+@pytest.fixture(scope="session")
+def irma_study(tmp_path_factory):
+    """The shipped IRMA study (pipelines/irma.toml), in full: 7,500 short cells."""
+    return run_study(tmp_path_factory, "irma", (ROOT / "pipelines" / "irma.toml").read_text())
+
+
+@pytest.fixture(scope="session")
+def rcv1_study(tmp_path_factory):
+    """The reduced cutoff-averaging study and linear zoo on RCV1, in one run (see
+    :data:`tests.studies.RCV1_STUDIES`)."""
+    return run_study(tmp_path_factory, "rcv1", studies.rcv1_pipeline(), "rcv1/rcv1v2_mulan_dedup.npz")
+
+
+@pytest.fixture(scope="session")
+def oms_study(tmp_path_factory):
+    """The reduced OMS study on MNIST (see :func:`tests.studies.oms_pipeline`)."""
+    return run_study(tmp_path_factory, "oms", studies.oms_pipeline(), "mnist")
+
+
+@pytest.fixture(scope="session")
+def omr_study(tmp_path_factory):
+    """The online manifold regularisation study at test size (see
+    :func:`tests.studies.omr_pipeline`)."""
+    return run_study(tmp_path_factory, "omr", studies.omr_pipeline(), "mnist", "face")

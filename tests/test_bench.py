@@ -4,10 +4,11 @@ ratios inside one run hold (no wall-clock limits: the machine may be shared)."""
 import json
 import math
 import re
+import statistics
 
 import pytest
 
-from dolb.bench import as_json, as_text, cutoff_memory, run_bench
+from dolb.bench import as_json, as_text, cutoff_memory, measure, run_bench, sparse_stream
 from dolb.cli import main
 from tests.conftest import SHARED_DATA, requires_shared_data
 
@@ -32,7 +33,7 @@ def test_every_learner_input_source_and_conversion_is_measured(quick_bench):
     # ratio inside one run, loose: the target is 0.5x the hand-written loop
     ours = next(m for m in found if (m.learner, m.input, m.source, m.conversions)
                 == ("perceptron", "sparse", "memory", "last"))
-    assert ours.examples_per_s > 0.2 * reference["reference_perceptron_sparse_memory"]
+    assert ours.examples_per_s > 0.2 * reference["reference_perceptron_sparse_memory"][0]
 
 
 def test_json_and_text(quick_bench):
@@ -42,8 +43,24 @@ def test_json_and_text(quick_bench):
     for row in throughput:
         assert {"learner", "input", "source", "conversions", "examples_per_s"} <= set(row)
     json.dumps(rows)  # serialisable
+    machine = rows[0]
+    assert machine["kind"] == "machine" and machine["cpus"] >= 1
+    assert {"host", "cpu", "system", "python", "numpy", "scipy", "numba", "dolb"} <= set(machine)
+    for row in throughput + [r for r in rows if r["kind"] == "reference"]:  # every repeat kept, the median shown
+        assert len(row["repeats"]) == 1 and row["examples_per_s"] == row["repeats"][0]
     text = as_text(*quick_bench)
     assert "x the reference loop" in text and "distinct r" in text
+
+
+def test_every_measurement_is_repeated_round_robin_and_kept():
+    X, y = sparse_stream(3_000)
+    reference = []
+    found = measure(["perceptron", "pa"], X, y, "sparse", 3, None, reference)
+    assert [(m.learner, m.source, m.conversions) for m in found] == [
+        (name, "memory", conversions) for name in ("perceptron", "pa") for conversions in ("last", "all")]
+    assert len(reference) == 3 and all(speed > 0 for speed in reference)
+    for m in found:
+        assert len(m.repeats) == 3 and m.examples_per_s == statistics.median(m.repeats) and m.examples == 3_000
 
 
 def test_cutoff_memory_grows_like_the_square_root_of_m():

@@ -11,9 +11,8 @@ from distributed import Client, LocalCluster
 from scipy import stats
 
 from dolb.cli import main
-from dolb.errors import DataError
 from dolb.execution.sweep import run_sweep
-from dolb.results.compare import compare_frames, compare_throughput, pipeline_name, read_bench
+from dolb.results.compare import compare_frames, pipeline_name
 from dolb.results.compare_report import largest_changes, trend_table
 from dolb.results.tables import TIDY_COLUMNS, read_results
 
@@ -75,29 +74,6 @@ def test_non_finite_pairs_are_left_out_and_counted():
     row = compare_frames(tidy([0.3, np.inf, 0.4, 0.35]), tidy([0.2, 0.2, np.nan, 0.2])).iloc[0]
     assert (row["n"], row["n_nonfinite"]) == (2, 2)
     assert row["difference"] == pytest.approx(0.125) and np.isfinite(row["p"])
-
-
-def test_bench_json_is_read_and_checked(tmp_path):
-    record = {"learner": "sgd", "input": "sparse", "source": "zarr", "conversions": ["last", "average"]}
-    (tmp_path / "bench.json").write_text(json.dumps([
-        record | {"examples_per_s": 7.0e5}, record | {"examples_per_s": 9.0e5}, {"kind": "cutoff_memory"},
-    ]))
-    bench = read_bench(tmp_path)
-    assert bench[["conversions", "examples_per_s"]].values.tolist() == [["last+average", 8.0e5]]
-    table = compare_throughput(bench.assign(examples_per_s=6.8e5), bench, slowdown=0.8)
-    assert table["ratio"].tolist() == [pytest.approx(0.85)] and table["slower"].tolist() == [False]
-    (tmp_path / "bench.json").write_text('[{"learner": "sgd", "examples_per_s": 1.0}]')
-    with pytest.raises(DataError, match="bench.json: expected a JSON list of objects"):
-        read_bench(tmp_path)
-
-
-def test_throughput_slowdown():
-    def bench(speed):
-        return pd.DataFrame([{"learner": "sgd", "input": "sparse", "source": "memory",
-                              "conversions": "all", "examples_per_s": speed}])
-
-    assert compare_throughput(bench(70.0), bench(100.0))["slower"].tolist() == [True]
-    assert compare_throughput(bench(95.0), bench(100.0))["slower"].tolist() == [False]
 
 
 PIPELINE = """
@@ -184,7 +160,7 @@ def test_bench_slowdown_and_history_trend(runs):
     def bench(folder, speed):
         (folder / "bench.json").write_text(json.dumps([
             {"kind": "throughput", "learner": "perceptron", "input": "sparse", "source": "memory",
-             "conversions": "last", "examples_per_s": speed},
+             "conversions": "last", "examples_per_s": speed, "repeats": [speed * (1 + i / 100) for i in range(7)]},
             {"kind": "cutoff_memory", "m": 1000, "distinct_r": 20},  # not a throughput row
         ]))
 

@@ -98,9 +98,12 @@ def test_cli_run_report_and_status(small_pipeline, tmp_path, capsys):
     assert "60 cells: 0 already stored, 60 computed, 0 failed" in printed
     assert "| irma" in printed
     assert "time: plan" in printed and "compute" in printed and "reports" in printed
+    assert f"Page: {out}/report/index.html" in printed
     (out / "report" / "01-table-test_mse-table.md").unlink()
+    (out / "report" / "index.html").unlink()
     assert main(["report", str(out)]) == 0
     assert (out / "report" / "01-table-test_mse-table.md").exists()
+    assert (out / "report" / "index.html").read_text().count("<img") == 1  # the curve, inlined
     assert main(["status", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "60 cells stored, 0 failed" in printed and "60 computed, 0 cached, 0 failed on 2 workers" in printed

@@ -2,16 +2,11 @@
 Table I within a factor of 2 for IRMA at 80 and 150 examples, batch least squares
 orders of magnitude worse than IRMA at 10, and the ordering of Fig. 1."""
 
-from pathlib import Path
-
 import pytest
 
-from dolb.execution.sweep import run_sweep
 from dolb.results.tables import read_results
 
 pytestmark = pytest.mark.e2e
-
-PIPELINE = Path(__file__).resolve().parents[1] / "pipelines" / "irma.toml"
 
 PAPER_IRMA_MEAN_MSE = {  # Table I of the paper: (order, examples) -> mean MSE
     (4, 10): 3.1e-3, (6, 10): 5.5e-3, (10, 10): 1.2e-2,
@@ -21,9 +16,8 @@ PAPER_IRMA_MEAN_MSE = {  # Table I of the paper: (order, examples) -> mean MSE
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    out = tmp_path_factory.mktemp("irma")
-    summary = run_sweep(PIPELINE, out, workers=2, progress=False)
+def results(irma_study):
+    out, summary = irma_study
     assert summary.n_failed == 0 and summary.n_cells == 7500
     return out, read_results(out)
 

@@ -45,6 +45,8 @@ def stream(task, n=240, seed=0):
 
 def make(name, d, n):
     cls = learner_class(name)
+    if cls.unavailable():  # a peer whose optional library is not installed
+        pytest.skip(cls.unavailable())
     return cls(d, n_train=n, conversions=cls.conversions_supported, **cls.test_params)
 
 

@@ -4,7 +4,6 @@ experiment runs, the four figures are drawn, and the findings the study is about
 at this size; the timing metric and its place outside reproduction."""
 
 import importlib.util
-import re
 from pathlib import Path
 
 import numpy as np
@@ -13,16 +12,13 @@ import pytest
 
 from dolb.evaluation.metrics import deterministic_metrics
 from dolb.execution.reproduce import _compare
-from dolb.execution.sweep import plan_groups, run_sweep
+from dolb.execution.sweep import plan_groups
 from dolb.experiment.pipeline import load_pipeline
 from dolb.results.tables import read_results
 from tests.conftest import SHARED_DATA
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "pipelines" / "online_mr.toml"
-LARGEST = 500
-"""Training examples of the longest stream at test size."""
-
 pytestmark = pytest.mark.skipif(not (SHARED_DATA / "mnist").is_dir() or not (SHARED_DATA / "face").is_dir(),
                                 reason="the study needs ../shared/data/mnist and ../shared/data/face")
 
@@ -32,24 +28,6 @@ def figures_module():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def scaled_down(text: str) -> str:
-    """The shipped pipeline at test size: streams of at most 500 examples (checkpoints
-    beyond cut, reports at 500, the drift streams 300, 400 and 500 long), two splits each."""
-    text = text.replace("n_rows = 100000", "n_rows = 3000")
-    for long, short in (("1000", "300"), ("2000", "400"), ("4000", "500")):
-        text = text.replace(f"n_rows = {long}, n_test = 2000, rotation", f"n_rows = {short}, n_test = 500, rotation")
-        text = re.sub(rf"(\[experiments\.drift{long}\][^\[]*)checkpoints = \[{long}\]", rf"\1checkpoints = [{short}]",
-                      text)
-    text = re.sub(r"count = \d+", "count = 2", text)
-
-    def cut(match: re.Match) -> str:
-        sizes = [int(size) for size in match.group(1).split(",")]
-        return f"checkpoints = {[size for size in sizes if size <= LARGEST] or [LARGEST]}"
-
-    text = re.sub(r"at = \[[\d, ]+\]", f"at = [{LARGEST}]", text)
-    return re.sub(r"checkpoints = \[([\d, ]+)\]", cut, text).replace("../../shared", str(SHARED_DATA.parent))
 
 
 def test_the_shipped_pipeline_plans_its_four_studies():
@@ -63,11 +41,8 @@ def test_the_shipped_pipeline_plans_its_four_studies():
 
 
 @pytest.mark.e2e
-def test_the_study_at_test_size(tmp_path):
-    pipeline = tmp_path / "online_mr.toml"
-    pipeline.write_text(scaled_down(SHIPPED.read_text()))
-    out = tmp_path / "out"
-    summary = run_sweep(pipeline, out, workers=2, progress=False)
+def test_the_study_at_test_size(omr_study, tmp_path):
+    out, summary = omr_study
     assert summary.n_failed == 0 and summary.n_computed == summary.n_cells
     frame = read_results(out)
     figures = figures_module()
@@ -86,8 +61,7 @@ def test_the_study_at_test_size(tmp_path):
     assert max(digits["batch MR"], digits["buffer τ=200"]) < 0.05 < digits["LASVM (labelled only)"], digits  # the graph helps
     assert set(errors.dataset) == {"spirals", "faces", "mnist01", "mnist12"} and errors["mean"].max() < 0.75
 
-    report = out / "report"
-    report.mkdir(exist_ok=True)
+    report = tmp_path
     figures.figure_runtime(frame, report / "omr_runtime.png")
     figures.figure_risk(frame, report / "omr_risk.png")
     figures.figure_generalisation(frame, report / "omr_generalisation.png")

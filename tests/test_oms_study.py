@@ -1,6 +1,7 @@
 """A reduced OMS study on the real MNIST digits, end to end on a 2-worker LocalCluster:
 4,000 training digits, 2,000 test digits, a 3 gamma x 2 degree grid of fixed LASVM, one
-order, and OMS-LASVM with both ladders; then the study's figures and findings."""
+order, and OMS-LASVM with both ladders (the session's ``oms_study``, see
+tests/studies.py); then the study's figures and findings."""
 
 import importlib.util
 import re
@@ -11,42 +12,20 @@ import pytest
 
 from dolb.execution.sweep import run_sweep
 from dolb.results.tables import read_results
-from tests.conftest import SHARED_DATA, requires_shared_data
+from tests.conftest import requires_shared_data
 
 pytestmark = [pytest.mark.e2e, requires_shared_data("mnist")]
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def reduced_pipeline() -> str:
-    """The study's pipeline with its data, grid, orders and sizes cut down."""
-    text = (ROOT / "pipelines" / "oms_mnist.toml").read_text()
-    text = text.replace('"../../shared/data/mnist", positive = [3]',
-                        f'"{SHARED_DATA / "mnist"}", positive = [3], n_train = 4000, n_test = 2000')
-    text = text.replace("[0.0025, 0.005, 0.01, 0.02, 0.03, 0.04, 0.08]", "[0.005, 0.01, 0.03]")
-    text = text.replace("degree = [1, 2, 3, 4, 5]", "degree = [1, 3]")
-    text = text.replace("count = 5", "count = 1")
-    text = text.replace("[100, 200, 500, 1000, 2000, 4000, 8000, 15000, 30000, 60000]", "[100, 300, 1000, 4000]")
-    text = text.replace("at = [1000, 4000, 60000]", "at = [1000, 4000]")
-    return text.replace("cache_mb = 200.0", "cache_mb = 20.0")
-
-
-@pytest.fixture(scope="module")
-def study(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("oms")
-    pipeline = folder / "oms.toml"
-    pipeline.write_text(reduced_pipeline())
-    summary = run_sweep(pipeline, folder / "out", workers=2, progress=False)
-    return folder / "out", summary
-
-
-def test_every_cell_is_stored(study):
-    out, summary = study
+def test_every_cell_is_stored(oms_study):
+    out, summary = oms_study
     assert summary.n_failed == 0 and summary.n_computed == 5 + 5 + 2  # 3 gammas and 2 degrees, twice; 2 OMS runs
 
 
-def test_fixed_lasvm_learns_the_digits(study):
-    frame = read_results(study[0])
+def test_fixed_lasvm_learns_the_digits(oms_study):
+    frame = read_results(oms_study[0])
     end = frame[(frame.experiment == "full") & (frame.metric == "test_error") & (frame.n_train == 4000)]
     rbf = end[(end.param_kernel == "rbf") & np.isclose(end.param_gamma, 0.03) & (end.conversion == "last")]
     assert 0.0 < rbf.value.iloc[0] < 0.03  # about 1.5 % at 4,000 digits; the majority class errs 10 %
@@ -61,8 +40,8 @@ def test_fixed_lasvm_learns_the_digits(study):
     assert (n_sv.value > 50).all()
 
 
-def test_oms_records_its_ladder(study):
-    frame = read_results(study[0])
+def test_oms_records_its_ladder(oms_study):
+    frame = read_results(oms_study[0])
     oms = frame[(frame.learner == "oms_lasvm") & (frame.conversion == "online") & (frame.n_train == 4000)]
     for kernel in ("rbf", "poly"):
         values = oms[oms.param_kernel == kernel].set_index("metric").value
@@ -79,13 +58,13 @@ def test_oms_records_its_ladder(study):
     assert start > 0.0  # chosen by cross-validation
 
 
-def test_the_study_figures_and_findings(study):
+def test_the_study_figures_and_findings(oms_study, tmp_path):
     spec = importlib.util.spec_from_file_location("oms_figures", ROOT / "scripts" / "oms_figures.py")
     figures = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(figures)
-    frame = read_results(study[0])
+    frame = read_results(oms_study[0])
     for draw in (figures.figure_2, figures.figure_3, figures.figure_4):
-        path = study[0] / f"{draw.__name__}.png"
+        path = tmp_path / f"{draw.__name__}.png"
         draw(frame, path)
         assert path.stat().st_size > 10_000
     text = figures.findings(frame)
@@ -93,7 +72,7 @@ def test_the_study_figures_and_findings(study):
     assert "final OMS error, polynomial" in text
 
 
-def test_a_rerun_computes_nothing(study):
-    out, _ = study
+def test_a_rerun_computes_nothing(oms_study):
+    out, _ = oms_study
     again = run_sweep(out / "pipeline.toml", out, workers=1, progress=False)
     assert again.n_computed == 0 and again.n_cached == 12

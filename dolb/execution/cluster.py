@@ -23,6 +23,12 @@ the process has started) and every connection is mutual TLS with credentials mad
 this run only (``Security.temporary()``), so another user of the machine cannot join
 the cluster or run code in it. A running scheduler that uses TLS is reached with the
 certificates of a cluster file's ``[tls]`` table (``ca_file``, ``cert``, ``key``).
+
+Asked for (``dashboard=True``, ``dolb run --dashboard``), the embedded scheduler serves
+Dask's dashboard on 127.0.0.1 (port 8787, or a free one if taken): plain HTTP without
+authentication, read-only, which any user of this machine can open while the run lasts;
+the workers still serve nothing. The link of a dashboard is printed on standard error,
+for a running scheduler or a started cluster too when theirs has one.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ import importlib
 import inspect
 import json
 import os
+import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -66,6 +74,13 @@ client's time per cell in a sweep of tiny cells."""
 
 NO_HTTP_ROUTES = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
 """No HTTP endpoint (health, metrics, info, proxy, event stream) on any process dolb starts."""
+DASHBOARD_ROUTES = {"distributed.scheduler.http.routes": ["distributed.http.statics"]}
+"""With the dashboard, the scheduler serves its pages and their static files, nothing else."""
+DASHBOARD_ADDRESS = "127.0.0.1:8787"
+"""Where the embedded scheduler serves its dashboard, when asked (Dask's usual port; a
+free one when another process holds it)."""
+DASHBOARD_PROBE_SECONDS = 5
+"""How long dolb waits for a scheduler's dashboard page to answer before it prints its link."""
 
 WORKER_WAIT_SECONDS = 120
 """How long a sweep waits for the first worker of a scheduler or a started cluster."""
@@ -93,26 +108,56 @@ class _NoHTTPServer(WorkerPlugin):
         worker.http_server.stop()
 
 
-def _local(n_workers: int, **options: Any) -> LocalCluster:
+def _local(n_workers: int, dashboard: bool = False, **options: Any) -> LocalCluster:
     """The embedded cluster: ``n_workers`` single-threaded worker processes on
-    127.0.0.1, mutual TLS with temporary credentials, no HTTP server."""
+    127.0.0.1, mutual TLS with temporary credentials, no HTTP server (``dashboard``:
+    but the scheduler's dashboard on 127.0.0.1)."""
     if n_workers < 1:
         raise ConfigError(f"a local cluster needs at least 1 worker, got {n_workers}")
-    with _interrupts_ignored(), dask.config.set(NO_HTTP_ROUTES):
+    routes = NO_HTTP_ROUTES | (DASHBOARD_ROUTES if dashboard else {})
+    with _interrupts_ignored(), dask.config.set(routes):
         cluster = LocalCluster(
             n_workers=n_workers,
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",  # any free port, closed below: none is taken from others
-            scheduler_kwargs={"dashboard": False},
+            # without a dashboard: any free port, closed below, so none is taken from others
+            dashboard_address=DASHBOARD_ADDRESS if dashboard else "127.0.0.1:0",
+            scheduler_kwargs={"dashboard": dashboard},
             security=Security.temporary(),
             plugins={_NoHTTPServer()},
             env=SINGLE_THREADED_BLAS,
             **options,
         )
-    cluster.scheduler.http_server.stop()  # the scheduler runs in this process
+    if not dashboard:
+        cluster.scheduler.http_server.stop()  # the scheduler runs in this process
     return cluster
+
+
+def dashboard_link(client: Client) -> str | None:
+    """The link of the dashboard of ``client``'s scheduler when its page answers there
+    (an HTTP GET from this process, without proxies); None otherwise. (A scheduler lists
+    its HTTP server as its dashboard even when that server has no dashboard pages.)"""
+    if "dashboard" not in client.scheduler_info(n_workers=0).get("services", {}):
+        return None
+    link = client.dashboard_link
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with direct.open(link, timeout=DASHBOARD_PROBE_SECONDS) as response:
+            return link if response.status == 200 else None
+    except (OSError, ValueError):  # refused, timed out, 404 (HTTPError is an OSError), not a URL
+        return None
+
+
+def _announced(client: Client, asked: bool) -> Client:
+    """``client``, once the link of its scheduler's dashboard is printed on standard
+    error (when its page answers; that none does when one was ``asked`` for)."""
+    link = dashboard_link(client)
+    if link:
+        print(f"dolb: Dask dashboard at {link}", file=sys.stderr, flush=True)
+    elif asked:
+        print(f"dolb: no dashboard of the scheduler at {client.scheduler.address} answers", file=sys.stderr, flush=True)
+    return client
 
 
 @contextlib.contextmanager
@@ -241,12 +286,13 @@ def _start(cls: type, path: str | Path, *args: Any, **options: Any):
         raise ConfigError(f"{path}: options: {first}") from None
 
 
-def _cluster_from_file(spec: ClusterFile, path: str | Path):
-    """Start the cluster a checked cluster file describes."""
+def _cluster_from_file(spec: ClusterFile, path: str | Path, dashboard: bool = False):
+    """Start the cluster a checked cluster file describes (``dashboard``: a local one
+    serves its dashboard; the other kinds serve theirs as their options say)."""
     kind = spec.kind
     options = dict(spec.options)
     if kind == "local":
-        return _local(spec.workers or os.cpu_count() or 1, **options)
+        return _local(spec.workers or os.cpu_count() or 1, dashboard, **options)
     module, name, extra, _ = KINDS[kind]
     try:
         cls = getattr(importlib.import_module(module), name)
@@ -280,9 +326,11 @@ def _with_workers(client: Client) -> Client:
 
 @contextlib.contextmanager
 def connect(
-    workers: int | None = None, scheduler: str | None = None, cluster_file: str | Path | None = None
+    workers: int | None = None, scheduler: str | None = None, cluster_file: str | Path | None = None,
+    dashboard: bool = False,
 ) -> Iterator[Client]:
-    """A Dask client for a sweep.
+    """A Dask client for a sweep; the link of its scheduler's dashboard, if it has one,
+    is printed on standard error.
 
     Parameters
     ----------
@@ -293,27 +341,33 @@ def connect(
         Address (``tcp://host:8786``) or scheduler-file path of a running scheduler.
     cluster_file : path, optional
         A cluster file (see the module docstring) describing the cluster to start.
+    dashboard : bool
+        The embedded cluster (or a local one of a cluster file) serves Dask's dashboard
+        on 127.0.0.1; by default it serves no HTTP at all.
 
-    At most one of the three may be given.
+    At most one of ``workers``, ``scheduler`` and ``cluster_file`` may be given.
     """
     if sum(x is not None for x in (workers, scheduler, cluster_file)) > 1:
         raise ConfigError("give at most one of --workers, --scheduler and --cluster")
     with dask.config.set(QUIET_EVENT_LOOP):
-        yield from _connect(workers, scheduler, cluster_file)
+        yield from _connect(workers, scheduler, cluster_file, dashboard)
 
 
-def _connect(workers: int | None, scheduler: str | None, cluster_file: str | Path | None) -> Iterator[Client]:
+def _connect(workers: int | None, scheduler: str | None, cluster_file: str | Path | None,
+             dashboard: bool) -> Iterator[Client]:
     spec = None if cluster_file is None else read_cluster_file(cluster_file)
     if spec is not None and spec.kind == "scheduler":
         security = None if spec.tls is None else spec.tls.security()
         with _client(spec.address or spec.scheduler_file, security) as client:
-            yield _with_workers(client)
+            yield _announced(_with_workers(client), dashboard)
     elif spec is not None:
-        with _cluster_from_file(spec, cluster_file) as cluster, Client(cluster) as client:
-            yield _with_workers(client)
+        with _cluster_from_file(spec, cluster_file, dashboard) as cluster, Client(cluster) as client:
+            ours_closed = spec.kind == "local" and not dashboard  # its HTTP port is closed: nothing to say
+            yield _with_workers(client) if ours_closed else _announced(_with_workers(client), dashboard)
     elif scheduler is not None:
         with _client(scheduler) as client:
-            yield _with_workers(client)
+            yield _announced(_with_workers(client), dashboard)
     else:
-        with _local(workers if workers is not None else (os.cpu_count() or 1)) as cluster, Client(cluster) as client:
-            yield client
+        n_workers = workers if workers is not None else (os.cpu_count() or 1)
+        with _local(n_workers, dashboard) as cluster, Client(cluster) as client:
+            yield _announced(client, dashboard) if dashboard else client

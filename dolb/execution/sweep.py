@@ -37,6 +37,7 @@ from dolb.experiment.cells import Batch, CellGroup, batch_cells, expand_groups, 
 from dolb.experiment.pipeline import Pipeline, load_pipeline
 from dolb.results import query
 from dolb.results.history import new_run_id, read_records, write_record
+from dolb.results.page import write_run_page
 from dolb.results.query import stored_cells
 from dolb.results.report import render_report, write_reports, write_summary
 from dolb.results.store import ResultStore, result_schema
@@ -127,6 +128,7 @@ def run_sweep(
     workers: int | None = None,
     scheduler: str | None = None,
     cluster_file: str | Path | None = None,
+    dashboard: bool = False,
     retry_failed: bool = False,
     progress: bool = True,
     report_file: str | Path | None = None,
@@ -143,14 +145,16 @@ def run_sweep(
         The pipeline file.
     out_dir : path or fsspec URL
         The result folder (created if needed; reused to resume).
-    workers, scheduler, cluster_file
-        Where to run; see :func:`dolb.execution.cluster.connect`.
+    workers, scheduler, cluster_file, dashboard
+        Where to run, and whether the embedded cluster serves its dashboard; see
+        :func:`dolb.execution.cluster.connect`.
     retry_failed : bool
         Run again the cells whose last attempt failed (by default they stay failed).
     progress : bool
         Show a progress bar on standard error.
     report_file : path, optional
-        Where to save Dask's HTML performance report of the computation.
+        Where to save Dask's HTML performance report of the computation (one
+        self-contained file: its scripts are inside, it opens offline).
     gather : {"auto", "workers", "client"}
         Who writes the result parts (see :data:`GATHER_MODES`).
     data_dir : path, optional
@@ -165,13 +169,13 @@ def run_sweep(
     with contextlib.ExitStack() as held:  # the folder lock, held to the end of the run
         return _sweep(
             pipeline_path, out_dir, held, workers=workers, scheduler=scheduler, cluster_file=cluster_file,
-            retry_failed=retry_failed, progress=progress, report_file=report_file, gather=gather,
+            dashboard=dashboard, retry_failed=retry_failed, progress=progress, report_file=report_file, gather=gather,
             data_dir=data_dir, pipeline_text=pipeline_text, force=force,
         )
 
 
-def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, scheduler, cluster_file, retry_failed,
-           progress, report_file, gather, data_dir, pipeline_text, force) -> SweepSummary:
+def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, scheduler, cluster_file, dashboard,
+           retry_failed, progress, report_file, gather, data_dir, pipeline_text, force) -> SweepSummary:
     """The body of :func:`run_sweep`; the folder lock entered into ``held`` is released
     when it returns or raises."""
     if gather not in GATHER_MODES:
@@ -181,7 +185,8 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
     run_id = new_run_id()
     stack = contextlib.ExitStack()
     try:
-        cluster = _LazyCluster(stack, phases, workers=workers, scheduler=scheduler, cluster_file=cluster_file)
+        cluster = _LazyCluster(stack, phases, workers=workers, scheduler=scheduler, cluster_file=cluster_file,
+                               dashboard=dashboard)
         with phases("plan"):
             pipeline = load_pipeline(pipeline_path, pipeline_text)
             if cluster_file is not None:
@@ -236,7 +241,8 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
             # last batches are short, so no worker idles long at the end
             longest_first = sorted(todo, key=lambda item: -item[0].n_train)
             batches = batch_cells(longest_first, pipeline.batch_examples, n_batches_min=BATCHES_PER_WORKER * n_workers)
-            recording = performance_report(filename=str(report_file)) if report_file else contextlib.nullcontext()
+            recording = (performance_report(filename=str(report_file), mode="inline")  # no CDN: opens offline
+                         if report_file else contextlib.nullcontext())
             cpu_started = time.process_time()
             with recording:
                 n_failed = _compute(client, batches, destination, store, n_workers, progress, phases)
@@ -263,6 +269,8 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
         "workers": cluster.workers,
     }
     write_record(store, record)
+    if store.exists():
+        write_run_page(store, pipeline.reports, record, pipeline.description)
     return SweepSummary(n_cells, n_cells - n_todo, n_todo - n_failed, n_failed, seconds, report or "No results stored.",
                         run_id, phases.rounded(), mode, n_failed_before)
 

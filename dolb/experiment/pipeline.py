@@ -38,6 +38,7 @@ A pipeline file describes one study::
     metric = "test_mse"
     at = [10, 80, 150]
     stats = ["mean", "var"]
+    title = "Table I"                 # default: metric, experiment, kind, what it compares
 
 A learner's ``params`` values may be lists: each combination is one configuration.
 Every mistake is reported as one :class:`~dolb.errors.ConfigError` line naming the file
@@ -48,12 +49,13 @@ above 0.0, got -1``); the checks are the pydantic models of
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from dolb.experiment import schema
-from dolb.results.kinds import ReportSpec
+from dolb.results.kinds import ReportSpec, default_title
 from dolb.validation import read_toml, validate
 
 
@@ -154,7 +156,7 @@ def load_pipeline(path: str | Path, text: str | None = None) -> Pipeline:
         seed=checked.pipeline.seed,
         datasets={name: _dataset(name, spec, base) for name, spec in checked.datasets.items()},
         experiments={name: _experiment(name, spec) for name, spec in checked.experiments.items()},
-        reports=tuple(_report(spec) for spec in checked.reports),
+        reports=_reports(checked.reports),
         batch_examples=execution.batch_examples,
         cell_timeout=execution.cell_timeout,
         cell_memory=execution.cell_memory,
@@ -195,14 +197,16 @@ def _experiment(name: str, spec: schema.Experiment) -> ExperimentSpec:
     )
 
 
-def _report(spec: schema.Report) -> ReportSpec:
-    return ReportSpec(
-        spec.kind,
-        spec.experiment,
-        spec.metric,
-        None if spec.at is None else tuple(spec.at),
-        spec.stats,
-        f"{spec.experiment}: {spec.metric}" if spec.title is None else spec.title,
-        spec.compare,
-        spec.baseline,
+def _reports(specs: list[schema.Report]) -> tuple[ReportSpec, ...]:
+    """The reports, each with its title or one made from what it shows
+    (:func:`~dolb.results.kinds.default_title`); a title given twice is numbered."""
+    reports = []
+    for spec in specs:
+        report = ReportSpec(spec.kind, spec.experiment, spec.metric, None if spec.at is None else tuple(spec.at),
+                            spec.stats, spec.title or "", spec.compare, spec.baseline, spec.posthoc)
+        reports.append(report if spec.title else replace(report, title=default_title(report)))
+    titles = Counter(report.title for report in reports)
+    return tuple(
+        replace(report, title=f"{report.title} (report {index + 1})") if titles[report.title] > 1 else report
+        for index, report in enumerate(reports)
     )

@@ -32,6 +32,7 @@ from dolb.evaluation.metrics import INFO_METRICS, METRICS
 from dolb.learners import learner_class
 from dolb.registry import did_you_mean
 from dolb.results.kinds import REPORTS
+from dolb.results.ranking import POSTHOC
 from dolb.validation import NonNegativeInt, PositiveInt, Table, names, one_of, problem, shown, unknown_key
 
 SPLIT_SCHEMES = ("sequences", "holdout", "given")
@@ -293,6 +294,7 @@ class Report(Table):
     title: str | None = None
     compare: one_of(COMPARABLE) = "conversion"
     baseline: str | None = None
+    posthoc: one_of(POSTHOC) = "nemenyi"
 
     @model_validator(mode="after")
     def _paired_keys(self) -> "Report":
@@ -301,6 +303,8 @@ class Report(Table):
                 raise problem("a paired report needs the baseline it compares with", "baseline")
         elif self.baseline is not None or "compare" in self.model_fields_set:
             raise problem("only a paired report takes 'compare' and 'baseline'")
+        if self.kind != "ranking" and "posthoc" in self.model_fields_set:
+            raise problem("only a ranking report takes 'posthoc'")
         return self
 
 

@@ -16,6 +16,7 @@ from dolb.learners import (  # noqa: F401  (register learners)
     ngd,
     ogd,
     passive_aggressive,
+    peers,
     perceptron,
     rls,
     sgd,

@@ -160,8 +160,18 @@ class OnlineLearner:
         self.n_seen = 0
 
     @classmethod
+    def unavailable(cls) -> str | None:
+        """Why the learner cannot run here (an optional package it wraps is missing, see
+        :mod:`dolb.learners.peers`), as one line; None when it can."""
+        return None
+
+    @classmethod
     def check_params(cls, params: dict[str, Any]) -> dict[str, Any]:
-        """Return the full parameter set (defaults filled in), or raise ConfigError."""
+        """Return the full parameter set (defaults filled in), or raise ConfigError
+        (also when the learner is :meth:`unavailable`)."""
+        missing = cls.unavailable()
+        if missing:
+            raise ConfigError(missing)
         unknown = sorted(set(params) - set(cls.params))
         if unknown:
             known = ", ".join(sorted(cls.params)) or "none"

@@ -12,9 +12,7 @@ Benjamini–Hochberg procedure then controls the false-discovery rate over all t
 the comparison. Other metrics of the table (``cutoff_k``, ``suffix_length``, ...)
 describe a hypothesis rather than score it and are never judged.
 
-Throughput (``bench.json``: examples per second of learner × input × source ×
-conversions) is compared by the ratio run / baseline against a threshold; timings are
-too noisy for a test.
+Throughput (``bench.json``) is judged by :mod:`dolb.results.throughput`.
 
 Examples
 --------
@@ -43,14 +41,15 @@ from scipy import stats as st
 from dolb.errors import DataError
 from dolb.evaluation.metrics import deterministic_metrics
 from dolb.results.history import read_records
-from dolb.results.stats import paired_tests
+from dolb.results.stats import ALPHA, paired_tests
 from dolb.results.store import ResultStore
 from dolb.results.tables import CONFIG_COLUMNS
+from dolb.results.throughput import (  # noqa: F401  (compare_throughput, read_bench: re-exported)
+    SLOWDOWN,
+    compare_throughput,
+    read_bench,
+)
 
-ALPHA = 0.05
-"""False-discovery rate of the Benjamini–Hochberg procedure."""
-SLOWDOWN = 0.8
-"""Throughput ratio run / baseline below which a benchmark counts as slower."""
 FIGURE_LINES = 6
 """Configurations drawn at most in one figure of significant changes."""
 TREND_LINES = 8
@@ -58,8 +57,6 @@ TREND_LINES = 8
 
 KEYS = CONFIG_COLUMNS + ["n_train", "metric"]
 """What one comparison row is about; the rows are paired over ``split``."""
-BENCH_KEYS = ["learner", "input", "source", "conversions"]
-"""What one throughput measurement is about."""
 COLUMNS = KEYS + ["n", "n_nonfinite", "baseline", "run", "difference", "ci_low", "ci_high",
                   "relative", "d_z", "t", "p", "q", "verdict"]
 """Columns of the comparison table (``compare.csv``)."""
@@ -96,41 +93,6 @@ def pipeline_name(folder: str | Path) -> str:
     except (ValueError, KeyError, TypeError) as exc:
         raise DataError(f"{folder}: cannot read the pipeline name from run.json or pipeline.toml ({exc})") from None
     raise DataError(f"{folder}: no run.json or pipeline.toml names the pipeline of this result folder")
-
-
-def read_bench(folder: str | Path) -> pd.DataFrame:
-    """Throughput measurements of a result folder (``bench.json``, a list of objects
-    with at least ``learner, input, source, conversions, examples_per_s``), one row per
-    learner × input × source × conversions (repeated measurements averaged); an empty
-    table when the folder has none. A list of conversions is joined with ``+``.
-
-    Examples
-    --------
-    >>> read_bench("no-such-folder").columns.tolist()
-    ['learner', 'input', 'source', 'conversions', 'examples_per_s']
-    """
-    path = Path(folder) / "bench.json"
-    if not path.is_file():
-        return pd.DataFrame(columns=BENCH_KEYS + ["examples_per_s"])
-    try:
-        records = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(records, list) or not all(isinstance(record, dict) for record in records):
-            raise TypeError(f"a JSON {type(records).__name__}, not a list of objects")
-        rows = [
-            {key: _key_text(record[key]) for key in BENCH_KEYS} | {"examples_per_s": float(record["examples_per_s"])}
-            for record in records
-            if "examples_per_s" in record  # `dolb bench --json` also lists memory rows
-        ]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise DataError(
-            f"{path}: expected a JSON list of objects with {', '.join(BENCH_KEYS)}, examples_per_s ({exc})"
-        ) from None
-    frame = pd.DataFrame(rows, columns=BENCH_KEYS + ["examples_per_s"])
-    return frame.groupby(BENCH_KEYS, sort=True)["examples_per_s"].mean().reset_index()
-
-
-def _key_text(value) -> str:
-    return "+".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 
 # --- statistics ---------------------------------------------------------------------------
@@ -204,24 +166,6 @@ def compare_frames(run: pd.DataFrame, baseline: pd.DataFrame, alpha: float = ALP
     """
     table = _judge(paired_tests(_pairs(run, baseline), KEYS), alpha)
     return table[COLUMNS]
-
-
-def compare_throughput(run: pd.DataFrame, baseline: pd.DataFrame, slowdown: float = SLOWDOWN) -> pd.DataFrame:
-    """Throughput of two runs (tables from :func:`read_bench`) side by side: ``ratio``
-    = run / baseline examples per second, ``slower`` when the ratio is below
-    ``slowdown``. Measurements in one run only are kept with a NaN ratio.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> bench = lambda v: pd.DataFrame([{"learner": "sgd", "input": "sparse", "source": "memory",
-    ...                                  "conversions": "last", "examples_per_s": v}])
-    >>> compare_throughput(bench(60.0), bench(100.0))[["ratio", "slower"]].values.tolist()
-    [[0.6, True]]
-    """
-    table = baseline.merge(run, on=BENCH_KEYS, how="outer", suffixes=("_baseline", "_run"), sort=True)
-    ratio = table["examples_per_s_run"] / table["examples_per_s_baseline"]
-    return table.assign(ratio=ratio, slower=(ratio < slowdown).astype(bool))
 
 
 # --- the comparison -----------------------------------------------------------------------

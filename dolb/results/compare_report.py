@@ -1,6 +1,7 @@
-"""The nightly comparison of two result folders, written as a report: Markdown, one
-self-contained HTML page with its figures, the CSV of every row, and the trend over past
-nights. The statistics are :mod:`dolb.results.compare`'s."""
+"""The nightly comparison of two result folders, written as a report: its figures (the
+significant changes, the trend over past nights) and its pages
+(:mod:`dolb.results.compare_page`: Markdown, one self-contained HTML page, the CSV of
+every row). The statistics are :mod:`dolb.results.compare`'s."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from dolb.results.compare import (
     ALPHA,
     FIGURE_LINES,
     KEYS,
-    SHOWN,
     SLOWDOWN,
     TREND_LINES,
     Comparison,
@@ -24,10 +24,19 @@ from dolb.results.compare import (
     pipeline_name,
     read_bench,
 )
-from dolb.results.figures import colour_cycle, config_labels, log_axes, new_figure, save
-from dolb.results.html import Section, html_page
+from dolb.results.compare_page import write_pages
+from dolb.results.figure_style import (
+    PANEL_LINES,
+    config_labels,
+    draw_lines,
+    figure_legend,
+    log_axes,
+    new_figure,
+    save,
+    series_style,
+)
 from dolb.results.report import slug
-from dolb.results.tables import CONFIG_COLUMNS, aggregate, markdown_text, read_results, to_markdown
+from dolb.results.tables import CONFIG_COLUMNS, aggregate, read_results
 
 
 def _unmatched(run: pd.DataFrame, baseline: pd.DataFrame) -> tuple[int, int]:
@@ -95,7 +104,7 @@ def compare_folders(
     _check_options(alpha, slowdown)
     run, baseline, out = Path(run), Path(baseline), Path(out)
     nights = [Path(folder) for folder in history] + [run]
-    frames = {folder: read_results(folder) for folder in [run, baseline, *nights]}
+    frames = {folder: read_results(folder, tidy=True) for folder in [run, baseline, *nights]}
     name = _check_same_pipeline(list(frames))
     table = compare_frames(frames[run], frames[baseline], alpha)
     if table.empty:
@@ -110,110 +119,12 @@ def compare_folders(
         tuple(sorted(metrics - set(METRICS.names()))),
     )
     out.mkdir(parents=True, exist_ok=True)
-    write_report(comparison, frames[run], frames[baseline], out, f"{name}: {run} against {baseline}")
+    figures = change_figures(comparison.significant(), frames[run], frames[baseline], out)
     if history:
-        trend_figure(trend_table([frames[night] for night in nights]), [n.name for n in nights], out / "trend.png")
+        trend = trend_table([frames[night] for night in nights])
+        figures.append(trend_figure(trend, [n.name for n in nights], out / "trend.png"))
+    write_pages(comparison, figures, out, f"{name}: {run} against {baseline}")
     return comparison
-
-
-# --- the report -----------------------------------------------------------------------
-
-
-def shown(table: pd.DataFrame) -> pd.DataFrame:
-    """A comparison table as the report shows it: the learner, complexity, conversion
-    and differing parameters as one ``configuration`` label (:data:`SHOWN` columns)."""
-    keys = list(zip(table["learner"], table["params"], table["complexity"], table["conversion"]))
-    return table.assign(configuration=config_labels(keys))[SHOWN]
-
-
-def _sections(comparison: Comparison, figures: list[Path]) -> list[Section]:
-    """The report: summary, significant changes, throughput, figures, every row."""
-    method = (
-        f"Rows are paired over splits; two-sided paired t-test of run - baseline, Benjamini-Hochberg "
-        f"false-discovery control at q < {comparison.alpha:g} over all {len(comparison.table)} tests; "
-        "every judged metric is lower-is-better (difference > 0 is worse). Effect size d_z = mean / "
-        "standard deviation of the paired differences; ci_low-ci_high is the 95 % t interval of the "
-        "mean difference; relative = difference / |baseline mean|."
-    )
-    notes = [comparison.summary(), method]
-    if comparison.not_judged:
-        notes.append(f"Informational metrics, not judged: {', '.join(comparison.not_judged)}.")
-    if comparison.only_run or comparison.only_baseline:
-        notes.append(
-            f"Not compared: {comparison.only_run} rows only in the run, "
-            f"{comparison.only_baseline} only in the baseline."
-        )
-    significant = comparison.significant()
-    sections = [
-        Section("Summary", tuple(notes)),
-        Section("Significant changes", () if len(significant) else ("None.",), shown(significant)),
-    ]
-    if len(comparison.throughput):
-        sections.append(
-            Section(
-                "Throughput",
-                (
-                    f"Examples per second, ratio run / baseline; slower when below {comparison.slowdown:g}. "
-                    "Timings are noisy, so there is no test statistic: just the ratio and the threshold.",
-                ),
-                comparison.throughput,
-            )
-        )
-    if figures:
-        sections.append(Section("Figures", ("Mean over splits with the 95 % t band; solid: run, dashed: baseline.",),
-                                figures=tuple(figures)))
-    sections.append(Section("All comparisons", (), shown(comparison.table)))
-    return sections
-
-
-def markdown_page(title: str, sections: list[Section]) -> str:
-    """The sections as Markdown, figures linked by file name (beside the page).
-
-    Examples
-    --------
-    >>> print(markdown_page("T", [Section("S", ("text",))]))
-    # T
-    <BLANKLINE>
-    ## S
-    <BLANKLINE>
-    text
-    <BLANKLINE>
-    """
-    parts = [f"# {markdown_text(title)}\n"]
-    for section in sections:
-        parts.append(f"## {markdown_text(section.heading)}\n")
-        parts += [f"{text}\n" for text in section.paragraphs]
-        if section.table is not None and len(section.table):
-            parts.append(to_markdown(section.table) + "\n")
-        parts += [f"![{Path(f).stem}]({Path(f).name})\n" for f in section.figures]
-    return "\n".join(parts)
-
-
-def write_report(
-    comparison: Comparison, run: pd.DataFrame, baseline: pd.DataFrame, out: Path, title: str
-) -> None:
-    """Write ``compare.csv``, ``throughput.csv`` (if any), the figures of significant
-    changes, ``compare.md`` and ``compare.html`` into ``out``."""
-    comparison.table.to_csv(out / "compare.csv", index=False)
-    if len(comparison.throughput):
-        comparison.throughput.to_csv(out / "throughput.csv", index=False)
-    figures = change_figures(comparison.significant(), run, baseline, out)
-    sections = _sections(comparison, figures)
-    (out / "compare.md").write_text(markdown_page(title, sections), encoding="utf-8")
-    (out / "compare.html").write_text(html_page(title, sections), encoding="utf-8")
-
-
-def console_text(comparison: Comparison, out: str | Path) -> str:
-    """What ``dolb compare`` prints: the summary, the significant changes, the slower
-    benchmarks and where the report is."""
-    parts = [comparison.summary()]
-    significant = comparison.significant()
-    if len(significant):
-        parts.append(f"Significant changes (q < {comparison.alpha:g}):\n{to_markdown(shown(significant))}")
-    if len(comparison.slower()):
-        parts.append(f"Slower than {comparison.slowdown:g}x the baseline:\n{to_markdown(comparison.slower())}")
-    parts.append(f"Report: {Path(out) / 'compare.md'} and compare.html, every row in compare.csv")
-    return "\n\n".join(parts)
 
 
 # --- figures --------------------------------------------------------------------------
@@ -235,34 +146,53 @@ def change_figure(
     configurations: pd.DataFrame, metric: str, run: pd.DataFrame, baseline: pd.DataFrame, path: Path
 ) -> Path:
     """Draw ``metric`` against training size for ``configurations`` (rows of
-    :data:`~dolb.results.tables.CONFIG_COLUMNS`), mean over splits with the 95 % t band,
-    the run solid and the baseline dashed, in one colour per configuration; save as PNG."""
+    :data:`~dolb.results.tables.CONFIG_COLUMNS`) and save as PNG: above, the mean over
+    splits with its 95 % t band, the run with filled markers and the baseline dashed
+    with open ones, a colour and marker per configuration; below, the paired change
+    (run − baseline) / |baseline mean| in % with its 95 % t interval, so that a 15 %
+    change is as tall at 10 examples as at 10,000."""
     keys = list(configurations.itertuples(index=False, name=None))
     labels = config_labels([(c[3], c[4], c[5], c[6]) for c in keys])
     if configurations["dataset"].nunique() > 1:
         labels = [f"{label} [{key[1]}]" for label, key in zip(labels, keys)]
-    colours = colour_cycle()
-    fig, axes = new_figure(width=7, height=4.5)
-    ax = axes[0, 0]
-    shown_values = []
-    for frame, style, which in ((run, "-", "run"), (baseline, "--", "baseline")):
+    fig, axes = new_figure(2, 1, width=7, height=2.6, layout="constrained", sharex=True,
+                           gridspec_kw={"height_ratios": [2, 1]})
+    top, bottom = axes[:, 0]
+    chosen = {}
+    for which, frame in (("run", run), ("baseline", baseline)):
         subset = frame[frame["metric"] == metric].assign(complexity=lambda f: f["complexity"].astype(str))
-        table = aggregate(subset.merge(configurations, on=CONFIG_COLUMNS), ("mean", "ci95"))
-        lines = dict(list(table.groupby(CONFIG_COLUMNS, sort=False)))
-        for key, label, colour in zip(keys, labels, colours * 10):
-            line = lines[key]
-            ax.plot(line["n_train"], line["mean"], style, color=colour, lw=1.6, label=f"{label}, {which}")
-            ax.fill_between(line["n_train"], line["mean"] - line["ci95"], line["mean"] + line["ci95"],
-                            color=colour, alpha=0.12, lw=0)
-        shown_values.append(table)
-    both = pd.concat(shown_values)
-    log_axes(ax, both["n_train"], both["mean"])
-    ax.set_xlabel("training examples")
-    ax.set_ylabel(f"{metric} (mean, 95 % band)")
-    ax.set_title(f"{configurations['experiment'].iloc[0]}: {metric}, run (solid) against baseline (dashed)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+        chosen[which] = subset.merge(configurations, on=CONFIG_COLUMNS)
+    paired = compare_frames(chosen["run"], chosen["baseline"]).set_index(CONFIG_COLUMNS)
+    means, changes, counts = [], [], []
+    for position, (key, label) in enumerate(zip(keys, labels)):
+        style = series_style(position % PANEL_LINES, position // PANEL_LINES)
+        for which, look in (("run", style), ("baseline", {**style, "linestyle": "--", "markerfacecolor": "none"})):
+            line = aggregate(chosen[which].merge(configurations.iloc[[position]]), ("mean", "ci95", "count"))
+            line = line.set_index("n_train")
+            means.append((line["mean"], look, f"{label}, {which}", (line["mean"] - line["ci95"],
+                                                                    line["mean"] + line["ci95"])))
+            counts += line["count"].tolist()
+        if key in paired.index:
+            change = paired.loc[[key]].set_index("n_train")
+            scale = 100 / change["baseline"].abs()
+            changes.append((change["relative"] * 100, style, label, (change["ci_low"] * scale,
+                                                                     change["ci_high"] * scale)))
+    every = pd.concat([values for values, *_ in means])
+    log_axes(top, pd.Series(every.index), every)
+    handles = draw_lines(top, means, top.get_yscale() == "log")
+    draw_lines(bottom, changes)
+    bottom.axhline(0, color="grey", lw=0.8)
+    top.set_ylabel(f"{metric} (mean)")
+    bottom.set_ylabel("change (%)")
+    bottom.set_xlabel("training examples")
+    top.set_title(f"{configurations['experiment'].iloc[0]}: {metric}, run against baseline")
+    for ax in (top, bottom):
+        ax.grid(alpha=0.3)
+    low, high = min(counts), max(counts)
+    n = f"n = {low}" if low == high else f"n = {low}–{high}"
+    caption = (f"mean over {n} splits, band: 95 % Student-t interval; run filled, baseline open and dashed; "
+               "below: paired change (run − baseline) / |baseline| with its 95 % interval")
+    figure_legend(fig, handles, [h.get_label() for h in handles], caption)
     save(fig, path)
     return path
 
@@ -309,26 +239,34 @@ def largest_changes(panel: pd.DataFrame, lines: int = TREND_LINES) -> pd.DataFra
 
 
 def trend_figure(table: pd.DataFrame, nights: list[str], path: Path, lines: int = TREND_LINES) -> Path:
-    """Draw a :func:`trend_table`: one panel per experiment × metric, the mean per night
-    of the ``lines`` configurations that changed most; save as PNG at ``path``."""
+    """Draw a :func:`trend_table`: one panel per experiment × metric, the change of the
+    mean from the first night that has it (in %), per night, of the ``lines``
+    configurations that changed most; the legend, beside each panel, gives that first
+    value. A relative scale: a 15 % regression is as tall on any metric at any level.
+    Save as PNG at ``path``."""
     panels = list(table.groupby(level=["experiment", "metric"], sort=True))
-    columns = min(2, len(panels))
-    rows = -(-len(panels) // columns)
-    fig, axes = new_figure(rows, columns)
+    fig, axes = new_figure(len(panels), 1, width=11, height=3.4, layout="constrained", sharex=True)
     x = np.arange(len(nights))
     for ax, ((experiment, metric), panel) in zip(axes.flat, panels):
         chosen = largest_changes(panel, lines)
         keys = [(k[3], k[4], k[5], k[6]) for k in chosen.index]
-        for label, (_, values) in zip(config_labels(keys), chosen.iterrows()):
-            ax.plot(x, values.to_numpy(dtype=float), "o-", lw=1.4, ms=3, label=label)
-        log_axes(ax, values=chosen.stack())
+        labels = config_labels(keys)
+        if chosen.index.get_level_values("dataset").nunique() > 1:
+            labels = [f"{label} [{key[1]}]" for label, key in zip(labels, chosen.index)]
+        series, firsts = [], []
+        for position, (label, (_, values)) in enumerate(zip(labels, chosen.iterrows())):
+            first = values.dropna().iloc[0] if values.notna().any() else np.nan
+            change = pd.Series(100 * (values.to_numpy(dtype=float) / first - 1) if first else np.nan, index=x)
+            series.append((change.dropna(), series_style(position % PANEL_LINES, position // PANEL_LINES), label, None))
+            firsts.append(f"; first {first:.3g}")
+        draw_lines(ax, series, notes=firsts)
+        ax.axhline(0, color="grey", lw=0.8)
         ax.set_xticks(x, nights, rotation=30, ha="right", fontsize=7)
-        ax.set_ylabel(f"{metric} (mean, largest size)")
-        ax.set_title(f"{experiment}: {metric}")
+        ax.xaxis.set_tick_params(labelbottom=True)
+        ax.set_xlabel("night (oldest first)")
+        ax.set_ylabel(f"{metric}: change from first night (%)", fontsize=8)
+        ax.set_title(f"{experiment}: {metric}, mean at the largest training size")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(panels):]:
-        ax.set_visible(False)
-    fig.tight_layout()
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     save(fig, path)
     return path

@@ -1,9 +1,6 @@
-"""Figures: a metric against training size, one line per configuration, and the rules
-every dolb figure shares (its canvas, its logarithmic axes, its legend labels).
-
-Figures are drawn on :class:`matplotlib.figure.Figure` objects with the Agg canvas and
-never through ``pyplot``: no global backend is chosen at import, nothing is shown on a
-screen, and drawing is safe in a worker's threads.
+"""The curve of a metric against training size, one line per configuration, with the
+band of its statistic over splits: the figure of a pipeline's ``curve`` reports. Its
+style is :mod:`dolb.results.figure_style`'s.
 """
 
 from __future__ import annotations
@@ -13,107 +10,170 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dolb.errors import DataError
+from dolb.results.figure_style import (
+    MOST_SERIES,
+    config_labels,
+    config_order,
+    draw_series,
+    figure_legend,
+    log_axes,
+    natural_key,
+    new_figure,
+    overlaps,
+    overlay,
+    panel_groups,
+    save,
+    series_style,
+    wants_log,
+)
 
-def new_figure(rows: int = 1, columns: int = 1, width: float = 6.5, height: float = 4.2):
-    """A figure of ``rows`` × ``columns`` panels of ``width`` × ``height`` inches on the
-    Agg canvas; returns ``(figure, axes)`` with ``axes`` a 2-D array."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(width * columns, height * rows), dpi=110)
-    FigureCanvasAgg(figure)
-    return figure, figure.subplots(rows, columns, squeeze=False)
-
-
-def save(figure, path) -> None:
-    """Save ``figure`` as PNG at ``path``, the texts dolb wrote (titles, axis labels,
-    legend entries) drawn as written: names holding ``$`` or ``\\`` are not read as
-    mathtext. Tick labels keep theirs (a log axis writes 10^k in it)."""
-    written = list(figure.texts)
-    for ax in figure.axes:
-        written += [ax.title, ax.xaxis.label, ax.yaxis.label]
-        if ax.get_legend() is not None:
-            written += ax.get_legend().get_texts()
-    for text in written:
-        text.set_parse_math(False)
-    figure.savefig(path)
+BANDS = {"mean": ("band: 95 % Student-t confidence interval of the mean", {"ci95"}),
+         "median": ("band: first to third quartile", {"q25", "q75"})}
+"""The band drawn around each statistic a curve can show, and the summary columns it needs."""
 
 
-def colour_cycle() -> list[str]:
-    """The colours of the current matplotlib style, in order."""
-    import matplotlib
-
-    return matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
-
-
-def log_axes(ax, sizes: pd.Series | None = None, values: pd.Series | None = None) -> None:
-    """Make the x axis logarithmic where training ``sizes`` span two decades or more,
-    and the y axis where the finite ``values`` are positive and span three."""
-    if sizes is not None and len(sizes) and sizes.max() >= 100 * sizes.min() > 0:
-        ax.set_xscale("log")
-    if values is not None:
-        finite = values[np.isfinite(values)]
-        if len(finite) and finite.min() > 0 and finite.max() >= 1000 * finite.min():
-            ax.set_yscale("log")
+def band_edges(line: pd.DataFrame, statistic: str) -> tuple[pd.Series, pd.Series] | None:
+    """The lower and upper edges of the band around ``statistic`` on the summary rows
+    ``line``: mean ± ``ci95`` (the t half-width over splits) or ``q25`` to ``q75``; None
+    when the summary has no such columns."""
+    if not BANDS[statistic][1] <= set(line):
+        return None
+    if statistic == "median":
+        return line["q25"], line["q75"]
+    return line["mean"] - line["ci95"], line["mean"] + line["ci95"]
 
 
+def caption(table: pd.DataFrame, statistic: str) -> str:
+    """What a curve figure shows: the statistic, over how many splits, and its band.
 
-def config_labels(keys: list[tuple]) -> list[str]:
-    """Legend labels naming the learner, its complexity, the conversion and only the
-    parameters that differ between the lines of one figure."""
-    split = [dict(p.split("=", 1) for p in params.split(", ") if p) for _, params, _, _ in keys]
-    varying = sorted({k for d in split for k in d if len({e.get(k) for e in split}) > 1})
-    several_conversions = len({conversion for *_, conversion in keys}) > 1
-    labels = []
-    for (learner, _, complexity, conversion), params in zip(keys, split):
-        label = f"{learner} ({complexity})" if complexity else learner
-        if varying:
-            label += " " + ", ".join(f"{k}={params[k]}" for k in varying if k in params)
-        if several_conversions:
-            label += f", {conversion}"
-        labels.append(label)
-    return labels
+    Examples
+    --------
+    >>> caption(pd.DataFrame({"count": [10, 8], "ci95": [0.1, 0.2]}), "mean")
+    'mean over n = 8–10 splits; band: 95 % Student-t confidence interval of the mean'
+    """
+    if "count" in table and len(table):
+        low, high = int(table["count"].min()), int(table["count"].max())
+        over = f"over n = {low} splits" if low == high else f"over n = {low}–{high} splits"
+    else:
+        over = "over splits (n not recorded)"
+    band, needs = BANDS[statistic]
+    return f"{statistic} {over}; {band if needs <= set(table) else 'no band'}"
+
+
+def _layout(datasets: list, groups: list) -> tuple[int, int, list[tuple[int, int]], object]:
+    """Rows, columns, the (dataset, group) of each panel and how y axes are shared: a
+    panel per dataset (scales apart) or per group (one scale), in rows of three, or
+    datasets as rows (one scale each) and groups as columns."""
+    panels = [(d, g) for d in range(len(datasets)) for g in range(len(groups))]
+    if len(groups) > 1 and len(datasets) > 1:
+        return len(datasets), len(groups), panels, "row"
+    columns = min(3, len(panels))
+    return -(-len(panels) // columns), columns, panels, len(datasets) == 1
+
+
+KEY_COLUMNS = ["learner", "params", "complexity", "conversion"]
+"""The columns naming a configuration within an experiment and dataset."""
+
+
+def curve_panels(summary: pd.DataFrame, experiment: str, metric: str, title: str, statistic: str = "mean"):
+    """The figure of :func:`curve_figure`, not yet saved."""
+    if statistic not in BANDS:
+        raise ValueError(f"statistic must be one of {sorted(BANDS)}, got {statistic!r}")
+    table = summary[(summary["experiment"] == experiment) & (summary["metric"] == metric)]
+    table = table[np.isfinite(table[statistic].astype(float))].assign(complexity=lambda t: t["complexity"].astype(str))
+    keys = sorted(set(map(tuple, table[KEY_COLUMNS].values.tolist())), key=config_order)
+    if len(keys) > MOST_SERIES:
+        raise DataError(f"{experiment}, {metric}: {len(keys)} configurations in one figure, more than "
+                        f"{MOST_SERIES} cannot be told apart; report them as a table")
+    datasets = sorted(table["dataset"].unique(), key=natural_key) or [""]
+    groups = panel_groups(keys) if keys else [("", [], [])]
+    rows, columns, panels, share = _layout(datasets, groups)
+    single = len(panels) == 1
+    fig, axes = new_figure(rows, columns, 6.5 if single else 4.6, 4.2 if single else 3.4,
+                           layout="constrained", sharex=True, sharey=share)
+    lines = {(dataset, tuple(key)): line.set_index("n_train").sort_index()
+             for (dataset, *key), line in table.groupby(["dataset", *KEY_COLUMNS], sort=False)}
+    panel_lines = [[(key, lines[datasets[d], key]) for key in groups[g][1] if (datasets[d], key) in lines]
+                   for d, g in panels]
+
+    def scaled(d: int) -> pd.Series:  # the values one y scale is chosen for: a row's, or all
+        return table.loc[table["dataset"] == datasets[d], statistic] if share == "row" else table[statistic]
+
+    close, legend = _overlap_notes(panel_lines, [wants_log(scaled(d), 1) for d, _ in panels], keys, statistic)
+    styles = {key: series_style(p, g) for g, (_, group, positions) in enumerate(groups)
+              for key, p in zip(group, positions)}
+    handles = {}
+    for ax, (d, g), drawn in zip(axes.flat, panels, panel_lines):
+        for key, line in drawn:
+            style = overlay(styles[key]) if key in close else styles[key]
+            handles.setdefault(key, draw_series(ax, line[statistic], style, legend[key], band_edges(line, statistic)))
+        log_axes(ax, table["n_train"], scaled(d))
+        ax.set_title(" — ".join(t for t in (datasets[d] if len(datasets) > 1 else "", groups[g][0]) if t),
+                     fontsize=10)
+        ax.grid(alpha=0.3)
+    _label_axes(axes, len(panels), metric)
+    fig.suptitle(title)
+    if handles:
+        figure_legend(fig, list(handles.values()), [legend[k] for k in handles], caption(table, statistic))
+    return fig
+
+
+def _overlap_notes(panel_lines: list[list[tuple]], logs: list[bool], keys: list[tuple], statistic: str):
+    """Which configurations are drawn over an equal or close earlier one in some panel
+    (:func:`~dolb.results.figure_style.overlaps`), and every configuration's legend
+    label, saying which it is identical to and in how many of its panels."""
+    close, identical, shown = set(), {}, {}
+    for drawn, log in zip(panel_lines, logs):
+        found = overlaps([line[statistic] for _, line in drawn], log)
+        for (key, _), same in zip(drawn, found):
+            shown[key] = shown.get(key, 0) + 1
+            if same is not None:
+                close.add(key)
+            if same is not None and same[0] == "identical":
+                identical.setdefault(key, []).append(drawn[same[1]][0])
+    labels = dict(zip(keys, config_labels(keys)))
+    return close, {key: labels[key] + _identical_note(identical.get(key, []), shown.get(key, 0), labels)
+                   for key in keys}
+
+
+def _identical_note(equal_to: list[tuple], panels: int, labels: dict) -> str:
+    """The legend's note on a series equal to an earlier one in some of its panels."""
+    if not equal_to:
+        return ""
+    names = " / ".join(dict.fromkeys(labels[k] for k in equal_to))
+    where = "" if len(equal_to) == panels else f" in {len(equal_to)} of {panels} panels"
+    return f" (identical to {names}{where})"
+
+
+def _label_axes(axes, used: int, metric: str) -> None:
+    """Hide the unused panels; name the y axis in the first column and the x axis (with
+    tick labels) under the last panel of each column."""
+    columns = axes.shape[1]
+    for index, ax in enumerate(axes.flat):
+        if index >= used:
+            ax.set_visible(False)
+            continue
+        if index % columns == 0:
+            ax.set_ylabel(metric)
+        if index + columns >= used:
+            ax.xaxis.set_tick_params(labelbottom=True)
+            ax.set_xlabel("training examples")
 
 
 def curve_figure(
     summary: pd.DataFrame, experiment: str, metric: str, title: str, path: Path, statistic: str = "mean"
 ) -> Path:
     """Draw ``statistic`` (``"mean"`` or ``"median"``) of ``metric`` over splits against
-    training size, with the band between the first and third quartiles, one panel per
-    dataset, from a summary (see :mod:`dolb.results.tables`), and save it as PNG at
+    training size from a summary (see :func:`dolb.results.query.summary`), one panel
+    per dataset and per group of configurations (past
+    :data:`~dolb.results.figure_style.PANEL_LINES` of them), and save it as PNG at
     ``path``.
 
-    A quartile band rather than a standard deviation: the spread of online losses is
-    heavy-tailed, and a mean plus or minus a standard deviation can leave the plot.
-    An x axis is logarithmic when training sizes span two decades or more, a y axis
-    when the values are positive and span three.
+    The mean is drawn with its 95 % Student-t confidence band over splits (``ci95``),
+    the median with its quartile band (the spread of online losses is heavy-tailed);
+    the legend, below the panels, says which and over how many splits. Axes are
+    logarithmic as :func:`log_axes` decides.
     """
-    table = summary[(summary["experiment"] == experiment) & (summary["metric"] == metric)]
-    datasets = sorted(table["dataset"].unique()) or [""]
-    columns = min(3, len(datasets))
-    rows = -(-len(datasets) // columns)
-    fig, axes = new_figure(rows, columns)
-    keys = ["learner", "params", "complexity", "conversion"]
-    all_keys = sorted(set(map(tuple, table[keys].values.tolist())))
-    labels = dict(zip(all_keys, config_labels(all_keys)))
-    colours = dict(zip(all_keys, colour_cycle() * 10))
-    for ax, dataset in zip(axes.flat, datasets):
-        panel = table[table["dataset"] == dataset]
-        for key, line in panel.groupby(keys, sort=True):
-            ax.plot(line["n_train"], line[statistic], label=labels[key], color=colours[key], lw=1.6)
-            ax.fill_between(line["n_train"], line["q25"], line["q75"], color=colours[key], alpha=0.15, lw=0)
-        log_axes(ax, panel["n_train"], panel[statistic])
-        ax.set_xlabel("training examples")
-        ax.set_ylabel(f"{metric} ({statistic}, quartile band)")
-        ax.set_title(dataset if len(datasets) > 1 else title)
-        ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[len(datasets):]:
-        ax.set_visible(False)
-    first = axes.flat[0]
-    if first.lines:
-        first.legend(fontsize=8)
-    if len(datasets) > 1:
-        fig.suptitle(title)
-    fig.tight_layout()
-    save(fig, path)
-    return path
+    save(curve_panels(summary, experiment, metric, title, statistic), path)
+    return Path(path)

@@ -1,15 +1,15 @@
 """Report kinds: what a pipeline's ``[[reports]]`` may ask for, and how each is made.
 
 Every kind is an entry of :data:`REPORTS`: its table (built from the summary of the
-result store, or from its rows), whether it draws the curve figure, and whether it
-pairs results (and so takes ``compare`` and ``baseline``). The pipeline checks read the
+result store, or from its rows), the figure it draws (if any), and whether it pairs
+results (and so takes ``compare`` and ``baseline``). The pipeline checks read the
 same registry, so a new kind is one entry here.
 
 Examples
 --------
 >>> REPORTS.names()
 ['curve', 'paired', 'ranking', 'table']
->>> REPORTS["paired"].paired, REPORTS["curve"].figure
+>>> REPORTS["paired"].paired, REPORTS["table"].figure is None
 (True, True)
 """
 
@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
 from dolb.registry import Registry
 from dolb.results import query
 from dolb.results.store import ResultStore
-from dolb.results.tables import comparison_table, paired_table, ranking_table
+from dolb.results.tables import comparison_table, paired_table, ranking_table, short_labels
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,8 @@ class ReportSpec:
     against training size, one panel per dataset. ``paired``: each value of ``compare``
     (a conversion or a learner) against ``baseline``, paired over splits, with a paired
     t-test. ``ranking``: configurations ranked on every dataset at the largest training
-    size in ``at``, ordered by mean rank.
+    size in ``at``, ordered by mean rank, with the Friedman test, the ``posthoc`` test
+    (``nemenyi`` or ``holm``) and the critical-difference diagram.
     """
 
     kind: str
@@ -45,6 +47,7 @@ class ReportSpec:
     title: str
     compare: str = "conversion"
     baseline: str | None = None
+    posthoc: str = "nemenyi"
 
 
 @dataclass(frozen=True)
@@ -59,8 +62,10 @@ class ReportKind:
         One line saying what it shows.
     table : callable
         ``table(report, summary, store)``: the table it shows, or None for none.
-    figure : bool
-        Whether it draws the metric against training size (a PNG).
+    figure : callable or None
+        ``figure(report, summary, table, path)``: draws its figure as a PNG at ``path``
+        (or nothing, when there is nothing to draw) and returns what the page says
+        about it, paragraphs of text.
     paired : bool
         Whether it compares values of ``compare`` with a ``baseline``, paired over splits.
     """
@@ -68,7 +73,7 @@ class ReportKind:
     name: str
     doc: str
     table: Callable[[ReportSpec, pd.DataFrame, ResultStore], pd.DataFrame | None]
-    figure: bool = False
+    figure: Callable[[ReportSpec, pd.DataFrame, pd.DataFrame | None, Path], tuple[str, ...]] | None = None
     paired: bool = False
 
 
@@ -83,8 +88,52 @@ def _paired(report: ReportSpec, summary: pd.DataFrame, store: ResultStore) -> pd
     return paired_table(rows, report.experiment, report.metric, report.at, report.compare, report.baseline)
 
 
+def _curve(report: ReportSpec, summary: pd.DataFrame, table, path: Path) -> tuple[str, ...]:
+    from dolb.results.figures import curve_figure  # matplotlib: only when a figure is drawn
+
+    statistic = "median" if report.stats[0] == "median" else "mean"
+    curve_figure(summary, report.experiment, report.metric, report.title, path, statistic)
+    return ()
+
+
+def _ranking_figure(report: ReportSpec, summary: pd.DataFrame, table: pd.DataFrame, path: Path) -> tuple[str, ...]:
+    from dolb.results.ranking import cd_diagram, friedman
+
+    ranked = [c for c in table.columns if c.startswith("mean on ")]
+    values = table.set_index(table["configuration"])[ranked].T.dropna(axis=0)
+    if values.shape[0] < 2 or values.shape[1] < 3:
+        return (f"No Friedman test: it needs three configurations or more, measured on two datasets or more "
+                f"(here {values.shape[1]} on {values.shape[0]}).",)
+    test = friedman(values, report.posthoc)
+    cd_diagram(test, report.title, path)
+    return (test.describe(),)
+
+
 def _ranking(report: ReportSpec, summary: pd.DataFrame, store: ResultStore) -> pd.DataFrame:
-    return ranking_table(summary, report.experiment, report.metric, report.at)
+    table = ranking_table(summary, report.experiment, report.metric, report.at)
+    table.insert(0, "configuration", short_labels(table))
+    keys = ["learner", "params", "complexity", "conversion"]
+    return table[[c for c in table.columns if c not in keys] + keys]
+
+
+def default_title(report: ReportSpec) -> str:
+    """A title telling a report from the others of a pipeline: its metric, experiment,
+    kind and what it compares.
+
+    Examples
+    --------
+    >>> spec = ReportSpec("paired", "fig3", "test_hinge", (5000,), ("mean",), "", "conversion", "last")
+    >>> default_title(spec)
+    'fig3: test_hinge, each conversion against last (paired over splits) at n = 5000'
+    """
+    what = {
+        "table": "configurations against training size",
+        "curve": "against training size",
+        "paired": f"each {report.compare} against {report.baseline} (paired over splits)",
+        "ranking": "configurations ranked across datasets",
+    }.get(report.kind, report.kind)
+    at = "" if report.at is None else " at n = " + ", ".join(map(str, report.at))
+    return f"{report.experiment}: {report.metric}, {what}{at}"
 
 
 REPORTS: Registry[ReportKind] = Registry("report kind")
@@ -92,9 +141,10 @@ REPORTS: Registry[ReportKind] = Registry("report kind")
 
 for _kind in (
     ReportKind("table", "configurations against training sizes, the statistics asked for", _comparison),
-    ReportKind("curve", "the metric against training size, one panel per dataset", _comparison, figure=True),
+    ReportKind("curve", "the metric against training size, one panel per dataset", _comparison, figure=_curve),
     ReportKind("paired", "each value of `compare` against `baseline`, paired t-test over splits", _paired,
                paired=True),
-    ReportKind("ranking", "configurations ranked on every dataset at the largest size of `at`", _ranking),
+    ReportKind("ranking", "configurations ranked on every dataset at the largest size of `at`, Friedman test, "
+               "post-hoc test and critical-difference diagram", _ranking, figure=_ranking_figure),
 ):
     REPORTS.add(_kind.name, _kind)

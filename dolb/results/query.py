@@ -69,12 +69,15 @@ def stored_cells(store: ResultStore) -> tuple[set[str], set[str]]:
     return set(ids[ok].tolist()), set(ids[~ok].tolist())
 
 
-def rows(store: ResultStore, where: str = "TRUE", parameters: tuple = ()) -> pd.DataFrame:
+def rows(store: ResultStore, where: str = "TRUE", parameters: tuple = (), columns: list[str] | None = None
+         ) -> pd.DataFrame:
     """The stored rows of successful cells matching the SQL condition ``where`` (with
-    ``?`` placeholders filled from ``parameters``), each cell once."""
+    ``?`` placeholders filled from ``parameters``), each cell once: every column, or
+    only ``columns`` (names of the store's columns)."""
+    chosen = "*" if columns is None else ", ".join(f'"{name}"' for name in columns)
     with _connect(store) as connection:
         return connection.execute(
-            f"{_CHOSEN} SELECT * FROM rows WHERE status = 'ok' AND ({where}) "
+            f"{_CHOSEN} SELECT {chosen} FROM rows WHERE status = 'ok' AND ({where}) "
             "ORDER BY cell_id, conversion, metric, n_train",
             list(parameters),
         ).df()

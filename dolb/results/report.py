@@ -5,6 +5,7 @@ rows; a paired report reads the rows it pairs, and no others."""
 from __future__ import annotations
 
 import contextlib
+import json
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from dolb.identity import digest
 from dolb.results import query
 from dolb.results.kinds import REPORTS, ReportSpec
 from dolb.results.store import ResultStore
-from dolb.results.tables import markdown_text, to_markdown
+from dolb.results.tables import lift_constants, markdown_text, to_markdown
 
 SUMMARY_STATISTICS = ["mean", "std", "ci95", "count"]
 """The columns of ``report/summary.csv`` besides the configuration."""
@@ -53,38 +54,56 @@ def write_reports(reports: tuple[ReportSpec, ...], store: ResultStore, summary: 
 def write_summary(store: ResultStore, summary: pd.DataFrame) -> None:
     """``report/summary.csv``: the statistics of :data:`SUMMARY_STATISTICS` for every
     configuration, training size and metric."""
-    with _report_folder(store) as folder:
+    with report_folder(store) as folder:
         summary[query.GROUP_COLUMNS + SUMMARY_STATISTICS].to_csv(folder / "summary.csv", index=False)
 
 
+def report_stem(reports: tuple[ReportSpec, ...], index: int) -> str:
+    """The file name, without suffix, of the report ``reports[index]`` under ``report/``."""
+    report = reports[index]
+    return slug(f"{index + 1:02d}-{report.experiment}-{report.metric}-{report.kind}")
+
+
 def render_report(reports: tuple[ReportSpec, ...], index: int, store: ResultStore, summary: pd.DataFrame) -> str:
-    """Write the pipeline's report ``reports[index]`` (its table as Markdown and CSV, its figure
-    as PNG) under ``report/``; return its Markdown. Reports are independent of each
-    other: a sweep draws them in parallel on its workers."""
+    """Write the pipeline's report ``reports[index]`` under ``report/``: its table as CSV
+    (every column) and Markdown (constant columns lifted into a caption, empty ones
+    dropped: :func:`~dolb.results.tables.lift_constants`), its figure as PNG, and what
+    the result page shows of it as JSON (:func:`dolb.results.page.report_section`
+    reads it); return its Markdown. Reports are independent of each other: a sweep
+    draws them in parallel on its workers."""
     report = reports[index]
     kind = REPORTS[report.kind]
-    with _report_folder(store) as folder:
-        stem = folder / slug(f"{index + 1:02d}-{report.experiment}-{report.metric}-{report.kind}")
+    with report_folder(store) as folder:
+        stem = folder / report_stem(reports, index)
+        shown = {"title": report.title, "notes": [], "caption": "", "table": None, "figure": None, "error": None}
         text = f"## {markdown_text(report.title)}\n"
         try:
             table = kind.table(report, summary, store)
         except DataError as exc:  # e.g. every cell it needs failed: say so, draw the rest
+            shown["error"] = str(exc)
+            stem.with_suffix(".json").write_text(json.dumps(shown), encoding="utf-8")
             return text + f"\nNot available: {exc}\n"
+        stem.with_suffix(".png").unlink(missing_ok=True)  # an older run's figure
+        if kind.figure is not None:
+            shown["notes"] = list(kind.figure(report, summary, table, stem.with_suffix(".png")))
+            if stem.with_suffix(".png").is_file():
+                shown["figure"] = stem.with_suffix(".png").name
+        text += "".join(f"\n{markdown_text(note)}\n" for note in shown["notes"])
         if table is not None:
             table.to_csv(stem.with_suffix(".csv"), index=False)
-            text += f"\n{to_markdown(table)}\n"
-        if kind.figure:
-            from dolb.results.figures import curve_figure  # matplotlib: only when a figure is drawn
-
-            statistic = "median" if report.stats[0] == "median" else "mean"
-            curve_figure(summary, report.experiment, report.metric, report.title, stem.with_suffix(".png"), statistic)
-            text += f"\nFigure: {store.path}/report/{stem.with_suffix('.png').name}\n"
+            lifted, shown["caption"] = lift_constants(table)
+            shown["table"] = stem.with_suffix(".csv").name
+            text += f"\n{markdown_text(shown['caption'])}\n" if shown["caption"] else ""
+            text += f"\n{to_markdown(lifted)}\n"
+        if shown["figure"]:
+            text += f"\nFigure: {store.path}/report/{shown['figure']}\n"
         stem.with_suffix(".md").write_text(text, encoding="utf-8")
+        stem.with_suffix(".json").write_text(json.dumps(shown), encoding="utf-8")
     return text
 
 
 @contextlib.contextmanager
-def _report_folder(store: ResultStore) -> Iterator[Path]:
+def report_folder(store: ResultStore) -> Iterator[Path]:
     """The local folder to write report files into: the result folder's ``report/``, or
     behind an fsspec URL a temporary folder copied there afterwards."""
     if store.local:

@@ -1,5 +1,6 @@
 """Statistics shared by the tables and the nightly comparison: the 95 % confidence
-interval of a mean and the paired t-test over splits."""
+interval of a mean, the paired t-test over splits, and for throughput the bootstrap
+interval of a ratio of medians and the rank test of one run being slower."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ import numpy as np
 import pandas as pd
 
 from dolb.results.query import ci95_from
+
+ALPHA = 0.05
+"""False-discovery rate of the Benjamini–Hochberg procedure (the nightly comparison's
+default, for metrics and for throughput alike)."""
 
 
 def ci95_halfwidth(values: pd.Series) -> float:
@@ -61,3 +66,70 @@ def paired_tests(pairs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         t=t,
         p=p,
     )
+
+
+def median_ratio_interval(run, baseline, confidence: float = 0.95, resamples: int = 2000, seed: int = 0
+                          ) -> tuple[float, float]:
+    """Percentile bootstrap interval of median(run) / median(baseline), the two samples
+    resampled independently (scipy's ``bootstrap``, seeded); NaNs when a sample has
+    fewer than two values.
+
+    Examples
+    --------
+    >>> low, high = median_ratio_interval([8.0, 9.0, 10.0, 11.0, 12.0], [18.0, 19.0, 20.0, 21.0, 22.0])
+    >>> 0.35 < low < 0.5 < high < 0.65
+    True
+    """
+    from scipy.stats import bootstrap
+
+    run, baseline = np.asarray(run, dtype=float), np.asarray(baseline, dtype=float)
+    if min(run.size, baseline.size) < 2:
+        return np.nan, np.nan
+
+    def ratio(a, b, axis=-1):
+        return np.median(a, axis=axis) / np.median(b, axis=axis)
+
+    found = bootstrap((run, baseline), ratio, vectorized=True, n_resamples=resamples, confidence_level=confidence,
+                      method="percentile", rng=np.random.default_rng(seed))
+    return float(found.confidence_interval.low), float(found.confidence_interval.high)
+
+
+def slower_p_values(run: list, baseline: list) -> np.ndarray:
+    """For each pair of samples (``run[i]``, ``baseline[i]``, examples per second), the
+    one-sided p-value that the run is slower: scipy's Mann–Whitney U test (exact for
+    small samples without ties).
+
+    Examples
+    --------
+    >>> slower_p_values([[1.0, 2.0, 3.0], [5.0, 6.0, 7.0]], [[4.0, 5.0, 6.0], [1.0, 2.0, 3.0]]).tolist()
+    [0.05, 1.0]
+    """
+    from scipy.stats import mannwhitneyu
+
+    return _by_size(lambda a, b: mannwhitneyu(a, b, alternative="less", axis=1).pvalue, run, baseline)
+
+
+def fisher_p_values(groups: list) -> np.ndarray:
+    """For each group of independent p-values, the p-value of them all together by
+    Fisher's method (scipy's ``combine_pvalues``).
+
+    Examples
+    --------
+    >>> fisher_p_values([[0.01, 0.5], [0.2]]).round(4).tolist()
+    [0.0315, 0.2]
+    """
+    from scipy.stats import combine_pvalues
+
+    return _by_size(lambda p: combine_pvalues(p, method="fisher", axis=1).pvalue, groups)
+
+
+def _by_size(test, *samples: list) -> np.ndarray:
+    """``test`` of the rows ``samples[0][i], samples[1][i], ...``: called once per
+    combination of sample sizes, on 2-D arrays of the rows of those sizes (scipy's
+    tests take ``axis=1``), its results put back in row order."""
+    sizes = [tuple(len(sample[i]) for sample in samples) for i in range(len(samples[0]))]
+    found = np.full(len(sizes), np.nan)
+    for size in set(sizes):
+        rows = [i for i, other in enumerate(sizes) if other == size]
+        found[rows] = test(*(np.array([sample[i] for i in rows], dtype=float) for sample in samples))
+    return found

@@ -16,6 +16,7 @@ import pandas as pd
 
 from dolb.errors import DataError
 from dolb.results import query, stats
+from dolb.results.figure_style import config_labels
 from dolb.results.query import CONFIG_COLUMNS, GROUP_COLUMNS, STATISTICS
 from dolb.results.store import ResultStore
 
@@ -23,10 +24,11 @@ TIDY_COLUMNS = CONFIG_COLUMNS[:4] + ["split"] + CONFIG_COLUMNS[4:] + ["n_train",
 """The columns every results table has (the store has more: one per parameter, timing)."""
 
 
-def read_results(folder) -> pd.DataFrame:
+def read_results(folder, tidy: bool = False) -> pd.DataFrame:
     """Every stored row of a result folder's successful cells (each cell once), with
-    configuration columns as text. A folder of an older dolb that holds only
-    ``results.csv`` is read from that file.
+    configuration columns as text; only the :data:`TIDY_COLUMNS` when ``tidy`` (a
+    third of the memory). A folder of an older dolb that holds only ``results.csv`` is
+    read from that file.
 
     Raises
     ------
@@ -42,7 +44,7 @@ def read_results(folder) -> pd.DataFrame:
     """
     store = ResultStore(folder)
     if store.exists():
-        frame = query.rows(store)
+        frame = query.rows(store, columns=TIDY_COLUMNS if tidy else None)
     elif Path(folder, "results.csv").is_file():
         frame = _read_csv(Path(folder, "results.csv"))
     else:
@@ -164,38 +166,89 @@ def paired_table(frame: pd.DataFrame, experiment: str, metric: str, at, compare:
     baseline; negative is better for a loss) and the two-sided paired t-test p-value
     (:func:`~dolb.results.stats.paired_tests`).
 
+    Comparing conversions, a pair is one configuration's two conversions on one split.
+    Comparing learners, a pair is the two learners on one dataset, split, conversion and
+    training size: each configuration of a candidate (its parameters and complexity)
+    against the baseline learner, which must have one configuration there.
+
     Raises
     ------
     DataError
-        The baseline does not occur in the experiment's results.
+        The baseline does not occur in the experiment's results, nothing pairs with
+        it, or (comparing learners) it has several configurations to pair with.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"experiment": "e", "dataset": "d", "task": "binary", "split": [0, 1, 2] * 2,
+    ...     "learner": ["pa"] * 3 + ["sgd"] * 3, "params": ["C=1"] * 3 + ["eta=0.1"] * 3,
+    ...     "complexity": "", "conversion": "last", "n_train": 10, "metric": "test_error",
+    ...     "value": [0.3, 0.2, 0.4, 0.2, 0.2, 0.1]})
+    >>> table = paired_table(rows, "e", "test_error", None, "learner", "pa")
+    >>> table[["learner", "params", "mean difference", "n"]].values.tolist()
+    [['sgd', 'eta=0.1', -0.13333333333333333, 3]]
     """
     subset = _at_sizes(frame[(frame["experiment"] == experiment) & (frame["metric"] == metric)], at)
     if baseline not in set(subset[compare]):
         raise DataError(f"paired report on {experiment}/{metric}: no {compare} {baseline!r} in the results")
-    keys = [c for c in CONFIG_COLUMNS if c != compare] + ["n_train"]
-    wide = subset.pivot_table(index=keys + ["split"], columns=compare, values="value", aggfunc="first")
-    tables = []
-    for candidate in [c for c in wide.columns if c != baseline]:
-        pairs = wide[[baseline, candidate]].dropna().reset_index()
-        pairs = pairs.rename(columns={candidate: "run", baseline: "baseline"})
-        if len(pairs):
-            tested = stats.paired_tests(pairs.assign(difference=pairs["run"] - pairs["baseline"]), keys)
-            tested = tested.rename(columns={"run": "mean", "baseline": "baseline mean",
-                                            "difference": "mean difference", "sd": "std difference"})
-            tables.append(tested.assign(**{compare: candidate, "baseline": baseline}))
-    columns = ["dataset", "learner", "params", "complexity", "conversion", "n_train"]
-    columns = [c for c in columns if c != compare] + [compare, "baseline", "mean", "baseline mean",
-                                                      "mean difference", "std difference", "p", "n"]
-    if not tables:
-        return pd.DataFrame(columns=columns)
-    return pd.concat(tables, ignore_index=True)[columns]
+    varied = ["learner", "params", "complexity"] if compare == "learner" else [compare]
+    pair_on = [c for c in CONFIG_COLUMNS if c not in varied] + ["n_train"]
+    is_baseline = subset[compare] == baseline
+    base = subset[is_baseline]
+    several = base.groupby(pair_on + ["split"], dropna=False)[varied].nunique().max(axis=1)
+    if (several > 1).any():
+        found = sorted(" ".join(str(v) for v in key) for key in base[varied].drop_duplicates().itertuples(index=False))
+        raise DataError(f"paired report on {experiment}/{metric}: the baseline {compare} {baseline!r} has several "
+                        f"configurations to pair with ({'; '.join(found)}); give each its own experiment")
+    pairs = subset[~is_baseline].merge(base[pair_on + ["split", "value"]], on=pair_on + ["split"],
+                                       suffixes=("", "_baseline"))
+    columns = [c for c in ["dataset", *CONFIG_COLUMNS[3:], "n_train"] if c not in varied] + varied + [
+        "baseline", "mean", "baseline mean", "mean difference", "std difference", "p", "n"]
+    if pairs.empty:
+        raise DataError(f"paired report on {experiment}/{metric}: no {compare} shares a dataset, split and "
+                        f"training size with the baseline {baseline!r}")
+    pairs = pairs.rename(columns={"value": "run", "value_baseline": "baseline"})
+    tested = stats.paired_tests(pairs.assign(difference=pairs["run"] - pairs["baseline"]), pair_on + varied)
+    tested = tested.rename(columns={"run": "mean", "baseline": "baseline mean",
+                                    "difference": "mean difference", "sd": "std difference"})
+    return tested.assign(baseline=baseline)[columns]
+
+
+def lift_constants(table: pd.DataFrame, keep: tuple[str, ...] = ()) -> tuple[pd.DataFrame, str]:
+    """A table as a page shows it: columns with no value dropped, columns with one value
+    (over two rows or more; but those in ``keep``) lifted out into a caption, ``name =
+    value, ...``, and so are the parameters (``params``: ``name=value, ...``) every row
+    shares.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"learner": ["pa", "pa"], "params": ["C=0.1, tol=0", "C=1, tol=0"],
+    ...                       "dataset": ["a9a", "a9a"], "complexity": ["", ""], "mean": [0.2, 0.3]})
+    >>> shown, caption = lift_constants(table)
+    >>> shown.values.tolist(), caption
+    ([['C=0.1', 0.2], ['C=1', 0.3]], 'learner = pa, dataset = a9a, tol=0')
+    """
+    empty = [c for c in table.columns if table[c].map(lambda v: v is None or v == "" or v != v).all()]
+    table = table.drop(columns=empty)
+    if len(table) < 2:
+        return table, ""
+    constant = [c for c in table.columns if table[c].nunique(dropna=False) == 1 and c not in keep and
+                not pd.api.types.is_float_dtype(table[c])]
+    lifted = [f"{c} = {table[c].iloc[0]}" for c in constant]
+    table = table.drop(columns=constant)
+    if "params" in table.columns:
+        params = table["params"].map(lambda text: str(text).split(", ") if text == text and text != "" else [])
+        shared = [p for p in params.iloc[0] if all(p in others for others in params)]
+        lifted += shared
+        table = table.assign(params=params.map(lambda items: ", ".join(p for p in items if p not in shared)))
+    return table, ", ".join(lifted)
 
 
 def ranking_table(summary: pd.DataFrame, experiment: str, metric: str, at) -> pd.DataFrame:
     """Configurations ranked on every dataset by their mean ``metric`` over splits
     (rank 1 is the lowest, ties share the mean rank), at the largest training size in
     ``at`` (default: each dataset's largest), ordered by mean rank across datasets;
-    from a summary."""
+    from a summary. Datasets where a configuration has no value are left out of the
+    ranks (a rank needs every configuration), but keep their means."""
     subset = summary[(summary["experiment"] == experiment) & (summary["metric"] == metric)]
     if at is not None:
         subset = subset[subset["n_train"] == max(at)]
@@ -204,7 +257,22 @@ def ranking_table(summary: pd.DataFrame, experiment: str, metric: str, at) -> pd
         subset = subset[subset["n_train"] == largest]
     keys = ["learner", "params", "complexity", "conversion"]
     means = subset.groupby(keys + ["dataset"])["mean"].first().unstack("dataset")
-    ranks = means.rank(axis=0, method="average")
+    complete = means.columns[means.notna().all(axis=0)]
+    ranks = means[complete].rank(axis=0, method="average")
     table = means.add_prefix("mean on ")
     table.insert(0, "mean rank", ranks.mean(axis=1))
-    return table.sort_values("mean rank").reset_index()
+    return table.sort_values("mean rank", kind="stable").reset_index()
+
+
+def short_labels(table: pd.DataFrame) -> list[str]:
+    """A label per configuration (row) of ``table``: its learner and what tells it from
+    the learner's other configurations (:func:`~dolb.results.figure_style.config_labels`).
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"learner": ["pa", "pa", "sgd"], "params": ["C=1, v=1", "C=2, v=1", "eta=1"],
+    ...                       "complexity": "", "conversion": "last"})
+    >>> short_labels(table)
+    ['pa, C=1', 'pa, C=2', 'sgd']
+    """
+    return config_labels(list(zip(table["learner"], table["params"], table["complexity"], table["conversion"])))
