@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from dolb.learners.peers.vw import vw_line, vw_rows
+
 
 def vw_options(name: str, params: dict) -> str:
     """Vowpal Wabbit's options for dolb learner ``name`` with ``params``.
@@ -45,12 +47,8 @@ def vw_options(name: str, params: dict) -> str:
 
 def vw_lines(X, y=None) -> list[str]:
     """Rows of CSR ``X`` in Vowpal Wabbit's text format (label omitted when ``y`` is None)."""
-    lines = []
-    for i in range(X.shape[0]):
-        a, b = X.indptr[i], X.indptr[i + 1]
-        label = "" if y is None else f"{int(y[i])} "
-        lines.append(label + "| " + " ".join(f"{j}:{v:.9g}" for j, v in zip(X.indices[a:b], X.data[a:b])))
-    return lines
+    labels = [None] * X.shape[0] if y is None else y
+    return [vw_line(columns, values, label) for (columns, values), label in zip(vw_rows(X), labels)]
 
 
 class VowpalWabbit:

@@ -49,7 +49,7 @@ def test_every_bare_loop_is_tested():
 
 def test_vw_lines_are_vw_text():
     X = sp.csr_matrix(np.array([[0.0, 1.5], [2.0, 0.0]]))
-    assert vw_lines(X, np.array([1.0, -1.0])) == ["1 | 1:1.5", "-1 | 0:2"]
+    assert vw_lines(X, np.array([1.0, -1.0])) == ["1 | 1:1.5", "-1 | 0:2.0"]
 
 
 @pytest.mark.parametrize(("args", "message"), [
