@@ -128,6 +128,11 @@ def _bench(args: argparse.Namespace) -> int:
 
         omr_bench(args.omr)
         return 0
+    if args.stream:
+        from dolb.bench_stream import stream_command
+
+        print(stream_command(args.only, args.rcv1, args.libsvm, args.repeat, not args.no_peers, args.json))
+        return 0
     if args.kernel:
         from dolb.bench_kernel import kernel_bench
 
@@ -302,8 +307,13 @@ def build_parser() -> argparse.ArgumentParser:
     instead.add_argument("--omr", type=positive_int, metavar="T", nargs="?", const=100_000,
                          help="instead: online manifold regularisation's learners on a stream of T two-spirals "
                               "points (default 100000): examples/s, test error, and the exact learner's growth")
+    instead.add_argument("--stream", action="store_true",
+                         help="instead: the sparse linear learners from a Zarr store (in order, permuted) against "
+                              "memory, bare Numba loops, VW and river, on RCV1 and a9a (at least 7 repeats)")
     bench.add_argument("--mnist", default="../shared/data/mnist", help="MNIST folder for --kernel")
-    bench.add_argument("--no-peers", action="store_true", help="with --kernel: LASVM only")
+    bench.add_argument("--rcv1", default="../shared/data/rcv1/rcv1v2_mulan_dedup.npz", help="RCV1 file for --stream")
+    bench.add_argument("--libsvm", default="../shared/data/libsvm", help="folder of a9a and a9a.t for --stream")
+    bench.add_argument("--no-peers", action="store_true", help="with --kernel or --stream: no peers")
     bench.set_defaults(handler=_bench)
 
     learners = commands.add_parser("learners", help="the registered learners and their parameters")

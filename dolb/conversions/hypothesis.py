@@ -37,7 +37,8 @@ def as_block(X, n_features: int):
     (2, 1)
     """
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
+        if type(X) is not sp.csr_matrix or X.dtype != np.float64:  # else kept, attributes and all
+            X = sp.csr_matrix(X, dtype=np.float64)
     else:
         X = np.ascontiguousarray(X, dtype=np.float64)
         if X.ndim == 1:

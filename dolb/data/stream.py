@@ -6,8 +6,9 @@ the few decoded chunks the reader keeps per array, and, for sparse data, the row
 pointer array ``indptr``. It never holds the dataset.
 
 Stored order reads contiguous row ranges, each chunk decoded once. A given order (such
-as a seeded permutation of a subset) is read block by block: a block's rows are
-sorted, gathered from the chunks they fall in, and put back in the order asked for;
+as a seeded permutation of a subset) is read block by block: a block's rows are copied,
+in the order asked for, out of the decoded chunks they fall in by one compiled pass per
+chunk that runs without the GIL, so the reading thread works while the learner learns;
 see :class:`~dolb.data.store.readers.RowReader` for what that costs.
 """
 
@@ -91,14 +92,18 @@ def _positive(ds: Dataset, name: str, value) -> int:
 
 
 def _read_ahead(reader: RowReader, blocks: list, prefetch: int) -> Iterator[tuple]:
-    """Yield ``reader.read(block)`` for each block, read by a background thread."""
+    """Yield ``reader.read(block)`` for each block: the first read here (it is wanted at
+    once: nothing to overlap, no hand-over to pay), the others by a background thread
+    started before the first block is handed out."""
+    first = reader.read(blocks[0])
     ready: queue.Queue = queue.Queue(maxsize=prefetch)
     stop = threading.Event()
     thread = threading.Thread(
-        target=_produce, args=(reader, blocks, ready, stop), name="dolb-stream", daemon=True
+        target=_produce, args=(reader, blocks[1:], ready, stop), name="dolb-stream", daemon=True
     )
     thread.start()
     try:
+        yield first
         while (item := ready.get()) is not _END:
             if isinstance(item, BaseException):
                 raise item

@@ -177,7 +177,8 @@ def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
                 stop = min(stop, int(checkpoints[next_cp]) - seen + start)
             flags = None if labelled is None else labelled[seen : seen + stop - start]
             learning = time.perf_counter()
-            predictions = learner.learn(X[start:stop], y[start:stop], flags)
+            whole = start == 0 and stop == len(y)  # not sliced: a slice copies, and loses the block's flags
+            predictions = learner.learn(X if whole else X[start:stop], y[start:stop], flags)
             learn_seconds += time.perf_counter() - learning
             losses = online_loss(predictions, y[start:stop])
             running = total + np.cumsum(losses)

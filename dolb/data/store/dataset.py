@@ -87,6 +87,9 @@ class Dataset:
         The JSON description given at write time.
     checksums : dict of str to list of int
         The chunk manifest's checksum of each chunk of each array.
+    decoders : dict of str to ChunkDecoder
+        Each array's chunk decoder, made by the first reader that needs it
+        (:mod:`dolb.data.store.decoding`).
 
     Examples
     --------
@@ -111,6 +114,7 @@ class Dataset:
         self.checksums = checked_manifest(self.path, attributes, self.arrays)
         self._check_shapes(root)
         self.indptr = None
+        self.decoders = {}  # the readers' chunk decoders, by array name
         if self.sparse:
             self.indptr = ChunkReader(self, "X/indptr", keep=0).span(0, self.n_rows + 1)
             self._check_indptr()

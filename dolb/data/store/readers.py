@@ -17,18 +17,27 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 import scipy.sparse as sp
 import zarr
 
-from dolb.data.store.format import INT32_MAX, READ_ERRORS
+from dolb.data.store.decoding import ChunkDecoder
+from dolb.data.store.format import INT32_MAX, READ_ERRORS, is_url
+from dolb.data.store.gather import gather_span_pairs, gather_spans, row_spans, touched_chunks
 from dolb.data.store.manifest import chunk_checksum
 from dolb.errors import DataError
 
 CACHE_CHUNKS = 2
 """Decoded chunks a :class:`RowReader` keeps per array."""
+CHECKED = "dolb_checked"
+"""Attribute set to True on every CSR block a :class:`RowReader` builds: its values are
+finite and every row's column indices strictly increase, as
+:func:`~dolb.data.store.writing.write_dataset` checked and the chunk manifest confirms
+chunk by chunk, so a consumer may skip checking them again. A new matrix made from it
+(a slice, a copy) does not carry the attribute."""
 
 
 class StoredArrays(Protocol):
@@ -41,6 +50,7 @@ class StoredArrays(Protocol):
     arrays: dict[str, zarr.Array]
     checksums: dict[str, list[int]]
     indptr: np.ndarray | None
+    decoders: dict[str, ChunkDecoder]  # filled by the readers, one per array
 
 
 class ChunkCache:
@@ -82,6 +92,16 @@ class ChunkCache:
             self.bytes -= old.nbytes
 
 
+def _decoder(dataset: StoredArrays, name: str) -> ChunkDecoder:
+    """The decoder of array ``name``, made once per opened dataset (its codec pipeline
+    read once, not once per stream)."""
+    decoder = dataset.decoders.get(name)
+    if decoder is None:
+        folder = None if is_url(dataset.path) else Path(dataset.path, *name.split("/"))
+        decoder = dataset.decoders[name] = ChunkDecoder(dataset.arrays[name], folder)
+    return decoder
+
+
 class ChunkReader:
     """Reads one array of a dataset whole chunk by whole chunk along axis 0, keeping the
     ``keep`` most recently used decoded chunks.
@@ -93,8 +113,8 @@ class ChunkReader:
     Examples
     --------
     >>> reader = ChunkReader(open_dataset(tmp / "toy"), "y", keep=2)
-    >>> reader.take(np.array([0, 2]))
-    array([0., 2.])
+    >>> reader.rows(np.array([2, 0]))
+    array([2., 0.])
     """
 
     def __init__(
@@ -110,8 +130,10 @@ class ChunkReader:
         self.length = self.array.shape[0]
         self.chunk_length = self.array.chunks[0]
         self.n_chunks = math.ceil(self.length / self.chunk_length)
+        self.width = math.prod(self.array.shape[1:])  # elements of a row
         self.keep = keep
         self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
+        self.decoder = _decoder(dataset, name)
 
     def chunk(self, index: int) -> np.ndarray:
         """Decoded chunk ``index``, checked against the chunk manifest (read-only view of
@@ -124,9 +146,8 @@ class ChunkReader:
             if values is not None:
                 return values
         start = index * self.chunk_length
-        stop = min(start + self.chunk_length, self.length)
         try:
-            values = self.array[start:stop]
+            values = self.decoder.decode(index, min(self.chunk_length, self.length - start))
         except READ_ERRORS as exc:
             raise self._fault(index, f"is corrupted: {exc}") from exc
         if chunk_checksum(values) != self.checksums[index]:
@@ -150,45 +171,64 @@ class ChunkReader:
         """The error naming the store, array, chunk, its file key and its rows or elements."""
         start = index * self.chunk_length
         stop = min(start + self.chunk_length, self.length)
-        key = self.array.metadata.encode_chunk_key((index,) + (0,) * (self.array.ndim - 1))
+        key = self.decoder.key(index)
         unit = "rows" if self.name in ("X", "y") else "elements"
         return DataError(
             f"dataset {self.dataset_path}: array {self.name!r} chunk {index} "
             f"(file {self.name}/{key}, {unit} {start}..{stop - 1}) {what}"
         )
 
-    def span(self, start: int, stop: int) -> np.ndarray:
-        """A new array holding elements ``start`` to ``stop - 1``."""
-        if stop <= start:
-            return np.empty((0, *self.array.shape[1:]), dtype=self.dtype)
+    def span(self, start: int, stop: int, dtype: np.dtype | None = None) -> np.ndarray:
+        """A new array (of ``dtype``, default the stored one) holding elements ``start``
+        to ``stop - 1``: one copy, converted on the way, a slice of each chunk."""
+        out = np.empty((max(stop - start, 0), *self.array.shape[1:]), dtype=self.dtype if dtype is None else dtype)
         length = self.chunk_length
-        pieces = [
-            self.chunk(c)[max(start - c * length, 0) : stop - c * length]
-            for c in range(start // length, (stop - 1) // length + 1)
-        ]
-        return np.concatenate(pieces)
-
-    def take(self, positions: np.ndarray) -> np.ndarray:
-        """A new array holding the elements at ``positions`` (sorted ascending)."""
-        out = np.empty((positions.shape[0], *self.array.shape[1:]), dtype=self.dtype)
-        if positions.shape[0] == 0:
-            return out
-        chunk_ids = positions // self.chunk_length
-        cuts = np.flatnonzero(np.diff(chunk_ids)) + 1
-        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, positions.shape[0]]):
-            c = int(chunk_ids[lo])
-            out[lo:hi] = self.chunk(c)[positions[lo:hi] - c * self.chunk_length]
+        for c in range(start // length, (stop - 1) // length + 1) if stop > start else ():
+            first = max(start, c * length)
+            last = min(stop, (c + 1) * length)
+            out[first - start : last - start] = self.chunk(c)[first - c * length : last - c * length]
         return out
+
+    def gather(self, starts: np.ndarray, lengths: np.ndarray, out_ptr: np.ndarray, out: np.ndarray) -> None:
+        """Copy span ``i`` (elements ``starts[i]`` to ``starts[i] + lengths[i] - 1`` of the
+        array flattened, in any order) into ``out[out_ptr[i]:out_ptr[i + 1]]``, each chunk
+        decoded at most once (see :mod:`dolb.data.store.gather`)."""
+        flat = out.reshape(-1)
+        size = self.chunk_length * self.width  # elements of a chunk, flattened
+        for c in np.flatnonzero(touched_chunks(starts, lengths, size, self.n_chunks)).tolist():
+            gather_spans(self.chunk(c).reshape(-1), c * size, starts, lengths, out_ptr, flat)
+
+    def rows(self, rows: np.ndarray, dtype: np.dtype | None = None) -> np.ndarray:
+        """A new array (of ``dtype``, default the stored one) holding the elements along
+        axis 0 at ``rows``, in the order given (consecutive rows: one span)."""
+        if rows.shape[0] and _consecutive(rows):
+            return self.span(int(rows[0]), int(rows[-1]) + 1, dtype)
+        width = self.width
+        out = np.empty((rows.shape[0], *self.array.shape[1:]), dtype=self.dtype if dtype is None else dtype)
+        lengths = np.full(rows.shape[0], width, dtype=np.int64)
+        self.gather(rows * width, lengths, np.arange(0, (rows.shape[0] + 1) * width, width), out)
+        return out
+
+
+def _index_dtype(nnz: int, n_features: int) -> np.dtype:
+    """int32 for the indices and pointers of a CSR block when they fit, else int64."""
+    return np.dtype(np.int32 if max(nnz, n_features) <= INT32_MAX else np.int64)
+
+
+def _consecutive(rows: np.ndarray) -> bool:
+    """Whether ``rows`` (not empty) are ``rows[0], rows[0] + 1, ...``."""
+    return int(rows[-1]) - int(rows[0]) == rows.shape[0] - 1 and bool(np.all(np.diff(rows) == 1))
 
 
 class RowReader:
     """Reads blocks of rows of one dataset, keeping a few decoded chunks per array so
     that consecutive blocks reuse them.
 
-    Contiguous rows (a slice) cost one pass over the chunks they span. Rows in any
-    other order are sorted, gathered chunk by chunk, then put back in the order asked
-    for: a block costs one decode per distinct chunk it touches that is not cached, so
-    a random permutation of a dataset much larger than the cache decodes about
+    Rows in any order are gathered straight into the block, in the order asked for, by
+    one compiled pass per chunk they touch (:mod:`dolb.data.store.gather`), converting
+    to float64 features on the way: nothing is sorted and nothing put back. A block
+    costs one decode per distinct chunk it touches that is not cached, so a random
+    permutation of a dataset much larger than the cache decodes about
     ``min(block rows, n_chunks)`` chunks per block, that is the whole dataset about
     ``n_rows / block rows`` times per pass. Bigger blocks make random orders cheaper.
 
@@ -217,49 +257,39 @@ class RowReader:
     def read(self, rows: slice | np.ndarray) -> tuple:
         """``(X, y)`` of a ``slice(start, stop)`` or of checked row numbers in any order."""
         if isinstance(rows, slice):
-            return self._range(rows.start, rows.stop)
-        if rows.shape[0] > 1 and np.all(rows[1:] - rows[:-1] == 1):
-            return self._range(int(rows[0]), int(rows[-1]) + 1)
-        order = np.argsort(rows, kind="stable")
-        if np.all(order[1:] > order[:-1]):
-            return self._sorted(rows)
-        X, y = self._sorted(rows[order])
-        inverse = np.empty_like(order)
-        inverse[order] = np.arange(order.shape[0])
-        return X[inverse], y[inverse]
-
-    def _range(self, start: int, stop: int) -> tuple:
-        """``(X, y)`` of rows ``start`` to ``stop - 1``."""
-        y = self.readers["y"].span(start, stop)
+            rows = np.arange(rows.start, max(rows.start, rows.stop), dtype=np.int64)
+        rows = np.asarray(rows, dtype=np.int64)
+        y = self.readers["y"].rows(rows)
         if not self.dataset.sparse:
-            return np.ascontiguousarray(self.readers["X"].span(start, stop), dtype=np.float64), y
-        pointers = self.dataset.indptr[start : stop + 1]
-        first, last = int(pointers[0]), int(pointers[-1])
-        data = self.readers["X/data"].span(first, last)
-        indices = self.readers["X/indices"].span(first, last)
-        return self._csr(data, indices, pointers - first), y
+            return self.readers["X"].rows(rows, np.dtype(np.float64)), y
+        indptr = self.dataset.indptr
+        if rows.shape[0] and _consecutive(rows):  # one span of each array
+            first, last = int(indptr[rows[0]]), int(indptr[rows[-1] + 1])
+            index_dtype = _index_dtype(last - first, self.dataset.n_features)
+            data = self.readers["X/data"].span(first, last, np.dtype(np.float64))
+            indices = self.readers["X/indices"].span(first, last, index_dtype)
+            pointers = (indptr[rows[0] : rows[-1] + 2] - first).astype(index_dtype)
+        else:
+            starts, lengths = np.empty_like(rows), np.empty_like(rows)
+            pointers = np.empty(rows.shape[0] + 1, dtype=np.int64)
+            row_spans(indptr, rows, starts, lengths, pointers)
+            index_dtype = _index_dtype(int(pointers[-1]), self.dataset.n_features)
+            data = np.empty(int(pointers[-1]), dtype=np.float64)
+            indices = np.empty(int(pointers[-1]), dtype=index_dtype)
+            self._gather_csr(starts, lengths, pointers, data, indices)
+            pointers = pointers.astype(index_dtype)
+        X = sp.csr_matrix((data, indices, pointers), shape=(rows.shape[0], self.dataset.n_features))
+        setattr(X, CHECKED, True)
+        return X, y
 
-    def _sorted(self, rows: np.ndarray) -> tuple:
-        """``(X, y)`` of unique ``rows`` sorted ascending."""
-        y = self.readers["y"].take(rows)
-        if not self.dataset.sparse:
-            return np.ascontiguousarray(self.readers["X"].take(rows), dtype=np.float64), y
-        starts = self.dataset.indptr[rows]
-        lengths = self.dataset.indptr[rows + 1] - starts
-        pointers = np.concatenate(([0], np.cumsum(lengths)))
-        positions = np.repeat(starts - pointers[:-1], lengths) + np.arange(pointers[-1])
-        data = self.readers["X/data"].take(positions)
-        indices = self.readers["X/indices"].take(positions)
-        return self._csr(data, indices, pointers), y
-
-    def _csr(self, data: np.ndarray, indices: np.ndarray, pointers: np.ndarray) -> sp.csr_matrix:
-        """A float64 CSR block from its pieces (indices and pointers in one index dtype)."""
-        index_dtype = np.int32 if max(pointers[-1], self.dataset.n_features) <= INT32_MAX else np.int64
-        return sp.csr_matrix(
-            (
-                np.asarray(data, dtype=np.float64),
-                np.asarray(indices, dtype=index_dtype),
-                np.asarray(pointers, dtype=index_dtype),
-            ),
-            shape=(pointers.shape[0] - 1, self.dataset.n_features),
-        )
+    def _gather_csr(self, starts, lengths, spans, data, indices) -> None:
+        """Values and column indices of the spans, in one pass per chunk when the two
+        arrays are chunked alike (as dolb writes them)."""
+        values, columns = self.readers["X/data"], self.readers["X/indices"]
+        if values.chunk_length != columns.chunk_length:
+            values.gather(starts, lengths, spans, data)
+            columns.gather(starts, lengths, spans, indices)
+            return
+        size = values.chunk_length
+        for c in np.flatnonzero(touched_chunks(starts, lengths, size, values.n_chunks)).tolist():
+            gather_span_pairs(values.chunk(c), columns.chunk(c), c * size, starts, lengths, spans, data, indices)

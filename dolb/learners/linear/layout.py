@@ -14,6 +14,8 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from dolb.data.store.readers import CHECKED
+
 
 @numba.njit(cache=True)
 def row_norms_squared(indptr, data):
@@ -104,7 +106,9 @@ def csr_parts(X, layout: DenseLayout | None = None) -> tuple[np.ndarray, np.ndar
     """(indptr int64, indices int32, data float64, first non-finite position or −1) of a
     block, canonical (sorted, duplicates summed). A dense block is viewed in place, zeros
     included (its column indices from ``layout``, which keeps them for the next block),
-    unless at least half of it is zeros (MNIST-like): then it is copied without them."""
+    unless at least half of it is zeros (MNIST-like): then it is copied without them. A
+    CSR block read from a store (flagged :data:`~dolb.data.store.readers.CHECKED`) is
+    known finite and canonical and is not scanned again."""
     if not sp.issparse(X):
         X = np.ascontiguousarray(X, dtype=np.float64)
         if 2 * np.count_nonzero(X) <= X.size:
@@ -118,6 +122,8 @@ def csr_parts(X, layout: DenseLayout | None = None) -> tuple[np.ndarray, np.ndar
         np.asarray(X.indices, dtype=np.int32),
         np.ascontiguousarray(X.data, dtype=np.float64),
     )
+    if getattr(X, CHECKED, False):
+        return (*parts, -1)
     bad, canonical = _scan(*parts)
     if bad >= 0 or canonical:
         return (*parts, bad)

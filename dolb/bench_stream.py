@@ -1,0 +1,290 @@
+"""``dolb bench --stream``: how fast the sparse linear learners learn from a Zarr store,
+in stored and in permuted order, against the same learners from memory, bare Numba
+loops, Vowpal Wabbit and river, on the RCV1 sample (CCAT vs MCAT) and a9a.
+
+Data: RCV1 (``rcv1v2_mulan_dedup.npz``), the documents of class CCAT (+1) or MCAT (−1),
+a seeded 80/20 holdout (:func:`dolb.data.splits.split_rows`, seed 0), float32 values as
+the rcv1 importer stores them; a9a (``a9a`` / ``a9a.t``), its own train/test parts,
+float64. Each training part is written to a Zarr store in a temporary folder.
+
+For every learner, one pass over the training rows, each way below, timed in CPU
+seconds of the whole process (the stream's reading thread included), ``repeat`` times
+interleaved (one of each, then again), reported as examples per CPU-second: the median
+and a 95 % bootstrap interval (:func:`scipy.stats.bootstrap`, percentile), with the
+test accuracy of the learned hypothesis beside it:
+
+``bare``
+    the learner's update in one Numba loop over the in-memory CSR (:mod:`dolb.bench_bare`);
+``memory`` / ``memory permuted``
+    the dolb learner over in-memory float64 CSR blocks of a cell's block size, in stored
+    order / in a seeded permutation;
+``zarr`` / ``zarr permuted`` (``warm`` / ``cold``)
+    a cell's life with the store already open (as a worker keeps it): the learner made,
+    the stream set up (:func:`~dolb.data.stream_blocks`), every block learned and its
+    0-1 loss summed; *warm*: the worker's decoded-chunk cache already holds the store's
+    chunks; *cold*: an empty cache (the files are in the OS page cache either way);
+``vw`` / ``river``
+    the peers of :mod:`dolb.bench_peers`, when installed.
+
+Floors (a ratio holds when the lower bound of its bootstrap interval reaches the floor):
+zarr warm ≥ 0.6 × memory; zarr permuted warm ≥ 0.5 × memory permuted (same order);
+memory ≥ 0.8 × bare; zarr ≥ 3 × vw.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.stats
+
+from dolb.bench import LEARNERS
+from dolb.bench_bare import LOOPS, bare_pass
+from dolb.data import ChunkCache, Dataset, stream_blocks, write_dataset
+from dolb.data.sources.rcv1 import load_npz, pair_view
+from dolb.data.splits import split_rows
+from dolb.errors import ConfigError
+from dolb.evaluation.metrics import zero_one_loss
+from dolb.evaluation.run_cell import BLOCK_SIZE
+from dolb.learners import learner_class
+
+NAMES = tuple(name for name in LOOPS if name in LEARNERS)
+"""The learners measured: those with a bare loop, with their ``bench_params``."""
+FLOORS = (  # (numerator, denominator, floor)
+    ("zarr warm", "memory", 0.6),
+    ("zarr permuted warm", "memory permuted", 0.5),
+    ("memory", "bare", 0.8),
+    ("zarr warm", "vw", 3.0),
+    ("zarr permuted warm", "vw", 3.0),
+)
+CACHE_BYTES = 64 << 20  # as a worker's (dolb.evaluation.run_cell.WORKER_CHUNK_CACHE)
+
+
+@dataclass
+class Problem:
+    """A training part in memory and in a store, its test part, and a seeded order."""
+
+    label: str
+    X: sp.csr_matrix  # float64
+    y: np.ndarray
+    X_test: sp.csr_matrix
+    y_test: np.ndarray
+    store: Dataset
+    permutation: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.permutation = np.random.default_rng(0).permutation(self.X.shape[0])
+
+    def accuracy(self, w: np.ndarray) -> float:
+        return float(1.0 - zero_one_loss(self.X_test @ w, self.y_test).mean())
+
+
+def rcv1_problem(path: Path, folder: Path) -> Problem:
+    """The RCV1 sample, CCAT vs MCAT, 80/20 holdout."""
+    X, y = pair_view(load_npz(path), ["CCAT", "MCAT"])
+    train, test = split_rows("holdout", 0, X.shape[0], np.random.SeedSequence(0))
+    store = write_dataset(folder / "rcv1", X[train], y[train])
+    return Problem("RCV1 sample, CCAT vs MCAT", _f64(X[train]), y[train], _f64(X[test]), y[test], store)
+
+
+def a9a_problem(folder_libsvm: Path, folder: Path) -> Problem:
+    """a9a, its own train and test files."""
+    from sklearn.datasets import load_svmlight_file
+
+    X, y = load_svmlight_file(str(folder_libsvm / "a9a"), n_features=123)
+    X_test, y_test = load_svmlight_file(str(folder_libsvm / "a9a.t"), n_features=123)
+    store = write_dataset(folder / "a9a", X, y)
+    return Problem("a9a", _f64(X), y, _f64(X_test), y_test, store)
+
+
+def _f64(X) -> sp.csr_matrix:
+    X = sp.csr_matrix(X, dtype=np.float64)
+    X.indices = X.indices.astype(np.int32)
+    X.indptr = X.indptr.astype(np.int32)
+    return X
+
+
+def _learn(name: str, problem: Problem, blocks) -> np.ndarray:
+    """One pass as a cell runs it: the learner made, every block learned, its 0-1 loss
+    summed; returns the weights."""
+    learner = learner_class(name)(problem.X.shape[1], n_train=problem.X.shape[0], **LEARNERS[name])
+    mistakes = 0.0
+    for X, y in blocks:
+        mistakes += float(zero_one_loss(learner.learn(X, y), y).sum())
+    return learner.weights()
+
+
+def variants(problem: Problem, name: str, peers: dict) -> dict[str, Callable[[], np.ndarray | None]]:
+    """The ways of running learner ``name`` on ``problem``: name -> one pass, returning
+    the weights (None for a peer, which keeps its model)."""
+    X, y, order, store = problem.X, problem.y, problem.permutation, problem.store
+    in_memory = [(X[a : a + BLOCK_SIZE], y[a : a + BLOCK_SIZE]) for a in range(0, X.shape[0], BLOCK_SIZE)]
+    Xp, yp = X[order], y[order]
+    permuted = [(Xp[a : a + BLOCK_SIZE], yp[a : a + BLOCK_SIZE]) for a in range(0, X.shape[0], BLOCK_SIZE)]
+    warm = ChunkCache(CACHE_BYTES)
+    for _ in stream_blocks(store, block_size=BLOCK_SIZE, cache=warm):
+        pass
+
+    def zarr(rows, cache):
+        return lambda: _learn(name, problem, stream_blocks(store, rows, block_size=BLOCK_SIZE, cache=cache()))
+
+    found = {
+        "bare": lambda: bare_pass(name, LEARNERS[name], X, y),
+        "memory": lambda: _learn(name, problem, in_memory),
+        "memory permuted": lambda: _learn(name, problem, permuted),
+        "zarr warm": zarr(None, lambda: warm),
+        "zarr cold": zarr(None, lambda: ChunkCache(CACHE_BYTES)),
+        "zarr permuted warm": zarr(order, lambda: warm),
+        "zarr permuted cold": zarr(order, lambda: ChunkCache(CACHE_BYTES)),
+    }
+    for peer_name, peer in peers.items():
+        found[peer_name] = lambda peer=peer: peer.run(name, LEARNERS[name])
+    return found
+
+
+def median_interval(samples: np.ndarray) -> tuple[float, float, float]:
+    """Median and 95 % bootstrap interval (percentile method) of ``samples``.
+
+    >>> median_interval(np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]))[0]
+    4.0
+    """
+    found = scipy.stats.bootstrap((samples,), np.median, confidence_level=0.95, n_resamples=2000,
+                                  method="percentile", random_state=0)
+    return float(np.median(samples)), float(found.confidence_interval.low), float(found.confidence_interval.high)
+
+
+def ratio_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
+    """median(a) / median(b) and its 95 % bootstrap interval (both resampled).
+
+    >>> ratio_interval(np.full(7, 2.0), np.full(7, 1.0))
+    (2.0, 2.0, 2.0)
+    """
+    def statistic(x, z, axis=-1):
+        return np.median(x, axis=axis) / np.median(z, axis=axis)
+
+    found = scipy.stats.bootstrap((a, b), statistic, confidence_level=0.95, n_resamples=2000,
+                                  method="percentile", random_state=0)
+    low, high = found.confidence_interval
+    return float(statistic(a, b)), float(np.nan_to_num(low, nan=statistic(a, b))), float(
+        np.nan_to_num(high, nan=statistic(a, b)))
+
+
+def measure(problem: Problem, names, peers: dict, repeat: int) -> list[dict]:
+    """One row per learner and variant: examples per CPU-second over ``repeat``
+    interleaved passes, their median and interval, and the test accuracy."""
+    rows = []
+    n = problem.X.shape[0]
+    for name in names:
+        runs = variants(problem, name, peers)
+        for run in runs.values():  # compile, warm up
+            run()
+        rates: dict[str, list[float]] = {key: [] for key in runs}
+        weights = {}
+        for _ in range(repeat):
+            for key, run in runs.items():
+                start = time.process_time()
+                w = run()
+                seconds = peers[key].last_seconds if key in peers else time.process_time() - start
+                rates[key].append(n / seconds)
+                weights[key] = w
+        for key, found in rates.items():
+            accuracy = peers[key].accuracy(problem.X_test, problem.y_test) if key in peers else problem.accuracy(
+                weights[key])
+            median, low, high = median_interval(np.array(found))
+            rows.append({"data": problem.label, "learner": name, "variant": key, "examples": n,
+                         "examples_per_cpu_s": median, "low": low, "high": high, "test_accuracy": accuracy,
+                         "samples": found})
+    return rows
+
+
+def floors(rows: list[dict]) -> list[dict]:
+    """Every floor of the module docstring that can be judged from ``rows``."""
+    by_key = {(r["data"], r["learner"], r["variant"]): np.array(r["samples"]) for r in rows}
+    judged = []
+    for data, name in dict.fromkeys((r["data"], r["learner"]) for r in rows):
+        for top, bottom, floor in FLOORS:
+            if (data, name, top) in by_key and (data, name, bottom) in by_key:
+                ratio, low, high = ratio_interval(by_key[(data, name, top)], by_key[(data, name, bottom)])
+                judged.append({"data": data, "learner": name, "ratio": f"{top} / {bottom}", "floor": floor,
+                               "value": ratio, "low": low, "high": high, "holds": low >= floor})
+    return judged
+
+
+def as_text(rows: list[dict], judged: list[dict]) -> str:
+    """The measurements and the floors as tables for people."""
+    lines = [f"{'data':<26}{'learner':<12}{'variant':<20}{'k examples/CPU-s [95 % interval]':>36}"
+             f"{'test acc':>10}"]
+    for r in rows:
+        interval = f"{r['examples_per_cpu_s'] / 1e3:,.0f} [{r['low'] / 1e3:,.0f}, {r['high'] / 1e3:,.0f}]"
+        lines.append(f"{r['data']:<26}{r['learner']:<12}{r['variant']:<20}{interval:>36}"
+                     f"{r['test_accuracy']:>10.4f}")
+    lines += ["", f"{'data':<26}{'learner':<12}{'ratio':<34}{'value [95 % interval]':>24}{'floor':>7}  holds"]
+    for j in judged:
+        value = f"{j['value']:.2f} [{j['low']:.2f}, {j['high']:.2f}]"
+        lines.append(f"{j['data']:<26}{j['learner']:<12}{j['ratio']:<34}{value:>24}{j['floor']:>7}  "
+                     f"{'yes' if j['holds'] else 'NO'}")
+    return "\n".join(lines)
+
+
+class _Timed:
+    """A peer whose ``run`` returns its own CPU seconds: kept as ``last_seconds``."""
+
+    def __init__(self, peer) -> None:
+        self.peer = peer
+        self.last_seconds = float("nan")
+
+    def run(self, name: str, params: dict) -> None:
+        self.last_seconds = self.peer.run(name, params)
+
+    def accuracy(self, X_test, y_test) -> float:
+        return self.peer.accuracy(X_test, y_test)
+
+
+def make_peers(problem: Problem, folder: Path, wanted: bool) -> dict:
+    """Vowpal Wabbit and river on ``problem``'s training rows, those installed."""
+    from dolb.bench_peers import River, VowpalWabbit
+
+    peers = {}
+    if not wanted:
+        return peers
+    try:
+        peers["vw"] = _Timed(VowpalWabbit(folder, problem.X, problem.y))
+    except ImportError:
+        print("Vowpal Wabbit: not installed (pip install vowpalwabbit), skipped")
+    try:
+        peers["river"] = _Timed(River(problem.X, problem.y))
+    except ImportError:
+        print("river: not installed (pip install river), skipped")
+    return peers
+
+
+def stream_bench(rcv1: Path, libsvm: Path, names=None, repeat: int = 7, peers: bool = True) -> tuple[list, list]:
+    """Every measurement of the module docstring, and the floors judged."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="dolb-bench-stream-") as tmp:
+        for make, source in ((rcv1_problem, rcv1), (a9a_problem, libsvm)):
+            folder = Path(tmp) / make.__name__
+            folder.mkdir()
+            problem = make(source, folder)
+            rows += measure(problem, names or NAMES, make_peers(problem, folder, peers), repeat)
+    return rows, floors(rows)
+
+
+def stream_command(only: str | None, rcv1: str, libsvm: str, repeat: int, peers: bool, as_json: bool) -> str:
+    """What ``dolb bench --stream`` prints: the tables, or one JSON list (the rows, then
+    the floors); at least 7 repeats. ConfigError for an unknown learner or missing data."""
+    names = only.split(",") if only else None
+    for name in names or ():
+        if name not in NAMES:
+            raise ConfigError(f"--only: {name!r} has no bare loop to compare with (known: {', '.join(NAMES)})")
+    for option, path in (("--rcv1", Path(rcv1)), ("--libsvm", Path(libsvm) / "a9a")):
+        if not path.is_file():
+            raise ConfigError(f"{option} {path}: no such file")
+    rows, judged = stream_bench(Path(rcv1), Path(libsvm), names, max(repeat, 7), peers)
+    return json.dumps(rows + [{"kind": "floor", **j} for j in judged]) if as_json else as_text(rows, judged)

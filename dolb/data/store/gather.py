@@ -1,0 +1,84 @@
+"""Compiled gathers: the rows of a block, in any order, copied out of decoded chunks in
+one pass per chunk.
+
+Every array of a store is cut along axis 0 into chunks of ``chunk_length`` elements (a
+row of a dense ``X`` or of a 2-D ``y`` is ``width`` consecutive elements of its flattened
+chunk). A block asks for *spans*: span ``i`` is the elements ``starts[i]`` to
+``starts[i] + lengths[i] - 1`` of the whole array, and goes to ``out[out_ptr[i]:
+out_ptr[i + 1]]``. :func:`touched_chunks` says which chunks hold some span;
+:func:`gather_spans` copies, from one of them, the part of every span it holds
+(converting to ``out``'s dtype on the way). Nothing is sorted and nothing is put back
+in order afterwards: a permuted block costs what a contiguous one does, plus the cache
+misses of jumping around in memory. The loops run without the GIL, so that a reading
+thread gathers while the learner learns.
+
+Examples
+--------
+>>> chunk0, chunk1 = np.arange(0, 4.0), np.arange(4, 8.0)  # an array of 8 in chunks of 4
+>>> starts, lengths = np.array([5, 0, 3]), np.array([2, 1, 2])  # elements 5-6, 0, 3-4
+>>> out_ptr = np.array([0, 2, 3, 5])
+>>> touched_chunks(starts, lengths, 4, 2).tolist()
+[True, True]
+>>> out = np.zeros(5)
+>>> gather_spans(chunk0, 0, starts, lengths, out_ptr, out)
+>>> gather_spans(chunk1, 4, starts, lengths, out_ptr, out)
+>>> out.tolist()
+[5.0, 6.0, 0.0, 3.0, 4.0]
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, nogil=True)
+def touched_chunks(starts, lengths, chunk_length, n_chunks):
+    """Boolean mask of the chunks that hold at least one element of some span."""
+    touched = np.zeros(n_chunks, np.bool_)
+    for i in range(starts.shape[0]):
+        if lengths[i] > 0:
+            for c in range(starts[i] // chunk_length, (starts[i] + lengths[i] - 1) // chunk_length + 1):
+                touched[c] = True
+    return touched
+
+
+@numba.njit(cache=True, nogil=True)
+def gather_spans(chunk, chunk_start, starts, lengths, out_ptr, out):
+    """Copy into ``out`` the part of every span held by ``chunk`` (1-D, its first element
+    being element ``chunk_start`` of the array)."""
+    low = chunk_start
+    high = chunk_start + chunk.shape[0]
+    for i in range(starts.shape[0]):
+        first = max(starts[i], low)
+        stop = min(starts[i] + lengths[i], high)
+        to = out_ptr[i] + first - starts[i]
+        for k in range(first, stop):
+            out[to + k - first] = chunk[k - low]
+
+
+
+@numba.njit(cache=True, nogil=True)
+def gather_span_pairs(chunk_a, chunk_b, chunk_start, starts, lengths, out_ptr, out_a, out_b):
+    """:func:`gather_spans` of two arrays chunked alike (a CSR block's values and column
+    indices) in one pass over the spans."""
+    low = chunk_start
+    high = chunk_start + chunk_a.shape[0]
+    for i in range(starts.shape[0]):
+        first = max(starts[i], low)
+        stop = min(starts[i] + lengths[i], high)
+        to = out_ptr[i] - starts[i] + low  # chunk element k goes to out[to + k]
+        for k in range(first - low, stop - low):
+            out_a[to + k] = chunk_a[k]
+            out_b[to + k] = chunk_b[k]
+
+
+@numba.njit(cache=True, nogil=True)
+def row_spans(indptr, rows, starts, lengths, out_ptr):
+    """The spans of CSR ``rows`` (their elements, by the row pointers ``indptr``) and
+    where they go in a block (``out_ptr``, from 0)."""
+    out_ptr[0] = 0
+    for i in range(rows.shape[0]):
+        starts[i] = indptr[rows[i]]
+        lengths[i] = indptr[rows[i] + 1] - starts[i]
+        out_ptr[i + 1] = out_ptr[i] + lengths[i]

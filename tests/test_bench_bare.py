@@ -1,0 +1,64 @@
+"""The bare loops of ``dolb bench --stream`` learn what the registered learners learn, so
+that the benchmark compares like with like."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dolb.bench_bare import LOOPS, bare_pass
+from dolb.bench_peers import vw_lines
+from dolb.learners import learner_class
+
+CASES = [
+    ("perceptron", {}),
+    ("pa", {"variant": "pa1", "C": 0.05}),
+    ("sgd", {"loss": "hinge", "alpha": 1e-3, "eta0": 0.5}),
+    ("sgd", {"loss": "logistic", "alpha": 0.5, "eta0": 1.0}),  # folds the scale into v
+    ("adagrad", {"eta": 0.5}),
+    ("adagrad", {"loss": "logistic", "eta": 0.2, "eps": 1e-3}),
+    ("ftrl", {"alpha": 0.5, "beta": 1.0, "l1": 0.05, "l2": 0.1}),
+    ("ftrl", {"loss": "hinge", "alpha": 0.2}),
+]
+
+
+def stream(seed=0, n=400, d=30):
+    """Sparse rows (some with an explicit zero value) labelled by a noisy hyperplane."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.2, random_state=rng, format="csr")
+    X.data[::17] = 0.0  # stored zeros: absent for every learner
+    w = rng.standard_normal(d)
+    y = np.where(X @ w + 0.1 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    return X, y
+
+
+@pytest.mark.parametrize(("name", "params"), CASES)
+def test_bare_loop_learns_the_learners_weights(name, params):
+    X, y = stream()
+    learner = learner_class(name)(X.shape[1], n_train=X.shape[0], **params)
+    for a in range(0, X.shape[0], 64):
+        learner.learn(X[a : a + 64], y[a : a + 64])
+    expected = learner.weights()
+    assert np.count_nonzero(expected) > 5
+    # equal to the last bit but for FTRL, which the driver applies as v + (w_new - v)
+    np.testing.assert_allclose(bare_pass(name, params, X, y), expected, rtol=1e-13, atol=1e-15)
+
+
+def test_every_bare_loop_is_tested():
+    assert {name for name, _ in CASES} == set(LOOPS)
+
+
+def test_vw_lines_are_vw_text():
+    X = sp.csr_matrix(np.array([[0.0, 1.5], [2.0, 0.0]]))
+    assert vw_lines(X, np.array([1.0, -1.0])) == ["1 | 1:1.5", "-1 | 0:2.0"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--only", "lasvm"], "--only: 'lasvm' has no bare loop to compare with"),
+    (["--rcv1", "no/such.npz"], "--rcv1 no/such.npz: no such file"),
+])
+def test_bench_stream_refuses_bad_arguments_in_one_line(capsys, args, message):
+    from dolb.cli import main
+
+    assert main(["bench", "--stream", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
