@@ -138,6 +138,35 @@ def test_summary_in_duckdb_equals_pandas(tmp_path):
     assert ours["count"].tolist() == [7, 6, 7, 7, 6, 7]
 
 
+def test_summaries_and_comparisons_do_not_depend_on_the_order_of_the_parts(tmp_path):
+    """Two stores holding the same rows in parts written in other orders (as two runs of
+    one pipeline on a cluster do) give the same summary and paired moments to the bit:
+    DuckDB sums each group in split order."""
+    from dolb.results.query import paired_moments, summary
+    from dolb.results.store import CellRows, result_schema
+
+    generator = np.random.default_rng(1)
+    values = {(learner, split): generator.lognormal(size=3).tolist() for learner in "pq" for split in range(40)}
+
+    def store(order, folder):
+        result = ResultStore(tmp_path / folder)
+        for chunk in np.array_split(np.array(order, dtype=object), 9):
+            rows = CellRows(result_schema({}), run_id="r", worker="w")
+            for learner, split in chunk:
+                rows.add_ok(f"{learner}{split}", {"experiment": "e", "dataset": "d", "task": "binary",
+                                                  "learner": learner, "params": "", "complexity": "", "split": split},
+                            {"checkpoints": [10, 20, 30], "metrics": {"last": {"test_error": values[learner, split]}}})
+            result.write_part(rows.table())
+        return result
+
+    keys = list(values)
+    shuffled = [keys[i] for i in generator.permutation(len(keys))]
+    first, second = store(keys, "a"), store(shuffled, "b")
+    assert summary(first).equals(summary(second))
+    assert paired_moments(first, second, ["test_error"])["difference"].tolist() == [0.0] * 6
+    assert paired_moments(first, first, ["test_error"]).equals(paired_moments(second, second, ["test_error"]))
+
+
 def _frame(rows):
     import pandas as pd
 

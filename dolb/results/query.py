@@ -10,7 +10,9 @@ drawn again.
 
 Every question sees each cell once: of several stored copies of a cell (equal, as
 results are deterministic) the first successful attempt; a cell that never succeeded
-shows its last failure.
+shows its last failure. Sums run over a group's splits in split order, so two stores
+holding the same rows (two runs of a pipeline, their parts written in whatever order the
+workers finished) give the same statistics to the bit.
 """
 
 from __future__ import annotations
@@ -109,9 +111,10 @@ def summary(store: ResultStore, where: str = "TRUE", parameters: tuple = ()) -> 
     with _connect(store) as connection:
         table = connection.execute(
             f"""{_CHOSEN},
-            measured AS (SELECT {keys}, CASE WHEN isnan(value) THEN NULL ELSE value END AS value
+            measured AS (SELECT {keys}, split, CASE WHEN isnan(value) THEN NULL ELSE value END AS value
                          FROM rows WHERE status = 'ok' AND ({where}))
-            SELECT {keys}, avg(value) AS mean, stddev_samp(value) AS std, var_samp(value) AS var,
+            SELECT {keys}, avg(value ORDER BY split) AS mean, stddev_samp(value ORDER BY split) AS std,
+                   var_samp(value ORDER BY split) AS var,
                    quantile_cont(value, 0.5) AS median, quantile_cont(value, 0.25) AS q25,
                    quantile_cont(value, 0.75) AS q75, count(value) AS count
             FROM measured GROUP BY ALL ORDER BY ALL""",
@@ -143,11 +146,13 @@ def paired_moments(run: ResultStore, baseline: ResultStore, metrics: list[str]) 
             r AS ({values("run_rows")}),
             b AS ({values("baseline_rows")}),
             pairs AS (SELECT {keys},
+                             split,
                              CASE WHEN isfinite(r.value) AND isfinite(b.value) THEN r.value END AS run,
                              CASE WHEN isfinite(r.value) AND isfinite(b.value) THEN b.value END AS baseline
                       FROM r JOIN b USING ({keys}, split))
-            SELECT {keys}, count(run) AS n, count(*) AS pairs, avg(baseline) AS baseline, avg(run) AS run,
-                   avg(run - baseline) AS difference, stddev_samp(run - baseline) AS sd
+            SELECT {keys}, count(run) AS n, count(*) AS pairs, avg(baseline ORDER BY split) AS baseline,
+                   avg(run ORDER BY split) AS run, avg(run - baseline ORDER BY split) AS difference,
+                   stddev_samp(run - baseline ORDER BY split) AS sd
             FROM pairs GROUP BY ALL ORDER BY ALL""",
             list(metrics) * 2,
         ).df()
