@@ -80,7 +80,7 @@ def test_partial_fit_equals_fit_and_needs_classes():
     part.partial_fit(X[:70], y[:70], classes=["spam", "ham"])
     part.partial_fit(sp.csr_matrix(X[70:]), y[70:])
     np.testing.assert_allclose(part.coef_, whole.coef_, rtol=1e-12)
-    assert part.info_ == pytest.approx(whole.info_)
+    assert part.info_ == pytest.approx(whole.info_, nan_ok=True)  # N_k, L̂_k of survival times never reached: NaN
     with pytest.raises(ValueError, match="not in classes"):
         part.partial_fit(X[:2], np.array(["ham", "eggs"]))
     with pytest.raises(ValueError, match="differ from the first call"):
