@@ -13,16 +13,13 @@ full; ``dolb learners`` lists the registered learners and their parameters. A us
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import logging
 import os
-import signal
 import sys
-import threading
 from pathlib import Path
 
 import dolb
+from dolb.console import configure_logging, quiet_on_interrupt
 from dolb.errors import ConfigError, DataError, DolbError
 
 
@@ -355,49 +352,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def configure_logging(verbosity: int) -> None:
-    """Log dolb's messages to standard error: warnings by default, ``info`` at
-    verbosity 1, ``debug`` at 2 or more, errors only at -1."""
-    level = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("dolb: %(message)s"))
-    logger = logging.getLogger("dolb")
-    logger.handlers[:] = [handler]
-    logger.setLevel(level)
-    logger.propagate = False
-
-
-CLUSTER_LOGGERS = ("distributed", "tornado")
-"""Loggers of the Dask cluster that Ctrl-C silences unless ``-v`` (see :func:`_quiet_on_interrupt`)."""
-
-
-@contextlib.contextmanager
-def _quiet_on_interrupt(verbosity: int):
-    """On Ctrl-C, silence the cluster's loggers before the KeyboardInterrupt unwinds the
-    run: as the client stops, Dask logs the tasks it cancels, and distributed's
-    ``sync`` can log a traceback of its own (a race in its cancel callback), so the user
-    would read a page of noise above the one line :func:`main` prints. With ``-v`` they
-    are kept; where Ctrl-C is ignored, or off the main thread, nothing changes."""
-    previous = signal.getsignal(signal.SIGINT)
-    if verbosity > 0 or previous is signal.SIG_IGN or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    levels = {name: logging.getLogger(name).level for name in CLUSTER_LOGGERS}
-
-    def interrupted(signum, frame):
-        for name in CLUSTER_LOGGERS:
-            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, interrupted)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        for name, level in levels.items():
-            logging.getLogger(name).setLevel(level)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dolb`` command; returns the exit status."""
     try:
@@ -406,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     configure_logging(args.verbosity)
     try:
-        with _quiet_on_interrupt(args.verbosity):
+        with quiet_on_interrupt(args.verbosity):
             return args.handler(args)
     except BrokenPipeError:  # `dolb status DIR | head`: the reader left; end quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit's flush

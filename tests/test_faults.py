@@ -206,6 +206,35 @@ def test_ctrl_c_ends_with_one_line(slow_pipeline, tmp_path):
     assert stored_count(out) >= 100
 
 
+def test_ctrl_c_turns_logging_off_until_the_command_ends():
+    """The race that printed distributed's traceback is rare; what stops it is certain:
+    once SIGINT arrives, no logger writes (not even one whose level distributed's
+    configuration set, as it sets ``tornado.application``'s), and afterwards logging is
+    back."""
+    import logging
+
+    from dolb.console import quiet_on_interrupt
+
+    written = []
+    handler = logging.Handler()
+    handler.emit = written.append
+    logger = logging.getLogger("tornado.application")
+    logger.addHandler(handler)
+    level, logger.level = logger.level, logging.ERROR
+    try:
+        with quiet_on_interrupt(0):
+            logger.error("before")
+            with pytest.raises(KeyboardInterrupt):
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(5)  # the signal arrives first
+            logger.error("after Ctrl-C")
+        logger.error("back")
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    assert [record.getMessage() for record in written] == ["before", "back"]
+
+
 def test_disk_full_while_the_client_writes_is_one_line(small_pipeline, tmp_path, monkeypatch, capsys):
     """ENOSPC injected into every write of result parts (the client writes them here):
     one line naming the folder, exit 2, no part and no temporary file left; the run

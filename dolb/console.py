@@ -1,0 +1,52 @@
+"""What the ``dolb`` command says on its standard error: dolb's own log lines, and
+nothing but one line when the user presses Ctrl-C."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+
+
+def configure_logging(verbosity: int) -> None:
+    """Log dolb's messages to standard error: warnings by default, ``info`` at
+    verbosity 1, ``debug`` at 2 or more, errors only at -1."""
+    level = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("dolb: %(message)s"))
+    logger = logging.getLogger("dolb")
+    logger.handlers[:] = [handler]
+    logger.setLevel(level)
+    logger.propagate = False
+
+
+@contextlib.contextmanager
+def quiet_on_interrupt(verbosity: int) -> Iterator[None]:
+    """On Ctrl-C, turn logging off before the KeyboardInterrupt unwinds the run.
+
+    As the client stops, Dask logs the tasks it cancels, and distributed's ``sync`` can
+    log a traceback of its own (a race in its cancel callback, through the
+    ``tornado.application`` logger that distributed's configuration sets to its own
+    level), so the user would read a page of noise above the one line the command
+    prints. With ``-v`` every log line is kept; where Ctrl-C is ignored, or off the main
+    thread, nothing changes. Logging is restored on the way out.
+    """
+    previous = signal.getsignal(signal.SIGINT)
+    if verbosity > 0 or previous is signal.SIG_IGN or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    disabled = logging.root.manager.disable
+
+    def interrupted(signum, frame):
+        logging.disable(logging.CRITICAL)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        logging.disable(disabled)
