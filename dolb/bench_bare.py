@@ -23,6 +23,8 @@ import math
 import numba
 import numpy as np
 
+from dolb.learners import learner_class
+
 _HINGE, _LOGISTIC = 0, 1
 
 
@@ -134,26 +136,22 @@ def ftrl(indptr, indices, data, y, w, logistic, alpha, beta, l1, l2):
                 w[j] = -(z[j] - math.copysign(l1, z[j])) / ((beta + new_root) / alpha + l2)
 
 
-def _loss(params: dict) -> bool:
-    return params.get("loss", "hinge") == "logistic"
-
-
 LOOPS = {
     "perceptron": lambda p: (perceptron,),
-    "pa": lambda p: (pa1, p.get("C", 1.0)),
-    "sgd": lambda p: (sgd, _loss(p), p.get("alpha", 1e-4), p.get("eta0", 0.1)),
-    "adagrad": lambda p: (adagrad, _loss(p), p.get("eta", 0.1), p.get("eps", 1e-8)),
-    "ftrl": lambda p: (ftrl, p.get("loss", "logistic") == "logistic", p.get("alpha", 0.1), p.get("beta", 1.0),
-                       p.get("l1", 0.0), p.get("l2", 0.0)),
+    "pa": lambda p: (pa1, p["C"]),
+    "sgd": lambda p: (sgd, p["loss"] == "logistic", p["alpha"], p["eta0"]),
+    "adagrad": lambda p: (adagrad, p["loss"] == "logistic", p["eta"], p["eps"]),
+    "ftrl": lambda p: (ftrl, p["loss"] == "logistic", p["alpha"], p["beta"], p["l1"], p["l2"]),
 }
-"""For each learner: from its parameters, its loop and the loop's arguments after w.
-Defaults are the learners' own; PA is PA-I, SGD the sqrt schedule."""
+"""For each learner: from its full parameters (defaults filled in by the learner's own
+declaration), its loop and the loop's arguments after w. PA is PA-I, SGD the sqrt
+schedule."""
 
 
 def bare_pass(name: str, params: dict, X, y: np.ndarray) -> np.ndarray:
     """The weights after one bare pass of learner ``name`` over CSR ``X`` (float64 data,
     int32 indices), labels ``y``."""
-    loop, *args = LOOPS[name](params)
+    loop, *args = LOOPS[name](learner_class(name).check_params(params))
     w = np.zeros(X.shape[1])
     loop(X.indptr, X.indices, np.asarray(X.data, dtype=np.float64), np.asarray(y, dtype=np.float64), w, *args)
     return w
