@@ -42,6 +42,7 @@ import scipy
 import scipy.sparse as sp
 
 import dolb
+from dolb.bench_bare import perceptron
 from dolb.data import generate, open_dataset, stream_blocks, write_dataset
 from dolb.evaluation.metrics import zero_one_loss
 from dolb.learners import learner_class, registered_learners
@@ -84,27 +85,13 @@ def dense_stream(n: int, d: int = 100, seed: int = 1) -> tuple[np.ndarray, np.nd
     return X, y
 
 
-@numba.njit(cache=True)
-def reference_perceptron(indptr, indices, data, y, w):
-    """The bare Perceptron over CSR arrays, hand-written: the speed to compare with."""
-    mistakes = 0
-    for t in range(y.shape[0]):
-        dot = 0.0
-        for k in range(indptr[t], indptr[t + 1]):
-            dot += w[indices[k]] * data[k]
-        if y[t] * dot <= 0.0:
-            mistakes += 1
-            for k in range(indptr[t], indptr[t + 1]):
-                w[indices[k]] += y[t] * data[k]
-    return mistakes
-
-
 def reference_pass(X: sp.csr_matrix, y: np.ndarray) -> float:
-    """Examples per second of one pass of :func:`reference_perceptron` on ``X`` (compiled
-    by the first call)."""
+    """Examples per second of one pass of the bare Perceptron
+    (:func:`dolb.bench_bare.perceptron`, the reference loop) on ``X`` (compiled by the
+    first call)."""
     parts = (X.indptr.astype(np.int64), X.indices, X.data, y)
     start = CLOCK()
-    reference_perceptron(*parts, np.zeros(X.shape[1]))
+    perceptron(*parts, np.zeros(X.shape[1]))
     return X.shape[0] / (CLOCK() - start)
 
 
