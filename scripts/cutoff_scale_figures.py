@@ -30,7 +30,7 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from dolb.conversions.bound import confidence, risk_bound
 from dolb.conversions.cutoff import REPORTED_K
-from dolb.results.figures import colour_cycle, new_figure, save
+from dolb.results.figure_style import PALETTE, new_figure, save, series_style
 from dolb.results.tables import read_results
 
 CONFIGURATIONS = {
@@ -90,13 +90,12 @@ def per_k_figure(frame: pd.DataFrame, ylabel: str, path: Path, share_of_m: bool)
     k = 1 on) at each m of SIZES."""
     experiments = [e for e in CONFIGURATIONS if e in set(frame.experiment)]
     figure, axes = _panels(experiments)
-    colours, markers = colour_cycle(), "osD^v<>"
     for ax, experiment in zip(axes, experiments):
         mine = frame[frame.experiment == experiment].dropna()
         for i, m in enumerate(s for s in SIZES if s in set(mine.n_train)):
             line = mine[mine.n_train == m].sort_values("k")
             values = line.value / m if share_of_m else line.value
-            ax.plot(line.k, values, marker=markers[i], color=colours[i], label=f"m = {m:,}")
+            ax.plot(line.k, values, label=f"m = {m:,}", **series_style(i))
         if mine.k.max() == 0:
             ax.text(0.5, 0.5, "no hypothesis used twice:\nonly k = 0 exists", ha="center", va="center",
                     transform=ax.transAxes)
@@ -119,13 +118,12 @@ def hinge_figure(table: pd.DataFrame, path: Path) -> None:
     """Test hinge loss of each conversion against m, one panel per configuration."""
     experiments = [e for e in CONFIGURATIONS if e in set(table.experiment)]
     figure, axes = _panels(experiments)
-    colours = colour_cycle()
     for ax, experiment in zip(axes, experiments):
         for i, (conversion, (label, marker, style, size)) in enumerate(CONVERSIONS.items()):
             line = scalar(table[table.experiment == experiment], "test_hinge", conversion)
             hollow = {"markerfacecolor": "none", "markeredgewidth": 1.5} if conversion == "cutoff" else {}
             ax.errorbar(line.n_train, line["mean"], yerr=line["std"].fillna(0), capsize=2, marker=marker,
-                        linestyle=style, color=colours[i], label=label, markersize=size, **hollow)
+                        linestyle=style, color=PALETTE[i], label=label, markersize=size, **hollow)
         ax.set_xscale("log")
         ax.set_title(CONFIGURATIONS[experiment], fontsize=10)
         ax.set_xlabel("training examples m")
