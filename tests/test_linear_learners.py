@@ -7,6 +7,7 @@ import importlib
 import math
 import warnings
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -368,3 +369,18 @@ def test_no_sklearn_deprecation_noise():
         SGDClassifier(loss="hinge", penalty=None, learning_rate="pa1", eta0=1.0).partial_fit(
             np.eye(2), np.array([-1.0, 1.0]), classes=np.array([-1.0, 1.0])
         )
+
+
+def test_driver_counts_no_references():
+    """The driver is compiled without reference counting (see dolb.learners.linear.driver):
+    its machine code has no NRT_incref / NRT_decref, on no path."""
+    driver = learner_class("perceptron").driver()
+    options = {key: value for key, value in driver.targetoptions.items() if key not in ("cache", "nopython")}
+    fresh = numba.njit(**options)(driver.py_func)  # compiled here: cached code cannot be inspected
+    X = sp.csr_matrix(np.eye(3))
+    learner = learner_class("perceptron")(3, conversions=learner_class("perceptron").conversions_supported)
+    learner.learn(X, np.ones(3))
+    signature = driver.signatures[0]
+    fresh.compile(signature)
+    code = fresh.inspect_llvm(signature)
+    assert "NRT_incref" not in code and "NRT_decref" not in code

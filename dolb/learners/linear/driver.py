@@ -30,7 +30,14 @@ Per learner the driver is that source compiled with the global ``step`` bound to
 learner's function (a closure or a dispatcher argument would do the same, but Numba
 keys their disk cache on the process-specific identity of the captured function: they
 recompile in every process and pile up cache files). Steps and hooks are inlined
-(``inline="always"``): the loop has no calls. The driver is cached on disk under a name
+(``inline="always"``): the loop has no calls. The driver is compiled without Numba's
+reference counting (``_nrt=False``): it allocates nothing and keeps no array beyond the
+call, whose caller holds every array it gets, so counting references is pure cost; and
+counted, every array an inlined step or hook takes is counted up and down on each
+round (six atomic operations a round for the Perceptron's step, which LLVM's pruning
+cannot remove once it has merged the paths): 7–8 % of a sparse pass. A step or hook that
+allocates is refused when the driver compiles ("NRT required but not enabled"), which
+enforces the protocol's "hooks never allocate". The driver is cached on disk under a name
 carrying a hash of every source it is built from (Numba's cache only tracks the file of
 the function itself, :func:`_sources`); steps are not cached on their own, so that a
 change in a helper they call can never be missed.
@@ -237,4 +244,4 @@ def compile_driver(step, name: str, module_file: str):
     fn.__name__ = f"_drive_{name}"
     fn.__qualname__ = qualname
     fn.__doc__ = _drive.__doc__
-    return numba.njit(cache=True, nogil=True)(fn)
+    return numba.njit(cache=True, nogil=True, _nrt=False)(fn)
