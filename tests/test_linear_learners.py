@@ -312,12 +312,40 @@ def test_unsorted_and_duplicate_csr_entries(name):
     np.testing.assert_array_equal(a.weights(), b.weights())
 
 
-def test_non_finite_values_are_data_errors():
+@pytest.mark.parametrize("dense", [False, True])
+def test_non_finite_values_are_data_errors(dense):
+    """The driver checks rows as it reads them: the rows before the bad one are learned,
+    and the next block's rows are numbered on from them."""
     learner = learner_class("pa")(3)
     X = np.ones((4, 3))
     X[2, 1] = np.nan
     with pytest.raises(DataError, match="row 2 has a non-finite value"):
-        learner.learn(sp.csr_matrix(X), np.ones(4))
+        learner.learn(X if dense else sp.csr_matrix(X), np.ones(4))
+    reference = learner_class("pa")(3)
+    reference.learn(np.ones((2, 3)), np.ones(2))
+    assert learner.rounds == learner.n_seen == 2
+    np.testing.assert_array_equal(learner.weights(), reference.weights())
+    X[1, 0] = np.inf
+    with pytest.raises(DataError, match="row 3 has a non-finite value"):
+        learner.learn(X if dense else sp.csr_matrix(X), np.ones(4))
+
+
+def test_a_row_checked_first_is_refused_before_any_is_learned():
+    learner = learner_class("margin_perceptron")(2, n_train=4, radius=2.0)
+    X = np.ones((4, 2))
+    X[3, 0] = np.nan
+    with pytest.raises(DataError, match="row 3 has a non-finite value"):
+        learner.learn(X, np.ones(4))
+    assert learner.rounds == learner.n_seen == 0
+
+
+def test_an_overflowing_score_is_not_a_bad_row():
+    """Finite values whose score overflows to inf are learned as before (the driver reads
+    the row's values again when the score is not finite)."""
+    learner = learner_class("perceptron")(2)
+    X = np.full((3, 2), 1e300)
+    prediction = learner.learn(X, np.array([1.0, -1.0, 1.0]))
+    assert prediction[0] == 0.0 and prediction[1] == np.inf and learner.rounds == 3
 
 
 def test_margin_perceptron_needs_horizon_and_radius():

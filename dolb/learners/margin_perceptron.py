@@ -60,6 +60,7 @@ class MarginPerceptron(LinearLearner):
     params = {"radius": Param(1.0, above=0.0, doc="R >= max ||x|| (> 0)")}
     derived_params = ("sqrt_m",)  # √m, m the horizon n_train
     bound_loss = "hinge"
+    checks_rows = True  # every row within the radius, before any is learned
     step = _step
     bench_params = {"radius": 1.0001}  # rows of norm 1, up to float32 rounding
     test_params = {"radius": 1.0}

@@ -48,6 +48,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import inspect
+import math
 import re
 import sys
 import textwrap
@@ -128,8 +129,19 @@ def _driver_source() -> tuple[str, dict]:
     return source, hooks
 
 
+@numba.njit(cache=True, inline="always")
+def _finite_row(data, start, nnz):
+    """Whether the values of a row are all finite."""
+    for k in range(start, start + nnz):  # noqa: SIM110 (a plain loop compiles best)
+        if not math.isfinite(data[k]):
+            return False
+    return True
+
+
 def _drive(indptr, indices, data, y, P, A, v, F, I, delta, on, states, pred):
-    """Run the learner ``step`` over one CSR block, test-then-train; fill ``pred``."""
+    """Run the learner ``step`` over one CSR block, test-then-train; fill ``pred``; return
+    the number of rows run: all of them, unless a row has a non-finite value, which stops
+    the block before that row."""
     need_loss = on[_LOSS]
     hinge = on[_HINGE]
     dying_v = on[_DYING_V]
@@ -138,12 +150,18 @@ def _drive(indptr, indices, data, y, P, A, v, F, I, delta, on, states, pred):
     s = F[0]
     rnd = I[0]
     age = I[1]
+    rows = y.shape[0]
     for t in range(y.shape[0]):
         start = indptr[t]
         nnz = indptr[t + 1] - start
         dot = 0.0
         for k in range(start, start + nnz):
             dot += v[indices[k]] * data[k]
+        # the input check, free: a non-finite value makes the score non-finite (the
+        # values are read again only then, for it may be an overflow)
+        if not (math.isfinite(dot) or _finite_row(data, start, nnz)):
+            rows = t
+            break
         p = s * dot
         pred[t] = p
         yt = y[t]
@@ -207,6 +225,7 @@ def _drive(indptr, indices, data, y, P, A, v, F, I, delta, on, states, pred):
     F[0] = s
     I[0] = rnd
     I[1] = age
+    return rows
 
 
 def _sources(module_file: str) -> list[Path]:

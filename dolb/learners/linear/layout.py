@@ -74,59 +74,79 @@ _EXPONENT = np.int64(0x7FF0000000000000)
 
 
 @numba.njit(cache=True)
-def _scan_rows(indptr, indices, bits):
-    """(number of non-finite values, number of places where a row's column indices do
-    not increase). Flat loops without branches, so that they vectorise (``bits``: the
-    values as int64): 0.15 ns per stored value."""
-    n = bits.shape[0]
+def _count_non_finite(bits):
+    """The number of non-finite values (``bits``: the values as int64). A flat loop
+    without branches, so that it vectorises."""
     nonfinite = 0
-    for k in range(n):
+    for k in range(bits.shape[0]):
         nonfinite += (bits[k] & _EXPONENT) == _EXPONENT
+    return nonfinite
+
+
+@numba.njit(cache=True)
+def _count_disorder(indptr, indices):
+    """The number of places where a row's column indices do not increase. A flat loop
+    without branches, so that it vectorises, then the row boundaries taken out."""
+    n = indices.shape[0]
     disorder = 0
     for k in range(1, n):
         disorder += indices[k] <= indices[k - 1]
-    # the comparisons across a row boundary do not count
     last = 0
     for i in range(1, indptr.shape[0] - 1):
         k = indptr[i]
         if k != last and k < n:
             disorder -= indices[k] <= indices[k - 1]
         last = k
-    return nonfinite, disorder
+    return disorder
+
+
+def increasing(indptr, indices) -> bool:
+    """Whether every row's column indices strictly increase (the CSR arrays are
+    canonical)."""
+    return _count_disorder(indptr, indices) == 0
 
 
 def _scan(indptr, indices, data) -> tuple[int, bool]:
     """(first non-finite position or −1, whether every row's indices strictly increase)."""
-    nonfinite, disorder = _scan_rows(indptr, indices, data.view(np.int64))
-    first = int(np.flatnonzero(~np.isfinite(data))[0]) if nonfinite else -1
-    return first, disorder == 0
+    first = int(np.flatnonzero(~np.isfinite(data))[0]) if _count_non_finite(data.view(np.int64)) else -1
+    return first, increasing(indptr, indices)
 
 
-def csr_parts(X, layout: DenseLayout | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """(indptr int64, indices int32, data float64, first non-finite position or −1) of a
-    block, canonical (sorted, duplicates summed). A dense block is viewed in place, zeros
-    included (its column indices from ``layout``, which keeps them for the next block),
-    unless at least half of it is zeros (MNIST-like): then it is copied without them. A
-    CSR block read from a store (flagged :data:`~dolb.data.store.readers.CHECKED`) is
-    known finite and canonical and is not scanned again."""
+def csr_arrays(X, layout: DenseLayout | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(indptr int64, indices int32, data float64) of a block, as given: neither scanned
+    nor made canonical. A dense block is viewed in place, zeros included (its column
+    indices from ``layout``, which keeps them for the next block), unless at least half of
+    it is zeros (MNIST-like): then it is copied without them."""
     if not sp.issparse(X):
         X = np.ascontiguousarray(X, dtype=np.float64)
         if 2 * np.count_nonzero(X) <= X.size:
-            parts = _compact(X)
-        else:
-            parts = (layout or DenseLayout()).parts(X)
-        bad, _ = _scan(*parts)
-        return (*parts, bad)
-    parts = (
+            return _compact(X)
+        return (layout or DenseLayout()).parts(X)
+    return (
         np.asarray(X.indptr, dtype=np.int64),
         np.asarray(X.indices, dtype=np.int32),
         np.ascontiguousarray(X.data, dtype=np.float64),
     )
-    if getattr(X, CHECKED, False):
-        return (*parts, -1)
-    bad, canonical = _scan(*parts)
-    if bad >= 0 or canonical:
-        return (*parts, bad)
+
+
+def canonical(X) -> sp.csr_matrix:
+    """A CSR copy of ``X`` with sorted column indices and duplicates summed."""
     X = sp.csr_matrix(X, dtype=np.float64, copy=True)
     X.sum_duplicates()
-    return csr_parts(X)
+    return X
+
+
+def csr_parts(X, layout: DenseLayout | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(indptr, indices, data, first non-finite position or −1) of a block as
+    :func:`csr_arrays` gives them, scanned, and made canonical (sorted, duplicates summed)
+    when they are not. A CSR block read from a store (flagged
+    :data:`~dolb.data.store.readers.CHECKED`) is known finite and canonical and is not
+    scanned again. (The linear learners check rows in their driver instead, as they read
+    them.)"""
+    parts = csr_arrays(X, layout)
+    if getattr(X, CHECKED, False):
+        return (*parts, -1)
+    bad, ordered = _scan(*parts)
+    if bad >= 0 or ordered:
+        return (*parts, bad)
+    return csr_parts(canonical(X))

@@ -4,7 +4,7 @@ the hub that builds their conversions and runs the compiled driver."""
 from __future__ import annotations
 
 import sys
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import numpy as np
 import scipy.sparse as sp
@@ -12,10 +12,11 @@ import scipy.sparse as sp
 from dolb.conversions import CONVERSIONS, REGISTRY
 from dolb.conversions.history import History
 from dolb.conversions.hypothesis import linear_hypothesis
+from dolb.data.store.readers import CHECKED
 from dolb.errors import ConfigError, DataError
 from dolb.learners.base import OnlineLearner
 from dolb.learners.linear.driver import FED, compile_driver, switches
-from dolb.learners.linear.layout import DenseLayout, csr_parts
+from dolb.learners.linear.layout import DenseLayout, canonical, csr_arrays, csr_parts, increasing
 from dolb.learners.linear.params import step_params_class, step_value
 
 
@@ -27,8 +28,15 @@ class LinearLearner(OnlineLearner):
     (:mod:`.params`: a field per declared parameter, string choices as integer codes).
     It may declare ``derived_params`` (more fields of ``P``, valued by
     :meth:`_derived_params`) and override :meth:`_arrays` (the tuple ``A``),
-    :meth:`_initial_scale`, :meth:`_check_block` and, for a loss other than 0-1 in the
-    conversions' bound, ``bound_loss`` and :attr:`loss_bound`.
+    :meth:`_initial_scale`, :meth:`_check_block` (with ``checks_rows = True``) and, for a
+    loss other than 0-1 in the conversions' bound, ``bound_loss`` and :attr:`loss_bound`.
+
+    Input rows are checked as the driver reads them (:mod:`.driver`): a row with a
+    non-finite value is a :class:`~dolb.errors.DataError` naming it, raised after the rows
+    before it in its block were learned; a CSR block whose column indices are not sorted
+    or repeat is run as its canonical form (duplicates summed). A learner with
+    ``checks_rows`` has its whole block scanned before :meth:`_check_block` sees it, and
+    before it learns any of it.
 
     Every conversion of :mod:`dolb.conversions` is supported. The loss their bounds use
     (``bound_loss``) is the 0-1 loss (C = 1) unless the subclass says otherwise.
@@ -38,6 +46,7 @@ class LinearLearner(OnlineLearner):
     conversions_supported: ClassVar[tuple[str, ...]] = CONVERSIONS
     bound_loss: ClassVar[str] = "zero_one"
     derived_params: ClassVar[tuple[str, ...]] = ()
+    checks_rows: ClassVar[bool] = False
     step: ClassVar[Any] = None
     StepParams: ClassVar[type]
     _driver: ClassVar[Any] = None
@@ -84,7 +93,8 @@ class LinearLearner(OnlineLearner):
         return 1.0
 
     def _check_block(self, indptr, indices, data) -> None:
-        """Raise DataError for rows the learner cannot take (default: none)."""
+        """Raise DataError for rows the learner cannot take (called with ``checks_rows``
+        only, on finite, canonical rows)."""
 
     @property
     def loss_bound(self) -> float:
@@ -164,22 +174,36 @@ class LinearLearner(OnlineLearner):
         if self._input_sparse is None:
             self._input_sparse = sp.issparse(X)
             self._setup_conversions(sparse=self._input_sparse)
-        indptr, indices, data, bad = csr_parts(X, self._dense_layout)
-        if bad >= 0:
-            row = int(np.searchsorted(indptr, bad, side="right")) - 1
-            raise DataError(f"learner {self.name!r}: row {self.n_seen + row} has a non-finite value")
-        self._check_block(indptr, indices, data)
         n = y.shape[0]
+        if self.checks_rows:  # its check needs the rows finite and canonical: scanned first
+            indptr, indices, data, bad = csr_parts(X, self._dense_layout)
+            if bad >= 0:
+                self._non_finite(int(np.searchsorted(indptr, bad, side="right")) - 1)
+            self._check_block(indptr, indices, data)
+        else:  # rows checked for finite values as the driver reads them
+            indptr, indices, data = csr_arrays(X, self._dense_layout)
+            if sp.issparse(X) and not getattr(X, CHECKED, False) and not increasing(indptr, indices):
+                indptr, indices, data = csr_arrays(canonical(X))
+        pred = np.empty(n)
+        done = self._drive(indptr, indices, data, y, pred)
+        if done < n:  # stopped before row `done`: the rows before it are learned
+            self.n_seen += done
+            self._non_finite(0)
+        return pred
+
+    def _non_finite(self, row: int) -> NoReturn:
+        raise DataError(f"learner {self.name!r}: row {self.n_seen + row} has a non-finite value")
+
+    def _drive(self, indptr, indices, data, y, pred) -> int:
+        """Run the compiled driver over CSR arrays; the number of rows it ran."""
         parts = self._fed()
         for part in parts:
             if part is not None:
-                part.reserve(n, data.shape[0])
+                part.reserve(y.shape[0], data.shape[0])
         states = tuple(part.arrays if off is None else off for part, off in zip(parts, self._absent))
-        pred = np.empty(n)
-        self.driver()(
+        return self.driver()(
             indptr, indices, data, y, self.P, self.A, self.v, self.F, self.I, self._delta, self._switches, states, pred
         )
-        return pred
 
     def _predict(self, X):
         return np.asarray(X @ self.weights(), dtype=np.float64).reshape(-1)
