@@ -448,6 +448,20 @@ def test_a_candidate_replaces_the_default_only_when_more_than_20_percent_faster(
         assert ds.layout[name]["candidates"]["zstd/256k"] == pytest.approx(rate, abs=0.05)
 
 
+def test_dense_rows_are_chunked_as_measured_and_y_follows_them(tmp_path, monkeypatch):
+    def timed(files, dtype):  # one chunk of all 20,000 rows (the 4M candidate, clipped) twice as fast
+        return {key: 0.5 if key[1] == 20_000 else 1.0 for key in files}
+
+    monkeypatch.setattr(layout_module, "_time", timed)
+    X = np.random.default_rng(0).standard_normal((20_000, 20))  # 3.2 MB; y (160 kB) is too small to measure
+    ds = write_dataset(tmp_path / "d", X, np.zeros(20_000))
+    rows = 20_000  # the default would be 13,107 rows (2 MB)
+    assert ds.arrays["X"].chunks == (rows, 20) and ds.arrays["y"].chunks == (rows,)
+    assert ds.layout["X"]["chosen"] == "measured" and ds.layout["X"]["chunk_elements"] == rows * 20
+    assert ds.layout["y"] == {"codec": "lz4", "chunk_elements": rows, "chosen": "default", "candidates": {}}
+    np.testing.assert_array_equal(ds.read(slice(None))[0], X)
+
+
 def test_choose_prefers_the_default_and_the_first_of_equals():
     assert choose({"raw": 100.0, "lz4": 120.0}, "raw") == "raw"  # 20 % exactly: not more
     assert choose({"raw": 100.0, "lz4": 121.0}, "raw") == "lz4"

@@ -153,15 +153,16 @@ def _width(part: Part) -> int:
 
 
 def _choose_length(measures: list[_Measure], default: int) -> int:
-    """The chunk length of arrays chunked alike: by their summed time, each array with
-    its own best codec at that length."""
-    if not all(m.rates for m in measures) or len(measures[0].lengths) == 1:
+    """The chunk length of arrays chunked alike: by the summed time of those measured,
+    each with its own best codec at that length (the default if none was measured)."""
+    measured = [m for m in measures if m.rates]
+    if not measured or len(measured[0].lengths) == 1:
         return default
     seconds = {
-        length: sum(m.sample_bytes / (m.rates[(m.best_codec(length), length)] * 1e6) for m in measures)
-        for length in measures[0].lengths
+        length: sum(m.sample_bytes / (m.rates[(m.best_codec(length), length)] * 1e6) for m in measured)
+        for length in measured[0].lengths
     }
-    total = sum(m.sample_bytes for m in measures)
+    total = sum(m.sample_bytes for m in measured)
     return choose({length: total / s for length, s in seconds.items()}, default)
 
 

@@ -1,8 +1,9 @@
 """Writing datasets: checked, fingerprinted, chunked and checksummed (with a chunk
 manifest, see :mod:`dolb.data.store.manifest`), published atomically.
 
-See :mod:`dolb.data.store.format` for the format and :mod:`dolb.data.store.inputs`
-for the checks of the input. A local dataset is written into a temporary sibling
+See :mod:`dolb.data.store.format` for the format, :mod:`dolb.data.store.inputs`
+for the checks of the input and :mod:`dolb.data.store.layout` for the choice of each
+array's codec and chunk size. A local dataset is written into a temporary sibling
 directory and renamed into place, so ``path`` holds either nothing, the old dataset
 or the complete new one; a crash may leave a ``.<name>.tmp-*`` sibling behind,
 never a half dataset at ``path``. Behind an fsspec URL (an object store cannot rename)
