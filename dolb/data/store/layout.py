@@ -10,7 +10,8 @@ default chunk of about 2 MB a candidate too). The *default* of an array is the c
 
 The rule, for an array of at least ``MIN_MEASURED_BYTES``: its first ``SAMPLE_ELEMENTS``
 elements are encoded with every candidate, each encoded chunk written to a file of its
-own (CRC32C trailer included, as in a store), and every candidate's files are read back
+own (CRC32C trailer included, as in a store; in a temporary folder beside a local store,
+so on its file system), and every candidate's files are read back
 and decoded ``REPEATS`` times after one untimed warm-up, candidates interleaved, on a
 thread other than the main one (Blosc decodes single-threaded there, as on a stream's
 reading thread), through :func:`~dolb.data.store.decoding.decode_chunk_file`, the reader's own
@@ -120,11 +121,13 @@ def choose(rates: dict, default):
     return best if rates[best] > GAIN * rates[default] else default
 
 
-def plan_layout(parts: list[Part], codec: str | None, sized: bool) -> dict[str, Choice]:
+def plan_layout(parts: list[Part], codec: str | None, sized: bool, folder: Path | None = None) -> dict[str, Choice]:
     """The codec and chunk length of every part (the parts' ``chunk`` set to it).
 
     ``codec``: the codec given for every array (None: chosen per array); ``sized``: the
-    chunk lengths of ``parts`` were given (else chosen for the arrays that may change).
+    chunk lengths of ``parts`` were given (else chosen for the arrays that may change);
+    ``folder``: where the candidates' files are written, in a temporary folder removed
+    after (default: the system's temporary folder).
     """
     by_name = {part.name: part for part in parts}
     groups = [["X/data", "X/indices"], ["X/indptr"], ["y"]] if "X/data" in by_name else [["X", "y"]]
@@ -133,7 +136,7 @@ def plan_layout(parts: list[Part], codec: str | None, sized: bool) -> dict[str, 
         members = [by_name[name] for name in names]
         leader = members[0]
         lengths = [leader.chunk] if sized or leader.name in ("X/indptr", "y") else _lengths(leader)
-        measures = {part.name: _Measure(part, codec, lengths) for part in members}
+        measures = {part.name: _Measure(part, codec, lengths, folder) for part in members}
         length = _choose_length(list(measures.values()), leader.chunk)
         for part in members:
             part.chunk = length
@@ -169,8 +172,9 @@ def _choose_length(measures: list[_Measure], default: int) -> int:
 class _Measure:
     """The rates of one array's candidates (none when it is too small to measure)."""
 
-    def __init__(self, part: Part, codec: str | None, lengths: list[int]) -> None:
+    def __init__(self, part: Part, codec: str | None, lengths: list[int], folder: Path | None) -> None:
         self.part = part
+        self.folder = folder
         self.lengths = lengths
         self.default_codec = codec or ("lz4" if _compresses(part) else "raw")
         self.codecs = [codec] if codec else list(CODECS)
@@ -200,7 +204,7 @@ class _Measure:
         sample = np.ascontiguousarray(part.values[:rows], dtype=part.dtype)
         self.sample_bytes = sample.nbytes
         keys = [(c, length) for length in self.lengths for c in self.codecs]
-        with tempfile.TemporaryDirectory(prefix="dolb-layout-") as folder:
+        with tempfile.TemporaryDirectory(prefix=".dolb-layout-", dir=self.folder) as folder:
             files = {key: _write_chunks(Path(folder), key, sample) for key in keys}
             with concurrent.futures.ThreadPoolExecutor(1) as thread:  # as a stream's reader decodes
                 best = thread.submit(_time, files, part.dtype).result()

@@ -5,8 +5,9 @@ See :mod:`dolb.data.store.format` for the format, :mod:`dolb.data.store.inputs`
 for the checks of the input and :mod:`dolb.data.store.layout` for the choice of each
 array's codec and chunk size. A local dataset is written into a temporary sibling
 directory and renamed into place, so ``path`` holds either nothing, the old dataset
-or the complete new one; a crash may leave a ``.<name>.tmp-*`` sibling behind,
-never a half dataset at ``path``. Behind an fsspec URL (an object store cannot rename)
+or the complete new one; a crash may leave a ``.<name>.tmp-*`` sibling (or a
+``.dolb-layout-*`` folder of the layout measurement) behind, never a half dataset at
+``path``. Behind an fsspec URL (an object store cannot rename)
 it is written in place and becomes a dolb dataset only when its attributes, written
 last, appear.
 """
@@ -119,7 +120,7 @@ def write_dataset(
     temporary = _sibling(target, "tmp")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        layout = plan_layout(parts, codec, sized=chunk_rows is not None)
+        layout = plan_layout(parts, codec, sized=chunk_rows is not None, folder=target.parent)
         _write_store(temporary, parts, layout, shape, provenance, sparse=sp.issparse(X))
         _publish(temporary, target, overwrite)
     except OSError as exc:
