@@ -11,7 +11,8 @@ import numpy as np
 from dolb.errors import ConfigError
 
 ORDER_CHUNK_ROWS = 4096
-"""Rows of a chunk of the ``windowed`` order (a cell's block): consecutive training rows."""
+"""Rows of a chunk of the ``windowed`` order: consecutive training rows (half a cell's
+block; a cell's 8,192-row block holds two chunks of a window)."""
 DEFAULT_WINDOW = 4
 """Chunks of a window of the ``windowed`` order unless ``window`` is given."""
 
