@@ -407,7 +407,7 @@ def test_layout_is_measured_and_recorded_and_values_do_not_depend_on_it(tmp_path
     for name in ("X/data", "X/indices"):
         record = layout[name]
         assert record["chosen"] == "measured" and record["codec"] in CODECS
-        # 300,000 elements: the default chunk (all of them) and 256k; 1M and 4M clip to the default
+        # 300,000 elements: the default chunk (all of them) and 256k; 1M clips to the default
         assert sorted(record["candidates"]) == sorted(f"{c}/{n}" for c in CODECS for n in ("300000", "256k"))
         assert all(rate > 0 for rate in record["candidates"].values())
         assert record["chunk_elements"] == measured.arrays[name].chunks[0]
@@ -449,7 +449,7 @@ def test_a_candidate_replaces_the_default_only_when_more_than_20_percent_faster(
 
 
 def test_dense_rows_are_chunked_as_measured_and_y_follows_them(tmp_path, monkeypatch):
-    def timed(files, dtype):  # one chunk of all 20,000 rows (the 4M candidate, clipped) twice as fast
+    def timed(files, dtype):  # one chunk of all 20,000 rows (the 1M candidate, clipped) twice as fast
         return {key: 0.5 if key[1] == 20_000 else 1.0 for key in files}
 
     monkeypatch.setattr(layout_module, "_time", timed)

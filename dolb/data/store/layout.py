@@ -2,27 +2,28 @@
 the record of that choice kept in the store.
 
 Candidates: the codecs ``raw`` (no compression), ``lz4`` (Blosc LZ4, level 5, byte
-shuffle) and ``zstd`` (Blosc Zstandard, level 1, byte shuffle), and chunks of 256k, 1M
-and 4M elements (clipped to the array; a dense ``X`` is chunked by whole rows, its
-default chunk of about 2 MB a candidate too). The *default* of an array is the chunk of
+shuffle) and ``zstd`` (Blosc Zstandard, level 1, byte shuffle), and chunks of 256k and
+1M elements (clipped to the array; a dense ``X`` is chunked by whole rows, its default
+chunk of about 2 MB a candidate too). The *default* of an array is the chunk of
 :mod:`dolb.data.store.inputs` with LZ4 where a sample shrinks at least
 ``MIN_COMPRESSION``-fold, raw otherwise.
 
-The rule, for an array of at least ``MIN_MEASURED_BYTES``: its first ``SAMPLE_ELEMENTS``
-elements are encoded with every candidate, each encoded chunk written to a file of its
-own (CRC32C trailer included, as in a store; in a temporary folder beside a local store,
-so on its file system), and every candidate's files are read back
-and decoded ``REPEATS`` times after one untimed warm-up, candidates interleaved, on a
-thread other than the main one (Blosc decodes single-threaded there, as on a stream's
-reading thread), through :func:`~dolb.data.store.decoding.decode_chunk_file`, the reader's own
-decode path. A candidate's rate is the sample's decoded bytes over its fastest repeat
-(MB/s): reading the encoded bytes (from the page cache) and decoding them. A candidate
-replaces the default only when its rate exceeds the default's by more than ``GAIN``
-(20 %), so that noise does not flip the choice from one write to the next. The chunk
-size is chosen first, for the arrays chunked alike (``X/data`` with ``X/indices``, whose
-rows a reader gathers in one pass; a dense ``X``, whose rows ``y`` follows), on the
-summed time of those arrays each with its best codec at that size; then the codec of
-each array at that size. A codec or a chunk size given to
+The rule, for an array of at least ``MIN_MEASURED_BYTES``: its first rows, as many as
+the largest candidate chunk holds (at most ``SAMPLE_ELEMENTS`` elements), are encoded
+with every candidate, each encoded chunk written to a file of its own (CRC32C trailer
+included, as in a store; in a temporary folder beside a local store, so on its file
+system), and every candidate's files are read back and decoded ``REPEATS`` times after
+one untimed warm-up, candidates interleaved, on a thread other than the main one (Blosc
+decodes single-threaded there, as on a stream's reading thread), through
+:func:`~dolb.data.store.decoding.decode_chunk_file`, the reader's own decode path. A
+candidate's rate is the sample's decoded bytes over its fastest repeat (MB/s): reading
+the encoded bytes (from the page cache) and decoding them. A candidate replaces the
+default only when its rate exceeds the default's by more than ``GAIN`` (20 %), so that
+noise does not flip the choice from one write to the next. The chunk size is chosen
+first, for the arrays chunked alike (``X/data`` with ``X/indices``, whose rows a reader
+gathers in one pass; a dense ``X``, whose rows ``y`` follows), on the summed time of
+those arrays each with its best codec at that size; then the codec of each array at
+that size. A codec or a chunk size given to
 :func:`~dolb.data.store.writing.write_dataset` is not measured.
 
 The choice is measured, so it depends on the machine; the values stored do not, nor
@@ -65,16 +66,18 @@ CODECS = {
     "zstd": numcodecs.Blosc(cname="zstd", clevel=1, shuffle=numcodecs.Blosc.SHUFFLE),
 }
 """The codecs a store may use, by name (None: raw)."""
-CHUNK_CANDIDATES = (1 << 18, 1 << 20, 1 << 22)
-"""Chunk sizes tried, in elements."""
+CHUNK_CANDIDATES = (1 << 18, 1 << 20)
+"""Chunk sizes tried, in elements. Chunks of 4M elements were slower still to read on the
+2-core machine (raw 5.2-5.9 GB/s against 7.5-8.0 at 1M: a decoded chunk of 16-32 MB
+outgrows the CPU caches) and cost a write most of the measurement, so they are not tried."""
 GAIN = 1.2
 """A candidate replaces the default only if it reads more than this many times faster."""
 MIN_COMPRESSION = 1.5
 """The default codec is LZ4 when a sample shrinks at least this much under it, else raw."""
 MIN_MEASURED_BYTES = 1 << 20
 """Smaller arrays keep the default: their layout costs nothing measurable."""
-SAMPLE_ELEMENTS = 1 << 22
-"""Elements of an array encoded and decoded per candidate."""
+SAMPLE_ELEMENTS = 1 << 21
+"""Most elements of an array encoded and decoded per candidate."""
 REPEATS = 5
 """Timed decodes of each candidate, after one untimed; the fastest counts."""
 _SAMPLE_BYTES = 4 << 20  # sample of the default codec's compression test
@@ -200,7 +203,7 @@ class _Measure:
     def _measure(self) -> None:
         """Time every candidate (see the module docstring)."""
         part = self.part
-        rows = max(1, min(part.values.shape[0], SAMPLE_ELEMENTS // _width(part)))
+        rows = max(1, min(part.values.shape[0], max(self.lengths), SAMPLE_ELEMENTS // _width(part)))
         sample = np.ascontiguousarray(part.values[:rows], dtype=part.dtype)
         self.sample_bytes = sample.nbytes
         keys = [(c, length) for length in self.lengths for c in self.codecs]
@@ -264,8 +267,8 @@ def layout_line(name: str, record: dict) -> str:
 def _count(n: int) -> str:
     """``n`` elements, short: ``4M``, ``256k`` or the number.
 
-    >>> _count(1 << 22), _count(1 << 18), _count(1000)
-    ('4M', '256k', '1000')
+    >>> _count(1 << 20), _count(1 << 18), _count(1000)
+    ('1M', '256k', '1000')
     """
     if n % (1 << 20) == 0:
         return f"{n >> 20}M"

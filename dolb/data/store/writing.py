@@ -80,8 +80,8 @@ def write_dataset(
     y : array_like, shape (n,) or (n, k)
         Targets, dtype kept.
     chunk_rows : int, optional
-        Rows per chunk (default: chosen for read throughput among chunks of 256k, 1M and
-        4M elements and about 2 MB, see :mod:`dolb.data.store.layout`; sparse data and
+        Rows per chunk (default: chosen for read throughput among chunks of 256k and 1M
+        elements and about 2 MB, see :mod:`dolb.data.store.layout`; sparse data and
         indices are chunked by elements, ``chunk_rows`` times the mean non-zeros a row).
     codec : {"raw", "lz4", "zstd"}, optional
         Codec of every array (default: chosen per array for read throughput). The choice
