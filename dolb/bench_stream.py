@@ -23,6 +23,9 @@ test accuracy of the learned hypothesis beside it:
     the stream set up (:func:`~dolb.data.stream_blocks`), every block learned and its
     0-1 loss summed; *warm*: the worker's decoded-chunk cache already holds the store's
     chunks; *cold*: an empty cache (the files are in the OS page cache either way);
+``zarr windowed`` (``warm`` / ``cold``)
+    the same in the opt-in ``windowed`` order (:func:`dolb.data.splits.windowed_order`,
+    seed 0, the default window), the cheaper two-level shuffle;
 ``vw`` / ``river``
     the peers of :mod:`dolb.bench_peers`, when installed.
 
@@ -48,7 +51,7 @@ from dolb.bench import LEARNERS
 from dolb.bench_bare import LOOPS, bare_pass
 from dolb.data import ChunkCache, Dataset, stream_blocks, write_dataset
 from dolb.data.sources.rcv1 import load_npz, pair_view
-from dolb.data.splits import split_rows
+from dolb.data.splits import DEFAULT_WINDOW, split_rows, windowed_order
 from dolb.errors import ConfigError
 from dolb.evaluation.metrics import zero_one_loss
 from dolb.evaluation.run_cell import BLOCK_SIZE
@@ -77,9 +80,11 @@ class Problem:
     y_test: np.ndarray
     store: Dataset
     permutation: np.ndarray = field(init=False)
+    windowed: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         self.permutation = np.random.default_rng(0).permutation(self.X.shape[0])
+        self.windowed = windowed_order(np.arange(self.X.shape[0]), DEFAULT_WINDOW, np.random.default_rng(0))
 
     def accuracy(self, w: np.ndarray) -> float:
         return float(1.0 - zero_one_loss(self.X_test @ w, self.y_test).mean())
@@ -142,6 +147,8 @@ def variants(problem: Problem, name: str, peers: dict) -> dict[str, Callable[[],
         "zarr cold": zarr(None, lambda: ChunkCache(CACHE_BYTES)),
         "zarr permuted warm": zarr(order, lambda: warm),
         "zarr permuted cold": zarr(order, lambda: ChunkCache(CACHE_BYTES)),
+        "zarr windowed warm": zarr(problem.windowed, lambda: warm),
+        "zarr windowed cold": zarr(problem.windowed, lambda: ChunkCache(CACHE_BYTES)),
     }
     for peer_name, peer in peers.items():
         found[peer_name] = lambda peer=peer: peer.run(name, LEARNERS[name])

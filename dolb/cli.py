@@ -192,10 +192,13 @@ def _status(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from dolb.data import open_dataset
+    from dolb.data.store.layout import layout_line
 
     dataset = open_dataset(args.dir)
     checked = dataset.verify()
     print(f"{args.dir}: ok ({dataset.n_rows} rows, {checked} chunks checked)")
+    for name, record in dataset.layout.items():
+        print(f"  {layout_line(name, record)}")
     return 0
 
 

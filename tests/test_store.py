@@ -9,6 +9,8 @@ import pytest
 import scipy.sparse as sp
 
 from dolb.data import Dataset, open_dataset, write_dataset
+from dolb.data.store import layout as layout_module
+from dolb.data.store.layout import CODECS, choose
 from dolb.errors import ConfigError, DataError
 
 
@@ -384,3 +386,89 @@ def test_store_behind_an_fsspec_url(tmp_path):
     with pytest.raises(DataError, match="NaN"):
         write_dataset(f"file://{tmp_path}/remote/bad", np.array([[np.nan]]), np.zeros(1))
     assert not (tmp_path / "remote" / "bad").exists()
+
+
+# --------------------------------------------------------------------------- layout: codec and chunk size
+
+
+def big_sparse(n=3000, per_row=100, seed=1):
+    """300,000 non-zeros: data (2.4 MB) and indices (1.2 MB) are large enough to measure."""
+    rng = np.random.default_rng(seed)
+    indices = np.sort(np.stack([rng.choice(5000, per_row, replace=False) for _ in range(n)]), axis=1)
+    pointers = np.arange(0, n * per_row + 1, per_row)
+    return sp.csr_matrix((rng.random(n * per_row) + 0.5, indices.ravel(), pointers), shape=(n, 5000))
+
+
+def test_layout_is_measured_and_recorded_and_values_do_not_depend_on_it(tmp_path):
+    X, y = big_sparse(), np.where(np.arange(3000) % 3, 1.0, -1.0)
+    measured = write_dataset(tmp_path / "m", X, y)
+    layout = measured.layout
+    assert list(layout) == ["X/data", "X/indices", "X/indptr", "y"]
+    for name in ("X/data", "X/indices"):
+        record = layout[name]
+        assert record["chosen"] == "measured" and record["codec"] in CODECS
+        # 300,000 elements: the default chunk (all of them) and 256k; 1M clips to the default
+        assert sorted(record["candidates"]) == sorted(f"{c}/{n}" for c in CODECS for n in ("300000", "256k"))
+        assert all(rate > 0 for rate in record["candidates"].values())
+        assert record["chunk_elements"] == measured.arrays[name].chunks[0]
+    assert layout["X/data"]["chunk_elements"] == layout["X/indices"]["chunk_elements"]  # gathered in one pass
+    assert layout["y"] == {"codec": "lz4", "chunk_elements": 3000, "chosen": "default", "candidates": {}}
+    given = write_dataset(tmp_path / "g", X, y, codec="zstd", chunk_rows=1000)
+    assert {r["chosen"] for r in given.layout.values()} == {"given"}
+    assert given.layout["X/data"]["chunk_elements"] == 100_000 == given.arrays["X/data"].chunks[0]
+    data_codecs = json.loads((Path(given.path) / "X/data/zarr.json").read_text())["codecs"]
+    assert data_codecs[1]["configuration"]["cname"] == "zstd"
+    assert given.fingerprint == measured.fingerprint  # content only
+    order = np.random.default_rng(0).permutation(3000)
+    (Xg, yg), (Xm, ym) = given.read(order), measured.read(order)
+    np.testing.assert_array_equal(Xg.toarray(), X[order].toarray())
+    np.testing.assert_array_equal(Xm.toarray(), X[order].toarray())
+    np.testing.assert_array_equal(yg, ym)
+    assert given.verify() == 3 + 3 + 1 + 3 and measured.verify() >= 4
+
+
+@pytest.mark.parametrize(
+    "zstd_seconds, expected",
+    [  # random floats are raw by default, sorted small indices LZ4; the default chunk is all 300,000
+        (0.5, {"X/data": ("zstd", 1 << 18), "X/indices": ("zstd", 1 << 18)}),  # twice as fast: chosen
+        (0.9, {"X/data": ("raw", 300_000), "X/indices": ("lz4", 300_000)}),  # 11 % faster: defaults stay
+    ],
+)
+def test_a_candidate_replaces_the_default_only_when_more_than_20_percent_faster(
+    tmp_path, monkeypatch, zstd_seconds, expected
+):
+    def timed(files, dtype):  # every candidate takes 1 s, but zstd in chunks of 256k elements
+        return {key: zstd_seconds if key == ("zstd", 1 << 18) else 1.0 for key in files}
+
+    monkeypatch.setattr(layout_module, "_time", timed)
+    ds = write_dataset(tmp_path / "s", big_sparse(), np.zeros(3000))
+    for name, itemsize in (("X/data", 8), ("X/indices", 4)):
+        assert (ds.layout[name]["codec"], ds.arrays[name].chunks[0]) == expected[name]
+        rate = 300_000 * itemsize / zstd_seconds / 1e6  # MB/s of the decoded sample
+        assert ds.layout[name]["candidates"]["zstd/256k"] == pytest.approx(rate, abs=0.05)
+
+
+def test_dense_rows_are_chunked_as_measured_and_y_follows_them(tmp_path, monkeypatch):
+    def timed(files, dtype):  # one chunk of all 20,000 rows (the 1M candidate, clipped) twice as fast
+        return {key: 0.5 if key[1] == 20_000 else 1.0 for key in files}
+
+    monkeypatch.setattr(layout_module, "_time", timed)
+    X = np.random.default_rng(0).standard_normal((20_000, 20))  # 3.2 MB; y (160 kB) is too small to measure
+    ds = write_dataset(tmp_path / "d", X, np.zeros(20_000))
+    rows = 20_000  # the default would be 13,107 rows (2 MB)
+    assert ds.arrays["X"].chunks == (rows, 20) and ds.arrays["y"].chunks == (rows,)
+    assert ds.layout["X"]["chosen"] == "measured" and ds.layout["X"]["chunk_elements"] == rows * 20
+    assert ds.layout["y"] == {"codec": "lz4", "chunk_elements": rows, "chosen": "default", "candidates": {}}
+    np.testing.assert_array_equal(ds.read(slice(None))[0], X)
+
+
+def test_choose_prefers_the_default_and_the_first_of_equals():
+    assert choose({"raw": 100.0, "lz4": 120.0}, "raw") == "raw"  # 20 % exactly: not more
+    assert choose({"raw": 100.0, "lz4": 121.0}, "raw") == "lz4"
+    assert choose({"lz4": 200.0, "zstd": 200.0, "raw": 100.0}, "raw") == "lz4"
+
+
+def test_bad_codec_is_a_one_line_config_error(tmp_path):
+    with pytest.raises(ConfigError, match=r"^dataset .*: codec must be one of raw, lz4, zstd, got 'gzip'$"):
+        write_dataset(tmp_path / "s", np.eye(3), np.zeros(3), codec="gzip")
+    assert not (tmp_path / "s").exists()

@@ -1,5 +1,6 @@
 """The block stream: exact rows in exact order, background thread life cycle, memory."""
 
+import textwrap
 import threading
 import time
 import tracemalloc
@@ -9,9 +10,16 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from dolb.data import open_dataset, stream_blocks, write_dataset
 from dolb.data import stream as stream_module
-from dolb.data import stream_blocks, write_dataset
+from dolb.data.splits import DEFAULT_WINDOW, ORDER_CHUNK_ROWS, split_rows, windowed_order
+from dolb.data.store.decoding import ChunkDecoder
 from dolb.errors import ConfigError, DataError
+from dolb.evaluation.run_cell import run_cell
+from dolb.execution.sweep import plan_groups
+from dolb.experiment.pipeline import load_pipeline
+from dolb.learners import learner_class
+from dolb.seeding import seed_for
 
 
 @pytest.fixture(params=["dense", "sparse"])
@@ -167,3 +175,103 @@ def test_shared_chunk_cache_decodes_each_chunk_once_within_budget(tmp_path):
     small = ChunkCache(max_bytes=500)
     list(stream_blocks(ds, cache=small, block_size=64))
     assert small.bytes <= 500
+
+
+# --------------------------------------------------------------------------- the windowed order
+
+
+def test_windowed_order_is_a_seeded_two_level_shuffle():
+    rows = np.sort(np.random.default_rng(0).choice(1000, 95, replace=False))  # a holdout's training rows
+    order = windowed_order(rows, 3, np.random.default_rng(7), chunk_rows=10)
+    assert sorted(order.tolist()) == rows.tolist()  # every row once
+    assert np.array_equal(order, windowed_order(rows, 3, np.random.default_rng(7), chunk_rows=10))
+    assert not np.array_equal(order, windowed_order(rows, 3, np.random.default_rng(8), chunk_rows=10))
+    chunk = np.searchsorted(rows, order) // 10  # the chunk (10 consecutive training rows) of each row
+    windows = [chunk[a : a + 30] for a in range(0, 95, 30)]  # 3 windows of 3 chunks, then the rest
+    named = [list(dict.fromkeys(np.sort(w).tolist())) for w in windows]
+    assert [len(n) for n in named] == [3, 3, 3, 1]
+    assert sorted(sum(named, [])) == list(range(10))  # each chunk whole in one window
+    assert named != [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]  # chunks moved
+    assert not all(np.all(np.diff(w) >= 0) for w in windows)  # rows shuffled within windows
+    assert sorted(windowed_order(rows, 10, np.random.default_rng(7), chunk_rows=10).tolist()) == rows.tolist()
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, True])
+def test_windowed_order_refuses_a_bad_window(bad):
+    with pytest.raises(ConfigError, match=f"^windowed order: window must be a positive integer, got {bad!r}$"):
+        windowed_order(np.arange(10), bad, np.random.default_rng(0))
+
+
+def test_windowed_split_orders_the_same_rows_and_leaves_the_others_unchanged():
+    def split(scheme, order, n=20_000, **options):
+        return split_rows(scheme, 0, n, np.random.SeedSequence(3), order=order, **options)
+
+    random, test = split("holdout", "random")
+    windowed, same_test = split("holdout", "windowed", window=2)
+    assert np.array_equal(test, same_test) and np.array_equal(np.sort(windowed), np.sort(random))
+    chunk = np.searchsorted(np.sort(windowed), windowed) // ORDER_CHUNK_ROWS  # 4 chunks of 4096 training rows
+    for c in range(4):  # the rows of a chunk are less than 2 chunks apart
+        places = np.flatnonzero(chunk == c)
+        assert places[-1] - places[0] < 2 * ORDER_CHUNK_ROWS
+    n = 5 * ORDER_CHUNK_ROWS
+    given, _ = split("given", "windowed", n)  # the default window: 4 chunks, then the last one alone
+    assert sorted(given.tolist()) == list(range(n))
+    assert len(set((given[: DEFAULT_WINDOW * ORDER_CHUNK_ROWS] // ORDER_CHUNK_ROWS).tolist())) == DEFAULT_WINDOW
+    assert np.array_equal(split("given", "windowed", n, window=DEFAULT_WINDOW)[0], given)
+
+
+def test_a_windowed_order_decodes_far_fewer_chunks_than_a_permutation(tmp_path, monkeypatch):
+    ds = write_dataset(tmp_path / "d", np.random.default_rng(0).standard_normal((4000, 10)), np.zeros(4000),
+                       chunk_rows=100)
+    decoded = []
+    original = ChunkDecoder.decode
+    monkeypatch.setattr(ChunkDecoder, "decode", lambda self, i, n: decoded.append(i) or original(self, i, n))
+
+    def decodes(rows):
+        decoded.clear()
+        blocks = list(stream_blocks(ds, rows, block_size=200))  # no shared cache: 2 chunks kept per array
+        assert np.array_equal(np.concatenate([y for _, y in blocks]).shape, (4000,))
+        return len(decoded)
+
+    permuted = decodes(np.random.default_rng(1).permutation(4000))
+    windowed = decodes(windowed_order(np.arange(4000), 2, np.random.default_rng(1), chunk_rows=100))
+    assert decodes(None) == 2 * 40  # X and y, each chunk once
+    assert windowed == 2 * 40 and permuted > 10 * windowed
+
+
+def test_a_windowed_cell_learns_its_order_and_the_other_orders_keep_their_cell_ids(tmp_path):
+    text = textwrap.dedent("""
+        [pipeline]
+        name = "orders"
+        seed = 2
+
+        [datasets.text]
+        generator = "sparse_text"
+        params = {{ n_rows = 9000, n_features = 300, n_test = 500 }}
+
+        [experiments.e]
+        dataset = "text"
+        task = "binary"
+        split = {{ scheme = "given", count = 1, order = "{order}"{window} }}
+        checkpoints = [9000]
+        metrics = ["test_error"]
+        learners = [{{ learner = "perceptron" }}]
+    """)
+    cells = {}
+    for order, window in (("stored", ""), ("random", ""), ("windowed", ", window = 2")):
+        path = tmp_path / f"{order}.toml"
+        path.write_text(text.format(order=order, window=window))
+        (group,) = plan_groups(load_pipeline(path))
+        cells[order] = group.cell(0)
+    assert cells["windowed"].spec["split"]["window"] == 2
+    assert "window" not in cells["stored"].spec["split"] and "window" not in cells["random"].spec["split"]
+    result = run_cell(cells["windowed"])
+    # the same by hand: the split's windowed order, the Perceptron on those rows
+    train, test = open_dataset(cells["windowed"].train_path), open_dataset(cells["windowed"].test_path)
+    X, y = train.read(np.arange(train.n_rows))
+    rows, _ = split_rows("given", 0, 9000, seed_for(2, "split", "text", 0), order="windowed", window=2)
+    assert not np.array_equal(rows, np.arange(9000))
+    learner = learner_class("perceptron")(X.shape[1])
+    learner.learn(X[rows], y[rows])
+    X_test, y_test = test.read(np.arange(test.n_rows))
+    assert result["metrics"]["last"]["test_error"][-1] == np.mean(y_test * learner.predict(X_test) <= 0)

@@ -171,7 +171,13 @@ def test_dolb_verify_intact_and_damaged(tmp_path, capsys):
     assert main(["verify", sparse.path]) == 0
     assert capsys.readouterr().out.splitlines() == [
         f"{dense.path}: ok (40 rows, 8 chunks checked)",  # X and y: 4 chunks each
+        "  X: lz4, 30 elements a chunk (default)",  # the layout record: too small to measure
+        "  y: lz4, 10 elements a chunk (default)",
         f"{sparse.path}: ok (40 rows, 13 chunks checked)",  # data, indices, y: 4 each; indptr 1
+        "  X/data: raw, 30 elements a chunk (default)",  # random floats do not compress
+        "  X/indices: lz4, 30 elements a chunk (default)",
+        "  X/indptr: lz4, 41 elements a chunk (default)",
+        "  y: lz4, 10 elements a chunk (default)",
     ]
     (tmp_path / "s" / "X/data/c/3").unlink()
     assert main(["verify", sparse.path]) == 2

@@ -10,6 +10,12 @@ import numpy as np
 
 from dolb.errors import ConfigError
 
+ORDER_CHUNK_ROWS = 4096
+"""Rows of a chunk of the ``windowed`` order: consecutive training rows (half a cell's
+block; a cell's 8,192-row block holds two chunks of a window)."""
+DEFAULT_WINDOW = 4
+"""Chunks of a window of the ``windowed`` order unless ``window`` is given."""
+
 
 def sequence_length(n_rows: int, count: int, length: int | None) -> int:
     """Rows per split of the ``sequences`` scheme; ConfigError if they do not fit."""
@@ -31,8 +37,14 @@ def split_rows(
     count: int = 1,
     test_fraction: float = 0.2,
     order: str = "stored",
+    window: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Training rows (in training order) and test rows of one split.
+
+    ``order``: ``"stored"`` (increasing row numbers), ``"random"`` (a seeded permutation
+    of the training rows; for ``holdout``, the order of the split's own permutation) or
+    ``"windowed"`` (a seeded two-level shuffle of the training rows in stored order, see
+    :func:`windowed_order`, with ``window`` chunks a window, default ``DEFAULT_WINDOW``).
 
     Parameters
     ----------
@@ -70,7 +82,7 @@ def split_rows(
         permutation = rng.permutation(n_rows)
         test = np.sort(permutation[:n_test])
         train = permutation[n_test:]
-        if order == "stored":
+        if order != "random":
             train = np.sort(train)
     elif scheme == "given":
         train = np.arange(n_rows, dtype=np.int64)
@@ -79,7 +91,48 @@ def split_rows(
         raise ConfigError(f"unknown split scheme {scheme!r}")
     if order == "random" and scheme != "holdout":
         train = rng.permutation(train)
+    elif order == "windowed":
+        train = windowed_order(train, DEFAULT_WINDOW if window is None else window, rng)
     return train.astype(np.int64), test
+
+
+def windowed_order(
+    rows: np.ndarray, window: int, rng: np.random.Generator, chunk_rows: int = ORDER_CHUNK_ROWS
+) -> np.ndarray:
+    """``rows`` in a seeded two-level shuffle: chunks in a random order, then rows in a
+    random order within each window of ``window`` consecutive chunks of that order.
+
+    ``rows`` is cut into chunks of ``chunk_rows`` consecutive entries (the last may be
+    shorter); the chunks are put in a uniformly random order; the result is cut into
+    windows of ``window`` consecutive chunks of that order, and each window's rows are
+    put in a uniformly random order of their own. Every row comes exactly once. The
+    randomness is less than a permutation's: the rows of a window are the rows of its
+    ``window`` chunks, so two rows of one chunk are at most ``window * chunk_rows - 1``
+    places apart, and a row can only be followed, within a window, by rows of the same
+    ``window`` chunks. The gain: a window's rows lie in ``window`` runs of consecutive
+    stored rows, so a stream reads the few stored chunks holding them, while a
+    permutation's blocks touch every stored chunk. With ``window * chunk_rows`` at least
+    the number of rows this is a permutation of them.
+
+    Raises
+    ------
+    ConfigError
+        ``window`` or ``chunk_rows`` is not a positive integer.
+
+    Examples
+    --------
+    >>> order = windowed_order(np.arange(8), 2, np.random.default_rng(0), chunk_rows=2)
+    >>> order.tolist()  # chunks in the order 2, 0 | 1, 3; rows shuffled within each window
+    [1, 0, 5, 4, 3, 7, 2, 6]
+    """
+    for name, value in (("window", window), ("chunk_rows", chunk_rows)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ConfigError(f"windowed order: {name} must be a positive integer, got {value!r}")
+    rows = np.asarray(rows)
+    chunks = [rows[start : start + chunk_rows] for start in range(0, rows.shape[0], chunk_rows)]
+    ordered = [chunks[i] for i in rng.permutation(len(chunks))]
+    windows = [np.concatenate(ordered[a : a + window]) for a in range(0, len(ordered), window)]
+    return np.concatenate([rng.permutation(w) for w in windows]) if windows else rows.copy()
 
 
 def labelled_rows(n_rows: int, rate: float, first: int, seed: np.random.SeedSequence) -> np.ndarray:

@@ -106,6 +106,7 @@ def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
         length=split["length"],
         test_fraction=split["test_fraction"] or 0.2,
         order=split["order"],
+        window=split.get("window"),
     )
     checkpoints = resolve_checkpoints(spec["checkpoints"], len(train_rows))
     labels = spec.get("labels")

@@ -21,12 +21,12 @@ from typing import Any
 import numpy as np
 
 import dolb
-from dolb.data.splits import labelled_rows, sequence_length
+from dolb.data.splits import DEFAULT_WINDOW, labelled_rows, sequence_length
 from dolb.data.store import Dataset
 from dolb.errors import ConfigError
 from dolb.evaluation.cell import Cell
 from dolb.evaluation.checkpoints import resolve_checkpoints
-from dolb.experiment.pipeline import ExperimentSpec, Pipeline
+from dolb.experiment.pipeline import ExperimentSpec, Pipeline, SplitSpec
 from dolb.identity import digest
 from dolb.learners import learner_class
 from dolb.seeding import seed_for
@@ -169,6 +169,14 @@ def _check_report_sizes(pipeline: Pipeline, experiment: ExperimentSpec, dataset:
             )
 
 
+def _window(split: SplitSpec) -> dict[str, Any]:
+    """The split's ``window`` entry of a ``windowed`` order (none otherwise, so the cell
+    ids of the other orders are what they always were)."""
+    if split.order != "windowed":
+        return {}
+    return {"window": DEFAULT_WINDOW if split.window is None else split.window}
+
+
 def _labels(experiment: ExperimentSpec) -> dict[str, Any]:
     """The spec's ``labels`` entry of a semi-supervised experiment (none otherwise, so
     the cell ids of fully labelled ones are what they always were)."""
@@ -234,7 +242,7 @@ def _experiment_groups(
                         "length": n_train if split.scheme == "sequences" else None,
                         "test_fraction": split.test_fraction if split.scheme == "holdout" else None,
                         "order": split.order,
-                    },
+                    } | _window(split),
                     "learner": learner.learner,
                     "params": cls.check_params(values),
                     "complexity": level,

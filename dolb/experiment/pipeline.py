@@ -81,6 +81,8 @@ class SplitSpec:
     ``holdout``: a seeded random ``test_fraction`` of the rows is the test set.
     ``given``: the whole training part, tested on the test part; with
     ``order = "random"`` each split is another seeded ordering.
+    ``order = "windowed"``: a seeded two-level shuffle with ``window`` chunks a window
+    (:func:`dolb.data.splits.windowed_order`).
     """
 
     scheme: str
@@ -88,6 +90,7 @@ class SplitSpec:
     length: int | None = None
     test_fraction: float = 0.2
     order: str = "stored"
+    window: int | None = None
 
 
 @dataclass(frozen=True)
@@ -187,7 +190,7 @@ def _experiment(name: str, spec: schema.Experiment) -> ExperimentSpec:
         name,
         spec.dataset,
         spec.task,
-        SplitSpec(split.scheme, split.count, split.length, split.test_fraction, split.order),
+        SplitSpec(split.scheme, split.count, split.length, split.test_fraction, split.order, split.window),
         spec.checkpoints,
         spec.metrics,
         tuple(LearnerSpec(learner.learner, learner.levels(), learner.grid()) for learner in spec.learners),

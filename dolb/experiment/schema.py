@@ -36,7 +36,7 @@ from dolb.results.ranking import POSTHOC
 from dolb.validation import NonNegativeInt, PositiveInt, Table, names, one_of, problem, shown, unknown_key
 
 SPLIT_SCHEMES = ("sequences", "holdout", "given")
-ORDERS = ("stored", "random")
+ORDERS = ("stored", "random", "windowed")
 TASKS = ("regression", "binary")
 COMPARABLE = ("conversion", "learner")
 STATS = ("mean", "std", "var", "ci95", "median", "count")
@@ -150,9 +150,12 @@ class Split(Table):
     length: PositiveInt | None = None
     test_fraction: float = 0.2
     order: one_of(ORDERS) = "stored"
+    window: PositiveInt | None = None
 
     @model_validator(mode="after")
     def _scheme_keys(self) -> "Split":
+        if self.window is not None and self.order != "windowed":
+            raise problem("only the 'windowed' order takes a window", "window")
         if self.length is not None and self.scheme != "sequences":
             raise problem("only the 'sequences' scheme takes a length", "length")
         if "test_fraction" in self.model_fields_set and self.scheme != "holdout":

@@ -3,6 +3,7 @@
 Modules, lowest first: :mod:`~dolb.data.store.format` (layout, encoding, fingerprint),
 :mod:`~dolb.data.store.manifest` (the chunk manifest every read is checked against),
 :mod:`~dolb.data.store.decoding` (a chunk decoded, its codec pipeline read once),
+:mod:`~dolb.data.store.layout` (codec and chunk size chosen for throughput, recorded),
 :mod:`~dolb.data.store.gather` (compiled copies of a block's rows out of decoded chunks),
 :mod:`~dolb.data.store.readers` (decoded chunks and row blocks, verified),
 :mod:`~dolb.data.store.dataset` (:class:`Dataset`, :func:`open_dataset`, verification),

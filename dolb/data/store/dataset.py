@@ -87,6 +87,10 @@ class Dataset:
         The JSON description given at write time.
     checksums : dict of str to list of int
         The chunk manifest's checksum of each chunk of each array.
+    layout : dict
+        Each array's codec and chunk size and how they were chosen (group attribute
+        ``layout``, see :mod:`dolb.data.store.layout`); empty for a store written before
+        dolb recorded it.
     decoders : dict of str to ChunkDecoder
         Each array's chunk decoder, made by the first reader that needs it
         (:mod:`dolb.data.store.decoding`).
@@ -106,6 +110,7 @@ class Dataset:
             self.n_features = int(attributes["n_features"])
             self.fingerprint = str(attributes["fingerprint"])
             self.provenance = dict(attributes["provenance"])
+            self.layout = dict(attributes.get("layout", {}))
         except (KeyError, TypeError, ValueError) as exc:
             raise DataError(f"dataset {self.path}: attribute {exc} missing or malformed") from exc
         self.sparse = self._member(root, "X", zarr.Group, required=False) is not None

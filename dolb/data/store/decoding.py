@@ -87,11 +87,32 @@ class ChunkDecoder:
             raw = (self.folder / self.key(index)).read_bytes()
         except FileNotFoundError:
             return np.full((length, *self.chunk_shape[1:]), self.array.fill_value, dtype=self.dtype)
-        body = memoryview(raw)[:-4]
-        if len(raw) < 4 or crc32c.crc32c(body) != int.from_bytes(raw[-4:], "little"):
-            raise ValueError("its CRC32C checksum does not match its bytes")
-        decoded = self.blosc.decode(body) if self.blosc is not None else body
-        values = np.frombuffer(decoded, dtype=self.dtype)
-        if values.shape[0] != int(np.prod(self.chunk_shape)):
-            raise ValueError(f"it decodes to {values.shape[0]} values, not {int(np.prod(self.chunk_shape))}")
+        values = decode_chunk_file(raw, self.blosc, self.dtype, int(np.prod(self.chunk_shape)))
         return values.reshape(self.chunk_shape)[:length]
+
+
+def decode_chunk_file(raw: bytes, blosc: numcodecs.Blosc | None, dtype: np.dtype, size: int) -> np.ndarray:
+    """The ``size`` values of ``dtype`` in the bytes ``raw`` of a chunk file of dolb's
+    pipeline: its CRC32C trailer checked, then Blosc-decompressed (unless ``blosc`` is
+    None). The reader decodes every chunk through this, and the writer measures the
+    codec candidates through it (:mod:`dolb.data.store.layout`).
+
+    Raises
+    ------
+    ValueError
+        The CRC32C does not match, or the chunk does not decode to ``size`` values.
+
+    Examples
+    --------
+    >>> body = np.arange(3.0).tobytes()
+    >>> decode_chunk_file(body + crc32c.crc32c(body).to_bytes(4, "little"), None, np.dtype("<f8"), 3)
+    array([0., 1., 2.])
+    """
+    body = memoryview(raw)[:-4]
+    if len(raw) < 4 or crc32c.crc32c(body) != int.from_bytes(raw[-4:], "little"):
+        raise ValueError("its CRC32C checksum does not match its bytes")
+    decoded = blosc.decode(body) if blosc is not None else body
+    values = np.frombuffer(decoded, dtype=dtype)
+    if values.shape[0] != size:
+        raise ValueError(f"it decodes to {values.shape[0]} values, not {size}")
+    return values

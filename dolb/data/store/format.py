@@ -3,27 +3,30 @@
 A dataset is a Zarr v3 group on the local file system or behind an fsspec URL::
 
     <path>/zarr.json     group attributes: {"dolb_dataset": 1, "n_rows", "n_features",
-                         "fingerprint", "provenance", "chunk_manifest"}
+                         "fingerprint", "provenance", "chunk_manifest", "layout"}
     <path>/X             dense features: an (n, d) array chunked by rows, input dtype kept
     <path>/X/data        sparse features: a group with the anndata CSR encoding
     <path>/X/indices        (attributes ``encoding-type: csr_matrix``,
     <path>/X/indptr          ``encoding-version: 0.1.0``, ``shape: [n, d]``)
     <path>/y             targets: (n,) or (n, k), chunked by rows like X, dtype kept
 
-Every array is encoded bytes -> [Blosc (lz4, shuffle), where it compresses] -> crc32c,
-so a corrupted chunk fails its checksum and is reported as a
+Every array is encoded bytes -> [Blosc (lz4 or zstd, shuffle)] -> crc32c, its codec and
+chunk size chosen at write time for read throughput and recorded in the attribute
+``layout`` (:mod:`dolb.data.store.layout`; an older store without it reads the same), so
+a corrupted chunk fails its checksum and is reported as a
 :class:`~dolb.errors.DataError` naming the store, the array and the chunk. The chunk
 manifest (:mod:`dolb.data.store.manifest`) adds what that checksum cannot see: the
 metadata each array was written with and a CRC32C of each *decoded* chunk, against
 which every read is checked, so that a deleted chunk (which Zarr reads as the fill
 value) or a valid chunk copied onto another key is an error too. CRC32C is there for
 accidents (a lost, damaged or misplaced file), not against deliberate tampering. Sparse
-``data`` and ``indices`` are chunked by elements, about ``chunk_rows`` times the mean
-number of non-zeros per row (about 1M elements by default).
+``data`` and ``indices`` are chunked alike by elements, about ``chunk_rows`` times the
+mean number of non-zeros per row when it is given.
 
 The fingerprint is the sha256 of a canonical description (format version, array names,
 dtypes, shapes) followed by the little-endian bytes of every array in a fixed order. It
-depends on the content only: not on chunk sizes, not on provenance, not on the manifest.
+depends on the content only: not on chunk sizes or codecs, not on provenance, not on the
+manifest or the layout record.
 
 Examples
 --------

@@ -22,9 +22,10 @@ from dolb.data.store.format import INT32_MAX, little
 from dolb.errors import ConfigError, DataError
 
 CHUNK_BYTES = 2 << 20
-"""Target size of a dense chunk when ``chunk_rows`` is not given."""
+"""Default size of a dense chunk when ``chunk_rows`` is not given (the writer may choose
+another, see :mod:`dolb.data.store.layout`)."""
 CHUNK_ELEMENTS = 1 << 20
-"""Target number of elements of a sparse ``data``/``indices`` chunk by default."""
+"""Default number of elements of a sparse ``data``/``indices`` chunk (likewise)."""
 _NUMERIC_KINDS = "biuf"
 
 

@@ -1,11 +1,13 @@
 """Writing datasets: checked, fingerprinted, chunked and checksummed (with a chunk
 manifest, see :mod:`dolb.data.store.manifest`), published atomically.
 
-See :mod:`dolb.data.store.format` for the format and :mod:`dolb.data.store.inputs`
-for the checks of the input. A local dataset is written into a temporary sibling
+See :mod:`dolb.data.store.format` for the format, :mod:`dolb.data.store.inputs`
+for the checks of the input and :mod:`dolb.data.store.layout` for the choice of each
+array's codec and chunk size. A local dataset is written into a temporary sibling
 directory and renamed into place, so ``path`` holds either nothing, the old dataset
-or the complete new one; a crash may leave a ``.<name>.tmp-*`` sibling behind,
-never a half dataset at ``path``. Behind an fsspec URL (an object store cannot rename)
+or the complete new one; a crash may leave a ``.<name>.tmp-*`` sibling (or a
+``.dolb-layout-*`` folder of the layout measurement) behind, never a half dataset at
+``path``. Behind an fsspec URL (an object store cannot rename)
 it is written in place and becomes a dolb dataset only when its attributes, written
 last, appear.
 """
@@ -22,15 +24,15 @@ from pathlib import Path
 from typing import Any
 
 import fsspec
-import numcodecs
 import numpy as np
 import scipy.sparse as sp
 import zarr
-from zarr.codecs import BloscCodec, BytesCodec, Crc32cCodec
+from zarr.codecs import BytesCodec, Crc32cCodec
 
 from dolb.data.store.dataset import Dataset, open_dataset
 from dolb.data.store.format import FORMAT_VERSION, is_url, start_fingerprint, url_store
 from dolb.data.store.inputs import Part, input_parts, row_bytes
+from dolb.data.store.layout import CODECS, LAYOUT_KEY, Choice, plan_layout, zarr_compressors
 from dolb.data.store.manifest import MANIFEST_KEY, chunk_checksum, make_manifest
 from dolb.errors import ConfigError, DataError
 
@@ -38,29 +40,13 @@ _SLAB_BYTES = 64 << 20  # input copied, checked, hashed and written this much at
 _ANNDATA_CSR = {"encoding-type": "csr_matrix", "encoding-version": "0.1.0"}
 
 
-MIN_COMPRESSION = 1.5
-"""An array is stored compressed (Blosc LZ4 with byte shuffle) only when a sample
-compresses at least this much: raw chunks decode faster than LZ4 ones, so values that
-barely compress (the float weights of text, say) are read faster raw."""
-_SAMPLE_BYTES = 4 << 20
-_LZ4 = numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE)
-
-
-def _compresses(values: np.ndarray, dtype: np.dtype) -> bool:
-    """Whether a sample of ``values`` (as ``dtype``) shrinks by MIN_COMPRESSION under LZ4."""
-    rows = max(1, _SAMPLE_BYTES // max(1, dtype.itemsize * math.prod(values.shape[1:])))
-    sample = np.ascontiguousarray(values[:rows], dtype=dtype)
-    return sample.nbytes >= MIN_COMPRESSION * len(_LZ4.encode(sample)) if sample.nbytes else True
-
-
-def _array_options(chunks: tuple[int, ...], compress: bool) -> dict[str, Any]:
-    """Keyword arguments of ``create_array`` for a dolb array: little-endian bytes, LZ4
-    when ``compress``, and a CRC32C checksum on every chunk."""
-    lz4 = (BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"),) if compress else ()
+def _array_options(chunks: tuple[int, ...], codec: str) -> dict[str, Any]:
+    """Keyword arguments of ``create_array`` for a dolb array: little-endian bytes,
+    ``codec`` (see :mod:`dolb.data.store.layout`), and a CRC32C checksum on every chunk."""
     return {
         "chunks": chunks,
         "serializer": BytesCodec(endian="little"),
-        "compressors": (*lz4, Crc32cCodec()),
+        "compressors": (*zarr_compressors(codec), Crc32cCodec()),
         "fill_value": 0,
         "config": {"write_empty_chunks": True},
     }
@@ -75,6 +61,7 @@ def write_dataset(
     y,
     *,
     chunk_rows: int | None = None,
+    codec: str | None = None,
     provenance: dict | None = None,
     overwrite: bool = False,
 ) -> Dataset:
@@ -93,8 +80,13 @@ def write_dataset(
     y : array_like, shape (n,) or (n, k)
         Targets, dtype kept.
     chunk_rows : int, optional
-        Rows per chunk (default: about 2 MB per dense chunk, about 1M non-zeros per
-        sparse chunk).
+        Rows per chunk (default: chosen for read throughput among chunks of 256k and 1M
+        elements and about 2 MB, see :mod:`dolb.data.store.layout`; sparse data and
+        indices are chunked by elements, ``chunk_rows`` times the mean non-zeros a row).
+    codec : {"raw", "lz4", "zstd"}, optional
+        Codec of every array (default: chosen per array for read throughput). The choice
+        is recorded in the group attribute ``layout``; the values stored, and the content
+        fingerprint, do not depend on it.
     provenance : dict, optional
         Free-form JSON description of where the data comes from.
     overwrite : bool
@@ -119,15 +111,17 @@ def write_dataset(
     (3, 3, False)
     """
     if is_url(path):
-        return _write_url(str(path), X, y, chunk_rows, provenance, overwrite)
+        return _write_url(str(path), X, y, chunk_rows, codec, provenance, overwrite)
     target = Path(path).absolute()
     provenance = _check_provenance(target, provenance)
+    _check_codec(target, codec)
     parts, shape = input_parts(target, X, y, chunk_rows)
     _check_target(target, overwrite)
     temporary = _sibling(target, "tmp")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        _write_store(temporary, parts, shape, provenance, sparse=sp.issparse(X))
+        layout = plan_layout(parts, codec, sized=chunk_rows is not None, folder=target.parent)
+        _write_store(temporary, parts, layout, shape, provenance, sparse=sp.issparse(X))
         _publish(temporary, target, overwrite)
     except OSError as exc:
         raise DataError(f"dataset {target}: cannot write the store: {exc}") from exc
@@ -146,6 +140,12 @@ def _check_provenance(target: Path, provenance: dict | None) -> dict:
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"dataset {target}: provenance must be a JSON object: {exc}") from exc
     return provenance
+
+
+def _check_codec(target, codec: str | None) -> None:
+    """ConfigError unless ``codec`` is None or a known codec."""
+    if codec is not None and codec not in CODECS:
+        raise ConfigError(f"dataset {target}: codec must be one of {', '.join(CODECS)}, got {codec!r}")
 
 
 def _check_target(target: Path, overwrite: bool) -> None:
@@ -172,10 +172,11 @@ def _sibling(target: Path, tag: str) -> Path:
     return target.with_name(f".{target.name}.{tag}-{uuid.uuid4().hex[:12]}")
 
 
-def _write_url(url: str, X, y, chunk_rows, provenance, overwrite: bool) -> Dataset:
+def _write_url(url: str, X, y, chunk_rows, codec, provenance, overwrite: bool) -> Dataset:
     """:func:`write_dataset` for an fsspec URL: written in place, the attributes that
     make it a dolb dataset last; a failed write is removed."""
     provenance = _check_provenance(url, provenance)
+    _check_codec(url, codec)
     parts, shape = input_parts(url, X, y, chunk_rows)
     fs, root = fsspec.core.url_to_fs(url)
     if fs.exists(root):
@@ -187,7 +188,8 @@ def _write_url(url: str, X, y, chunk_rows, provenance, overwrite: bool) -> Datas
             raise DataError(f"{url} exists and is not a dolb dataset; refusing to overwrite it") from None
         fs.rm(root, recursive=True)
     try:
-        _write_store(url_store(url, read_only=False), parts, shape, provenance, sparse=sp.issparse(X))
+        layout = plan_layout(parts, codec, sized=chunk_rows is not None)
+        _write_store(url_store(url, read_only=False), parts, layout, shape, provenance, sparse=sp.issparse(X))
     except BaseException:
         with contextlib.suppress(OSError):
             fs.rm(root, recursive=True)
@@ -195,16 +197,19 @@ def _write_url(url: str, X, y, chunk_rows, provenance, overwrite: bool) -> Datas
     return open_dataset(url)
 
 
-def _write_store(store, parts: list[Part], shape: tuple[int, int], provenance: dict, *, sparse: bool) -> None:
+def _write_store(
+    store, parts: list[Part], layout: dict[str, Choice], shape: tuple[int, int], provenance: dict, *, sparse: bool
+) -> None:
     """Write ``parts`` as a dolb Zarr group in ``store`` (a local directory or a Zarr
-    store), fingerprint and chunk manifest included; the dolb attributes are written last."""
+    store) with the codecs of ``layout``, fingerprint, chunk manifest and layout record
+    included; the dolb attributes are written last."""
     root = zarr.create_group(store=str(store) if isinstance(store, Path) else store, zarr_format=3)
     if sparse:
         root.create_group("X", attributes={**_ANNDATA_CSR, "shape": list(shape)})
     digest = start_fingerprint([(p.name, p.dtype, p.values.shape) for p in parts])
     arrays, checksums = {}, {}
     for part in parts:
-        arrays[part.name], checksums[part.name] = _write_part(root, part, digest)
+        arrays[part.name], checksums[part.name] = _write_part(root, part, layout[part.name].codec, digest)
     root.attrs.update(
         {
             "dolb_dataset": FORMAT_VERSION,
@@ -213,16 +218,17 @@ def _write_store(store, parts: list[Part], shape: tuple[int, int], provenance: d
             "fingerprint": digest.hexdigest(),
             "provenance": provenance,
             MANIFEST_KEY: make_manifest(arrays, checksums),
+            LAYOUT_KEY: {p.name: layout[p.name].record(math.prod(p.values.shape[1:])) for p in parts},
         }
     )
 
 
-def _write_part(root: zarr.Group, part: Part, digest) -> tuple[zarr.Array, list[int]]:
+def _write_part(root: zarr.Group, part: Part, codec: str, digest) -> tuple[zarr.Array, list[int]]:
     """Write one array slab by slab, checking and hashing each slab on the way; return
     the array and the checksum of each of its chunks."""
     shape = part.values.shape
     chunks = (part.chunk, *shape[1:])
-    options = _array_options(chunks, _compresses(part.values, part.dtype))
+    options = _array_options(chunks, codec)
     array = root.create_array(part.name, shape=shape, dtype=part.dtype, **options)
     step = part.chunk * max(1, _SLAB_BYTES // (part.chunk * row_bytes(part.values)))
     checksums = []
