@@ -106,10 +106,9 @@ def increasing(indptr, indices) -> bool:
     return _count_disorder(indptr, indices) == 0
 
 
-def _scan(indptr, indices, data) -> tuple[int, bool]:
-    """(first non-finite position or −1, whether every row's indices strictly increase)."""
-    first = int(np.flatnonzero(~np.isfinite(data))[0]) if _count_non_finite(data.view(np.int64)) else -1
-    return first, increasing(indptr, indices)
+def _first_non_finite(data) -> int:
+    """The first position of a non-finite value in ``data``, or −1."""
+    return int(np.flatnonzero(~np.isfinite(data))[0]) if _count_non_finite(data.view(np.int64)) else -1
 
 
 def csr_arrays(X, layout: DenseLayout | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -146,7 +145,7 @@ def csr_parts(X, layout: DenseLayout | None = None) -> tuple[np.ndarray, np.ndar
     parts = csr_arrays(X, layout)
     if getattr(X, CHECKED, False):
         return (*parts, -1)
-    bad, ordered = _scan(*parts)
-    if bad >= 0 or ordered:
+    bad = _first_non_finite(parts[2])
+    if bad >= 0 or not sp.issparse(X) or increasing(parts[0], parts[1]):  # dense rows are in order
         return (*parts, bad)
     return csr_parts(canonical(X))
