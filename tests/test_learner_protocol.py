@@ -5,6 +5,7 @@ sources, and conversions that never import learners."""
 
 import ast
 import pickle
+import re
 from pathlib import Path
 
 import numba
@@ -15,6 +16,7 @@ import scipy.sparse as sp
 import dolb.conversions
 from dolb import bench
 from dolb.conversions.protocol import Fed
+from dolb.errors import DataError
 from dolb.evaluation import run_cell as run_cell_module
 from dolb.execution.sweep import plan_groups
 from dolb.experiment.pipeline import load_pipeline
@@ -93,6 +95,31 @@ def test_unlabelled_targets_are_never_read(name, sparse):
     probe = make(name, X.shape[1], len(y))
     probe.learn(Xin[:i], corrupted[:i], labelled[:i])
     np.testing.assert_allclose(predictions[i], probe.predict(Xin[i:i + 1])[0], rtol=1e-12, atol=1e-14)
+
+
+HOSTILE_CSR = {  # (data, indices, indptr) of 3 rows × 4 columns, the bad row, what is said of it
+    "column past the end": ([1.0, 2.0, 3.0], [0, 1, 4], [0, 1, 2, 3], 2, " has column index 4, outside 0..3"),
+    "negative column": ([1.0, 2.0, 3.0], [0, -1, 2], [0, 1, 2, 3], 1, " has column index -1, outside 0..3"),
+    "pointers decrease": ([1.0, 2.0, 3.0], [0, 1, 2], [0, 2, 1, 3], 1, ": its row pointers decrease"),
+    "pointers past values": ([1.0, 2.0], [0, 1], [0, 1, 3, 3], 1, ": its row pointers decrease or run past"),
+}
+"""SciPy refuses the last case when the matrix is made, not when its arrays are changed after."""
+
+
+@pytest.mark.parametrize("case", HOSTILE_CSR)
+@pytest.mark.parametrize("name", list(registered_learners(task="binary")))
+def test_a_broken_csr_block_is_refused_naming_its_row(name, case):
+    """SciPy does not check a CSR matrix made from arrays; compiled code reading it would
+    read and write outside its arrays. Every learner refuses it, learning nothing; rows
+    are numbered on from the rows learned before."""
+    data, indices, indptr, row, said = HOSTILE_CSR[case]
+    X = sp.csr_matrix((np.array(data), np.array(indices), np.array([0, 0, 0, len(data)])), shape=(3, 4))
+    X.indptr = np.array(indptr)
+    learner = make(name, 4, 10)
+    learner.learn(np.full((1, 4), 0.5), np.ones(1))
+    with pytest.raises(DataError, match=re.escape(f"learner '{name}': row {row + 1}{said}")):
+        learner.learn(X, np.ones(3))
+    assert learner.n_seen == 1
 
 
 def test_labelled_must_be_one_boolean_per_row():

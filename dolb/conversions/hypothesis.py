@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
+
+from dolb.data.blocks import as_block
 
 
 @dataclass(frozen=True)
@@ -27,25 +28,6 @@ class Hypothesis:
 
     predict: Callable[[Any], np.ndarray]
     info: dict[str, float] = field(default_factory=dict)
-
-
-def as_block(X, n_features: int):
-    """Return ``X`` as a C-contiguous float64 array or a float64 CSR matrix with
-    ``n_features`` columns.
-
-    >>> as_block([1.0, 2.0], 1).shape
-    (2, 1)
-    """
-    if sp.issparse(X):
-        if type(X) is not sp.csr_matrix or X.dtype != np.float64:  # else kept, attributes and all
-            X = sp.csr_matrix(X, dtype=np.float64)
-    else:
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        if X.ndim == 1:
-            X = X.reshape(-1, 1)
-    if X.shape[1] != n_features:
-        raise ValueError(f"block has {X.shape[1]} features, learner expects {n_features}")
-    return X
 
 
 class LinearPredictor:

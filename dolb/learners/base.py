@@ -29,7 +29,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dolb.conversions.hypothesis import Hypothesis, as_block
+from dolb.conversions.hypothesis import Hypothesis
+from dolb.data.blocks import as_block
 from dolb.errors import ConfigError
 from dolb.registry import Registry
 
@@ -193,7 +194,7 @@ class OnlineLearner:
         the others with the hypothesis of the moment, never reading their targets.
         """
         y = np.ascontiguousarray(y, dtype=np.float64)
-        X = as_block(X, self.n_features)
+        X = as_block(X, self.n_features, f"learner {self.name!r}", self.n_seen)
         if X.shape[0] != y.shape[0]:
             raise ValueError(f"block has {X.shape[0]} rows but {y.shape[0]} targets")
         if labelled is not None:
@@ -221,7 +222,7 @@ class OnlineLearner:
 
     def predict(self, X) -> np.ndarray:
         """Outputs of the current hypothesis (regression values or decision values)."""
-        return self._predict(as_block(X, self.n_features))
+        return self._predict(as_block(X, self.n_features, f"learner {self.name!r}"))
 
     def outputs(self) -> dict[str, Hypothesis]:
         """The output hypothesis of every attached conversion, now.

@@ -6,7 +6,8 @@ import copy
 
 import numpy as np
 
-from dolb.conversions.hypothesis import Hypothesis, as_block
+from dolb.conversions.hypothesis import Hypothesis
+from dolb.data.blocks import as_block
 from dolb.learners.base import Param, register
 from dolb.learners.kernel.cache import HITS, MISSES, RowCache
 from dolb.learners.kernel.kernels import KERNEL_PARAMS, LABEL
@@ -92,7 +93,7 @@ class LASVM(KernelLearner):
         """PROCESS then REPROCESS each row (no seeding; a row whose id, when given, is a
         support vector's is not PROCESSed again); returns the direction steps made. A
         pass over a training set with ``ids`` its row numbers is one epoch of LASVM."""
-        X = as_block(X, self.n_features)
+        X = as_block(X, self.n_features, f"learner {self.name!r}")
         y = np.ascontiguousarray(y, dtype=np.float64)
         ids = np.full(y.shape[0], -1, np.int64) if ids is None else np.ascontiguousarray(ids, dtype=np.int64)
         before = int(self.I[STEPS])

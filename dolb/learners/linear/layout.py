@@ -2,8 +2,8 @@
 
 Blocks arrive as dense arrays or CSR matrices; a dense block is run in place as a CSR
 matrix that stores every entry (the column indices are built once and shared), or, when
-at least half of it is zeros, copied into CSR without them; a CSR block with unsorted or
-duplicate indices is made canonical first. A step must treat a stored zero x_j as absent
+at least half of it is zeros, copied into CSR without them; a CSR block is canonical
+already (:func:`~dolb.data.blocks.as_block` made it so). A step must treat a stored zero x_j as absent
 (its update of v_j, and of any per-coordinate state, is exactly nothing): dense and
 sparse input then give bit-identical learners.
 """
@@ -83,39 +83,16 @@ def _count_non_finite(bits):
     return nonfinite
 
 
-@numba.njit(cache=True)
-def _count_disorder(indptr, indices):
-    """The number of places where a row's column indices do not increase. A flat loop
-    without branches, so that it vectorises, then the row boundaries taken out."""
-    n = indices.shape[0]
-    disorder = 0
-    for k in range(1, n):
-        disorder += indices[k] <= indices[k - 1]
-    last = 0
-    for i in range(1, indptr.shape[0] - 1):
-        k = indptr[i]
-        if k != last and k < n:
-            disorder -= indices[k] <= indices[k - 1]
-        last = k
-    return disorder
-
-
-def increasing(indptr, indices) -> bool:
-    """Whether every row's column indices strictly increase (the CSR arrays are
-    canonical)."""
-    return _count_disorder(indptr, indices) == 0
-
-
 def _first_non_finite(data) -> int:
     """The first position of a non-finite value in ``data``, or −1."""
     return int(np.flatnonzero(~np.isfinite(data))[0]) if _count_non_finite(data.view(np.int64)) else -1
 
 
 def csr_arrays(X, layout: DenseLayout | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(indptr int64, indices int32, data float64) of a block, as given: neither scanned
-    nor made canonical. A dense block is viewed in place, zeros included (its column
-    indices from ``layout``, which keeps them for the next block), unless at least half of
-    it is zeros (MNIST-like): then it is copied without them."""
+    """(indptr int64, indices int32, data float64) of a block, values not scanned. A
+    dense block is viewed in place, zeros included (its column indices from ``layout``,
+    which keeps them for the next block), unless at least half of it is zeros
+    (MNIST-like): then it is copied without them."""
     if not sp.issparse(X):
         X = np.ascontiguousarray(X, dtype=np.float64)
         if 2 * np.count_nonzero(X) <= X.size:
@@ -128,24 +105,10 @@ def csr_arrays(X, layout: DenseLayout | None = None) -> tuple[np.ndarray, np.nda
     )
 
 
-def canonical(X) -> sp.csr_matrix:
-    """A CSR copy of ``X`` with sorted column indices and duplicates summed."""
-    X = sp.csr_matrix(X, dtype=np.float64, copy=True)
-    X.sum_duplicates()
-    return X
-
-
 def csr_parts(X, layout: DenseLayout | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """(indptr, indices, data, first non-finite position or −1) of a block as
-    :func:`csr_arrays` gives them, scanned, and made canonical (sorted, duplicates summed)
-    when they are not. A CSR block read from a store (flagged
-    :data:`~dolb.data.store.readers.CHECKED`) is known finite and canonical and is not
-    scanned again. (The linear learners check rows in their driver instead, as they read
-    them.)"""
+    :func:`csr_arrays` gives them, its values scanned. A CSR block read from a store
+    (flagged :data:`~dolb.data.store.readers.CHECKED`) is known finite and is not scanned
+    again. (The linear learners check values in their driver instead, as they read them.)"""
     parts = csr_arrays(X, layout)
-    if getattr(X, CHECKED, False):
-        return (*parts, -1)
-    bad = _first_non_finite(parts[2])
-    if bad >= 0 or not sp.issparse(X) or increasing(parts[0], parts[1]):  # dense rows are in order
-        return (*parts, bad)
-    return csr_parts(canonical(X))
+    return (*parts, -1 if getattr(X, CHECKED, False) else _first_non_finite(parts[2]))

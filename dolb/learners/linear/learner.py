@@ -12,11 +12,10 @@ import scipy.sparse as sp
 from dolb.conversions import CONVERSIONS, REGISTRY
 from dolb.conversions.history import History
 from dolb.conversions.hypothesis import linear_hypothesis
-from dolb.data.store.readers import CHECKED
 from dolb.errors import ConfigError, DataError
 from dolb.learners.base import OnlineLearner
 from dolb.learners.linear.driver import FED, compile_driver, switches
-from dolb.learners.linear.layout import DenseLayout, canonical, csr_arrays, csr_parts, increasing
+from dolb.learners.linear.layout import DenseLayout, csr_arrays, csr_parts
 from dolb.learners.linear.params import step_params_class, step_value
 
 
@@ -33,10 +32,8 @@ class LinearLearner(OnlineLearner):
 
     Input rows are checked as the driver reads them (:mod:`.driver`): a row with a
     non-finite value is a :class:`~dolb.errors.DataError` naming it, raised after the rows
-    before it in its block were learned; a CSR block whose column indices are not sorted
-    or repeat is run as its canonical form (duplicates summed). A learner with
-    ``checks_rows`` has its whole block scanned before :meth:`_check_block` sees it, and
-    before it learns any of it.
+    before it in its block were learned. A learner with ``checks_rows`` has its whole
+    block scanned before :meth:`_check_block` sees it, and before it learns any of it.
 
     Every conversion of :mod:`dolb.conversions` is supported. The loss their bounds use
     (``bound_loss``) is the 0-1 loss (C = 1) unless the subclass says otherwise.
@@ -94,7 +91,7 @@ class LinearLearner(OnlineLearner):
 
     def _check_block(self, indptr, indices, data) -> None:
         """Raise DataError for rows the learner cannot take (called with ``checks_rows``
-        only, on finite, canonical rows)."""
+        only, on finite rows)."""
 
     @property
     def loss_bound(self) -> float:
@@ -175,15 +172,13 @@ class LinearLearner(OnlineLearner):
             self._input_sparse = sp.issparse(X)
             self._setup_conversions(sparse=self._input_sparse)
         n = y.shape[0]
-        if self.checks_rows:  # its check needs the rows finite and canonical: scanned first
+        if self.checks_rows:  # its check needs the rows finite: scanned first
             indptr, indices, data, bad = csr_parts(X, self._dense_layout)
             if bad >= 0:
                 self._non_finite(int(np.searchsorted(indptr, bad, side="right")) - 1)
             self._check_block(indptr, indices, data)
-        else:  # rows checked for finite values as the driver reads them
+        else:  # values checked as the driver reads them
             indptr, indices, data = csr_arrays(X, self._dense_layout)
-            if sp.issparse(X) and not getattr(X, CHECKED, False) and not increasing(indptr, indices):
-                indptr, indices, data = csr_arrays(canonical(X))
         pred = np.empty(n)
         done = self._drive(indptr, indices, data, y, pred)
         if done < n:  # stopped before row `done`: the rows before it are learned

@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 import numba
 import numpy as np
 
-from dolb.conversions.hypothesis import Hypothesis, as_block
+from dolb.conversions.hypothesis import Hypothesis
+from dolb.data.blocks import as_block
 from dolb.learners.base import OnlineLearner, Param, register
 from dolb.learners.kernel.kernels import EVALS, ROUNDS, from_dot, kernel_spec, squared_norm
 from dolb.learners.kernel.learner import checked_block

@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dolb.conversions.hypothesis import Hypothesis, as_block
+from dolb.conversions.hypothesis import Hypothesis
+from dolb.data.blocks import as_block
 from dolb.errors import ConfigError
 from dolb.learners.base import Param
 from dolb.learners.kernel.kernels import ALPHA, KERNEL_PARAMS, MEAN, RBF, ROUNDS, KernelSpec
