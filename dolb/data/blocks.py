@@ -40,33 +40,45 @@ _POINTERS, _COLUMNS = 1, 2  # what _structure_fault finds
 
 
 @numba.njit(cache=True)
+def _columns(indptr, indices):
+    """(smallest index, largest index, number of places where a row's column indices do
+    not increase) of a CSR structure with stored values: one flat loop in the indices'
+    own type, so that it vectorises, then the comparisons across row boundaries taken
+    out."""
+    rows = indptr.shape[0] - 1
+    low = high = indices[0]
+    disorder = 0
+    for k in range(1, indices.shape[0]):
+        index = indices[k]
+        low = min(low, index)
+        high = max(high, index)
+        disorder += index <= indices[k - 1]
+    for i in range(1, rows):
+        k = indptr[i]
+        if indptr[i - 1] < k < indptr[rows]:
+            disorder -= indices[k] <= indices[k - 1]
+    return low, high, disorder
+
+
+@numba.njit(cache=True)
 def _structure_fault(indptr, indices, width):
     """(fault, position, disorder) of a CSR structure: ``fault`` 0 (none), _POINTERS
     (row ``position``'s pointers decrease or run past the stored values, or the first
     is not 0) or _COLUMNS (the column index at ``position`` is outside 0..width−1);
-    ``disorder``: the number of places where a row's column indices do not increase.
-    Flat loops without branches over the indices, so that they vectorise."""
+    ``disorder`` as :func:`_columns` counts it."""
     n = indices.shape[0]
-    rows = indptr.shape[0] - 1
     if indptr[0] != 0:
         return _POINTERS, 0, 0
-    for i in range(rows):
+    for i in range(indptr.shape[0] - 1):
         if indptr[i + 1] < indptr[i] or indptr[i + 1] > n:
             return _POINTERS, i, 0
-    outside = 0
-    for k in range(n):
-        outside += (indices[k] < 0) | (indices[k] >= width)
-    if outside:
+    if indptr[-1] == 0:
+        return 0, 0, 0
+    low, high, disorder = _columns(indptr, indices[: indptr[-1]])
+    if low < 0 or high >= width:
         for k in range(n):
             if indices[k] < 0 or indices[k] >= width:
                 return _COLUMNS, k, 0
-    disorder = 0
-    for k in range(1, indptr[rows]):
-        disorder += indices[k] <= indices[k - 1]
-    for i in range(1, rows):  # comparisons across a row boundary do not count
-        k = indptr[i]
-        if indptr[i - 1] < k < indptr[rows]:
-            disorder -= indices[k] <= indices[k - 1]
     return 0, 0, disorder
 
 
