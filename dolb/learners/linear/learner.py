@@ -3,6 +3,7 @@ the hub that builds their conversions and runs the compiled driver."""
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import Any, ClassVar, NoReturn
 
@@ -17,6 +18,13 @@ from dolb.learners.base import OnlineLearner
 from dolb.learners.linear.driver import FED, compile_driver, switches
 from dolb.learners.linear.layout import DenseLayout, csr_arrays, csr_parts
 from dolb.learners.linear.params import step_params_class, step_value
+
+
+@functools.cache
+def _absent_state(part: type) -> tuple:
+    """The state the driver gets in the slot of an absent part, made once per class and
+    shared: the driver never calls an absent part's hooks, so nothing writes it."""
+    return part.off()
 
 
 class LinearLearner(OnlineLearner):
@@ -136,7 +144,7 @@ class LinearLearner(OnlineLearner):
         parts = self._fed()
         # fixed from now on: the switches, and the states of the absent parts (never fed)
         self._switches = switches(parts, hinge=self.bound_loss == "hinge")
-        self._absent = [cls.off() if part is None else None for cls, part in zip(FED, parts)]
+        self._absent = [_absent_state(cls) if part is None else None for cls, part in zip(FED, parts)]
 
     def _fed(self) -> list:
         """The part in every slot of the driver (None: absent)."""
@@ -170,7 +178,8 @@ class LinearLearner(OnlineLearner):
             )
         if self._input_sparse is None:
             self._input_sparse = sp.issparse(X)
-            self._setup_conversions(sparse=self._input_sparse)
+            if not self._input_sparse:  # built for sparse input, as the first block is not
+                self._setup_conversions(sparse=False)
         n = y.shape[0]
         if self.checks_rows:  # its check needs the rows finite: scanned first
             indptr, indices, data, bad = csr_parts(X, self._dense_layout)
