@@ -3,9 +3,9 @@
 Blocks arrive as dense arrays or CSR matrices; a dense block is run in place as a CSR
 matrix that stores every entry (the column indices are built once and shared), or, when
 at least half of it is zeros, copied into CSR without them; a CSR block is canonical
-already (:func:`~dolb.data.blocks.as_block` made it so). A step must treat a stored zero x_j as absent
-(its update of v_j, and of any per-coordinate state, is exactly nothing): dense and
-sparse input then give bit-identical learners.
+already (:func:`~dolb.data.blocks.as_block` made it so). A step must treat a stored zero
+x_j as absent (its update of v_j, and of any per-coordinate state, is exactly nothing):
+dense and sparse input then give bit-identical learners.
 """
 
 from __future__ import annotations
