@@ -178,11 +178,16 @@ class ChunkReader:
             f"(file {self.name}/{key}, {unit} {start}..{stop - 1}) {what}"
         )
 
-    def span(self, start: int, stop: int, dtype: np.dtype | None = None) -> np.ndarray:
+    def span(self, start: int, stop: int, dtype: np.dtype | None = None, view: bool = False) -> np.ndarray:
         """A new array (of ``dtype``, default the stored one) holding elements ``start``
-        to ``stop - 1``: one copy, converted on the way, a slice of each chunk."""
-        out = np.empty((max(stop - start, 0), *self.array.shape[1:]), dtype=self.dtype if dtype is None else dtype)
+        to ``stop - 1``: one copy, converted on the way, a slice of each chunk; with
+        ``view``, a read-only view of the decoded chunk instead when the span lies in one
+        chunk stored as ``dtype`` (no copy)."""
         length = self.chunk_length
+        if view and stop > start and start // length == (stop - 1) // length and (dtype is None or dtype == self.dtype):
+            c = start // length
+            return self.chunk(c)[start - c * length : stop - c * length]
+        out = np.empty((max(stop - start, 0), *self.array.shape[1:]), dtype=self.dtype if dtype is None else dtype)
         for c in range(start // length, (stop - 1) // length + 1) if stop > start else ():
             first = max(start, c * length)
             last = min(stop, (c + 1) * length)
@@ -266,8 +271,9 @@ class RowReader:
         if rows.shape[0] and _consecutive(rows):  # one span of each array
             first, last = int(indptr[rows[0]]), int(indptr[rows[-1] + 1])
             index_dtype = _index_dtype(last - first, self.dataset.n_features)
-            data = self.readers["X/data"].span(first, last, np.dtype(np.float64))
-            indices = self.readers["X/indices"].span(first, last, index_dtype)
+            # views of the decoded chunks where they can be: read-only, shared with the cache
+            data = self.readers["X/data"].span(first, last, np.dtype(np.float64), view=True)
+            indices = self.readers["X/indices"].span(first, last, index_dtype, view=True)
             pointers = (indptr[rows[0] : rows[-1] + 2] - first).astype(index_dtype)
         else:
             starts, lengths = np.empty_like(rows), np.empty_like(rows)
@@ -278,7 +284,9 @@ class RowReader:
             indices = np.empty(int(pointers[-1]), dtype=index_dtype)
             self._gather_csr(starts, lengths, pointers, data, indices)
             pointers = pointers.astype(index_dtype)
-        X = sp.csr_matrix((data, indices, pointers), shape=(rows.shape[0], self.dataset.n_features))
+        X = sp.csr_matrix((rows.shape[0], self.dataset.n_features))
+        # set, not passed: SciPy would copy a view of a read-only chunk (and check it again)
+        X.data, X.indices, X.indptr = data, indices, pointers
         setattr(X, CHECKED, True)
         return X, y
 

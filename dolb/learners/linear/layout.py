@@ -109,6 +109,9 @@ def csr_parts(X, layout: DenseLayout | None = None) -> tuple[np.ndarray, np.ndar
     """(indptr, indices, data, first non-finite position or −1) of a block as
     :func:`csr_arrays` gives them, its values scanned. A CSR block read from a store
     (flagged :data:`~dolb.data.store.readers.CHECKED`) is known finite and is not scanned
-    again. (The linear learners check values in their driver instead, as they read them.)"""
-    parts = csr_arrays(X, layout)
-    return (*parts, -1 if getattr(X, CHECKED, False) else _first_non_finite(parts[2]))
+    again. (The linear learners check values in their driver instead, as they read them.)
+    Arrays come back writable: a store's block may hold read-only views of its cached
+    chunks, which would make the compiled code of the learners using this function
+    compile a second time, for read-only arrays."""
+    indptr, indices, data = (a if a.flags.writeable else a.copy() for a in csr_arrays(X, layout))  # see below
+    return indptr, indices, data, -1 if getattr(X, CHECKED, False) else _first_non_finite(data)

@@ -20,6 +20,16 @@ from dolb.learners.linear.layout import DenseLayout, csr_arrays, csr_parts
 from dolb.learners.linear.params import step_params_class, step_value
 
 
+def read_only(a: np.ndarray) -> np.ndarray:
+    """``a``, or a read-only view of it: the driver reads its input the same either way,
+    and one type for both (a block from a store may be a view of a cached chunk, which is
+    read-only) means one compiled driver."""
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
+
+
 @functools.cache
 def _absent_state(part: type) -> tuple:
     """The state the driver gets in the slot of an absent part, made once per class and
@@ -205,6 +215,7 @@ class LinearLearner(OnlineLearner):
             if part is not None:
                 part.reserve(y.shape[0], data.shape[0])
         states = tuple(part.arrays if off is None else off for part, off in zip(parts, self._absent))
+        indices, data = read_only(indices), read_only(data)
         return self.driver()(
             indptr, indices, data, y, self.P, self.A, self.v, self.F, self.I, self._delta, self._switches, states, pred
         )
