@@ -13,9 +13,12 @@ its time went.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
+import signal
 import socket
 import sys
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -183,10 +186,9 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
     started = time.perf_counter()
     phases = Phases()
     run_id = new_run_id()
-    stack = contextlib.ExitStack()
+    cluster = _SweepCluster(phases, workers=workers, scheduler=scheduler, cluster_file=cluster_file,
+                            dashboard=dashboard)
     try:
-        cluster = _LazyCluster(stack, phases, workers=workers, scheduler=scheduler, cluster_file=cluster_file,
-                               dashboard=dashboard)
         with phases("plan"):
             pipeline = load_pipeline(pipeline_path, pipeline_text)
             if cluster_file is not None:
@@ -194,6 +196,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
             cache = data_cache(data_dir)
             store = ResultStore(out_dir)
             store.check_creatable()
+        cluster.start()  # the embedded cluster starts while the datasets are looked up and the folder scanned
         with phases("data"):
             datasets = open_datasets(pipeline, cache, builder=cluster.client)
         with phases("plan"):
@@ -251,7 +254,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
                 report = _report_on_cluster(client, pipeline, store, phases)
     finally:
         with phases("cluster"):  # closing it
-            stack.close()
+            cluster.close()
     if report is None and store.exists():
         with phases("aggregate"):
             summary = query.summary(store)
@@ -289,21 +292,78 @@ def _report_on_cluster(client, pipeline: Pipeline, store: ResultStore, phases: P
         return "\n".join(client.gather(texts))
 
 
-class _LazyCluster:
-    """The sweep's Dask client, started on first use (a run with nothing to build or
-    compute never starts one), its workers checked once."""
+class _SweepCluster:
+    """The sweep's Dask client, its workers checked once.
 
-    def __init__(self, stack: contextlib.ExitStack, phases: Phases, **where) -> None:
-        self.stack, self.phases, self.where = stack, phases, where
+    The embedded cluster (no scheduler, no cluster file) is started in the background by
+    :meth:`start`, as soon as the pipeline is read: its workers spawn, import dolb and
+    join while the client looks up datasets and scans the result folder. A scheduler or a
+    cluster file's cluster is reached on first use only, so a run with nothing to build
+    or compute never starts one. :meth:`close` waits for a start under way, then closes.
+    """
+
+    def __init__(self, phases: Phases, **where) -> None:
+        self.phases, self.where = phases, where
+        self.stack = contextlib.ExitStack()
+        self.context = contextvars.copy_context()
+        """Where the client is entered and left (Dask's client sets a context variable,
+        which must be reset in the context that set it, whichever thread started it)."""
         self._client = None
+        self._starting: threading.Thread | None = None
+        self._failed: BaseException | None = None
+        self._sigint = None
         self.workers: dict = {}
 
+    @property
+    def embedded(self) -> bool:
+        """Whether the run starts its own LocalCluster."""
+        return self.where["scheduler"] is None and self.where["cluster_file"] is None
+
+    def start(self) -> None:
+        """Start the embedded cluster in a thread of its own (nothing otherwise). Ctrl-C
+        is ignored until it is up, as it is while any local cluster starts (see
+        :func:`dolb.execution.cluster._local`): its worker processes inherit that, and
+        only the client stops on Ctrl-C."""
+        if not self.embedded:
+            return
+        if threading.current_thread() is threading.main_thread():
+            self._sigint = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        self._starting = threading.Thread(target=self.context.run, args=(self._connect,), name="dolb-cluster-start",
+                                          daemon=True)
+        self._starting.start()
+
+    def _connect(self) -> None:
+        try:
+            self._client = self.stack.enter_context(connect(**self.where))
+            self.workers = check_workers(self._client)
+        except BaseException as exc:  # raised by client() in the main thread
+            self._failed = exc
+
+    def _started(self) -> None:
+        """Wait for a start under way; then Ctrl-C stops the run again."""
+        if self._starting is not None:
+            self._starting.join()
+            self._starting = None
+        if self._sigint is not None:
+            signal.signal(signal.SIGINT, self._sigint)
+            self._sigint = None
+
     def client(self):
-        if self._client is None:
+        if self._client is None or self._starting is not None:
             with self.phases("cluster"):
-                self._client = self.stack.enter_context(connect(**self.where))
-                self.workers = check_workers(self._client)
+                self._started()
+                if self._failed is not None:
+                    raise self._failed
+                if self._client is None:
+                    self.context.run(self._connect)
+                    if self._failed is not None:
+                        raise self._failed
         return self._client
+
+    def close(self) -> None:
+        """Close the cluster (once its start, if under way, is over)."""
+        self._started()
+        self.context.run(self.stack.close)
 
 
 def _warm_up_samples(todo: list[tuple[CellGroup, np.ndarray]]):
