@@ -236,7 +236,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
                 schema=result_schema(parameter_types(groups)),
                 run_id=run_id,
                 store=store.root if mode == "workers" else None,
-                state_dir=f"{store.path}/state" if mode == "workers" and store.local else None,
+                keep_states=mode == "workers",
             )
             n_workers = max(1, len(cluster.workers))
             logger.info("%d workers; result parts written by the %s", n_workers, mode)
