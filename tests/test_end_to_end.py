@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import psutil
 import pyarrow as pa
 import pyarrow.dataset as pds
 import pyarrow.parquet as pq
@@ -205,11 +206,20 @@ def test_missing_store_is_a_clear_error(tmp_path):
     assert not out.exists()
 
 
+def live_children() -> set[int]:
+    """The processes this one started that still run."""
+    return {p.pid for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE}
+
+
 def test_a_pipeline_refused_after_import_leaves_out_untouched(small_pipeline, tmp_path, capsys):
+    """Refused after the embedded cluster started (in the background, once the pipeline
+    file is read): one line, exit 2, nothing written and no worker left running."""
     bad = tmp_path / "late.toml"  # valid until its cells are planned: checkpoints past a split
     bad.write_text(small_pipeline.read_text().replace("checkpoints = [10, 30, 60]", "checkpoints = [10, 30, 600]"))
     out = tmp_path / "out"
-    assert main(["run", str(bad), "--out", str(out), "--workers", "1"]) == 2
+    before = live_children()
+    assert main(["run", str(bad), "--out", str(out), "--workers", "2"]) == 2
+    assert live_children() == before
     assert not out.exists()
     # a report at a size no cell records: its table would be empty
     bad.write_text(small_pipeline.read_text().replace("at = [10, 60]", "at = [10, 25]"))
