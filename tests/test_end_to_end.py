@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import psutil
 import pyarrow as pa
 import pyarrow.dataset as pds
 import pyarrow.parquet as pq
@@ -21,6 +20,7 @@ from dolb.results.query import failures
 from dolb.results.store import CellRows, ResultStore, result_schema
 from dolb.results.tables import read_results
 from tests.conftest import assert_same
+from tests.test_faults import worker_processes
 
 pytestmark = pytest.mark.e2e
 
@@ -206,20 +206,14 @@ def test_missing_store_is_a_clear_error(tmp_path):
     assert not out.exists()
 
 
-def live_children() -> set[int]:
-    """The processes this one started that still run."""
-    return {p.pid for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE}
-
-
 def test_a_pipeline_refused_after_import_leaves_out_untouched(small_pipeline, tmp_path, capsys):
     """Refused after the embedded cluster started (in the background, once the pipeline
     file is read): one line, exit 2, nothing written and no worker left running."""
     bad = tmp_path / "late.toml"  # valid until its cells are planned: checkpoints past a split
     bad.write_text(small_pipeline.read_text().replace("checkpoints = [10, 30, 60]", "checkpoints = [10, 30, 600]"))
     out = tmp_path / "out"
-    before = live_children()
     assert main(["run", str(bad), "--out", str(out), "--workers", "2"]) == 2
-    assert live_children() == before
+    assert worker_processes() == []
     assert not out.exists()
     # a report at a size no cell records: its table would be empty
     bad.write_text(small_pipeline.read_text().replace("at = [10, 60]", "at = [10, 25]"))

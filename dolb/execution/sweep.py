@@ -2,7 +2,8 @@
 
 The client only coordinates. It plans the cells as groups (one per configuration,
 whatever the number of splits), asks the result store which cells exist, and submits
-batches of cells (a bounded number at a time). Each task runs its cells and writes its
+batches of cells (a bounded number at a time); the embedded cluster starts in the
+background as soon as the pipeline is read, while the client plans. Each task runs its cells and writes its
 rows as one Parquet part into the result folder when the workers can reach it, or sends
 them back as one Arrow table for the client to append in large parts when they cannot.
 Datasets to generate or import are built as tasks too, into a content-addressed cache
@@ -334,8 +335,9 @@ class _SweepCluster:
 
     def _connect(self) -> None:
         try:
-            self._client = self.stack.enter_context(connect(**self.where))
-            self.workers = check_workers(self._client)
+            client = self.stack.enter_context(connect(**self.where))
+            self.workers = check_workers(client)
+            self._client = client
         except BaseException as exc:  # raised by client() in the main thread
             self._failed = exc
 
@@ -352,12 +354,10 @@ class _SweepCluster:
         if self._client is None or self._starting is not None:
             with self.phases("cluster"):
                 self._started()
+                if self._client is None and self._failed is None:
+                    self.context.run(self._connect)
                 if self._failed is not None:
                     raise self._failed
-                if self._client is None:
-                    self.context.run(self._connect)
-                    if self._failed is not None:
-                        raise self._failed
         return self._client
 
     def close(self) -> None:
