@@ -34,7 +34,7 @@ from dolb.execution.cluster import connect, read_cluster_file
 from dolb.execution.datasets import data_cache, open_datasets
 from dolb.execution.environment import check_workers, fingerprint
 from dolb.execution.gather import ClientWriter
-from dolb.execution.lock import FolderLock
+from dolb.execution.lock import FolderLock, refuse_if_held
 from dolb.execution.phases import Phases
 from dolb.execution.tasks import Destination, KernelWarmUp, TaskOutcome, can_write, error_text, run_batch
 from dolb.experiment.cells import Batch, CellGroup, batch_cells, expand_groups, group_ids, parameter_types
@@ -206,6 +206,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
                 check_owner(store, pipeline.name)
             stored, failed = stored_cells(store)
             todo = cells_to_run(groups, stored, failed, retry_failed)
+            refuse_if_held(store)  # before waiting for the cluster
         n_cells = sum(group.n_splits for group in groups)
         n_todo = sum(len(indices) for _, indices in todo)
         n_failed_before = 0 if retry_failed else len(failed & {i for g in groups for i in group_ids(g)})
