@@ -208,9 +208,8 @@ def test_missing_store_is_a_clear_error(tmp_path):
 
 @pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")  # closed, not collected
 def test_a_pipeline_refused_after_import_leaves_out_untouched(small_pipeline, tmp_path, capsys):
-    """Refused after the embedded cluster started (in the background, once the pipeline
-    file is read): one line, exit 2, nothing written and no worker left running (the
-    cluster closed by the run, not by the garbage collector)."""
+    """Refused as its cells are planned: one line, exit 2, nothing written and no worker
+    left running (no cluster left to the garbage collector)."""
     bad = tmp_path / "late.toml"  # valid until its cells are planned: checkpoints past a split
     bad.write_text(small_pipeline.read_text().replace("checkpoints = [10, 30, 60]", "checkpoints = [10, 30, 600]"))
     out = tmp_path / "out"

@@ -3,12 +3,12 @@
 The client only coordinates. It plans the cells as groups (one per configuration,
 whatever the number of splits), asks the result store which cells exist, and submits
 batches of cells (a bounded number at a time); the embedded cluster starts in the
-background as soon as the pipeline is read, while the client plans. Each task runs its cells and writes its
-rows as one Parquet part into the result folder when the workers can reach it, or sends
-them back as one Arrow table for the client to append in large parts when they cannot.
-Datasets to generate or import are built as tasks too, into a content-addressed cache
-outside the result folder. Every run appends a record to the folder's history, with where
-its time went.
+background once the pipeline is checked, while the client scans the result folder.
+Each task runs its cells and writes its rows as one Parquet part into the result folder
+when the workers can reach it, or sends them back as one Arrow table for the client to
+append in large parts when they cannot. Datasets to generate or import are built as
+tasks too, into a content-addressed cache outside the result folder. Every run appends a
+record to the folder's history, with where its time went.
 """
 
 from __future__ import annotations
@@ -197,16 +197,17 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
             cache = data_cache(data_dir)
             store = ResultStore(out_dir)
             store.check_creatable()
-        cluster.start()  # the embedded cluster starts while the datasets are looked up and the folder scanned
         with phases("data"):
             datasets = open_datasets(pipeline, cache, builder=cluster.client)
         with phases("plan"):
             groups = expand_groups(pipeline, datasets)  # the last check of the pipeline
             if not force:
                 check_owner(store, pipeline.name)
+            refuse_if_held(store)
+        cluster.start()  # everything is checked: the embedded cluster starts while the client scans the folder
+        with phases("plan"):
             stored, failed = stored_cells(store)
             todo = cells_to_run(groups, stored, failed, retry_failed)
-            refuse_if_held(store)  # before waiting for the cluster
         n_cells = sum(group.n_splits for group in groups)
         n_todo = sum(len(indices) for _, indices in todo)
         n_failed_before = 0 if retry_failed else len(failed & {i for g in groups for i in group_ids(g)})
@@ -298,10 +299,10 @@ class _SweepCluster:
     """The sweep's Dask client, its workers checked once.
 
     The embedded cluster (no scheduler, no cluster file) is started in the background by
-    :meth:`start`, as soon as the pipeline is read: its workers spawn, import dolb and
-    join while the client looks up datasets and scans the result folder. A scheduler or a
-    cluster file's cluster is reached on first use only, so a run with nothing to build
-    or compute never starts one. :meth:`close` waits for a start under way, then closes.
+    :meth:`start`, once the pipeline is checked: its workers spawn, import dolb and join
+    while the client scans the result folder and records the run. Otherwise (a scheduler,
+    a cluster file, or datasets to build first) the cluster is reached on first use.
+    :meth:`close` waits for a start under way, then closes.
     """
 
     def __init__(self, phases: Phases, **where) -> None:
@@ -326,7 +327,7 @@ class _SweepCluster:
         is ignored until it is up, as it is while any local cluster starts (see
         :func:`dolb.execution.cluster._local`): its worker processes inherit that, and
         only the client stops on Ctrl-C."""
-        if not self.embedded:
+        if not self.embedded or self._client is not None:  # or started already, to build datasets
             return
         if threading.current_thread() is threading.main_thread():
             self._sigint = signal.signal(signal.SIGINT, signal.SIG_IGN)
