@@ -300,7 +300,7 @@ class _SweepCluster:
 
     The embedded cluster (no scheduler, no cluster file) is started in the background by
     :meth:`start`, once the pipeline is checked: its workers spawn, import dolb and join
-    while the client scans the result folder and records the run. Otherwise (a scheduler,
+    while the client scans the result folder. Otherwise (a scheduler,
     a cluster file, or datasets to build first) the cluster is reached on first use.
     :meth:`close` waits for a start under way, then closes.
     """
