@@ -206,15 +206,11 @@ def test_missing_store_is_a_clear_error(tmp_path):
     assert not out.exists()
 
 
-@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")  # closed, not collected
 def test_a_pipeline_refused_after_import_leaves_out_untouched(small_pipeline, tmp_path, capsys):
-    """Refused as its cells are planned: one line, exit 2, nothing written and no worker
-    left running (no cluster left to the garbage collector)."""
     bad = tmp_path / "late.toml"  # valid until its cells are planned: checkpoints past a split
     bad.write_text(small_pipeline.read_text().replace("checkpoints = [10, 30, 60]", "checkpoints = [10, 30, 600]"))
     out = tmp_path / "out"
-    assert main(["run", str(bad), "--out", str(out), "--workers", "2"]) == 2
-    assert worker_processes() == []
+    assert main(["run", str(bad), "--out", str(out), "--workers", "1"]) == 2
     assert not out.exists()
     # a report at a size no cell records: its table would be empty
     bad.write_text(small_pipeline.read_text().replace("at = [10, 60]", "at = [10, 25]"))
@@ -225,6 +221,20 @@ def test_a_pipeline_refused_after_import_leaves_out_untouched(small_pipeline, tm
         "(see experiments.table.checkpoints)\n"
     )
     assert not out.exists()
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")  # closed, not collected
+def test_an_error_while_the_cluster_starts_closes_it(small_pipeline, tmp_path, capsys):
+    """The embedded cluster starts in the background once the pipeline is checked; a
+    damaged part found while the client scans the folder meanwhile is one line, exit 2,
+    and no worker is left running (the run closed its cluster)."""
+    store = ResultStore(tmp_path / "out")
+    part = f"{store.results}/{store.write_part(CellRows(result_schema({}), 'r', 'w').table())}"
+    with open(part, "r+b") as handle:
+        handle.truncate(100)
+    assert main(["run", str(small_pipeline), "--out", store.root, "--workers", "2"]) == 2
+    assert capsys.readouterr().err.startswith(f"dolb: error: {part}: unreadable result part")
+    assert worker_processes() == []
 
 
 def test_a_folder_of_another_pipeline_is_refused_unless_forced(small_pipeline, tmp_path, capsys):
