@@ -239,17 +239,21 @@ def test_result_files_follow_the_umask(tmp_path):
 
 def test_a_held_result_folder_is_refused_naming_its_holder(tmp_path):
     from dolb.errors import ConfigError
-    from dolb.execution.lock import FolderLock
+    from dolb.execution.lock import FolderLock, refuse_if_held
     from dolb.results.store import ResultStore
 
     store = ResultStore(tmp_path / "out")
     (tmp_path / "out" / "results").mkdir(parents=True)
     stale = tmp_path / "out" / "results" / ".part-x.parquet.tmp"
     stale.write_bytes(b"cut short")
+    refuse_if_held(store)  # never held: nothing to say
     with FolderLock(store, "20260101T000000Z-aaaaaa"):
         assert not stale.exists()  # no other run can be writing it: removed
         with pytest.raises(ConfigError, match=r"out: in use by dolb run 20260101T000000Z-aaaaaa \(pid \d+ on "):
+            refuse_if_held(store)  # as a run plans, before it waits for its cluster
+        with pytest.raises(ConfigError, match=r"out: in use by dolb run 20260101T000000Z-aaaaaa \(pid \d+ on "):
             FolderLock(store, "20260101T000000Z-bbbbbb").__enter__()
+    refuse_if_held(store)
     with FolderLock(store, "20260101T000000Z-cccccc"):  # released: the next run gets it
         pass
     assert not (tmp_path / "out" / ".lock.json").exists()

@@ -20,6 +20,7 @@ from dolb.results.query import failures
 from dolb.results.store import CellRows, ResultStore, result_schema
 from dolb.results.tables import read_results
 from tests.conftest import assert_same
+from tests.test_faults import worker_processes
 
 pytestmark = pytest.mark.e2e
 
@@ -220,6 +221,20 @@ def test_a_pipeline_refused_after_import_leaves_out_untouched(small_pipeline, tm
         "(see experiments.table.checkpoints)\n"
     )
     assert not out.exists()
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")  # closed, not collected
+def test_an_error_while_the_cluster_starts_closes_it(small_pipeline, tmp_path, capsys):
+    """The embedded cluster starts in the background once the pipeline is checked; a
+    damaged part found while the client scans the folder meanwhile is one line, exit 2,
+    and no worker is left running (the run closed its cluster)."""
+    store = ResultStore(tmp_path / "out")
+    part = f"{store.results}/{store.write_part(CellRows(result_schema({}), 'r', 'w').table())}"
+    with open(part, "r+b") as handle:
+        handle.truncate(100)
+    assert main(["run", str(small_pipeline), "--out", store.root, "--workers", "2"]) == 2
+    assert capsys.readouterr().err.startswith(f"dolb: error: {part}: unreadable result part")
+    assert worker_processes() == []
 
 
 def test_a_folder_of_another_pipeline_is_refused_unless_forced(small_pipeline, tmp_path, capsys):

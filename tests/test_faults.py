@@ -235,6 +235,28 @@ def test_ctrl_c_turns_logging_off_until_the_command_ends():
     assert [record.getMessage() for record in written] == ["before", "back"]
 
 
+def test_a_worker_skips_the_interpreters_finalisation_only_after_a_clean_close(monkeypatch):
+    """The embedded cluster's workers end with os._exit(0) once closed (no garbage
+    collection of every module: the client waited ~1 s for it), never otherwise."""
+    import atexit
+    import logging
+
+    from dolb.execution import cluster
+
+    registered, exits = [], []
+    monkeypatch.setattr(atexit, "register", registered.append)
+    monkeypatch.setattr(logging, "shutdown", lambda: None)  # pytest's handlers stay open
+    monkeypatch.setattr(os, "_exit", exits.append)
+    plugin = cluster._QuickExit()
+    plugin.setup(worker=None)
+    (at_exit,) = registered
+    at_exit()  # the process ends without its worker closed (an error, a kill): as usual
+    assert exits == []
+    plugin.teardown(worker=None)
+    at_exit()
+    assert exits == [0]
+
+
 def test_disk_full_while_the_client_writes_is_one_line(small_pipeline, tmp_path, monkeypatch, capsys):
     """ENOSPC injected into every write of result parts (the client writes them here):
     one line naming the folder, exit 2, no part and no temporary file left; the run

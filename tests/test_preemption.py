@@ -2,6 +2,7 @@
 run again after it was stopped (in this process, or by killing its worker for real),
 resumes from the state and stores results identical to an uninterrupted run."""
 
+import json
 import signal
 import textwrap
 import threading
@@ -15,7 +16,7 @@ from dolb.evaluation.run_cell import run_cell
 from dolb.execution.sweep import plan_groups, run_sweep
 from dolb.experiment.pipeline import load_pipeline
 from dolb.results.query import rows
-from dolb.results.store import ResultStore
+from dolb.results.store import CellStates, ResultStore
 from tests.conftest import assert_same, stored_values
 from tests.test_faults import worker_processes
 
@@ -58,48 +59,67 @@ class Preempted(Exception):
     pass
 
 
-def test_a_stopped_cell_resumes_from_its_state_with_identical_results(long_pipeline, tmp_path, monkeypatch):
+@pytest.mark.parametrize("where", ["path", "url"])
+def test_a_stopped_cell_resumes_from_its_state_with_identical_results(long_pipeline, tmp_path, monkeypatch, where):
+    """In a local folder and behind an fsspec URL (no atomic rename there: each state
+    has a unique name, and a pointer written after it names the last one)."""
     pipeline = load_pipeline(long_pipeline(1e-9))  # save after every block
     (group,) = plan_groups(pipeline)
     cell = group.cell(0)
     whole = run_cell(cell)  # no state folder: runs straight through
     assert whole["timing"]["resumed_from"] == 0
 
+    folder = tmp_path / "out"
+    states = CellStates(ResultStore(folder if where == "path" else f"file://{folder}"))
     saved = []
     save = run_cell_module._save_state
 
-    def save_then_stop(path, state):
-        save(path, state)
+    def save_then_stop(keeper, cell_id, state):
+        save(keeper, cell_id, state)
         saved.append(state["seen"])
         if len(saved) == 3:
             raise Preempted  # stopped right after its third save, as a preempted job is
 
     monkeypatch.setattr(run_cell_module, "_save_state", save_then_stop)
     with pytest.raises(Preempted):
-        run_cell(cell, str(tmp_path / "state"))
-    assert saved == [8192, 16384, 24576] and (tmp_path / "state" / f"{cell.id}.pkl").is_file()
+        run_cell(cell, states)
+    assert saved == [8192, 16384, 24576]
+    (kept,) = (folder / "state").glob(f"{cell.id}-*.pkl")  # the states it replaced are removed
+    assert json.loads((folder / "state" / f"{cell.id}.json").read_text()) == {"state": kept.name}
+    (folder / "state" / f"{cell.id}-0-torn.pkl").write_bytes(b"half a pickle")  # a save preempted midway
     monkeypatch.setattr(run_cell_module, "_save_state", save)
 
-    resumed = run_cell(cell, str(tmp_path / "state"))
+    resumed = run_cell(cell, states)
     assert resumed["timing"]["resumed_from"] == 24576
     assert resumed["checkpoints"] == whole["checkpoints"]
     for conversion, metrics in whole["metrics"].items():
         for metric, values in metrics.items():
             got = np.asarray(resumed["metrics"][conversion][metric])
             assert np.array_equal(got.view(np.int64), np.asarray(values).view(np.int64)), (conversion, metric)
-    assert not (tmp_path / "state" / f"{cell.id}.pkl").exists()  # removed once the cell is done
+    assert not list((folder / "state").iterdir())  # removed once the cell is done, the torn save too
+
+
+def test_an_unreadable_pointer_means_no_state(tmp_path):
+    states = CellStates(ResultStore(f"file://{tmp_path}"))
+    assert states.load("c1") is None
+    states.save("c1", b"one")
+    states.save("c1", b"two")
+    assert states.load("c1") == b"two" and len(list((tmp_path / "state").glob("c1-*.pkl"))) == 1
+    (tmp_path / "state" / "c1.json").write_text('{"sta')  # torn: the cell starts over
+    assert states.load("c1") is None
 
 
 @pytest.mark.e2e
 def test_a_long_cell_whose_worker_is_killed_resumes_on_a_new_one(long_pipeline, tmp_path):
     """For real: the worker running the cell is killed with SIGKILL after the cell saved
-    its state; Dask runs the task again and the cell resumes from the state."""
-    out = tmp_path / "killed"
-    state = out / "state"
+    its state; Dask runs the task again and the cell resumes from the state. The result
+    folder is an fsspec URL (a state is named by a pointer written after it)."""
+    out = f"file://{tmp_path}/killed"
+    state = tmp_path / "killed" / "state"
     killed, done = [], threading.Event()
 
     def kill_when_saved():
-        while not done.is_set() and not list(state.glob("*.pkl")):
+        while not done.is_set() and not list(state.glob("*.json")):
             time.sleep(0.001)
         for victim in [] if done.is_set() else worker_processes():  # the nanny starts a new one
             victim.send_signal(signal.SIGKILL)

@@ -10,12 +10,9 @@ to an uninterrupted run, because it resumes at a block boundary of the same stre
 from __future__ import annotations
 
 import functools
-import os
 import pickle
 import time
-import uuid
-from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import psutil
@@ -36,6 +33,17 @@ class CellLimitError(DolbError):
 
 
 PROCESS = psutil.Process()
+
+
+class StateKeeper(Protocol):
+    """Where long cells keep their saved states, by cell id (in a result folder:
+    :class:`dolb.results.store.CellStates`)."""
+
+    def load(self, cell_id: str) -> bytes | None: ...
+
+    def save(self, cell_id: str, data: bytes) -> None: ...
+
+    def drop(self, cell_id: str) -> None: ...
 
 
 def _check_limits(cell: Cell, started: float, seen: int) -> None:
@@ -82,17 +90,18 @@ def _targets(y: np.ndarray, task: str, where: str) -> np.ndarray:
     return y
 
 
-def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
+def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
     """Run ``cell``; return its result record (deterministic but for ``timing``).
 
     Parameters
     ----------
     cell : Cell
         The cell.
-    state_dir : str, optional
+    states : StateKeeper, optional
         Where the cell saves its state every ``cell.state_every`` seconds and looks for
-        a state to resume from (``<state_dir>/<cell id>.pkl``, removed once the cell is
-        done).
+        a state to resume from, by cell id (``load``, ``save`` and ``drop``, as
+        :class:`dolb.results.store.CellStates` does in a result folder); its states are
+        dropped once the cell is done.
     """
     spec = cell.spec
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -123,8 +132,9 @@ def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
             None if test_rows is None else tuple(test_rows.tolist()),
             spec["task"],
         )
-    state_path = _state_path(cell, state_dir)
-    state = _load_state(state_path)
+    states = states if cell.state_every is not None else None
+    state = _load_state(states, cell.id)
+    kept = state is not None  # a state of this cell exists: drop it at the end
     if state is None:
         learner = learner_class(spec["learner"])(
             train.n_features, n_train=len(train_rows), conversions=tuple(spec["conversions"]), **spec["params"]
@@ -192,12 +202,12 @@ def run_cell(cell: Cell, state_dir: str | None = None) -> dict[str, Any]:
             seen, start = end, stop
             _check_limits(cell, started, seen)
         peak_rss = max(peak_rss, PROCESS.memory_info().rss)  # sampled once a block
-        if state_path and seen < last and time.perf_counter() - saved >= cell.state_every:
-            _save_state(state_path, {"learner": learner, "values": values, "seen": seen, "total": total,
-                                     "next_cp": next_cp, "learn_seconds": learn_seconds})
-            saved = time.perf_counter()
-    if state_path:
-        Path(state_path).unlink(missing_ok=True)
+        if states is not None and seen < last and time.perf_counter() - saved >= cell.state_every:
+            _save_state(states, cell.id, {"learner": learner, "values": values, "seen": seen, "total": total,
+                                          "next_cp": next_cp, "learn_seconds": learn_seconds})
+            saved, kept = time.perf_counter(), True
+    if kept:
+        states.drop(cell.id)
     return {
         "id": cell.id,
         "status": "ok",
@@ -221,33 +231,16 @@ def _put(table: dict[str, list], key: str, k: int, value: float) -> None:
     column.append(value)
 
 
-def _state_path(cell: Cell, state_dir: str | None) -> str | None:
-    """Where ``cell`` keeps its state, when it saves one."""
-    if state_dir is None or cell.state_every is None:
-        return None
-    return os.path.join(state_dir, f"{cell.id}.pkl")
+def _save_state(states: StateKeeper, cell_id: str, state: dict[str, Any]) -> None:
+    """Save a cell's state (whole or not at all: see ``states``)."""
+    states.save(cell_id, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def _save_state(path: str, state: dict[str, Any]) -> None:
-    """Save a cell's state whole or not at all (temporary file, then rename)."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    temporary = f"{path}.{uuid.uuid4().hex[:8]}.tmp"
-    try:
-        with open(temporary, "wb") as handle:
-            pickle.dump(state, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-
-
-def _load_state(path: str | None) -> dict[str, Any] | None:
-    """The state a cell saved at ``path`` (its id names the spec, data and version it
-    belongs to), or None."""
-    if path is None or not os.path.exists(path):
-        return None
-    with open(path, "rb") as handle:
-        return pickle.load(handle)
+def _load_state(states: StateKeeper | None, cell_id: str) -> dict[str, Any] | None:
+    """The state a cell saved (its id names the spec, data and version it belongs
+    to), or None."""
+    data = None if states is None else states.load(cell_id)
+    return None if data is None else pickle.loads(data)
 
 
 def warm_up(cell: Cell) -> None:

@@ -51,9 +51,7 @@ class FolderLock:
         try:
             self.lock.acquire()
         except Timeout:
-            raise ConfigError(
-                f"{folder}: in use by {_holder(folder)}; wait for it to end, or use another --out"
-            ) from None
+            raise _in_use(folder) from None
         (folder / ".lock.json").write_text(json.dumps({
             "run_id": self.run_id, "host": socket.gethostname(), "pid": os.getpid(),
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -65,6 +63,25 @@ class FolderLock:
         if self.lock is not None:
             Path(self.store.path, ".lock.json").unlink(missing_ok=True)
             self.lock.release()
+
+
+def refuse_if_held(store: ResultStore) -> None:
+    """ConfigError naming the holder when another run holds the folder of ``store``,
+    found without writing anything: a run checks this as it plans, before it waits for
+    its cluster (the lock itself is taken later, before the first write)."""
+    folder = Path(store.path)
+    if not store.local or not (folder / ".lock").is_file():
+        return
+    lock = FileLock(folder / ".lock", timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise _in_use(folder) from None
+    lock.release()
+
+
+def _in_use(folder: Path) -> ConfigError:
+    return ConfigError(f"{folder}: in use by {_holder(folder)}; wait for it to end, or use another --out")
 
 
 def _holder(folder: Path) -> str:

@@ -2,20 +2,24 @@
 
 The client only coordinates. It plans the cells as groups (one per configuration,
 whatever the number of splits), asks the result store which cells exist, and submits
-batches of cells (a bounded number at a time). Each task runs its cells and writes its
-rows as one Parquet part into the result folder when the workers can reach it, or sends
-them back as one Arrow table for the client to append in large parts when they cannot.
-Datasets to generate or import are built as tasks too, into a content-addressed cache
-outside the result folder. Every run appends a record to the folder's history, with where
-its time went.
+batches of cells (a bounded number at a time); the embedded cluster starts in the
+background once the pipeline is checked, while the client scans the result folder.
+Each task runs its cells and writes its rows as one Parquet part into the result folder
+when the workers can reach it, or sends them back as one Arrow table for the client to
+append in large parts when they cannot. Datasets to generate or import are built as
+tasks too, into a content-addressed cache outside the result folder. Every run appends a
+record to the folder's history, with where its time went.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
+import signal
 import socket
 import sys
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -30,7 +34,7 @@ from dolb.execution.cluster import connect, read_cluster_file
 from dolb.execution.datasets import data_cache, open_datasets
 from dolb.execution.environment import check_workers, fingerprint
 from dolb.execution.gather import ClientWriter
-from dolb.execution.lock import FolderLock
+from dolb.execution.lock import FolderLock, refuse_if_held
 from dolb.execution.phases import Phases
 from dolb.execution.tasks import Destination, KernelWarmUp, TaskOutcome, can_write, error_text, run_batch
 from dolb.experiment.cells import Batch, CellGroup, batch_cells, expand_groups, group_ids, parameter_types
@@ -183,10 +187,9 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
     started = time.perf_counter()
     phases = Phases()
     run_id = new_run_id()
-    stack = contextlib.ExitStack()
+    cluster = _SweepCluster(phases, workers=workers, scheduler=scheduler, cluster_file=cluster_file,
+                            dashboard=dashboard)
     try:
-        cluster = _LazyCluster(stack, phases, workers=workers, scheduler=scheduler, cluster_file=cluster_file,
-                               dashboard=dashboard)
         with phases("plan"):
             pipeline = load_pipeline(pipeline_path, pipeline_text)
             if cluster_file is not None:
@@ -200,6 +203,9 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
             groups = expand_groups(pipeline, datasets)  # the last check of the pipeline
             if not force:
                 check_owner(store, pipeline.name)
+            refuse_if_held(store)
+        cluster.start()  # everything is checked: the embedded cluster starts while the client scans the folder
+        with phases("plan"):
             stored, failed = stored_cells(store)
             todo = cells_to_run(groups, stored, failed, retry_failed)
         n_cells = sum(group.n_splits for group in groups)
@@ -233,7 +239,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
                 schema=result_schema(parameter_types(groups)),
                 run_id=run_id,
                 store=store.root if mode == "workers" else None,
-                state_dir=f"{store.path}/state" if mode == "workers" and store.local else None,
+                keep_states=mode == "workers",
             )
             n_workers = max(1, len(cluster.workers))
             logger.info("%d workers; result parts written by the %s", n_workers, mode)
@@ -251,7 +257,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
                 report = _report_on_cluster(client, pipeline, store, phases)
     finally:
         with phases("cluster"):  # closing it
-            stack.close()
+            cluster.close()
     if report is None and store.exists():
         with phases("aggregate"):
             summary = query.summary(store)
@@ -289,21 +295,77 @@ def _report_on_cluster(client, pipeline: Pipeline, store: ResultStore, phases: P
         return "\n".join(client.gather(texts))
 
 
-class _LazyCluster:
-    """The sweep's Dask client, started on first use (a run with nothing to build or
-    compute never starts one), its workers checked once."""
+class _SweepCluster:
+    """The sweep's Dask client, its workers checked once.
 
-    def __init__(self, stack: contextlib.ExitStack, phases: Phases, **where) -> None:
-        self.stack, self.phases, self.where = stack, phases, where
+    The embedded cluster (no scheduler, no cluster file) is started in the background by
+    :meth:`start`, once the pipeline is checked: its workers spawn, import dolb and join
+    while the client scans the result folder. Otherwise (a scheduler,
+    a cluster file, or datasets to build first) the cluster is reached on first use.
+    :meth:`close` waits for a start under way, then closes.
+    """
+
+    def __init__(self, phases: Phases, **where) -> None:
+        self.phases, self.where = phases, where
+        self.stack = contextlib.ExitStack()
+        self.context = contextvars.copy_context()
+        """Where the client is entered and left (Dask's client sets a context variable,
+        which must be reset in the context that set it, whichever thread started it)."""
         self._client = None
+        self._starting: threading.Thread | None = None
+        self._failed: BaseException | None = None
+        self._sigint = None
         self.workers: dict = {}
 
+    @property
+    def embedded(self) -> bool:
+        """Whether the run starts its own LocalCluster."""
+        return self.where["scheduler"] is None and self.where["cluster_file"] is None
+
+    def start(self) -> None:
+        """Start the embedded cluster in a thread of its own (nothing otherwise). Ctrl-C
+        is ignored until it is up, as it is while any local cluster starts (see
+        :func:`dolb.execution.cluster._local`): its worker processes inherit that, and
+        only the client stops on Ctrl-C."""
+        if not self.embedded or self._client is not None:  # or started already, to build datasets
+            return
+        if threading.current_thread() is threading.main_thread():
+            self._sigint = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        self._starting = threading.Thread(target=self.context.run, args=(self._connect,), name="dolb-cluster-start",
+                                          daemon=True)
+        self._starting.start()
+
+    def _connect(self) -> None:
+        try:
+            client = self.stack.enter_context(connect(**self.where))
+            self.workers = check_workers(client)
+            self._client = client
+        except BaseException as exc:  # raised by client() in the main thread
+            self._failed = exc
+
+    def _started(self) -> None:
+        """Wait for a start under way; then Ctrl-C stops the run again."""
+        if self._starting is not None:
+            self._starting.join()
+            self._starting = None
+        if self._sigint is not None:
+            signal.signal(signal.SIGINT, self._sigint)
+            self._sigint = None
+
     def client(self):
-        if self._client is None:
+        if self._client is None or self._starting is not None:
             with self.phases("cluster"):
-                self._client = self.stack.enter_context(connect(**self.where))
-                self.workers = check_workers(self._client)
+                self._started()
+                if self._client is None and self._failed is None:
+                    self.context.run(self._connect)
+                if self._failed is not None:
+                    raise self._failed
         return self._client
+
+    def close(self) -> None:
+        """Close the cluster (once its start, if under way, is over)."""
+        self._started()
+        self.context.run(self.stack.close)
 
 
 def _warm_up_samples(todo: list[tuple[CellGroup, np.ndarray]]):

@@ -19,7 +19,7 @@ from dolb.errors import DolbError, StorageError
 from dolb.evaluation.cell import Cell
 from dolb.evaluation.run_cell import run_cell, warm_up
 from dolb.experiment.cells import Batch
-from dolb.results.store import CellRows, ResultStore
+from dolb.results.store import CellRows, CellStates, ResultStore
 
 
 @dataclass(frozen=True)
@@ -35,14 +35,15 @@ class Destination:
     store : str or None
         The result folder when the workers write their parts there; None to send the
         rows back to the client.
-    state_dir : str or None
-        Where long cells save their state (inside the result folder), if they do.
+    keep_states : bool
+        Long cells save their states in the result folder (``store``), as
+        :class:`dolb.results.store.CellStates`, and resume from them.
     """
 
     schema: pa.Schema
     run_id: str
     store: str | None
-    state_dir: str | None = None
+    keep_states: bool = False
 
 
 @dataclass
@@ -82,13 +83,14 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
     error, and the others go on."""
     rows = CellRows(destination.schema, destination.run_id, worker_name())
     outcome = TaskOutcome(n_cells=0)
+    states = CellStates(ResultStore(destination.store)) if destination.keep_states else None
     for group, indices in batch:
         coordinates = group.coordinates
         for index in indices.tolist():
             cell = group.cell(index)
             where = coordinates | {"split": index}
             try:
-                rows.add_ok(cell.id, where, run_cell(cell, destination.state_dir))
+                rows.add_ok(cell.id, where, run_cell(cell, states))
             except Exception as exc:
                 stored = error_text(exc, with_traceback=True)
                 outcome.failures.append((cell.id, stored.splitlines()[0]))

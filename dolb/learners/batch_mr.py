@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.metrics.pairwise import rbf_kernel
 
 from dolb.errors import DataError
 from dolb.learners.base import Hypothesis, OnlineLearner, Param, register
@@ -30,7 +29,15 @@ def decision_values(Z, X: np.ndarray, alpha: np.ndarray, gamma: float) -> np.nda
     any example."""
     if not len(alpha):
         return np.zeros(Z.shape[0])
-    return rbf_kernel(Z, X, gamma=gamma) @ alpha
+    return _rbf_kernel(Z, X, gamma=gamma) @ alpha
+
+
+def _rbf_kernel(*args, **kwargs) -> np.ndarray:
+    """scikit-learn's ``rbf_kernel``, imported when first used (importing scikit-learn
+    takes a second, which every worker would pay at start for a learner few sweeps use)."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    return rbf_kernel(*args, **kwargs)
 
 
 def solve_manifold(K, W, y, labelled, lam1: float, lam2: float) -> np.ndarray:
@@ -128,7 +135,7 @@ class BatchManifold(OnlineLearner):
         self.alpha, self.risk = np.zeros(len(self.y)), float("nan")
         if self.labelled.any():
             gamma, sigma, lam1, lam2 = (self.config[key] for key in ("gamma", "sigma", "lam1", "lam2"))
-            K, W = rbf_kernel(self.X, gamma=gamma), rbf_kernel(self.X, gamma=1.0 / (2 * sigma**2))
+            K, W = _rbf_kernel(self.X, gamma=gamma), _rbf_kernel(self.X, gamma=1.0 / (2 * sigma**2))
             self.alpha = solve_manifold(K, W, self.y, self.labelled, lam1, lam2)
             self.risk = manifold_risk(self.alpha, K, W, self.y, self.labelled, lam1, lam2)
         return predictions

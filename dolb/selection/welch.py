@@ -26,8 +26,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy import stats
-
 __all__ = ["LossTally", "should_switch", "welch_p_value"]
 
 
@@ -70,6 +68,8 @@ def welch_p_value(err_1: float, var_1: float, err_2: float, var_2: float, n: int
     >>> round(welch_p_value(0.3, 0.21, 0.1, 0.09, 50), 4)
     0.0058
     """
+    from scipy import stats  # here: importing it costs every worker a second at start, for OMS cells only
+
     spread = var_1 + var_2
     t = (err_1 - err_2) / math.sqrt(spread / n)
     dof = (n - 1) * spread**2 / (var_1**2 + var_2**2)
