@@ -241,13 +241,13 @@ def test_a_worker_skips_the_interpreters_finalisation_only_after_a_clean_close(m
     import atexit
     import logging
 
-    from dolb.execution import cluster
+    from dolb.execution import worker_plugins
 
     registered, exits = [], []
     monkeypatch.setattr(atexit, "register", registered.append)
     monkeypatch.setattr(logging, "shutdown", lambda: None)  # pytest's handlers stay open
     monkeypatch.setattr(os, "_exit", exits.append)
-    plugin = cluster._QuickExit()
+    plugin = worker_plugins.QuickExit()
     plugin.setup(worker=None)
     (at_exit,) = registered
     at_exit()  # the process ends without its worker closed (an error, a kill): as usual

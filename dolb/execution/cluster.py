@@ -33,13 +33,11 @@ for a running scheduler or a started cluster too when theirs has one.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import functools
 import importlib
 import inspect
 import json
-import logging
 import os
 import sys
 import urllib.request
@@ -49,11 +47,11 @@ from typing import Any
 
 import dask
 from distributed import Client, LocalCluster, Nanny, Worker
-from distributed.diagnostics.plugin import WorkerPlugin
 from distributed.security import Security
 from pydantic import model_validator
 
 from dolb.errors import ConfigError
+from dolb.execution.worker_plugins import NoHTTPServer, Prepared, QuickExit
 from dolb.validation import ExistingFile, PositiveInt, Table, one_of, problem, read_toml, unknown_key, validate
 
 SINGLE_THREADED_BLAS = {
@@ -100,58 +98,6 @@ KINDS = {
 }
 
 
-class _NoHTTPServer(WorkerPlugin):
-    """Closes the HTTP server a worker starts even without a dashboard (a plugin, so a
-    worker its nanny restarts closes it too)."""
-
-    name = "dolb-no-http-server"
-
-    def setup(self, worker: Worker) -> None:
-        worker.http_server.stop()
-
-
-class _DolbPrepared(WorkerPlugin):
-    """Prepares a worker for dolb's tasks as it starts, before it joins: imports dolb's
-    tasks (learners, data stores) and initialises Numba's compiler (its typing and target
-    contexts, ~90 % of a kernel warm-up whatever the kernels; best effort). With the
-    embedded cluster started in the background, that happens while the client still
-    plans the sweep, instead of when the kernel warm-up or the first task arrives."""
-
-    name = "dolb-prepared"
-
-    def setup(self, worker: Worker) -> None:
-        importlib.import_module("dolb.execution.tasks")
-        with contextlib.suppress(Exception):
-            from numba.core.registry import cpu_target
-
-            cpu_target.typing_context.refresh()
-            cpu_target.target_context.refresh()
-
-
-class _QuickExit(WorkerPlugin):
-    """Ends a worker's process as soon as the worker has closed cleanly, without the
-    interpreter's finalisation: a garbage collection over every module a worker holds
-    (dolb's learners, Numba, pandas, DuckDB), ~1 s that the client waited for at the
-    end of every run. Only after a clean close (:meth:`teardown` ran), whose exit
-    status is 0 anyway; logs and standard streams are flushed first."""
-
-    name = "dolb-quick-exit"
-
-    def setup(self, worker: Worker) -> None:
-        self.closed = False
-        atexit.register(self._exit)
-
-    def teardown(self, worker: Worker) -> None:
-        self.closed = True
-
-    def _exit(self) -> None:
-        if self.closed:
-            logging.shutdown()
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(0)
-
-
 def _local(n_workers: int, dashboard: bool = False, **options: Any) -> LocalCluster:
     """The embedded cluster: ``n_workers`` single-threaded worker processes on
     127.0.0.1, mutual TLS with temporary credentials, no HTTP server (``dashboard``:
@@ -169,7 +115,7 @@ def _local(n_workers: int, dashboard: bool = False, **options: Any) -> LocalClus
             dashboard_address=DASHBOARD_ADDRESS if dashboard else "127.0.0.1:0",
             scheduler_kwargs={"dashboard": dashboard},
             security=Security.temporary(),
-            plugins={_NoHTTPServer(), _DolbPrepared(), _QuickExit()},
+            plugins={NoHTTPServer(), Prepared(), QuickExit()},
             env=SINGLE_THREADED_BLAS,
             **options,
         )

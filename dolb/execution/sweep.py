@@ -14,12 +14,9 @@ record to the folder's history, with where its time went.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import logging
-import signal
 import socket
 import sys
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -30,12 +27,13 @@ from distributed import as_completed, performance_report, wait
 from tqdm import tqdm
 
 from dolb.errors import ConfigError, StorageError
-from dolb.execution.cluster import connect, read_cluster_file
+from dolb.execution.cluster import read_cluster_file
 from dolb.execution.datasets import data_cache, open_datasets
-from dolb.execution.environment import check_workers, fingerprint
+from dolb.execution.environment import fingerprint
 from dolb.execution.gather import ClientWriter
 from dolb.execution.lock import FolderLock, refuse_if_held
 from dolb.execution.phases import Phases
+from dolb.execution.sweep_client import SweepCluster
 from dolb.execution.tasks import Destination, KernelWarmUp, TaskOutcome, can_write, error_text, run_batch
 from dolb.experiment.cells import Batch, CellGroup, batch_cells, expand_groups, group_ids, parameter_types
 from dolb.experiment.pipeline import Pipeline, load_pipeline
@@ -187,7 +185,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
     started = time.perf_counter()
     phases = Phases()
     run_id = new_run_id()
-    cluster = _SweepCluster(phases, workers=workers, scheduler=scheduler, cluster_file=cluster_file,
+    cluster = SweepCluster(phases, workers=workers, scheduler=scheduler, cluster_file=cluster_file,
                             dashboard=dashboard)
     try:
         with phases("plan"):
@@ -293,79 +291,6 @@ def _report_on_cluster(client, pipeline: Pipeline, store: ResultStore, phases: P
                  for i in range(len(pipeline.reports))]
         client.gather([written])
         return "\n".join(client.gather(texts))
-
-
-class _SweepCluster:
-    """The sweep's Dask client, its workers checked once.
-
-    The embedded cluster (no scheduler, no cluster file) is started in the background by
-    :meth:`start`, once the pipeline is checked: its workers spawn, import dolb and join
-    while the client scans the result folder. Otherwise (a scheduler,
-    a cluster file, or datasets to build first) the cluster is reached on first use.
-    :meth:`close` waits for a start under way, then closes.
-    """
-
-    def __init__(self, phases: Phases, **where) -> None:
-        self.phases, self.where = phases, where
-        self.stack = contextlib.ExitStack()
-        self.context = contextvars.copy_context()
-        """Where the client is entered and left (Dask's client sets a context variable,
-        which must be reset in the context that set it, whichever thread started it)."""
-        self._client = None
-        self._starting: threading.Thread | None = None
-        self._failed: BaseException | None = None
-        self._sigint = None
-        self.workers: dict = {}
-
-    @property
-    def embedded(self) -> bool:
-        """Whether the run starts its own LocalCluster."""
-        return self.where["scheduler"] is None and self.where["cluster_file"] is None
-
-    def start(self) -> None:
-        """Start the embedded cluster in a thread of its own (nothing otherwise). Ctrl-C
-        is ignored until it is up, as it is while any local cluster starts (see
-        :func:`dolb.execution.cluster._local`): its worker processes inherit that, and
-        only the client stops on Ctrl-C."""
-        if not self.embedded or self._client is not None:  # or started already, to build datasets
-            return
-        if threading.current_thread() is threading.main_thread():
-            self._sigint = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        self._starting = threading.Thread(target=self.context.run, args=(self._connect,), name="dolb-cluster-start",
-                                          daemon=True)
-        self._starting.start()
-
-    def _connect(self) -> None:
-        try:
-            client = self.stack.enter_context(connect(**self.where))
-            self.workers = check_workers(client)
-            self._client = client
-        except BaseException as exc:  # raised by client() in the main thread
-            self._failed = exc
-
-    def _started(self) -> None:
-        """Wait for a start under way; then Ctrl-C stops the run again."""
-        if self._starting is not None:
-            self._starting.join()
-            self._starting = None
-        if self._sigint is not None:
-            signal.signal(signal.SIGINT, self._sigint)
-            self._sigint = None
-
-    def client(self):
-        if self._client is None or self._starting is not None:
-            with self.phases("cluster"):
-                self._started()
-                if self._client is None and self._failed is None:
-                    self.context.run(self._connect)
-                if self._failed is not None:
-                    raise self._failed
-        return self._client
-
-    def close(self) -> None:
-        """Close the cluster (once its start, if under way, is over)."""
-        self._started()
-        self.context.run(self.stack.close)
 
 
 def _warm_up_samples(todo: list[tuple[CellGroup, np.ndarray]]):
