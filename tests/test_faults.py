@@ -206,6 +206,29 @@ def test_ctrl_c_ends_with_one_line(slow_pipeline, tmp_path):
     assert stored_count(out) >= 100
 
 
+def test_an_embedded_worker_does_not_log_a_lost_heartbeat():
+    """Its scheduler is the client's process: when the client stops (Ctrl-C), the
+    worker's heartbeat error and traceback would follow the client's one line."""
+    import logging
+
+    from dolb.execution.worker_plugins import QuietHeartbeat
+
+    written = []
+    handler = logging.Handler()
+    handler.emit = written.append
+    logger = logging.getLogger("distributed.worker")
+    logger.addHandler(handler)
+    filters = list(logger.filters)
+    try:
+        QuietHeartbeat().setup(worker=None)
+        logger.error("Failed to communicate with scheduler during heartbeat.")
+        logger.error("another error")
+    finally:
+        logger.removeHandler(handler)
+        logger.filters = filters
+    assert [record.getMessage() for record in written] == ["another error"]
+
+
 def test_ctrl_c_turns_logging_off_until_the_command_ends():
     """The race that printed distributed's traceback is rare; what stops it is certain:
     once SIGINT arrives, no logger writes (not even one whose level distributed's

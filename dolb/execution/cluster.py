@@ -51,7 +51,7 @@ from distributed.security import Security
 from pydantic import model_validator
 
 from dolb.errors import ConfigError
-from dolb.execution.worker_plugins import NoHTTPServer, Prepared, QuickExit
+from dolb.execution.worker_plugins import NoHTTPServer, Prepared, QuickExit, QuietHeartbeat
 from dolb.validation import ExistingFile, PositiveInt, Table, one_of, problem, read_toml, unknown_key, validate
 
 SINGLE_THREADED_BLAS = {
@@ -115,7 +115,7 @@ def _local(n_workers: int, dashboard: bool = False, **options: Any) -> LocalClus
             dashboard_address=DASHBOARD_ADDRESS if dashboard else "127.0.0.1:0",
             scheduler_kwargs={"dashboard": dashboard},
             security=Security.temporary(),
-            plugins={NoHTTPServer(), Prepared(), QuickExit()},
+            plugins={NoHTTPServer(), Prepared(), QuickExit(), QuietHeartbeat()},
             env=SINGLE_THREADED_BLAS,
             **options,
         )

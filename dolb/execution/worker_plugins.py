@@ -1,5 +1,5 @@
 """The worker plugins of the embedded cluster: no HTTP server, dolb prepared as a worker
-starts, and a quick exit after a clean close."""
+starts, a quick exit after a clean close, and no traceback when the client is gone."""
 
 from __future__ import annotations
 
@@ -64,3 +64,24 @@ class QuickExit(WorkerPlugin):
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(0)
+
+
+def _not_a_lost_heartbeat(record: logging.LogRecord) -> bool:
+    """False for the error a worker logs, with a traceback, when a heartbeat finds its
+    scheduler gone."""
+    return not record.getMessage().startswith("Failed to communicate with scheduler during heartbeat")
+
+
+class QuietHeartbeat(WorkerPlugin):
+    """Drops the error an embedded worker logs when its heartbeat finds the scheduler
+    gone. The embedded cluster's scheduler runs in the client's process, so that happens
+    only when the client stops or is stopped (Ctrl-C), which the client reports in one
+    line of its own; the worker's traceback, written to the same terminal, would follow
+    it."""
+
+    name = "dolb-quiet-heartbeat"
+
+    def setup(self, worker: Worker) -> None:
+        logger = logging.getLogger("distributed.worker")
+        if _not_a_lost_heartbeat not in logger.filters:
+            logger.addFilter(_not_a_lost_heartbeat)
