@@ -64,12 +64,19 @@ def test_batches_respect_example_budget():
     todo = [(small, np.arange(2)), (large, np.arange(1)), (small, np.arange(2, 4))]
     batches = batch_cells(todo, max_examples=300)
     sizes = [[(group.n_train, indices.tolist()) for group, indices in batch] for batch in batches]
-    assert sizes == [[(100, [0, 1])], [(500, [0])], [(100, [2, 3])]]  # a cell over the limit runs alone
-    # batches span groups; every cell is in exactly one batch
+    # a cell over the limit runs alone; the limit shrinks to half of what is left
+    assert sizes == [[(100, [0, 1])], [(500, [0])], [(100, [2])], [(100, [3])]]
+    # batches span groups; every cell is in exactly one batch, in order
     mixed = batch_cells([(small, np.arange(3)), (G(n_train=50), np.arange(4))], max_examples=500)
-    assert [[len(i) for _, i in b] for b in mixed] == [[3, 4]]
-    # at least n_batches_min batches when the cells allow it
-    assert len(batch_cells([(G(n_train=1), np.arange(8))], 10**6, n_batches_min=4)) == 4
+    assert [[(g.n_train, i.tolist()) for g, i in b] for b in mixed] == [
+        [(100, [0, 1])], [(100, [2]), (50, [0])], [(50, [1])], [(50, [2])], [(50, [3])]]
+    # guided: each batch at most 1/(2 workers) of what is left, never below 1/(256 workers)
+    # of the whole; sizes never grow, so the sweep ends on small batches
+    cells = [(G(n_train=20), np.arange(100_000))]
+    sizes = [sum(len(i) for _, i in b) for b in batch_cells(cells, 200_000, n_workers=2)]
+    assert sum(sizes) == 100_000 and sizes[:8] == [10_000] * 7 + [7_500]
+    assert sizes == sorted(sizes, reverse=True)
+    assert sizes[-4:] == [195, 195, 195, 129]  # the finest: 2,000,000 // 512 examples
 
 
 def test_cell_ids_are_canonical_and_distinct():

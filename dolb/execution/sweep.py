@@ -48,9 +48,6 @@ logger = logging.getLogger(__name__)
 
 IN_FLIGHT_PER_WORKER = 4
 """Batches kept submitted per worker; more are sent as these complete."""
-BATCHES_PER_WORKER = 16
-"""At least this many batches per worker (when there are cells enough), so that the
-batches left at the end of a sweep are small."""
 GATHER_MODES = ("auto", "workers", "client")
 """Who writes the result parts: the workers when they can reach the folder (``auto``,
 checked at start), always the workers, or always the client."""
@@ -241,10 +238,10 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
             )
             n_workers = max(1, len(cluster.workers))
             logger.info("%d workers; result parts written by the %s", n_workers, mode)
-            # the longest cells first, in at least BATCHES_PER_WORKER batches a worker: the
-            # last batches are short, so no worker idles long at the end
+            # the longest cells first, in batches that shrink as the sweep goes on: the
+            # last ones are short, so no worker idles long at the end
             longest_first = sorted(todo, key=lambda item: -item[0].n_train)
-            batches = batch_cells(longest_first, pipeline.batch_examples, n_batches_min=BATCHES_PER_WORKER * n_workers)
+            batches = batch_cells(longest_first, pipeline.batch_examples, n_workers=n_workers)
             recording = (performance_report(filename=str(report_file), mode="inline")  # no CDN: opens offline
                          if report_file else contextlib.nullcontext())
             cpu_started = time.process_time()

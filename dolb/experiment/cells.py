@@ -279,40 +279,51 @@ Batch = list[tuple[CellGroup, np.ndarray]]
 """What one Dask task runs: groups, each with the split indices of its cells to run."""
 
 
-def batch_cells(todo: list[tuple[CellGroup, np.ndarray]], max_examples: int, n_batches_min: int = 1) -> list[Batch]:
-    """Cut the cells to run (groups with split indices) into batches of at most
-    ``max_examples`` training examples (at least one cell each), in order, so that
-    small cells share one Dask task; the limit shrinks so that there are at least
-    ``n_batches_min`` batches when possible. A batch costs the client one task,
-    whatever its number of cells.
+GUIDED_SHARE = 2
+"""A batch holds at most 1 / (GUIDED_SHARE × workers) of the examples not yet batched."""
+FINEST_SHARE = 256
+"""Nor less than 1 / (FINEST_SHARE × workers) of all of them (unless too few are left)."""
+
+
+def batch_cells(todo: list[tuple[CellGroup, np.ndarray]], max_examples: int, n_workers: int = 1) -> list[Batch]:
+    """Cut the cells to run (groups with split indices) into batches, in order, by guided
+    self-scheduling: each batch takes at most 1 / (:data:`GUIDED_SHARE` × ``n_workers``)
+    of the training examples not yet batched, at most ``max_examples``, and no less than
+    1 / (:data:`FINEST_SHARE` × ``n_workers``) of all (at least one cell a batch). The
+    first batches are large, so a sweep costs the client few tasks (a batch costs it one
+    task, whatever its number of cells); the last ones are small, so no worker idles
+    long at the end while another finishes a large batch.
 
     Examples
     --------
     >>> import numpy as np
     >>> from types import SimpleNamespace as G
-    >>> batches = batch_cells([(G(n_train=150), np.arange(10))], max_examples=600)
-    >>> [[len(indices) for _, indices in batch] for batch in batches]
-    [[4], [4], [2]]
+    >>> batches = batch_cells([(G(n_train=10), np.arange(100))], max_examples=600, n_workers=2)
+    >>> [sum(len(indices) for _, indices in batch) for batch in batches]
+    [25, 18, 14, 10, 8, 6, 4, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1]
     """
-    total = sum(group.n_train * len(indices) for group, indices in todo)
-    limit = max(1, min(max_examples, -(-total // max(1, n_batches_min))))
+    remaining = sum(group.n_train * len(indices) for group, indices in todo)
+    finest = max(1, remaining // (FINEST_SHARE * n_workers))
     batches: list[Batch] = []
     current: Batch = []
-    room = limit
+    room = 0
     for group, indices in todo:
         start = 0
         while start < len(indices):
-            fits = room // group.n_train
+            if not current:
+                room = max(finest, min(max_examples, remaining // (GUIDED_SHARE * n_workers)))
+            fits = min(len(indices) - start, room // group.n_train)
             if fits <= 0:
                 if current:
                     batches.append(current)
-                    current, room = [], limit
+                    current = []
                     continue
                 fits = 1  # a cell larger than the limit runs alone
             piece = indices[start : start + fits]
             current.append((group, piece))
-            room -= group.n_train * len(piece)
-            start += len(piece)
+            room -= group.n_train * fits
+            remaining -= group.n_train * fits
+            start += fits
     if current:
         batches.append(current)
     return batches
