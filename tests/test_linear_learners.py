@@ -265,6 +265,24 @@ def test_predict_is_the_last_hypothesis(name):
     assert learner.n_seen == X.shape[0] + 5 == learner.rounds
 
 
+@pytest.mark.parametrize("name", LINEAR)
+def test_the_quiet_driver_learns_what_the_full_one_does(name):
+    """With the last hypothesis alone nothing is fed and the quiet copy of the driver
+    runs; with the average too, the full one. Weights, predictions, rounds and the age of
+    the live hypothesis are bit-identical (SGD with alpha·eta0 = 0.9 folds its scale)."""
+    X, y = stream(n=400, density=0.3, seed=21)
+    params = {"alpha": 0.9, "eta0": 1.0} if name == "sgd" else {}
+    found = []
+    for conversions in (("last",), ("last", "average")):
+        learner = learner_class(name)(X.shape[1], n_train=X.shape[0], conversions=conversions, **params)
+        assert learner._quiet is (len(conversions) == 1)
+        blocks = [learner.learn(sp.csr_matrix(X[a : a + 64]), y[a : a + 64]) for a in range(0, 400, 64)]
+        found.append((np.concatenate(blocks), learner.weights(), learner.rounds, learner.live_age, learner.F.copy()))
+    for quiet, full in zip(*found):
+        np.testing.assert_array_equal(quiet, full)
+    assert found[0][3] < 400  # the hypothesis changed: its age was reset
+
+
 # --- bad input -----------------------------------------------------------------------
 
 
@@ -399,14 +417,17 @@ def test_no_sklearn_deprecation_noise():
         )
 
 
-def test_driver_counts_no_references():
+@pytest.mark.parametrize("quiet", [False, True])
+def test_driver_counts_no_references(quiet):
     """The driver is compiled without reference counting (see dolb.learners.linear.driver):
-    its machine code has no NRT_incref / NRT_decref, on no path."""
-    driver = learner_class("perceptron").driver()
+    its machine code has no NRT_incref / NRT_decref, on no path; its quiet copy neither."""
+    driver = learner_class("perceptron").driver(quiet)
     options = {key: value for key, value in driver.targetoptions.items() if key not in ("cache", "nopython")}
     fresh = numba.njit(**options)(driver.py_func)  # compiled here: cached code cannot be inspected
     X = sp.csr_matrix(np.eye(3))
-    learner = learner_class("perceptron")(3, conversions=learner_class("perceptron").conversions_supported)
+    conversions = ("last",) if quiet else learner_class("perceptron").conversions_supported
+    learner = learner_class("perceptron")(3, conversions=conversions)
+    assert learner._quiet is quiet
     learner.learn(X, np.ones(3))
     signature = driver.signatures[0]
     fresh.compile(signature)

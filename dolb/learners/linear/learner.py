@@ -15,7 +15,7 @@ from dolb.conversions.history import History
 from dolb.conversions.hypothesis import linear_hypothesis
 from dolb.errors import ConfigError, DataError
 from dolb.learners.base import OnlineLearner
-from dolb.learners.linear.driver import FED, compile_driver, switches
+from dolb.learners.linear.driver import FED, compile_driver, quiet, switches
 from dolb.learners.linear.layout import DenseLayout, csr_arrays, csr_parts
 from dolb.learners.linear.params import step_params_class, step_value
 
@@ -64,12 +64,12 @@ class LinearLearner(OnlineLearner):
     checks_rows: ClassVar[bool] = False
     step: ClassVar[Any] = None
     StepParams: ClassVar[type]
-    _driver: ClassVar[Any] = None
+    _drivers: ClassVar[dict[bool, Any]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.StepParams = step_params_class(cls, cls.params, cls.derived_params)
-        cls._driver = None
+        cls._drivers = {}
 
     def __init__(
         self,
@@ -154,6 +154,7 @@ class LinearLearner(OnlineLearner):
         parts = self._fed()
         # fixed from now on: the switches, and the states of the absent parts (never fed)
         self._switches = switches(parts, hinge=self.bound_loss == "hinge")
+        self._quiet = quiet(self._switches)
         self._absent = [_absent_state(cls) if part is None else None for cls, part in zip(FED, parts)]
 
     def _fed(self) -> list:
@@ -167,16 +168,18 @@ class LinearLearner(OnlineLearner):
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self._quiet = quiet(self._switches)  # a state saved before the quiet driver lacks it
         for part in self._fed():
             if part is not None:
                 part.bind(self)
 
     @classmethod
-    def driver(cls):
-        """The compiled driver of this learner (built on first use)."""
-        if cls._driver is None:
-            cls._driver = compile_driver(cls.step, cls.name, sys.modules[cls.__module__].__file__)
-        return cls._driver
+    def driver(cls, quiet: bool = False):
+        """The compiled driver of this learner, its quiet copy when ``quiet`` (see
+        :mod:`.driver`; each built on first use)."""
+        if quiet not in cls._drivers:
+            cls._drivers[quiet] = compile_driver(cls.step, cls.name, sys.modules[cls.__module__].__file__, quiet)
+        return cls._drivers[quiet]
 
     def _learn(self, X, y):
         bad = np.flatnonzero(np.abs(y) != 1.0)
@@ -216,7 +219,7 @@ class LinearLearner(OnlineLearner):
                 part.reserve(y.shape[0], data.shape[0])
         states = tuple(part.arrays if off is None else off for part, off in zip(parts, self._absent))
         indices, data = read_only(indices), read_only(data)
-        return self.driver()(
+        return self.driver(self._quiet)(
             indptr, indices, data, y, self.P, self.A, self.v, self.F, self.I, self._delta, self._switches, states, pred
         )
 
