@@ -75,7 +75,7 @@ def test_no_rows_gives_no_blocks(stored):
 
 def test_bad_arguments_fail_at_the_call(stored):
     ds, _, _ = stored
-    for kwargs in ({"block_size": 0}, {"prefetch": 0}, {"block_size": 2.0}):
+    for kwargs in ({"block_size": 0}, {"prefetch": -1}, {"block_size": 2.0}, {"prefetch": True}):
         with pytest.raises(ConfigError, match=next(iter(kwargs))):
             stream_blocks(ds, **kwargs)
     with pytest.raises(ConfigError, match="row 3 is asked for twice"):
@@ -84,6 +84,35 @@ def test_bad_arguments_fail_at_the_call(stored):
 
 def stream_threads():
     return [t for t in threading.enumerate() if t.name == "dolb-stream"]
+
+
+def test_a_local_store_is_read_in_the_calling_thread(stored, monkeypatch):
+    """By default a local store is read when a block is asked for, in the calling thread
+    (no reading thread); a store behind a URL, and any stream given prefetch > 0, is read
+    ahead by a thread. The blocks are the same either way."""
+    ds, _, _ = stored
+    readers = []
+    original = stream_module.RowReader.read
+
+    def noted(self, rows):
+        readers.append(threading.current_thread().name)
+        return original(self, rows)
+
+    monkeypatch.setattr(stream_module.RowReader, "read", noted)
+    order = np.random.default_rng(4).permutation(ds.n_rows)
+    local = list(stream_blocks(ds, order, block_size=7))
+    assert set(readers) == {threading.current_thread().name} and len(readers) == len(local) > 1
+    readers.clear()
+    ahead = list(stream_blocks(ds, order, block_size=7, prefetch=2))
+    assert "dolb-stream" in readers
+    for (X1, y1), (X2, y2) in zip(local, ahead, strict=True):
+        np.testing.assert_array_equal(X1.toarray() if hasattr(X1, "toarray") else X1,
+                                      X2.toarray() if hasattr(X2, "toarray") else X2)
+        np.testing.assert_array_equal(y1, y2)
+    monkeypatch.setattr(stream_module, "is_url", lambda path: True)
+    readers.clear()
+    list(stream_blocks(ds, order, block_size=7))
+    assert "dolb-stream" in readers
 
 
 def test_early_break_stops_the_thread(stored):
