@@ -79,7 +79,9 @@ def test_bad_arguments_fail_at_the_call(stored):
         with pytest.raises(ConfigError, match=next(iter(kwargs))):
             stream_blocks(ds, **kwargs)
     with pytest.raises(ConfigError, match="row 3 is asked for twice"):
-        stream_blocks(ds, [1, 3, 2, 3])
+        stream_blocks(ds, [1, 3, 2, 3])  # a few rows of many: found by sorting them
+    with pytest.raises(ConfigError, match="row 5 is asked for twice"):
+        stream_blocks(ds, np.r_[np.arange(50, 103), np.arange(50), 5])  # found by marking rows
 
 
 def stream_threads():

@@ -34,13 +34,34 @@ import numpy as np
 
 @numba.njit(cache=True, nogil=True)
 def touched_chunks(starts, lengths, chunk_length, n_chunks):
-    """Boolean mask of the chunks that hold at least one element of some span."""
+    """Boolean mask of the chunks that hold at least one element of some span (all of
+    them at once when there is one chunk; else one division a span, two for a span that
+    crosses a chunk boundary)."""
     touched = np.zeros(n_chunks, np.bool_)
+    if n_chunks == 1:
+        touched[0] = starts.shape[0] > 0 and lengths.max() > 0
+        return touched
     for i in range(starts.shape[0]):
         if lengths[i] > 0:
-            for c in range(starts[i] // chunk_length, (starts[i] + lengths[i] - 1) // chunk_length + 1):
-                touched[c] = True
+            first = starts[i] // chunk_length
+            touched[first] = True
+            if starts[i] + lengths[i] > (first + 1) * chunk_length:
+                for c in range(first + 1, (starts[i] + lengths[i] - 1) // chunk_length + 1):
+                    touched[c] = True
     return touched
+
+
+@numba.njit(cache=True, nogil=True)
+def first_repeat(rows, n_rows):
+    """The first row number of ``rows`` (each in ``[0, n_rows)``) that is there a
+    second time, or −1: one pass with a mark per row."""
+    seen = np.zeros(n_rows, np.bool_)
+    for i in range(rows.shape[0]):
+        row = rows[i]
+        if seen[row]:
+            return row
+        seen[row] = True
+    return -1
 
 
 _unsigned = numba.uint64
@@ -82,6 +103,20 @@ def gather_span_pairs(chunk_a, chunk_b, chunk_start, starts, lengths, out_ptr, o
         for k in range(_unsigned(stop - first)):
             out_a[to + k] = chunk_a[source + k]
             out_b[to + k] = chunk_b[source + k]
+
+
+@numba.njit(cache=True, nogil=True)
+def gather_rows(chunk, first_row, rows, out):
+    """Copy into ``out[i]`` row ``rows[i]`` of the array for every such row that
+    ``chunk`` holds (both 2-D, a row of ``width`` elements; the chunk's first row being
+    row ``first_row`` of the array)."""
+    held = _unsigned(chunk.shape[0])
+    width = _unsigned(chunk.shape[1])
+    for i in range(rows.shape[0]):
+        row = _unsigned(rows[i] - first_row)  # a row before the chunk wraps to a huge number
+        if row < held:
+            for k in range(width):
+                out[i, k] = chunk[row, k]
 
 
 @numba.njit(cache=True, nogil=True)

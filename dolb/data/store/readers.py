@@ -26,7 +26,7 @@ import zarr
 
 from dolb.data.store.decoding import ChunkDecoder
 from dolb.data.store.format import INT32_MAX, READ_ERRORS, is_url
-from dolb.data.store.gather import gather_span_pairs, gather_spans, row_spans, touched_chunks
+from dolb.data.store.gather import gather_rows, gather_span_pairs, gather_spans, row_spans, touched_chunks
 from dolb.data.store.manifest import chunk_checksum
 from dolb.errors import DataError
 
@@ -208,10 +208,12 @@ class ChunkReader:
         axis 0 at ``rows``, in the order given (consecutive rows: one span)."""
         if rows.shape[0] and _consecutive(rows):
             return self.span(int(rows[0]), int(rows[-1]) + 1, dtype)
-        width = self.width
         out = np.empty((rows.shape[0], *self.array.shape[1:]), dtype=self.dtype if dtype is None else dtype)
-        lengths = np.full(rows.shape[0], width, dtype=np.int64)
-        self.gather(rows * width, lengths, np.arange(0, (rows.shape[0] + 1) * width, width), out)
+        flat = out.reshape(rows.shape[0], self.width)
+        touched = range(1) if self.n_chunks == 1 else np.flatnonzero(np.bincount(rows // self.chunk_length))
+        for c in touched:
+            chunk = self.chunk(int(c))
+            gather_rows(chunk.reshape(chunk.shape[0], self.width), int(c) * self.chunk_length, rows, flat)
         return out
 
 
