@@ -239,4 +239,4 @@ def test_a_hook_must_take_its_events_values(monkeypatch):
 
     monkeypatch.setattr(driver, "FED", (*driver.FED, Wrong))
     with pytest.raises(TypeError, match=r"Wrong: its round hook takes \('s', 'age'\)"):
-        driver._driver_source()
+        driver._driver_source(quiet=False)
