@@ -26,12 +26,12 @@ hook(state_<slot>, *values)``: the calls are static and inlined, the switches
 loop-invariant; the slots' states are unpacked into locals once (taking an item of a
 tuple holding arrays costs reference counts).
 
-A learner whose parts listen to nothing (the ``last`` conversion alone: every switch
-off but the hinge's) runs the *quiet* copy of the driver, compiled from the same source
-with no feeds at all (:func:`quiet`): its loop has only the prediction, the step and the
-update, and v is updated in place without writing the change back into ``delta``. With
-fewer live values the loop keeps them in registers: 10-15 % of a pass on short rows
-(a9a). Weights, predictions, rounds and ages are bit-identical to the full copy's.
+A learner whose parts listen to nothing (:func:`listens_to_nothing`: the ``last``
+conversion alone, every switch off but the hinge's) runs the *quiet* copy of the driver,
+compiled from the same source with no feeds at all: its loop has only the prediction,
+the step and the update, and v is updated in place without writing the change back
+into ``delta``. With fewer live values the loop keeps them in registers: 8-15 % of a
+pass on short rows (a9a). Weights, predictions, rounds and ages are bit-identical to the full copy's.
 
 Per learner the driver is that source compiled with the global ``step`` bound to the
 learner's function (a closure or a dispatcher argument would do the same, but Numba
@@ -91,7 +91,7 @@ def switches(parts: list[Fed | None], hinge: bool) -> tuple[bool, ...]:
     return tuple(on)
 
 
-def quiet(on: tuple[bool, ...]) -> bool:
+def listens_to_nothing(on: tuple[bool, ...]) -> bool:
     """Whether the parts with switches ``on`` listen to nothing: no loss, no dying v, no
     event (the hinge switch says only which loss they would get)."""
     return not any(value for position, value in enumerate(on) if position != _HINGE)

@@ -15,7 +15,7 @@ from dolb.conversions.history import History
 from dolb.conversions.hypothesis import linear_hypothesis
 from dolb.errors import ConfigError, DataError
 from dolb.learners.base import OnlineLearner
-from dolb.learners.linear.driver import FED, compile_driver, quiet, switches
+from dolb.learners.linear.driver import FED, compile_driver, listens_to_nothing, switches
 from dolb.learners.linear.layout import DenseLayout, csr_arrays, csr_parts
 from dolb.learners.linear.params import step_params_class, step_value
 
@@ -154,7 +154,7 @@ class LinearLearner(OnlineLearner):
         parts = self._fed()
         # fixed from now on: the switches, and the states of the absent parts (never fed)
         self._switches = switches(parts, hinge=self.bound_loss == "hinge")
-        self._quiet = quiet(self._switches)
+        self._quiet = listens_to_nothing(self._switches)
         self._absent = [_absent_state(cls) if part is None else None for cls, part in zip(FED, parts)]
 
     def _fed(self) -> list:
@@ -168,7 +168,7 @@ class LinearLearner(OnlineLearner):
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._quiet = quiet(self._switches)  # a state saved before the quiet driver lacks it
+        self._quiet = listens_to_nothing(self._switches)  # a state saved before the quiet driver lacks it
         for part in self._fed():
             if part is not None:
                 part.bind(self)
