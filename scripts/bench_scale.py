@@ -61,6 +61,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shlex
 import signal
 import statistics
@@ -377,9 +378,25 @@ def write_tiny(folder: Path, n_cells: int) -> Path:
     return path
 
 
-def pipeline_of(name: str, work: Path, n_cells: int) -> Path:
-    """The pipeline file of workload ``name`` (the tiny one is written into ``work``)."""
-    return write_tiny(work, n_cells) if name == "tiny" else PIPELINES / f"{name}.toml"
+def write_with_splits(name: str, folder: Path, count: int) -> Path:
+    """Write a copy of ``pipelines/NAME.toml`` into ``folder`` with ``count`` splits per
+    experiment instead of its own (the data paths made absolute); return its path."""
+    text = (PIPELINES / f"{name}.toml").read_text(encoding="utf-8")
+    text = re.sub(r"\bcount = \d+", f"count = {count}", text)
+    text = text.replace('"../../shared/data/', f'"{SHARED_DATA.resolve()}/')
+    path = folder / f"{name}-{count}-splits.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def pipeline_of(name: str, work: Path, n_cells: int, splits: dict[str, int]) -> Path:
+    """The pipeline file of workload ``name``: the tiny one and a study given other
+    ``splits`` are written into ``work``."""
+    if name == "tiny":
+        return write_tiny(work, n_cells)
+    if name in splits:
+        return write_with_splits(name, work, splits[name])
+    return PIPELINES / f"{name}.toml"
 
 
 def measure_workload(name: str, pipeline: Path, folder: Path, repeats: int, env: dict[str, str]) -> dict[str, Any]:
@@ -554,6 +571,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--million", action="store_true", help="also run the million workload")
     parser.add_argument("--million-cells", type=int, default=1_000_000,
                         help="cells of the million workload (default 1,000,000; smaller for a quick check)")
+    parser.add_argument("--splits", default="", metavar="NAME=K,...",
+                        help="run these studies with K splits per experiment instead of their own "
+                             "(e.g. cutoff_rcv1=50,linear_zoo=5: at least 30 s of cell compute)")
     parser.add_argument("--json", type=Path, help="save every figure to this JSON file")
     args = parser.parse_args(argv)
     names = args.only.split(",") if args.only else list(WORKLOADS)
@@ -566,6 +586,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if min(args.repeats, args.cells, args.million_cells) < 1:
         parser.error("--repeats, --cells and --million-cells must be positive")
     args.names = names
+    asked, args.splits = args.splits, {}
+    for item in filter(None, asked.split(",")):
+        name, _, count = item.partition("=")
+        if name not in NEEDS_SHARED_DATA or not count.isdigit() or int(count) < 1:
+            parser.error(f"--splits: {item!r} is not STUDY=K with STUDY one of "
+                         f"{', '.join(sorted(NEEDS_SHARED_DATA))} and K a positive integer")
+        args.splits[name] = int(count)
     return args
 
 
@@ -585,7 +612,7 @@ def run_workloads(args: argparse.Namespace, folder: Path, cache: Path) -> dict[s
         if name in NEEDS_SHARED_DATA and not SHARED_DATA.is_dir():
             found["sections"].append(f"== {name}: skipped, {SHARED_DATA} (../shared/data) is missing")
             continue
-        pipeline = pipeline_of(name, folder, args.cells)
+        pipeline = pipeline_of(name, folder, args.cells, args.splits)
         measured = measure_workload(name, pipeline, folder / name, args.repeats, env)
         found["workloads"][name] = measured
         found["sections"].append(workload_text(name, measured))

@@ -60,23 +60,26 @@ def test_metrics_values():
 def test_batches_respect_example_budget():
     from types import SimpleNamespace as G
 
-    small, large = G(n_train=100), G(n_train=500)
-    todo = [(small, np.arange(2)), (large, np.arange(1)), (small, np.arange(2, 4))]
-    batches = batch_cells(todo, max_examples=300)
-    sizes = [[(group.n_train, indices.tolist()) for group, indices in batch] for batch in batches]
-    # a cell over the limit runs alone; the limit shrinks to half of what is left
-    assert sizes == [[(100, [0, 1])], [(500, [0])], [(100, [2])], [(100, [3])]]
-    # batches span groups; every cell is in exactly one batch, in order
-    mixed = batch_cells([(small, np.arange(3)), (G(n_train=50), np.arange(4))], max_examples=500)
-    assert [[(g.n_train, i.tolist()) for g, i in b] for b in mixed] == [
-        [(100, [0, 1])], [(100, [2]), (50, [0])], [(50, [1])], [(50, [2])], [(50, [3])]]
-    # guided: each batch at most 1/(2 workers) of what is left, never below 1/(256 workers)
-    # of the whole; sizes never grow, so the sweep ends on small batches
+    long, short = G(n_train=100), G(n_train=50)
+    todo = [(long, np.arange(30)), (G(n_train=5_000), np.arange(1)), (short, np.arange(100))]
+    batches = batch_cells(todo, max_examples=400)
+    cells = [(group.n_train, index) for batch in batches for group, indices in batch for index in indices]
+    # every cell is in exactly one batch, in order
+    assert cells == [(group.n_train, index) for group, indices in todo for index in indices]
+    # a batch holds at most max_examples, or one cell larger than that alone
+    examples = [sum(group.n_train * len(indices) for group, indices in batch) for batch in batches]
+    assert all(size <= 400 or len(batch) == 1 for size, batch in zip(examples, batches))
+    assert [[(g.n_train, i.tolist()) for g, i in b] for b in batches[7:10]] == [
+        [(100, [28, 29])], [(5_000, [0])], [(50, [0, 1, 2, 3, 4, 5, 6, 7])]]
+    # guided: at most 1/(16 workers) of the sweep, then 1/(2 workers) of what is left,
+    # never below 1/(256 workers) of the whole; sizes never grow, so the sweep ends small
     cells = [(G(n_train=20), np.arange(100_000))]
-    sizes = [sum(len(i) for _, i in b) for b in batch_cells(cells, 200_000, n_workers=2)]
-    assert sum(sizes) == 100_000 and sizes[:8] == [10_000] * 7 + [7_500]
-    assert sizes == sorted(sizes, reverse=True)
-    assert sizes[-4:] == [195, 195, 195, 129]  # the finest: 2,000,000 // 512 examples
+    one = [sum(len(i) for _, i in b) for b in batch_cells(cells, 10**9, n_workers=1)]
+    assert one == [6_250] * 15 + [3_125, 1_562, 781, 391, 390, 1]  # 1 worker: 16 batches, a tail
+    two = [sum(len(i) for _, i in b) for b in batch_cells(cells, 10**9, n_workers=2)]
+    assert sum(two) == 100_000 and two[:31] == [3_125] * 29 + [2_343, 1_758]
+    assert two == sorted(two, reverse=True)
+    assert two[-4:] == [195, 195, 195, 120]  # the finest: 2,000,000 // 512 examples
 
 
 def test_cell_ids_are_canonical_and_distinct():

@@ -281,6 +281,8 @@ Batch = list[tuple[CellGroup, np.ndarray]]
 
 GUIDED_SHARE = 2
 """A batch holds at most 1 / (GUIDED_SHARE × workers) of the examples not yet batched."""
+COARSEST_SHARE = 16
+"""And at most 1 / (COARSEST_SHARE × workers) of all of them."""
 FINEST_SHARE = 256
 """Nor less than 1 / (FINEST_SHARE × workers) of all of them (unless too few are left)."""
 
@@ -288,7 +290,8 @@ FINEST_SHARE = 256
 def batch_cells(todo: list[tuple[CellGroup, np.ndarray]], max_examples: int, n_workers: int = 1) -> list[Batch]:
     """Cut the cells to run (groups with split indices) into batches, in order, by guided
     self-scheduling: each batch takes at most 1 / (:data:`GUIDED_SHARE` × ``n_workers``)
-    of the training examples not yet batched, at most ``max_examples``, and no less than
+    of the training examples not yet batched, at most ``max_examples`` and
+    1 / (:data:`COARSEST_SHARE` × ``n_workers``) of all, and no less than
     1 / (:data:`FINEST_SHARE` × ``n_workers``) of all (at least one cell a batch). The
     first batches are large, so a sweep costs the client few tasks (a batch costs it one
     task, whatever its number of cells); the last ones are small, so no worker idles
@@ -298,12 +301,13 @@ def batch_cells(todo: list[tuple[CellGroup, np.ndarray]], max_examples: int, n_w
     --------
     >>> import numpy as np
     >>> from types import SimpleNamespace as G
-    >>> batches = batch_cells([(G(n_train=10), np.arange(100))], max_examples=600, n_workers=2)
+    >>> batches = batch_cells([(G(n_train=10), np.arange(1000))], max_examples=600, n_workers=1)
     >>> [sum(len(indices) for _, indices in batch) for batch in batches]
-    [25, 18, 14, 10, 8, 6, 4, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1]
+    [60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 50, 25, 12, 6, 3, 3, 1]
     """
     remaining = sum(group.n_train * len(indices) for group, indices in todo)
     finest = max(1, remaining // (FINEST_SHARE * n_workers))
+    coarsest = max(finest, min(max_examples, remaining // (COARSEST_SHARE * n_workers)))
     batches: list[Batch] = []
     current: Batch = []
     room = 0
@@ -311,7 +315,7 @@ def batch_cells(todo: list[tuple[CellGroup, np.ndarray]], max_examples: int, n_w
         start = 0
         while start < len(indices):
             if not current:
-                room = max(finest, min(max_examples, remaining // (GUIDED_SHARE * n_workers)))
+                room = max(finest, min(coarsest, remaining // (GUIDED_SHARE * n_workers)))
             fits = min(len(indices) - start, room // group.n_train)
             if fits <= 0:
                 if current:
