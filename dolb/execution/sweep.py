@@ -278,10 +278,14 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
 
 def _report_on_cluster(client, pipeline: Pipeline, store: ResultStore, phases: Phases) -> str:
     """Summarise the store and draw every report as tasks: the summary once, then each
-    report (and ``summary.csv``) in parallel; the client receives only their text."""
+    report (and ``summary.csv``) in parallel; the client receives only their text. The
+    summary is copied to every worker first: held by one, it would draw all the reports
+    there, the scheduler placing tasks where their input is."""
     with phases("aggregate"):
         summary = client.submit(query.summary, store, pure=False)
         wait([summary])
+        if len(pipeline.reports) > 1:
+            client.replicate([summary])
     with phases("reports"):
         written = client.submit(write_summary, store, summary, pure=False)
         texts = [client.submit(render_report, pipeline.reports, i, store, summary, pure=False)
