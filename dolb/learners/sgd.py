@@ -32,8 +32,8 @@ def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
     shrink = 1.0 - eta * alpha
     # shrink is 0 only on round 1 (eta·alpha = 1), where w = 0: keep the scale.
     s_new = s * shrink if shrink > 0.0 else s
-    if g == 0.0 and s_new == s:
-        return False, s
+    if g == 0.0:  # v stays; the scale changes unless the shrink is 1
+        return False, s_new
     scaled_row(delta, val, start, nnz, -eta * g / s_new)
     return True, s_new
 

@@ -14,7 +14,9 @@ coordinates and values are ``idx[start + j]``, ``val[start + j]`` for j < ``nnz`
 block's CSR arrays: no slicing, whose reference counting would cost more than a sparse
 step), ``y`` ∈ {−1, +1}, ``p = s·dot`` the prediction, ``t`` the 1-based round. When it
 updates, the step writes the change of v at ``idx[start + j]`` into ``delta[j]`` and
-returns ``(True, s_new)``; the driver applies it.
+returns ``(True, s_new)``; the driver applies it. A step that changes the scale alone
+returns ``(False, s_new)``: the driver then reads no ``delta`` (the new hypothesis is
+s_new·v, and the parts are fed a change of no coordinates).
 
 Feeding: the parts are the classes of :data:`FED` (the log, then every registered
 conversion in registry order), one *slot* each. The driver gets one state tuple per slot
@@ -192,12 +194,13 @@ def _drive(indptr, indices, data, y, P, A, v, F, I, delta, on, states, pred):
         # --- the learner's update ------------------------------------------------------
         F[0] = s
         updated, s_new = step(P, A, F, v, indices, data, start, nnz, yt, p, dot, rnd, delta)  # noqa: F821 (set per learner)
-        if not updated:
-            continue
         changed = s_new != s
+        if not (updated or changed):
+            continue
+        moved = nnz if updated else 0  # the coordinates of v the step moves (none: the scale alone)
         if dying_v:
             # the parts see the dying hypothesis s·v: v changes after they did
-            for j in range(nnz):
+            for j in range(moved):
                 old = v[indices[start + j]]
                 new = old + delta[j]
                 if new != old:
@@ -205,13 +208,13 @@ def _drive(indptr, indices, data, y, P, A, v, F, I, delta, on, states, pred):
                 delta[j] = new
             if changed:
                 _feed("death", s, v, age, live_index(log))
-            for j in range(nnz):
+            for j in range(moved):
                 p_j = indices[start + j]
                 old = v[p_j]
                 v[p_j] = delta[j]
                 delta[j] -= old
         else:
-            for j in range(nnz):
+            for j in range(moved):
                 p_j = indices[start + j]
                 old = v[p_j]
                 new = old + delta[j]
@@ -225,7 +228,7 @@ def _drive(indptr, indices, data, y, P, A, v, F, I, delta, on, states, pred):
         if not changed:
             continue
         # the live hypothesis s·v (v before the change) died after `age` rounds
-        _feed("change", indices, start, delta, nnz, s_new, age)
+        _feed("change", indices, start, delta, moved, s_new, age)
         s = s_new
         age = 0
         if not FOLD_LOW <= abs(s) <= FOLD_HIGH:
