@@ -71,6 +71,9 @@ def test_batches_respect_example_budget():
     assert all(size <= 400 or len(batch) == 1 for size, batch in zip(examples, batches))
     assert [[(g.n_train, i.tolist()) for g, i in b] for b in batches[7:10]] == [
         [(100, [28, 29])], [(5_000, [0])], [(50, [0, 1, 2, 3, 4, 5, 6, 7])]]
+    # a batch spans groups
+    spanning = batch_cells([(long, np.arange(30)), (short, np.arange(100))], max_examples=400)[7]
+    assert [(g.n_train, i.tolist()) for g, i in spanning] == [(100, [28, 29]), (50, [0, 1, 2, 3])]
     # guided: at most 1/(16 workers) of the sweep, then 1/(2 workers) of what is left,
     # never below 1/(256 workers) of the whole; sizes never grow, so the sweep ends small
     cells = [(G(n_train=20), np.arange(100_000))]
