@@ -30,31 +30,32 @@ import tempfile
 import time
 from pathlib import Path
 
+import numba
+
 RCV1 = Path(__file__).resolve().parents[2] / "shared" / "data" / "rcv1" / "rcv1v2_mulan_dedup.npz"
 """The RCV1 sample the stream workload reads."""
 
 
-def arithmetic_pass():
-    """One pass of the arithmetic workload, compiled first."""
-    import numba
+@numba.njit(cache=True)
+def multiply_adds(n):
+    """n multiply-adds in a chain, on registers."""
+    x = 0.0
+    for i in range(n):
+        x = x * 0.999999 + (i & 7)
+    return x
 
-    @numba.njit(cache=True)
-    def multiply_adds(n):
-        x = 0.0
-        for i in range(n):
-            x = x * 0.999999 + (i & 7)
-        return x
 
-    multiply_adds(10)
+def arithmetic_pass(folder: Path):
+    """One pass of the arithmetic workload (``folder`` unused)."""
     return lambda: multiply_adds(20_000_000)
 
 
-def stream_pass():
-    """One pass of the stream workload, its store written first."""
+def stream_pass(folder: Path):
+    """One pass of the stream workload, its store written into ``folder`` first."""
     from dolb.bench_stream import BLOCK_SIZE, _learn, rcv1_problem
     from dolb.data import ChunkCache, stream_blocks
 
-    problem = rcv1_problem(RCV1, Path(tempfile.mkdtemp(prefix="dolb-contention-")))
+    problem = rcv1_problem(RCV1, folder)
     cache_bytes = 1 << 28
     return lambda: _learn("adagrad", problem, stream_blocks(
         problem.store, problem.permutation, block_size=BLOCK_SIZE, cache=ChunkCache(cache_bytes)))
@@ -62,13 +63,14 @@ def stream_pass():
 
 def child(workload: str, seconds: float) -> None:
     """Run ``workload`` for ``seconds`` after one untimed pass; print passes per second."""
-    one = {"arithmetic": arithmetic_pass, "stream": stream_pass}[workload]()
-    one()
-    start, passes = time.perf_counter(), 0
-    while time.perf_counter() - start < seconds:
+    with tempfile.TemporaryDirectory(prefix="dolb-contention-") as folder:
+        one = {"arithmetic": arithmetic_pass, "stream": stream_pass}[workload](Path(folder))
         one()
-        passes += 1
-    print(passes / (time.perf_counter() - start), flush=True)
+        start, passes = time.perf_counter(), 0
+        while time.perf_counter() - start < seconds:
+            one()
+            passes += 1
+        print(passes / (time.perf_counter() - start), flush=True)
 
 
 def rates(workload: str, seconds: float, processes: int) -> list[float]:
@@ -83,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=8.0, help="timed seconds of each run (default 8)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if not args.seconds > 0:
+        parser.error(f"--seconds must be above 0, got {args.seconds}")
     if args.child:
         child(args.child, args.seconds)
         return 0

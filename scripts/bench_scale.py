@@ -382,7 +382,7 @@ def write_with_splits(name: str, folder: Path, count: int) -> Path:
     """Write a copy of ``pipelines/NAME.toml`` into ``folder`` with ``count`` splits per
     experiment instead of its own (the data paths made absolute); return its path."""
     text = (PIPELINES / f"{name}.toml").read_text(encoding="utf-8")
-    text = re.sub(r"\bcount = \d+", f"count = {count}", text)
+    text = re.sub(r"(split = \{[^}]*\bcount = )\d+", rf"\g<1>{count}", text)
     text = text.replace('"../../shared/data/', f'"{SHARED_DATA.resolve()}/')
     path = folder / f"{name}-{count}-splits.toml"
     path.write_text(text, encoding="utf-8")
