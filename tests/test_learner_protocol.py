@@ -110,8 +110,10 @@ HOSTILE_CSR = {  # (data, indices, indptr) of 3 rows × 4 columns, the bad row, 
 @pytest.mark.parametrize("name", list(registered_learners(task="binary")))
 def test_a_broken_csr_block_is_refused_naming_its_row(name, case):
     """SciPy does not check a CSR matrix made from arrays; compiled code reading it would
-    read and write outside its arrays. Every learner refuses it, learning nothing; rows
-    are numbered on from the rows learned before."""
+    read and write outside its arrays. Every learner refuses it; rows are numbered on
+    from the rows learned before. Bad row pointers are refused before any row is
+    learned; a column index by a learner that checks them as it reads them (the linear
+    ones) after the rows before it, by the others before any."""
     data, indices, indptr, row, said = HOSTILE_CSR[case]
     X = sp.csr_matrix((np.array(data), np.array(indices), np.array([0, 0, 0, len(data)])), shape=(3, 4))
     X.indptr = np.array(indptr)
@@ -119,7 +121,25 @@ def test_a_broken_csr_block_is_refused_naming_its_row(name, case):
     learner.learn(np.full((1, 4), 0.5), np.ones(1))
     with pytest.raises(DataError, match=re.escape(f"learner '{name}': row {row + 1}{said}")):
         learner.learn(X, np.ones(3))
-    assert learner.n_seen == 1
+    learned = row if learner.checks_columns and "column" in case else 0
+    assert learner.n_seen == 1 + learned
+
+
+def test_a_broken_csr_block_is_refused_with_unlabelled_rows_too():
+    """Runs of labelled rows are slices of the block, and SciPy's slicing drops column
+    indices outside the matrix: the block is checked whole before."""
+    X = sp.csr_matrix((np.ones(3), np.array([0, 1, 4]), np.array([0, 1, 2, 3])), shape=(3, 4))
+    with pytest.raises(DataError, match=re.escape("learner 'perceptron': row 2 has column index 4, outside 0..3")):
+        make("perceptron", 4, 10).learn(X, np.ones(3), np.array([True, False, True]))
+
+
+@pytest.mark.parametrize("name", list(registered_learners(task="binary")))
+def test_a_csr_block_with_fewer_values_than_column_indices_is_refused(name):
+    """Its last row would read past the values."""
+    X = sp.csr_matrix(np.ones((3, 4)))
+    X.data = X.data[:10]
+    with pytest.raises(DataError, match=re.escape(f"learner '{name}': row 2: its row pointers decrease or run past")):
+        make(name, 4, 10).learn(X, np.ones(3))
 
 
 def test_labelled_must_be_one_boolean_per_row():

@@ -307,27 +307,56 @@ def test_wrong_feature_count_and_rows():
         learner.learn(np.zeros((2, 4)), np.ones(3))
 
 
-@pytest.mark.parametrize("name", ["perceptron", "adagrad", "margin_perceptron"])
-def test_unsorted_and_duplicate_csr_entries(name):
-    """A CSR block with unsorted column indices and duplicate entries means the sum of
-    the duplicates: the same learner as the canonical block (bit for bit)."""
-    X, y = stream(n=60, d=8, seed=12)
+def messy_csr(X: np.ndarray, first: int) -> sp.csr_matrix:
+    """``X`` as CSR whose rows from ``first`` on have their columns shuffled and every
+    third value stored as two halves."""
     rng = np.random.default_rng(0)
     indptr, indices, data = [0], [], []
-    for row in X:  # each row: columns shuffled, every third value stored as two halves
-        cols = rng.permutation(np.flatnonzero(row))
+    for i, row in enumerate(X):
+        cols = rng.permutation(np.flatnonzero(row)) if i >= first else np.flatnonzero(row)
         for k, j in enumerate(cols):
-            parts = [row[j] / 2, row[j] / 2] if k % 3 == 0 else [row[j]]
+            parts = [row[j] / 2, row[j] / 2] if k % 3 == 0 and i >= first else [row[j]]
             indices += [j] * len(parts)
             data += parts
         indptr.append(len(indices))
-    messy = sp.csr_matrix((np.array(data), np.array(indices), np.array(indptr)), shape=X.shape)
+    return sp.csr_matrix((np.array(data), np.array(indices), np.array(indptr)), shape=X.shape)
+
+
+@pytest.mark.parametrize("first", [0, 30])
+@pytest.mark.parametrize("name", ["perceptron", "adagrad", "margin_perceptron"])
+def test_unsorted_and_duplicate_csr_entries(name, first):
+    """A CSR block with unsorted column indices and duplicate entries (from row
+    ``first`` on) means the sum of the duplicates: the same learner as the canonical
+    block (bit for bit)."""
+    X, y = stream(n=60, d=8, seed=12)
+    messy = messy_csr(X, first)
     assert not messy.has_canonical_format and messy.nnz > np.count_nonzero(X)
     clean = sp.csr_matrix(messy.toarray())
     a = learner_class(name)(8, n_train=60)
     b = learner_class(name)(8, n_train=60)
     np.testing.assert_array_equal(a.learn(messy, y), b.learn(clean, y))
     np.testing.assert_array_equal(a.weights(), b.weights())
+
+
+@pytest.mark.parametrize(("fault", "said"), [("label", r"labels must be -1 or \+1, row 44 has 0\.0"),
+                                             ("column", "row 44 has column index 8, outside 0..7")])
+def test_a_bad_row_after_rows_out_of_order_is_named(fault, said):
+    """The driver stops at the first row out of order (row 30), the rest of the block
+    is made canonical and learned on, up to the bad row."""
+    X, y = stream(n=60, d=8, seed=12)
+    messy = messy_csr(X, 30)
+    if fault == "label":
+        y = y.copy()
+        y[44] = 0.0
+    else:
+        messy.indices[messy.indptr[44]] = 8
+    learner = learner_class("adagrad")(8)
+    with pytest.raises(DataError, match=said):
+        learner.learn(messy, y)
+    reference = learner_class("adagrad")(8)
+    reference.learn(X[:44], y[:44])
+    assert learner.n_seen == 44
+    np.testing.assert_array_equal(learner.weights(), reference.weights())
 
 
 @pytest.mark.parametrize("dense", [False, True])

@@ -132,6 +132,10 @@ class OnlineLearner:
     refits_per_block: ClassVar[bool] = False
     """True for a batch learner that refits once per block (``batch_mr``): its predictions
     inside a block come from the fit before the block, so they depend on block sizes."""
+    checks_columns: ClassVar[bool] = False
+    """True for a learner that checks the column indices of a CSR block's rows as it
+    reads them (a column outside the matrix, or rows not in canonical order): its blocks
+    then have only their row pointers checked before (:func:`~dolb.data.blocks.as_block`)."""
     bench_params: ClassVar[dict[str, Any] | None] = None
     """Parameters ``dolb bench`` runs the learner with (None: not benchmarked). Its
     streams are binary: 50,000 sparse features, or 100 dense ones, rows of norm 1."""
@@ -194,7 +198,10 @@ class OnlineLearner:
         the others with the hypothesis of the moment, never reading their targets.
         """
         y = np.ascontiguousarray(y, dtype=np.float64)
-        X = as_block(X, self.n_features, f"learner {self.name!r}", self.n_seen)
+        # the columns are left to the learner only in a block it gets whole (a slice of
+        # a CSR matrix drops the column indices outside it)
+        columns = not (self.checks_columns and labelled is None and not self.semi_supervised)
+        X = as_block(X, self.n_features, f"learner {self.name!r}", self.n_seen, columns=columns)
         if X.shape[0] != y.shape[0]:
             raise ValueError(f"block has {X.shape[0]} rows but {y.shape[0]} targets")
         if labelled is not None:

@@ -18,6 +18,13 @@ returns ``(True, s_new)``; the driver applies it. A step that changes the scale 
 returns ``(False, s_new)``: the driver then reads no ``delta`` (the new hypothesis is
 s_new·v, and the parts are fed a change of no coordinates).
 
+Input checks cost next to nothing here, where every value is read anyway: a row's label
+must be ±1, its column indices must increase from 0 to below len(v) (checked before v
+is read at them; v is then indexed unsigned, without Numba's wrap-around of negative
+indices), and a non-finite value shows as a non-finite score. The first row that fails
+stops the block; the learner names it, or, when its column indices are only out of
+order, learns the rest of the block made canonical (:class:`.learner.LinearLearner`).
+
 Feeding: the parts are the classes of :data:`FED` (the log, then every registered
 conversion in registry order), one *slot* each. The driver gets one state tuple per slot
 and a tuple of boolean switches (:func:`switches`): three for what the parts ask of it
@@ -156,9 +163,10 @@ def _finite_row(data, start, nnz):
 
 
 def _drive(indptr, indices, data, y, P, A, v, F, I, delta, on, states, pred):
-    """Run the learner ``step`` over one CSR block, test-then-train; fill ``pred``; return
-    the number of rows run: all of them, unless a row has a non-finite value, which stops
-    the block before that row."""
+    """Run the learner ``step`` over one CSR block (sound row pointers), test-then-train;
+    fill ``pred``; return the number of rows run: all of them, unless a row has a label
+    other than ±1, a column index outside 0..len(v)−1 or not after the one before it, or
+    a non-finite value, which stops the block before that row."""
     need_loss = on[_LOSS]
     hinge = on[_HINGE]
     dying_v = on[_DYING_V] and not QUIET  # noqa: F821 (a constant set per copy)
@@ -167,21 +175,30 @@ def _drive(indptr, indices, data, y, P, A, v, F, I, delta, on, states, pred):
     s = F[0]
     rnd = I[0]
     age = I[1]
+    width = v.shape[0]
     rows = y.shape[0]
     for t in range(y.shape[0]):
+        yt = y[t]
         start = indptr[t]
         nnz = indptr[t + 1] - start
         dot = 0.0
+        sound = yt == 1.0 or yt == -1.0
+        last = -1  # the row's column indices must increase, from 0 to below width
         for k in range(start, start + nnz):
-            dot += v[indices[k]] * data[k]
-        # the input check, free: a non-finite value makes the score non-finite (the
-        # values are read again only then, for it may be an overflow)
-        if not (math.isfinite(dot) or _finite_row(data, start, nnz)):
+            j = indices[k]
+            if numba.uint64(j - last - 1) >= numba.uint64(width - last - 1):  # j <= last or j >= width
+                sound = False
+                break
+            dot += v[numba.uint64(j)] * data[k]  # unsigned: no wrap-around of a negative index
+            last = j
+        # the input checks, nearly free: the label, the column indices as they are read,
+        # and a non-finite value makes the score non-finite (the values are read again
+        # only then, for it may be an overflow)
+        if not (sound and (math.isfinite(dot) or _finite_row(data, start, nnz))):
             rows = t
             break
         p = s * dot
         pred[t] = p
-        yt = y[t]
         rnd += 1
         age += 1
         loss = 0.0

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from dolb.conversions import CONVERSIONS, REGISTRY
 from dolb.conversions.history import History
 from dolb.conversions.hypothesis import linear_hypothesis
+from dolb.data.blocks import canonical, column_error, rows_from
 from dolb.errors import ConfigError, DataError
 from dolb.learners.base import OnlineLearner
 from dolb.learners.linear.driver import FED, compile_driver, listens_to_nothing, switches
@@ -48,10 +49,13 @@ class LinearLearner(OnlineLearner):
     :meth:`_initial_scale`, :meth:`_check_block` (with ``checks_rows = True``) and, for a
     loss other than 0-1 in the conversions' bound, ``bound_loss`` and :attr:`loss_bound`.
 
-    Input rows are checked as the driver reads them (:mod:`.driver`): a row with a
-    non-finite value is a :class:`~dolb.errors.DataError` naming it, raised after the rows
-    before it in its block were learned. A learner with ``checks_rows`` has its whole
-    block scanned before :meth:`_check_block` sees it, and before it learns any of it.
+    Input rows are checked as the driver reads them (:mod:`.driver`): a row with a label
+    other than ±1, a column index outside the matrix or a non-finite value is a
+    :class:`~dolb.errors.DataError` naming it, raised after the rows before it in its
+    block were learned; from a row whose column indices are out of order on, the block
+    is made canonical (sorted, duplicates summed) and learned on. A learner with
+    ``checks_rows`` has its whole block checked, made canonical and scanned before
+    :meth:`_check_block` sees it, and before it learns any of it.
 
     Every conversion of :mod:`dolb.conversions` is supported. The loss their bounds use
     (``bound_loss``) is the 0-1 loss (C = 1) unless the subclass says otherwise.
@@ -70,6 +74,9 @@ class LinearLearner(OnlineLearner):
         super().__init_subclass__(**kwargs)
         cls.StepParams = step_params_class(cls, cls.params, cls.derived_params)
         cls._drivers = {}
+        # the driver checks the column indices as it reads them, unless the whole block
+        # is checked first (its check needs the rows canonical)
+        cls.checks_columns = not cls.checks_rows
 
     def __init__(
         self,
@@ -182,13 +189,6 @@ class LinearLearner(OnlineLearner):
         return cls._drivers[quiet]
 
     def _learn(self, X, y):
-        bad = np.flatnonzero(np.abs(y) != 1.0)
-        if bad.size:
-            row = int(bad[0])
-            raise DataError(
-                f"learner {self.name!r}: labels must be -1 or +1, "
-                f"row {self.n_seen + row} has {float(y[row])!r}"
-            )
         if self._input_sparse is None:
             self._input_sparse = sp.issparse(X)
             if not self._input_sparse:  # built for sparse input, as the first block is not
@@ -202,11 +202,30 @@ class LinearLearner(OnlineLearner):
         else:  # values checked as the driver reads them
             indptr, indices, data = csr_arrays(X, self._dense_layout)
         pred = np.empty(n)
-        done = self._drive(indptr, indices, data, y, pred)
-        if done < n:  # stopped before row `done`: the rows before it are learned
-            self.n_seen += done
-            self._non_finite(0)
+        first = 0  # the block's row that row 0 of the arrays is
+        while (done := first + self._drive(indptr, indices, data, y[first:], pred[first:])) < n:
+            # stopped before row `done`: the rows before it are learned
+            self._refuse(indptr, indices, y, done - first, done)
+            # only its column indices are out of order: the rest of the block made canonical
+            X = canonical(rows_from(X, done - first))
+            indptr, indices, data = csr_arrays(X)
+            first = done
         return pred
+
+    def _refuse(self, indptr, indices, y, row: int, done: int) -> None:
+        """The driver stopped before block row ``done`` (row ``row`` of ``indptr``), the
+        rows before it learned: raise the DataError naming it, or return if its column
+        indices are only out of order."""
+        columns = indices[indptr[row] : indptr[row + 1]]
+        outside = np.flatnonzero((columns < 0) | (columns >= self.n_features))
+        if abs(y[done]) == 1.0 and not outside.size and np.any(columns[1:] <= columns[:-1]):
+            return
+        self.n_seen += done
+        if abs(y[done]) != 1.0:
+            raise DataError(f"learner {self.name!r}: labels must be -1 or +1, row {self.n_seen} has {float(y[done])!r}")
+        if outside.size:
+            raise column_error(f"learner {self.name!r}", self.n_seen, int(columns[outside[0]]), self.n_features)
+        self._non_finite(0)
 
     def _non_finite(self, row: int) -> NoReturn:
         raise DataError(f"learner {self.name!r}: row {self.n_seen + row} has a non-finite value")
