@@ -171,6 +171,7 @@ def test_corrupted_chunk_fails_its_cells_only(small_pipeline, tmp_path, capsys, 
     plain = run_sweep(small_pipeline, out, workers=1, progress=False)
     assert (plain.n_computed, plain.n_failed, plain.n_failed_before, plain.ok) == (0, 0, 12, False)
     assert "60 cells: 60 already stored, 0 computed, 12 failed (12 failed in an earlier run" in plain.counts_line()
+    assert "12 cells failed" in (out / "report" / "index.html").read_text()  # the page lists them still
     assert main(["run", str(small_pipeline), "--out", str(out), "--workers", "1", "--no-progress"]) == 1
     chunks[0].write_bytes(original)
     again = run_sweep(small_pipeline, out, workers=1, retry_failed=True, progress=False)

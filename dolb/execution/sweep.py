@@ -271,7 +271,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
     }
     write_record(store, record)
     if store.exists():
-        write_run_page(store, pipeline.reports, record, pipeline.description)
+        write_run_page(store, pipeline.reports, record, pipeline.description, failures=bool(failed) or n_failed > 0)
     return SweepSummary(n_cells, n_cells - n_todo, n_todo - n_failed, n_failed, seconds, report or "No results stored.",
                         run_id, phases.rounded(), mode, n_failed_before)
 

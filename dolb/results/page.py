@@ -121,13 +121,14 @@ def failure_section(store: ResultStore) -> Section | None:
 
 
 def write_run_page(store: ResultStore, reports: tuple[ReportSpec, ...], record: dict[str, Any],
-                   description: str = "") -> str:
+                   description: str = "", failures: bool = True) -> str:
     """Write ``report/index.html`` of a result folder after its reports were drawn;
-    return where it is."""
+    return where it is. ``failures=False``: the caller knows that no cell of the folder
+    failed, and the store is not asked (a scan of every stored row)."""
     with tempfile.TemporaryDirectory() as scratch:
         sections = [Section("Provenance", facts=provenance(record))]
         sections += [report_section(store, reports, index, Path(scratch)) for index in range(len(reports))]
-        failures = failure_section(store)
+        failures = failure_section(store) if failures else None
         if failures is not None:
             sections.append(failures)
         page = html_page(f"{record.get('pipeline', 'dolb')}: results", sections, description)
