@@ -36,6 +36,8 @@ memory ≥ 0.8 × bare; zarr ≥ 3 × vw.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import tempfile
 import time
@@ -182,6 +184,20 @@ def ratio_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
         np.nan_to_num(high, nan=statistic(a, b)))
 
 
+@contextlib.contextmanager
+def _collector_paused():
+    """Python's cyclic garbage collector off, as :mod:`timeit` has it while it times: a
+    collection of the objects every variant leaves behind would land in whichever pass
+    runs when the threshold is crossed."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def measure(problem: Problem, names, peers: dict, repeat: int) -> list[dict]:
     """One row per learner and variant: examples per CPU-second over ``repeat``
     interleaved passes, their median and interval, and the test accuracy."""
@@ -195,9 +211,10 @@ def measure(problem: Problem, names, peers: dict, repeat: int) -> list[dict]:
         weights = {}
         for _ in range(repeat):
             for key, run in runs.items():
-                start = time.process_time()
-                w = run()
-                seconds = peers[key].last_seconds if key in peers else time.process_time() - start
+                with _collector_paused():
+                    start = time.process_time()
+                    w = run()
+                    seconds = peers[key].last_seconds if key in peers else time.process_time() - start
                 rates[key].append(n / seconds)
                 weights[key] = w
         for key, found in rates.items():
