@@ -156,3 +156,8 @@ def rows_from(X: sp.csr_matrix, row: int) -> sp.csr_matrix:
 def column_error(source: str, row: int, index: int, n_features: int) -> DataError:
     """The error for a row holding column ``index``, outside the matrix."""
     return DataError(f"{source}: row {row} has column index {index}, outside 0..{n_features - 1}")
+
+
+def label_error(source: str, row: int, label: float) -> DataError:
+    """The error for a row of a binary task whose label is not −1 or +1."""
+    return DataError(f"{source}: labels must be -1 or +1, row {row} has {float(label)!r}")

@@ -198,9 +198,10 @@ class OnlineLearner:
         the others with the hypothesis of the moment, never reading their targets.
         """
         y = np.ascontiguousarray(y, dtype=np.float64)
-        # the columns are left to the learner only in a block it gets whole (a slice of
-        # a CSR matrix drops the column indices outside it)
-        columns = not (self.checks_columns and labelled is None and not self.semi_supervised)
+        # the columns are left to the learner only in a block it gets whole (runs of
+        # labelled rows are slices, and a slice of a CSR matrix drops the column indices
+        # outside it)
+        columns = not (self.checks_columns and labelled is None)
         X = as_block(X, self.n_features, f"learner {self.name!r}", self.n_seen, columns=columns)
         if X.shape[0] != y.shape[0]:
             raise ValueError(f"block has {X.shape[0]} rows but {y.shape[0]} targets")

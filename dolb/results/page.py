@@ -128,9 +128,9 @@ def write_run_page(store: ResultStore, reports: tuple[ReportSpec, ...], record: 
     with tempfile.TemporaryDirectory() as scratch:
         sections = [Section("Provenance", facts=provenance(record))]
         sections += [report_section(store, reports, index, Path(scratch)) for index in range(len(reports))]
-        failures = failure_section(store) if failures else None
-        if failures is not None:
-            sections.append(failures)
+        failed = failure_section(store) if failures else None
+        if failed is not None:
+            sections.append(failed)
         page = html_page(f"{record.get('pipeline', 'dolb')}: results", sections, description)
     with report_folder(store) as folder:
         (folder / "index.html").write_text(page, encoding="utf-8")

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
+from dolb.data.blocks import label_error
 from dolb.errors import DataError
 from dolb.learners.base import OnlineLearner
 from dolb.learners.kernel.kernels import ALPHA, EVALS, SupportRows, decision_values, kernel_spec
@@ -132,7 +133,7 @@ def checked_block(name: str, n_seen: int, X, y: np.ndarray, labelled: np.ndarray
     bad = np.flatnonzero(wrong)
     if bad.size:
         row = int(bad[0])
-        raise DataError(f"learner {name!r}: labels must be -1 or +1, row {n_seen + row} has {float(y[row])!r}")
+        raise label_error(f"learner {name!r}", n_seen + row, y[row])
     indptr, indices, data, bad = csr_parts(X)
     if bad >= 0:
         row = int(np.searchsorted(indptr, bad, side="right")) - 1

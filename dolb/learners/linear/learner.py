@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from dolb.conversions import CONVERSIONS, REGISTRY
 from dolb.conversions.history import History
 from dolb.conversions.hypothesis import linear_hypothesis
-from dolb.data.blocks import canonical, column_error, rows_from
+from dolb.data.blocks import canonical, column_error, label_error, rows_from
 from dolb.errors import ConfigError, DataError
 from dolb.learners.base import OnlineLearner
 from dolb.learners.linear.driver import FED, compile_driver, listens_to_nothing, switches
@@ -216,13 +216,14 @@ class LinearLearner(OnlineLearner):
         """The driver stopped before block row ``done`` (row ``row`` of ``indptr``), the
         rows before it learned: raise the DataError naming it, or return if its column
         indices are only out of order."""
+        labelled = abs(y[done]) == 1.0
         columns = indices[indptr[row] : indptr[row + 1]]
         outside = np.flatnonzero((columns < 0) | (columns >= self.n_features))
-        if abs(y[done]) == 1.0 and not outside.size and np.any(columns[1:] <= columns[:-1]):
+        if labelled and not outside.size and np.any(columns[1:] <= columns[:-1]):
             return
         self.n_seen += done
-        if abs(y[done]) != 1.0:
-            raise DataError(f"learner {self.name!r}: labels must be -1 or +1, row {self.n_seen} has {float(y[done])!r}")
+        if not labelled:
+            raise label_error(f"learner {self.name!r}", self.n_seen, y[done])
         if outside.size:
             raise column_error(f"learner {self.name!r}", self.n_seen, int(columns[outside[0]]), self.n_features)
         self._non_finite(0)
