@@ -96,9 +96,9 @@ def test_a_local_store_is_read_in_the_calling_thread(stored, monkeypatch):
     readers = []
     original = stream_module.RowReader.read
 
-    def noted(self, rows):
+    def noted(self, rows, in_place=False):
         readers.append(threading.current_thread().name)
-        return original(self, rows)
+        return original(self, rows, in_place)
 
     monkeypatch.setattr(stream_module.RowReader, "read", noted)
     order = np.random.default_rng(4).permutation(ds.n_rows)
@@ -136,9 +136,9 @@ def test_reading_stays_at_most_prefetch_blocks_ahead(stored, monkeypatch):
     reads = []
     original = stream_module.RowReader.read
 
-    def counted(self, rows):
+    def counted(self, rows, in_place=False):
         reads.append(rows)
-        return original(self, rows)
+        return original(self, rows, in_place)
 
     monkeypatch.setattr(stream_module.RowReader, "read", counted)
     blocks = stream_blocks(ds, block_size=2, prefetch=3)

@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dolb.data.store.readers import CHECKED
+from dolb.data.store.spans import RowSpans
 from dolb.errors import DataError
 
 
@@ -94,9 +95,12 @@ def canonical(X) -> sp.csr_matrix:
     return X
 
 
-def as_block(X, n_features: int, source: str = "block", first_row: int = 0, columns: bool = True):
+def as_block(X, n_features: int, source: str = "block", first_row: int = 0, columns: bool = True,
+             spans: bool = False):
     """``X`` as a C-contiguous float64 array, or as a float64 CSR matrix with a sound,
-    canonical structure (see the module docstring), with ``n_features`` columns.
+    canonical structure (see the module docstring), with ``n_features`` columns; rows
+    left in place by a store's reader (:class:`~dolb.data.store.spans.RowSpans`) as
+    they are when ``spans``, else gathered into CSR.
 
     Parameters
     ----------
@@ -111,6 +115,9 @@ def as_block(X, n_features: int, source: str = "block", first_row: int = 0, colu
         Check the column indices and make the rows canonical. False: the caller reads
         every row's column indices and checks them as it goes (the linear learners'
         driver); the row pointers are checked either way.
+    spans : bool
+        The caller reads :class:`~dolb.data.store.spans.RowSpans` (rows a store's reader
+        made: sound, canonical and finite).
 
     Raises
     ------
@@ -120,6 +127,12 @@ def as_block(X, n_features: int, source: str = "block", first_row: int = 0, colu
         Row pointers that decrease or run past the values (or the column indices), or a
         column index outside 0..n_features − 1, naming the row.
     """
+    if isinstance(X, RowSpans):
+        if X.n_features != n_features:
+            raise ValueError(f"block has {X.n_features} features, learner expects {n_features}")
+        if spans:
+            return X
+        X = X.tocsr()
     if sp.issparse(X):
         if type(X) is not sp.csr_matrix or X.dtype != np.float64:  # else kept, attributes and all
             X = sp.csr_matrix(X, dtype=np.float64)
@@ -143,10 +156,12 @@ def as_block(X, n_features: int, source: str = "block", first_row: int = 0, colu
     return canonical(X) if disorder else X
 
 
-def rows_from(X: sp.csr_matrix, row: int) -> sp.csr_matrix:
+def rows_from(X: sp.csr_matrix | RowSpans, row: int) -> sp.csr_matrix:
     """The rows of CSR ``X`` from ``row`` on, its arrays sliced as they are (SciPy's own
     slicing drops the column indices outside the matrix: a fault :func:`as_block` must
-    see)."""
+    see); of rows in place, gathered."""
+    if isinstance(X, RowSpans):
+        return X[row:].tocsr()
     start, stop = X.indptr[row], X.indptr[-1]
     return sp.csr_matrix(
         (X.data[start:stop], X.indices[start:stop], X.indptr[row:] - start), shape=(X.shape[0] - row, X.shape[1])

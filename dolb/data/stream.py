@@ -25,9 +25,10 @@ the learner learns); see :class:`~dolb.data.store.readers.RowReader` for what th
 
 from __future__ import annotations
 
+import functools
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -43,7 +44,13 @@ _POLL_SECONDS = 0.05
 
 
 def stream_blocks(
-    ds: Dataset, rows=None, *, block_size: int = 4096, prefetch: int | None = None, cache: ChunkCache | None = None
+    ds: Dataset,
+    rows=None,
+    *,
+    block_size: int = 4096,
+    prefetch: int | None = None,
+    cache: ChunkCache | None = None,
+    in_place: bool = False,
 ) -> Iterator[tuple]:
     """Yield ``(X_block, y_block)`` for ``rows`` of ``ds``, ``block_size`` rows at a time.
 
@@ -62,6 +69,11 @@ def stream_blocks(
     cache : ChunkCache, optional
         Decoded chunks shared with other streams in this process (see
         :class:`~dolb.data.store.readers.ChunkCache`); its byte budget adds to the memory bound.
+    in_place : bool
+        Sparse rows in a given order that lie in one decoded chunk come as
+        :class:`~dolb.data.store.spans.RowSpans` over it, not gathered into a copy
+        (for a learner that reads them so: ``OnlineLearner.reads_spans``). Such a block
+        keeps its chunk alive, even once the cache let it go.
 
     Returns
     -------
@@ -96,10 +108,10 @@ def stream_blocks(
         blocks = [index[a : a + block_size] for a in range(0, index.shape[0], block_size)]
     reader = RowReader(ds, shared=cache)
     if len(blocks) <= 1:
-        return iter([reader.read(block) for block in blocks])
+        return iter([reader.read(block, in_place) for block in blocks])
     if prefetch == 0:
-        return (reader.read(block) for block in blocks)
-    return _read_ahead(reader, blocks, prefetch)
+        return (reader.read(block, in_place) for block in blocks)
+    return _read_ahead(functools.partial(reader.read, in_place=in_place), blocks, prefetch)
 
 
 def _count(ds: Dataset, name: str, value, smallest: int) -> int:
@@ -111,15 +123,15 @@ def _count(ds: Dataset, name: str, value, smallest: int) -> int:
     return int(value)
 
 
-def _read_ahead(reader: RowReader, blocks: list, prefetch: int) -> Iterator[tuple]:
-    """Yield ``reader.read(block)`` for each block: the first read here (it is wanted at
-    once: nothing to overlap, no hand-over to pay), the others by a background thread
-    started before the first block is handed out."""
-    first = reader.read(blocks[0])
+def _read_ahead(read: Callable, blocks: list, prefetch: int) -> Iterator[tuple]:
+    """Yield ``read(block)`` for each block: the first read here (it is wanted at once:
+    nothing to overlap, no hand-over to pay), the others by a background thread started
+    before the first block is handed out."""
+    first = read(blocks[0])
     ready: queue.Queue = queue.Queue(maxsize=prefetch)
     stop = threading.Event()
     thread = threading.Thread(
-        target=_produce, args=(reader, blocks[1:], ready, stop), name="dolb-stream", daemon=True
+        target=_produce, args=(read, blocks[1:], ready, stop), name="dolb-stream", daemon=True
     )
     thread.start()
     try:
@@ -133,11 +145,11 @@ def _read_ahead(reader: RowReader, blocks: list, prefetch: int) -> Iterator[tupl
         thread.join()
 
 
-def _produce(reader: RowReader, blocks: list, ready: queue.Queue, stop: threading.Event) -> None:
+def _produce(read: Callable, blocks: list, ready: queue.Queue, stop: threading.Event) -> None:
     """Read each block into ``ready`` until done, failed, or ``stop`` is set."""
     try:
         for block in blocks:
-            if not _offer(ready, stop, reader.read(block)):
+            if not _offer(ready, stop, read(block)):
                 return
         _offer(ready, stop, _END)
     except BaseException as exc:  # handed to the consuming thread, which raises it

@@ -175,7 +175,8 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
     # Nothing is recorded after the last checkpoint: the stream stops there (the learner
     # still knows the split's full length, n_train, for horizon-dependent steps).
     last = int(checkpoints[-1]) if len(checkpoints) else len(train_rows)
-    blocks = stream_blocks(train, rows=train_rows[seen:last], block_size=BLOCK_SIZE, cache=WORKER_CHUNK_CACHE)
+    blocks = stream_blocks(train, rows=train_rows[seen:last], block_size=BLOCK_SIZE, cache=WORKER_CHUNK_CACHE,
+                           in_place=learner.reads_spans)
     for X, y in blocks:
         y = _targets(y, spec["task"], cell.train_path)
         start = 0

@@ -136,6 +136,10 @@ class OnlineLearner:
     """True for a learner that checks the column indices of a CSR block's rows as it
     reads them (a column outside the matrix, or rows not in canonical order): its blocks
     then have only their row pointers checked before (:func:`~dolb.data.blocks.as_block`)."""
+    reads_spans: ClassVar[bool] = False
+    """True for a learner that takes a store's permuted rows left in place in their decoded
+    chunk (:class:`~dolb.data.store.spans.RowSpans`, asked of the stream with
+    ``in_place``); any other learner gets them gathered into CSR."""
     bench_params: ClassVar[dict[str, Any] | None] = None
     """Parameters ``dolb bench`` runs the learner with (None: not benchmarked). Its
     streams are binary: 50,000 sparse features, or 100 dense ones, rows of norm 1."""
@@ -201,8 +205,9 @@ class OnlineLearner:
         # the columns are left to the learner only in a block it gets whole (runs of
         # labelled rows are slices, and a slice of a CSR matrix drops the column indices
         # outside it)
-        columns = not (self.checks_columns and labelled is None)
-        X = as_block(X, self.n_features, f"learner {self.name!r}", self.n_seen, columns=columns)
+        whole = labelled is None
+        X = as_block(X, self.n_features, f"learner {self.name!r}", self.n_seen,
+                     columns=not (self.checks_columns and whole), spans=self.reads_spans and whole)
         if X.shape[0] != y.shape[0]:
             raise ValueError(f"block has {X.shape[0]} rows but {y.shape[0]} targets")
         if labelled is not None:

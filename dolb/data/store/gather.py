@@ -42,6 +42,16 @@ values each) out of chunks no longer in the CPU's caches: 711 -> 435 µs (best o
 16, 32 ahead); in cache: 133 -> 103 µs."""
 
 
+_unsigned = numba.uint64
+"""Copy loops index with unsigned integers: Numba wraps a negative signed index around
+(a compare and select on every access), which keeps LLVM from vectorising the copy; with
+unsigned ones a permuted block gathers 3.5 times faster (RCV1 sample: 1.40 -> 0.40 ms a
+block of 8192 rows)."""
+
+CACHE_LINE = 64
+"""Bytes the CPU fetches from memory at once (x86-64 and most ARM cores)."""
+
+
 @intrinsic
 def _prefetch(typingctx, array, index):
     """Ask the CPU to bring ``array[index]`` into its caches (LLVM's ``llvm.prefetch``:
@@ -60,6 +70,13 @@ def _prefetch(typingctx, array, index):
         return context.get_dummy_value()
 
     return numba.types.void(array, index), codegen
+
+
+@numba.njit(cache=True, inline="always")
+def prefetch_span(array, start, stop):
+    """Ask the CPU to bring every cache line of ``array[start:stop]`` into its caches."""
+    for k in range(start, stop, max(CACHE_LINE // array.itemsize, 1)):
+        _prefetch(array, _unsigned(k))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -92,13 +109,6 @@ def first_repeat(rows, n_rows):
             return row
         seen[row] = True
     return -1
-
-
-_unsigned = numba.uint64
-"""Copy loops index with unsigned integers: Numba wraps a negative signed index around
-(a compare and select on every access), which keeps LLVM from vectorising the copy; with
-unsigned ones a permuted block gathers 3.5 times faster (RCV1 sample: 1.40 -> 0.40 ms a
-block of 8192 rows)."""
 
 
 @numba.njit(cache=True, nogil=True)

@@ -28,6 +28,7 @@ from dolb.data.store.decoding import ChunkDecoder
 from dolb.data.store.format import INT32_MAX, READ_ERRORS, is_url
 from dolb.data.store.gather import gather_rows, gather_span_pairs, gather_spans, row_spans, touched_chunks
 from dolb.data.store.manifest import chunk_checksum
+from dolb.data.store.spans import RowSpans
 from dolb.errors import DataError
 
 CACHE_CHUNKS = 2
@@ -132,19 +133,26 @@ class ChunkReader:
         self.n_chunks = math.ceil(self.length / self.chunk_length)
         self.width = math.prod(self.array.shape[1:])  # elements of a row
         self.keep = keep
-        self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._cache: OrderedDict[tuple, np.ndarray] = OrderedDict()  # by (number, dtype)
         self.decoder = _decoder(dataset, name)
 
-    def chunk(self, index: int) -> np.ndarray:
+    def chunk(self, index: int, dtype: np.dtype | None = None) -> np.ndarray:
         """Decoded chunk ``index``, checked against the chunk manifest (read-only view of
-        the cache: copy before changing)."""
-        if index in self._cache:
-            self._cache.move_to_end(index)
-            return self._cache[index]
+        the cache: copy before changing); converted to ``dtype`` when given, once, and
+        cached so, beside the decoded chunk."""
+        dtype = self.dtype if dtype is None else np.dtype(dtype)
+        key = (index, dtype.str)
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
         if self.shared is not None:
-            values = self.shared.get(self._shared_key(index))
+            values = self.shared.get(self._shared_key(index, dtype))
             if values is not None:
                 return values
+        if dtype != self.dtype:
+            values = self.chunk(index).astype(dtype)
+            values.flags.writeable = False
+            return self._keep(key, values)
         start = index * self.chunk_length
         try:
             values = self.decoder.decode(index, min(self.chunk_length, self.length - start))
@@ -155,17 +163,22 @@ class ChunkReader:
                 index, "is missing, damaged or misplaced: its content does not match the chunk manifest"
             )
         values.flags.writeable = False
+        return self._keep(key, values)
+
+    def _keep(self, key: tuple, values: np.ndarray) -> np.ndarray:
+        """Cache chunk ``values`` (read-only) under ``key`` (its number and dtype)."""
         if self.shared is not None:
-            self.shared.put(self._shared_key(index), values)
-        self._cache[index] = values
+            self.shared.put(self._shared_key(*key), values)
+        self._cache[key] = values
         while len(self._cache) > self.keep:
             self._cache.popitem(last=False)
         return values
 
-    def _shared_key(self, index: int) -> tuple:
-        """Key of chunk ``index`` in a shared cache: stores of equal content (equal
-        fingerprints) may be chunked differently, so the chunk length is part of it."""
-        return (self.fingerprint, self.name, self.chunk_length, index)
+    def _shared_key(self, index: int, dtype: np.dtype | str) -> tuple:
+        """Key of chunk ``index`` as ``dtype`` in a shared cache: stores of equal content
+        (equal fingerprints) may be chunked differently, so the chunk length is part of
+        it."""
+        return (self.fingerprint, self.name, self.chunk_length, index, np.dtype(dtype).str)
 
     def _fault(self, index: int, what: str) -> DataError:
         """The error naming the store, array, chunk, its file key and its rows or elements."""
@@ -261,8 +274,12 @@ class RowReader:
             name: ChunkReader(dataset, name, keep, shared) for name in dataset.arrays if name != "X/indptr"
         }
 
-    def read(self, rows: slice | np.ndarray) -> tuple:
-        """``(X, y)`` of a ``slice(start, stop)`` or of checked row numbers in any order."""
+    def read(self, rows: slice | np.ndarray, in_place: bool = False) -> tuple:
+        """``(X, y)`` of a ``slice(start, stop)`` or of checked row numbers in any order;
+        with ``in_place``, rows not in stored order that all lie in one chunk of the
+        values and one of the column indices come as :class:`~.spans.RowSpans` over the
+        decoded chunks (the values converted to float64 once a chunk, and cached so;
+        int32 indices), not gathered."""
         if isinstance(rows, slice):
             rows = np.arange(rows.start, max(rows.start, rows.stop), dtype=np.int64)
         rows = np.asarray(rows, dtype=np.int64)
@@ -281,6 +298,12 @@ class RowReader:
             starts, lengths = np.empty_like(rows), np.empty_like(rows)
             pointers = np.empty(rows.shape[0] + 1, dtype=np.int64)
             row_spans(indptr, rows, starts, lengths, pointers)
+            if in_place and (chunk := self._one_chunk(starts, lengths)) is not None:
+                begins = starts - chunk * self.readers["X/data"].chunk_length
+                values = self.readers["X/data"].chunk(chunk, np.dtype(np.float64))
+                columns = self.readers["X/indices"].chunk(chunk)
+                return RowSpans(begins, begins + lengths, columns, values, self.dataset.n_features,
+                                int(pointers[-1])), y
             index_dtype = _index_dtype(int(pointers[-1]), self.dataset.n_features)
             data = np.empty(int(pointers[-1]), dtype=np.float64)
             indices = np.empty(int(pointers[-1]), dtype=index_dtype)
@@ -291,6 +314,15 @@ class RowReader:
         X.data, X.indices, X.indptr = data, indices, pointers
         setattr(X, CHECKED, True)
         return X, y
+
+    def _one_chunk(self, starts, lengths) -> int | None:
+        """The chunk that holds every span, when the values and column indices are
+        chunked alike and the indices stored as the driver reads them (int32); else None."""
+        values, columns = self.readers["X/data"], self.readers["X/indices"]
+        if values.chunk_length != columns.chunk_length or columns.dtype != np.int32:
+            return None
+        touched = np.flatnonzero(touched_chunks(starts, lengths, values.chunk_length, values.n_chunks))
+        return int(touched[0]) if touched.shape[0] == 1 else None
 
     def _gather_csr(self, starts, lengths, spans, data, indices) -> None:
         """Values and column indices of the spans, in one pass per chunk when the two

@@ -77,12 +77,19 @@ import dolb.conversions
 from dolb.conversions import CONVERSIONS, REGISTRY
 from dolb.conversions.history import History, live_index
 from dolb.conversions.protocol import EVENTS, Fed
+from dolb.data.store.gather import prefetch_span
 from dolb.learners.linear.representation import FOLD_HIGH, FOLD_LOW
 
 FED: tuple[type[Fed], ...] = (History,) + tuple(REGISTRY[name] for name in CONVERSIONS)
 """The classes of the parts the driver feeds, one slot each: the update log first."""
 
 _LOSS, _HINGE, _DYING_V = range(3)  # the first switches
+ROWS_AHEAD = 8
+"""Rows ahead the driver asks the CPU for, when the rows lie anywhere in their arrays (a
+permuted block left in its decoded chunk, :class:`~dolb.data.store.spans.RowSpans`):
+without it every row waits for memory in turn. A permuted a9a pass of the Perceptron,
+rows in place: 2.9 ms with no prefetch, 2.2 with the first cache line of each row 8
+ahead, 2.05 with every line of it (4 ahead: 2.2, 16: 2.4); rows gathered first: 2.7."""
 _EVENT_INDEX = {event: i for i, event in enumerate(EVENTS)}
 
 
@@ -162,11 +169,14 @@ def _finite_row(data, start, nnz):
     return True
 
 
-def _drive(indptr, indices, data, y, P, A, v, F, I, delta, on, states, pred):
-    """Run the learner ``step`` over one CSR block (sound row pointers), test-then-train;
-    fill ``pred``; return the number of rows run: all of them, unless a row has a label
-    other than ±1, a column index outside 0..len(v)−1 or not after the one before it, or
-    a non-finite value, which stops the block before that row."""
+def _drive(begins, ends, indices, data, y, P, A, v, F, I, delta, on, states, pred, ahead):
+    """Run the learner ``step`` over one block of rows (row t: ``indices`` and ``data``
+    from ``begins[t]`` to ``ends[t]``, sound bounds), test-then-train; fill ``pred``;
+    return the number of rows run: all of them, unless a row has a label other than ±1,
+    a column index outside 0..len(v)−1 or not after the one before it, or a non-finite
+    value, which stops the block before that row. With ``ahead`` (rows lying anywhere
+    in their arrays) it asks the CPU for each row :data:`ROWS_AHEAD` rows before it
+    reads it."""
     need_loss = on[_LOSS]
     hinge = on[_HINGE]
     dying_v = on[_DYING_V] and not QUIET  # noqa: F821 (a constant set per copy)
@@ -178,9 +188,12 @@ def _drive(indptr, indices, data, y, P, A, v, F, I, delta, on, states, pred):
     width = v.shape[0]
     rows = y.shape[0]
     for t in range(y.shape[0]):
+        if ahead and t + ROWS_AHEAD < y.shape[0]:
+            prefetch_span(data, begins[t + ROWS_AHEAD], ends[t + ROWS_AHEAD])
+            prefetch_span(indices, begins[t + ROWS_AHEAD], ends[t + ROWS_AHEAD])
         yt = y[t]
-        start = indptr[t]
-        nnz = indptr[t + 1] - start
+        start = begins[t]
+        nnz = ends[t] - start
         dot = 0.0
         sound = yt == 1.0 or yt == -1.0
         last = -1  # the row's column indices must increase, from 0 to below width

@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dolb.data.store.readers import CHECKED
+from dolb.data.store.spans import RowSpans
 
 
 @numba.njit(cache=True)
@@ -103,6 +104,17 @@ def csr_arrays(X, layout: DenseLayout | None = None) -> tuple[np.ndarray, np.nda
         np.asarray(X.indices, dtype=np.int32),
         np.ascontiguousarray(X.data, dtype=np.float64),
     )
+
+
+def row_arrays(X, layout: DenseLayout | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(begins, ends, indices, data) of a block's rows, as the driver reads them (row t:
+    ``indices`` and ``data`` from ``begins[t]`` to ``ends[t]``): the arrays of rows left
+    in place (:class:`~dolb.data.store.spans.RowSpans`), else :func:`csr_arrays` with
+    the row pointers seen as begins and ends."""
+    if isinstance(X, RowSpans):
+        return X.begins, X.ends, X.indices, X.data
+    indptr, indices, data = csr_arrays(X, layout)
+    return indptr[:-1], indptr[1:], indices, data
 
 
 def csr_parts(X, layout: DenseLayout | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:

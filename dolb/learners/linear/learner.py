@@ -14,10 +14,11 @@ from dolb.conversions import CONVERSIONS, REGISTRY
 from dolb.conversions.history import History
 from dolb.conversions.hypothesis import linear_hypothesis
 from dolb.data.blocks import canonical, column_error, label_error, rows_from
+from dolb.data.store.spans import RowSpans
 from dolb.errors import ConfigError, DataError
 from dolb.learners.base import OnlineLearner
 from dolb.learners.linear.driver import FED, compile_driver, listens_to_nothing, switches
-from dolb.learners.linear.layout import DenseLayout, csr_arrays, csr_parts
+from dolb.learners.linear.layout import DenseLayout, csr_parts, row_arrays
 from dolb.learners.linear.params import step_params_class, step_value
 
 
@@ -74,9 +75,9 @@ class LinearLearner(OnlineLearner):
         super().__init_subclass__(**kwargs)
         cls.StepParams = step_params_class(cls, cls.params, cls.derived_params)
         cls._drivers = {}
-        # the driver checks the column indices as it reads them, unless the whole block
-        # is checked first (its check needs the rows canonical)
-        cls.checks_columns = not cls.checks_rows
+        # the driver checks the column indices as it reads them, and reads rows left in
+        # place, unless the whole block is checked first (its check needs CSR, canonical)
+        cls.checks_columns = cls.reads_spans = not cls.checks_rows
 
     def __init__(
         self,
@@ -199,25 +200,26 @@ class LinearLearner(OnlineLearner):
             if bad >= 0:
                 self._non_finite(int(np.searchsorted(indptr, bad, side="right")) - 1)
             self._check_block(indptr, indices, data)
+            rows = (indptr[:-1], indptr[1:], indices, data)
         else:  # values checked as the driver reads them
-            indptr, indices, data = csr_arrays(X, self._dense_layout)
+            rows = row_arrays(X, self._dense_layout)
         pred = np.empty(n)
         first = 0  # the block's row that row 0 of the arrays is
-        while (done := first + self._drive(indptr, indices, data, y[first:], pred[first:])) < n:
+        while (done := first + self._drive(X, rows, y[first:], pred[first:])) < n:
             # stopped before row `done`: the rows before it are learned
-            self._refuse(indptr, indices, y, done - first, done)
+            self._refuse(*rows[:3], y, done - first, done)
             # only its column indices are out of order: the rest of the block made canonical
             X = canonical(rows_from(X, done - first))
-            indptr, indices, data = csr_arrays(X)
+            rows = row_arrays(X)
             first = done
         return pred
 
-    def _refuse(self, indptr, indices, y, row: int, done: int) -> None:
-        """The driver stopped before block row ``done`` (row ``row`` of ``indptr``), the
-        rows before it learned: raise the DataError naming it, or return if its column
-        indices are only out of order."""
+    def _refuse(self, begins, ends, indices, y, row: int, done: int) -> None:
+        """The driver stopped before block row ``done`` (row ``row`` of ``begins`` and
+        ``ends``), the rows before it learned: raise the DataError naming it, or return
+        if its column indices are only out of order."""
         labelled = abs(y[done]) == 1.0
-        columns = indices[indptr[row] : indptr[row + 1]]
+        columns = indices[begins[row] : ends[row]]
         outside = np.flatnonzero((columns < 0) | (columns >= self.n_features))
         if labelled and not outside.size and np.any(columns[1:] <= columns[:-1]):
             return
@@ -231,16 +233,22 @@ class LinearLearner(OnlineLearner):
     def _non_finite(self, row: int) -> NoReturn:
         raise DataError(f"learner {self.name!r}: row {self.n_seen + row} has a non-finite value")
 
-    def _drive(self, indptr, indices, data, y, pred) -> int:
-        """Run the compiled driver over CSR arrays; the number of rows it ran."""
+    def _drive(self, X, rows: tuple, y, pred) -> int:
+        """Run the compiled driver over the ``rows`` of block ``X`` (its
+        :func:`.layout.row_arrays`, or its CSR arrays so arranged); the number of rows it
+        ran."""
+        begins, ends, indices, data = rows
+        ahead = isinstance(X, RowSpans)  # rows anywhere in the decoded chunk: asked for ahead
+        values = X.nnz if ahead else data.shape[0]  # at most this many in the rows
         parts = self._fed()
         for part in parts:
             if part is not None:
-                part.reserve(y.shape[0], data.shape[0])
+                part.reserve(y.shape[0], values)
         states = tuple(part.arrays if off is None else off for part, off in zip(parts, self._absent))
         indices, data = read_only(indices), read_only(data)
         return self.driver(self._quiet)(
-            indptr, indices, data, y, self.P, self.A, self.v, self.F, self.I, self._delta, self._switches, states, pred
+            begins, ends, indices, data, y, self.P, self.A, self.v, self.F, self.I, self._delta, self._switches,
+            states, pred, ahead
         )
 
     def _predict(self, X):
