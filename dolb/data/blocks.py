@@ -129,22 +129,18 @@ def as_block(X, n_features: int, source: str = "block", first_row: int = 0, colu
         Row pointers that decrease or run past the values (or the column indices), or a
         column index outside 0..n_features − 1, naming the row.
     """
-    if isinstance(X, RowSpans):
-        if X.n_features != n_features:
-            raise ValueError(f"block has {X.n_features} features, learner expects {n_features}")
-        if spans:
-            return X
+    if isinstance(X, RowSpans) and not spans:
         X = X.tocsr()
     if sp.issparse(X):
         if type(X) is not sp.csr_matrix or X.dtype != np.float64:  # else kept, attributes and all
             X = sp.csr_matrix(X, dtype=np.float64)
-    else:
+    elif not isinstance(X, RowSpans):
         X = np.ascontiguousarray(X, dtype=np.float64)
         if X.ndim == 1:
             X = X.reshape(-1, 1)
     if X.shape[1] != n_features:
         raise ValueError(f"block has {X.shape[1]} features, learner expects {n_features}")
-    if not sp.issparse(X) or getattr(X, CHECKED, False):
+    if not sp.issparse(X) or getattr(X, CHECKED, False):  # dense, rows in place, or read from a store
         return X
     row = _pointer_fault(X.indptr, min(X.indices.shape[0], X.data.shape[0]))
     if row >= 0:

@@ -95,7 +95,8 @@ _LOSS, _HINGE, _DYING_V = range(3)  # the first switches
 ROWS_AHEAD = 8
 """Rows ahead the driver asks the CPU for, when the rows lie anywhere in their arrays (a
 permuted block left in its decoded chunk, :class:`~dolb.data.store.spans.RowSpans`):
-without it every row waits for memory in turn (2.5-4x slower). A permuted a9a pass of a
+without it every row waits for memory in turn (1.3x slower on RCV1's long rows, 2.6-3.2x
+on a9a's short ones, in three runs). A permuted a9a pass of a
 bare Perceptron loop, medians of 60 in one run: every line of the row 8 ahead 2.05 ms (4
 ahead: 2.19, 16: 2.42; the first line only, 8 ahead: 2.37), the same rows laid out in
 order beforehand 1.63 ms; gathered first, then learned: 2.69 ms in another run."""
