@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 from dolb.data import ChunkCache, stream_blocks, write_dataset
 from dolb.data.store.decoding import ChunkDecoder
+from dolb.data.store.gather import OUTSIDE, REPEATED, SORT_BELOW, first_bad_row, spans_in_one_chunk
 from dolb.data.store.readers import CHECKED
 
 N = 43  # rows: chunks of 7 rows leave a partial last chunk of 1
@@ -112,3 +113,49 @@ def test_values_and_indices_chunked_differently_are_gathered_apart(tmp_path):
     assert reader.readers["X/indices"].chunk_length != reader.readers["X/data"].chunk_length
     rows = np.random.default_rng(5).permutation(N)
     np.testing.assert_array_equal(reader.read(rows)[0].toarray(), X.toarray()[rows])
+
+
+def bad_row_reference(rows, n_rows):
+    """The first row outside [0, n_rows) or repeated, in a plain loop: (row, why)."""
+    seen = set()
+    for row in rows.tolist():
+        if not 0 <= row < n_rows:
+            return row, OUTSIDE
+        if row in seen:
+            return row, REPEATED
+        seen.add(row)
+    return -1, 0
+
+
+@pytest.mark.parametrize("n_rows", [1000, 40])  # a few rows of many (sorted), or marks
+def test_the_first_bad_row_is_found_as_a_plain_loop_finds_it(n_rows):
+    rng = np.random.default_rng(n_rows)
+    for _ in range(200):
+        rows = rng.permutation(n_rows)[: rng.integers(1, 50)]
+        spoil = rng.integers(0, 4)
+        if spoil == 1:  # a row asked for twice
+            rows = np.insert(rows, rng.integers(0, rows.shape[0] + 1), rng.choice(rows))
+        elif spoil == 2:  # a row outside
+            rows[rng.integers(0, rows.shape[0])] = rng.choice([-1, n_rows, n_rows + 7, -(2**40)])
+        found = first_bad_row(rows.astype(np.int64), n_rows)
+        expected = bad_row_reference(rows, n_rows)
+        if rows.shape[0] * SORT_BELOW < n_rows and expected[1] == REPEATED:
+            # sorted: the smallest repeated row, not the first seen; the same when one repeats
+            expected = (int(min(r for r in rows.tolist() if (rows == r).sum() > 1)), REPEATED)
+        assert tuple(map(int, found)) == expected, rows
+
+
+def test_rows_in_one_chunk_are_found_with_their_offsets():
+    """Row pointers of 12 rows over chunks of 10 values: rows 3 and 9 are empty (they
+    lie in any chunk), row 4 (values 9 and 10) crosses from chunk 0 into chunk 1."""
+    counts = np.array([3, 2, 4, 0, 2, 4, 2, 3, 3, 0, 6, 1])
+    indptr = np.r_[0, np.cumsum(counts)].astype(np.int64)  # values 0..29
+    for rows, chunk in (([1, 0, 2], 0), ([6, 5], 1), ([3, 6, 5], 1), ([8, 9, 10], 2), ([7, 3], 1),
+                        ([3, 9], -1), ([0, 5], -1), ([4], -1), ([5, 4], -1)):
+        rows = np.array(rows, np.int64)
+        begins, ends = np.empty_like(rows), np.empty_like(rows)
+        found, nnz = spans_in_one_chunk(indptr, rows, 10, begins, ends)
+        assert (found, nnz) == (chunk, counts[rows].sum()), rows
+        if chunk >= 0:
+            np.testing.assert_array_equal(begins, indptr[rows] - 10 * chunk)
+            np.testing.assert_array_equal(ends - begins, counts[rows])

@@ -18,14 +18,10 @@ import zarr.errors
 import zarr.storage
 
 from dolb.data.store.format import FORMAT_VERSION, READ_ERRORS, is_url, little, start_fingerprint, url_store
-from dolb.data.store.gather import first_repeat
+from dolb.data.store.gather import OUTSIDE, first_bad_row
 from dolb.data.store.manifest import checked_manifest
 from dolb.data.store.readers import ChunkReader, RowReader
 from dolb.errors import ConfigError, DataError
-
-SORT_BELOW = 16
-"""Rows asked for are checked for repeats by sorting them when they are fewer than
-1/SORT_BELOW of the dataset's rows, else by marking each row once."""
 
 
 def open_dataset(path: str | os.PathLike) -> Dataset:
@@ -209,17 +205,10 @@ class Dataset:
                 f"got {index.dtype} of shape {index.shape}"
             )
         index = index.astype(np.int64)  # a copy: later changes to ``rows`` cannot leak in
-        outside = (index < 0) | (index >= self.n_rows)
-        if outside.any():
-            row = int(index[np.argmax(outside)])
+        row, problem = first_bad_row(index, self.n_rows)
+        if problem == OUTSIDE:
             raise ConfigError(f"dataset {self.path}: row {row} is outside [0, {self.n_rows})")
-        if index.shape[0] * SORT_BELOW < self.n_rows:  # a few rows of many: sorting them is cheaper
-            ordered = np.sort(index)
-            repeated = ordered[1:] == ordered[:-1]
-            row = int(ordered[np.argmax(repeated)]) if repeated.any() else -1
-        else:  # one pass, a mark per row of the dataset
-            row = int(first_repeat(index, self.n_rows))
-        if row >= 0:
+        if problem:
             raise ConfigError(f"dataset {self.path}: row {row} is asked for twice")
         return index
 

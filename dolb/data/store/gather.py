@@ -98,17 +98,38 @@ def touched_chunks(starts, lengths, chunk_length, n_chunks):
     return touched
 
 
+OUTSIDE, REPEATED = 1, 2
+"""What :func:`first_bad_row` found wrong with a row number."""
+SORT_BELOW = 16
+"""Row numbers fewer than 1/SORT_BELOW of the dataset's rows are checked for repeats by
+sorting them, more by marking each row once."""
+
+
 @numba.njit(cache=True, nogil=True)
-def first_repeat(rows, n_rows):
-    """The first row number of ``rows`` (each in ``[0, n_rows)``) that is there a
-    second time, or −1: one pass with a mark per row."""
+def first_bad_row(rows, n_rows):
+    """The first of ``rows`` that is outside ``[0, n_rows)`` or there a second time, and
+    which of the two: ``(row, OUTSIDE)`` or ``(row, REPEATED)``; ``(-1, 0)`` when every
+    row is sound. One pass with a mark per row of the dataset, or, for a few rows of
+    many, a pass for the bounds and a sort."""
+    n = rows.shape[0]
+    if n * SORT_BELOW < n_rows:
+        for i in range(n):
+            if _unsigned(rows[i]) >= _unsigned(n_rows):  # a negative row wraps to a huge number
+                return rows[i], OUTSIDE
+        ordered = np.sort(rows)
+        for i in range(1, n):
+            if ordered[i] == ordered[i - 1]:
+                return ordered[i], REPEATED
+        return -1, 0
     seen = np.zeros(n_rows, np.bool_)
-    for i in range(rows.shape[0]):
+    for i in range(n):
         row = rows[i]
+        if _unsigned(row) >= _unsigned(n_rows):
+            return row, OUTSIDE
         if seen[row]:
-            return row
+            return row, REPEATED
         seen[row] = True
-    return -1
+    return -1, 0
 
 
 @numba.njit(cache=True, nogil=True)
@@ -180,3 +201,31 @@ def row_spans(indptr, rows, starts, lengths, out_ptr):
         starts[i] = indptr[rows[i]]
         lengths[i] = indptr[rows[i] + 1] - starts[i]
         out_ptr[i + 1] = out_ptr[i] + lengths[i]
+
+
+@numba.njit(cache=True, nogil=True)
+def spans_in_one_chunk(indptr, rows, chunk_length, begins, ends):
+    """Where CSR ``rows`` lie (by the row pointers ``indptr``) when one chunk of
+    ``chunk_length`` elements holds them all: fills ``begins`` and ``ends`` counted from
+    that chunk's first element and returns ``(chunk, nnz)``; ``(-1, nnz)`` when they are
+    spread over more chunks or hold no value (``begins`` and ``ends`` are then
+    meaningless)."""
+    nnz = 0
+    low = indptr[-1]
+    high = 0
+    for i in range(rows.shape[0]):
+        begin, end = indptr[rows[i]], indptr[rows[i] + 1]
+        begins[i], ends[i] = begin, end
+        if end > begin:
+            nnz += end - begin
+            low = min(low, begin)
+            high = max(high, end)
+    chunk = low // chunk_length
+    if nnz == 0 or (high - 1) // chunk_length != chunk:
+        return -1, nnz
+    offset = chunk * chunk_length
+    if offset:
+        for i in range(rows.shape[0]):
+            begins[i] -= offset
+            ends[i] -= offset
+    return chunk, nnz

@@ -26,7 +26,14 @@ import zarr
 
 from dolb.data.store.decoding import ChunkDecoder
 from dolb.data.store.format import INT32_MAX, READ_ERRORS, is_url
-from dolb.data.store.gather import gather_rows, gather_span_pairs, gather_spans, row_spans, touched_chunks
+from dolb.data.store.gather import (
+    gather_rows,
+    gather_span_pairs,
+    gather_spans,
+    row_spans,
+    spans_in_one_chunk,
+    touched_chunks,
+)
 from dolb.data.store.manifest import chunk_checksum
 from dolb.data.store.spans import RowSpans
 from dolb.errors import DataError
@@ -221,10 +228,11 @@ class ChunkReader:
         axis 0 at ``rows``, in the order given (consecutive rows: one span)."""
         if rows.shape[0] and _consecutive(rows):
             return self.span(int(rows[0]), int(rows[-1]) + 1, dtype)
+        if self.n_chunks == 1:  # NumPy's take: half the time of a compiled call here
+            return self.chunk(0).take(rows, axis=0).astype(self.dtype if dtype is None else dtype, copy=False)
         out = np.empty((rows.shape[0], *self.array.shape[1:]), dtype=self.dtype if dtype is None else dtype)
         flat = out.reshape(rows.shape[0], self.width)
-        touched = range(1) if self.n_chunks == 1 else np.flatnonzero(np.bincount(rows // self.chunk_length))
-        for c in touched:
+        for c in np.flatnonzero(np.bincount(rows // self.chunk_length)):
             chunk = self.chunk(int(c))
             gather_rows(chunk.reshape(chunk.shape[0], self.width), int(c) * self.chunk_length, rows, flat)
         return out
@@ -299,15 +307,11 @@ class RowReader:
             indices = self.readers["X/indices"].span(first, last, index_dtype, view=True)
             pointers = (indptr[rows[0] : rows[-1] + 2] - first).astype(index_dtype)
         else:
+            if in_place and (block := self._in_place(rows)) is not None:
+                return block, y
             starts, lengths = np.empty_like(rows), np.empty_like(rows)
             pointers = np.empty(rows.shape[0] + 1, dtype=np.int64)
             row_spans(indptr, rows, starts, lengths, pointers)
-            if in_place and (chunk := self._one_chunk(starts, lengths)) is not None:
-                begins = starts - chunk * self.readers["X/data"].chunk_length
-                values = self.readers["X/data"].chunk(chunk, np.dtype(np.float64))
-                columns = self.readers["X/indices"].chunk(chunk)
-                return RowSpans(begins, begins + lengths, columns, values, self.dataset.n_features,
-                                int(pointers[-1])), y
             index_dtype = _index_dtype(int(pointers[-1]), self.dataset.n_features)
             data = np.empty(int(pointers[-1]), dtype=np.float64)
             indices = np.empty(int(pointers[-1]), dtype=index_dtype)
@@ -319,14 +323,20 @@ class RowReader:
         setattr(X, CHECKED, True)
         return X, y
 
-    def _one_chunk(self, starts, lengths) -> int | None:
-        """The chunk that holds every span, when the values and column indices are
-        chunked alike and the indices stored as the driver reads them (int32); else None."""
+    def _in_place(self, rows: np.ndarray) -> RowSpans | None:
+        """``rows`` as :class:`~.spans.RowSpans` over the decoded chunks, when one chunk
+        of the values and the same of the column indices hold them all, and the indices
+        are stored as the driver reads them (int32); else None. One compiled pass finds
+        the rows and their chunk."""
         values, columns = self.readers["X/data"], self.readers["X/indices"]
         if values.chunk_length != columns.chunk_length or columns.dtype != np.int32:
             return None
-        touched = np.flatnonzero(touched_chunks(starts, lengths, values.chunk_length, values.n_chunks))
-        return int(touched[0]) if touched.shape[0] == 1 else None
+        begins, ends = np.empty_like(rows), np.empty_like(rows)
+        chunk, nnz = spans_in_one_chunk(self.dataset.indptr, rows, values.chunk_length, begins, ends)
+        if chunk < 0:
+            return None
+        return RowSpans(begins, ends, columns.chunk(chunk), values.chunk(chunk, np.dtype(np.float64)),
+                        self.dataset.n_features, int(nnz))
 
     def _gather_csr(self, starts, lengths, spans, data, indices) -> None:
         """Values and column indices of the spans, in one pass per chunk when the two
