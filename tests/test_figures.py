@@ -117,6 +117,19 @@ def test_markers_sit_at_the_measured_sizes_only(tmp_path):
     np.testing.assert_allclose(lines["sgd"].get_ydata(), expected)
 
 
+def test_log_axes_have_plain_major_labels_and_minor_ticks_at_2_and_5(tmp_path):
+    fig = curve_panels(summary_of([("pa", "", "last")], datasets=("d",)), "e", "test_error", "t")
+    drawn(fig, tmp_path)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log"
+    low, high = ax.get_xlim()
+    minor = [x for x in ax.xaxis.get_minorticklocs() if low <= x <= high]
+    mantissas = {round(x / 10 ** np.floor(np.log10(x)), 6) for x in minor}
+    assert mantissas == {2.0, 5.0}, minor
+    labels = [t.get_text() for t in ax.xaxis.get_majorticklabels() if low <= t.get_position()[0] <= high]
+    assert labels == ["10", "100", "1000", "10000"]
+
+
 def test_more_configurations_than_can_be_told_apart_is_an_error():
     from dolb.errors import DataError
     from dolb.results.figure_style import MOST_SERIES
