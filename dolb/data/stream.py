@@ -109,12 +109,12 @@ def stream_blocks(
     else:
         index = ds.check_rows(rows)
         blocks = [index[a : a + block_size] for a in range(0, index.shape[0], block_size)]
-    reader = RowReader(ds, shared=cache)
+    read = functools.partial(RowReader(ds, shared=cache).read, in_place=in_place)
     if len(blocks) <= 1:
-        return iter([reader.read(block, in_place) for block in blocks])
+        return iter([read(block) for block in blocks])
     if prefetch == 0:
-        return (reader.read(block, in_place) for block in blocks)
-    return _read_ahead(functools.partial(reader.read, in_place=in_place), blocks, prefetch)
+        return (read(block) for block in blocks)
+    return _read_ahead(read, blocks, prefetch)
 
 
 def _count(ds: Dataset, name: str, value, smallest: int) -> int:
