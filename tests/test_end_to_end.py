@@ -302,6 +302,34 @@ def test_tasks_in_flight_stay_bounded(small_pipeline, tmp_path, monkeypatch):
     assert max(peak) <= sweep.IN_FLIGHT_PER_WORKER
 
 
+def test_later_batches_hold_the_work_the_finished_ones_show(small_pipeline, tmp_path, monkeypatch):
+    """Batches are cut as they are submitted, and finished ones tell how long an example
+    takes: with a floor of work no batch reaches, the batch cut after the first outcome
+    takes every cell left (4 batches of the guided sizes were in flight before it)."""
+    import functools
+
+    import distributed
+
+    from dolb.execution import batches, sweep
+    from dolb.execution.tasks import run_batch
+
+    sizes = []
+    submit = distributed.Client.submit
+
+    def counting_submit(client, function, *args, **kwargs):
+        if function is run_batch:
+            sizes.append(sum(len(indices) for _, indices in args[0]))
+        return submit(client, function, *args, **kwargs)
+
+    monkeypatch.setattr(distributed.Client, "submit", counting_submit)
+    monkeypatch.setattr(sweep, "Batcher", functools.partial(batches.Batcher, min_seconds=1e9))
+    summary = run_sweep(small_pipeline, tmp_path / "out", workers=1, progress=False)
+    assert summary.n_computed == 60 and sum(sizes) == 60
+    assert len(sizes) == sweep.IN_FLIGHT_PER_WORKER + 1  # without the floor: 22 batches
+    assert sizes[-1] == 60 - sum(sizes[:-1]) > max(sizes[:-1])
+    assert read_records(ResultStore(tmp_path / "out"))[-1]["tasks"] == len(sizes)  # the run record counts them
+
+
 def test_performance_report_is_saved(small_pipeline, tmp_path):
     report = tmp_path / "dask-report.html"
     run_sweep(small_pipeline, tmp_path / "out", workers=1, progress=False, report_file=report)

@@ -8,7 +8,8 @@ from dolb.data.splits import split_rows
 from dolb.errors import ConfigError
 from dolb.evaluation.checkpoints import resolve_checkpoints
 from dolb.evaluation.metrics import METRICS, hinge_loss, zero_one_loss
-from dolb.experiment.cells import batch_cells, cell_id
+from dolb.execution.batches import Batcher
+from dolb.experiment.cells import cell_id
 from dolb.results.store import ResultStore
 from dolb.seeding import seed_for, stable_key
 
@@ -62,7 +63,7 @@ def test_batches_respect_example_budget():
 
     long, short = G(n_train=100), G(n_train=50)
     todo = [(long, np.arange(30)), (G(n_train=5_000), np.arange(1)), (short, np.arange(100))]
-    batches = batch_cells(todo, max_examples=400)
+    batches = list(Batcher(todo, max_examples=400))
     cells = [(group.n_train, index) for batch in batches for group, indices in batch for index in indices]
     # every cell is in exactly one batch, in order
     assert cells == [(group.n_train, index) for group, indices in todo for index in indices]
@@ -72,17 +73,43 @@ def test_batches_respect_example_budget():
     assert [[(g.n_train, i.tolist()) for g, i in b] for b in batches[7:10]] == [
         [(100, [28, 29])], [(5_000, [0])], [(50, [0, 1, 2, 3, 4, 5, 6, 7])]]
     # a batch spans groups
-    spanning = batch_cells([(long, np.arange(30)), (short, np.arange(100))], max_examples=400)[7]
+    spanning = list(Batcher([(long, np.arange(30)), (short, np.arange(100))], max_examples=400))[7]
     assert [(g.n_train, i.tolist()) for g, i in spanning] == [(100, [28, 29]), (50, [0, 1, 2, 3])]
     # guided: at most 1/(16 workers) of the sweep, then 1/(2 workers) of what is left,
     # never below 1/(256 workers) of the whole; sizes never grow, so the sweep ends small
     cells = [(G(n_train=20), np.arange(100_000))]
-    one = [sum(len(i) for _, i in b) for b in batch_cells(cells, 10**9, n_workers=1)]
+    one = [sum(len(i) for _, i in b) for b in Batcher(cells, 10**9, n_workers=1)]
     assert one == [6_250] * 15 + [3_125, 1_562, 781, 391, 390, 1]  # 1 worker: 16 batches, a tail
-    two = [sum(len(i) for _, i in b) for b in batch_cells(cells, 10**9, n_workers=2)]
+    two = [sum(len(i) for _, i in b) for b in Batcher(cells, 10**9, n_workers=2)]
     assert sum(two) == 100_000 and two[:31] == [3_125] * 29 + [2_343, 1_758]
     assert two == sorted(two, reverse=True)
     assert two[-4:] == [195, 195, 195, 120]  # the finest: 2,000,000 // 512 examples
+
+
+def test_batches_hold_min_seconds_of_work_once_timed():
+    from types import SimpleNamespace as G
+
+    from dolb.execution.batches import batch_examples
+
+    cells = [(G(n_train=20), np.arange(100_000))]
+    untimed = [sum(len(i) for _, i in b) for b in Batcher(cells, 10**9, n_workers=2)]
+    batches = Batcher(cells, 10**9, n_workers=2, min_seconds=0.25)
+    first = next(batches)
+    assert batches.floor() == 0  # no pace known yet: the guided sizes
+    batches.took(batch_examples(first), 0.78125)  # 62,500 examples: 0.25 s is 20,000 of them
+    assert batches.floor() == 20_000
+    sizes = [sum(len(i) for _, i in b) for b in batches]
+    assert sum(sizes) + 3_125 == 100_000
+    assert sizes == sorted(sizes, reverse=True) and min(sizes[:-1]) >= 1_000  # 20,000 examples
+    assert len(sizes) + 1 < len(untimed)  # fewer tasks: the tail stops at 1,000 cells
+    assert sizes[:28] == untimed[1:29]  # the guided sizes above the floor are unchanged
+    # the floor never exceeds max_examples, and a slow pace leaves the guided sizes
+    capped = Batcher(cells, max_examples=10_000, n_workers=2, min_seconds=0.25)
+    capped.took(62_500, 0.001)
+    assert capped.floor() == 10_000 and [sum(len(i) for _, i in b) for b in capped][:-1] == [500] * 199
+    slow = Batcher(cells, 10**9, n_workers=2, min_seconds=0.25)
+    slow.took(20, 100.0)
+    assert [sum(len(i) for _, i in b) for b in slow] == untimed
 
 
 def test_cell_ids_are_canonical_and_distinct():

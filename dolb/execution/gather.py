@@ -8,8 +8,8 @@ import time
 
 import pyarrow as pa
 
+from dolb.execution.batches import Batch
 from dolb.execution.tasks import Destination, TaskOutcome, from_ipc
-from dolb.experiment.cells import Batch
 from dolb.results.store import CellRows, ResultStore
 
 CLIENT_PART_ROWS = 1_000_000

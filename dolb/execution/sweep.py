@@ -27,6 +27,7 @@ from distributed import as_completed, performance_report, wait
 from tqdm import tqdm
 
 from dolb.errors import ConfigError, StorageError
+from dolb.execution.batches import Batcher, batch_examples
 from dolb.execution.cluster import read_cluster_file
 from dolb.execution.datasets import data_cache, open_datasets
 from dolb.execution.environment import fingerprint
@@ -35,7 +36,7 @@ from dolb.execution.lock import FolderLock, refuse_if_held
 from dolb.execution.phases import Phases
 from dolb.execution.sweep_client import SweepCluster
 from dolb.execution.tasks import Destination, KernelWarmUp, TaskOutcome, can_write, error_text, run_batch
-from dolb.experiment.cells import Batch, CellGroup, batch_cells, expand_groups, group_ids, parameter_types
+from dolb.experiment.cells import CellGroup, expand_groups, group_ids, parameter_types
 from dolb.experiment.pipeline import Pipeline, load_pipeline
 from dolb.results import query
 from dolb.results.history import new_run_id, read_records, write_record
@@ -225,7 +226,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
         held.enter_context(FolderLock(store, run_id))  # the first write: everything is checked
         write_record(store, record)
         store.write_text("pipeline.toml", record["pipeline_text"])
-        n_failed, mode, client_cpu, report = 0, "none", 0.0, None
+        n_failed, n_tasks, mode, client_cpu, report = 0, 0, "none", 0.0, None
         if todo:
             with phases("cluster"):
                 client.register_plugin(KernelWarmUp(_warm_up_samples(todo)))
@@ -241,13 +242,14 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
             # the longest cells first, in batches that shrink as the sweep goes on: the
             # last ones are short, so no worker idles long at the end
             longest_first = sorted(todo, key=lambda item: -item[0].n_train)
-            batches = batch_cells(longest_first, pipeline.batch_examples, n_workers=n_workers)
+            batches = Batcher(longest_first, pipeline.batch_examples, n_workers=n_workers)
             recording = (performance_report(filename=str(report_file), mode="inline")  # no CDN: opens offline
                          if report_file else contextlib.nullcontext())
             cpu_started = time.process_time()
             with recording:
-                n_failed = _compute(client, batches, destination, store, n_workers, progress, phases)
+                n_failed = _compute(client, batches, n_todo, destination, store, n_workers, progress, phases)
             client_cpu = time.process_time() - cpu_started
+            n_tasks = batches.cut
             if mode == "workers":  # they can reach the folder: they draw the reports, in parallel
                 report = _report_on_cluster(client, pipeline, store, phases)
     finally:
@@ -265,6 +267,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
         "counts": {"cells": n_cells, "cached": n_cells - n_todo, "computed": n_todo - n_failed, "failed": n_failed},
         "examples": int(sum(group.n_train * len(indices) for group, indices in todo)),
         "gather": mode,
+        "tasks": n_tasks,
         "timings": phases.rounded(),
         "client_cpu_seconds": round(client_cpu, 3),
         "workers": cluster.workers,
@@ -320,17 +323,17 @@ def _gather_mode(client, store: ResultStore, gather: str) -> str:
 
 
 def _compute(
-    client, batches: list[Batch], destination: Destination, store: ResultStore, n_workers: int,
+    client, batches: Batcher, total: int, destination: Destination, store: ResultStore, n_workers: int,
     progress: bool, phases: Phases,
 ) -> int:
-    """Submit batches (a bounded number at a time) and take their outcomes as they come;
-    return the number of failed cells."""
-    pending = iter(batches)
+    """Submit batches (a bounded number at a time, cut as they are submitted) and take
+    their outcomes as they come, telling ``batches`` how long each took; return the
+    number of failed cells. ``total``: the cells, for the progress bar."""
     batch_of = {}
     writer = ClientWriter(store, destination)
 
     def submit_next(queue) -> None:
-        batch = next(pending, None)
+        batch = next(batches, None)
         if batch is not None:
             future = client.submit(run_batch, batch, destination, pure=False, retries=2)
             batch_of[future.key] = batch
@@ -338,7 +341,6 @@ def _compute(
 
     queue = as_completed()
     n_failed = 0
-    total = sum(len(indices) for batch in batches for _, indices in batch)
     with tqdm(total=total, unit="cell", disable=not progress, file=sys.stderr) as bar, phases("compute"):
         for _ in range(IN_FLIGHT_PER_WORKER * n_workers):
             submit_next(queue)
@@ -351,6 +353,8 @@ def _compute(
             future.release()
             if outcome.storage_error:
                 raise StorageError(outcome.storage_error)
+            if outcome.seconds > 0.0:  # a task that died tells nothing of the pace
+                batches.took(batch_examples(batch), outcome.seconds)
             submit_next(queue)
             with phases("write"):
                 writer.take(outcome)

@@ -9,6 +9,7 @@ IPC bytes for the client to append). Nothing per cell travels as a Python object
 from __future__ import annotations
 
 import contextlib
+import time
 import traceback
 from dataclasses import dataclass, field
 
@@ -18,7 +19,7 @@ from distributed import WorkerPlugin, get_worker
 from dolb.errors import DolbError, StorageError
 from dolb.evaluation.cell import Cell
 from dolb.evaluation.run_cell import run_cell, warm_up
-from dolb.experiment.cells import Batch
+from dolb.execution.batches import Batch
 from dolb.results.store import CellRows, CellStates, ResultStore
 
 
@@ -59,6 +60,8 @@ class TaskOutcome:
     """The rows, as an Arrow IPC stream, when the client writes them."""
     storage_error: str | None = None
     """Why the worker could not write its part (the folder is full, ...): the run stops."""
+    seconds: float = 0.0
+    """How long the worker took to run the cells (the client sizes later batches by it)."""
 
 
 def worker_name() -> str:
@@ -83,6 +86,7 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
     error, and the others go on."""
     rows = CellRows(destination.schema, destination.run_id, worker_name())
     outcome = TaskOutcome(n_cells=0)
+    started = time.perf_counter()
     states = CellStates(ResultStore(destination.store)) if destination.keep_states else None
     for group, indices in batch:
         coordinates = group.coordinates
@@ -96,6 +100,7 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
                 outcome.failures.append((cell.id, stored.splitlines()[0]))
                 rows.add_failed(cell.id, where, stored)
             outcome.n_cells += 1
+    outcome.seconds = time.perf_counter() - started
     table = rows.table()
     if destination.store is not None:
         try:
