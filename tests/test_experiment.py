@@ -89,14 +89,14 @@ def test_batches_respect_example_budget():
 def test_batches_hold_min_seconds_of_work_once_timed():
     from types import SimpleNamespace as G
 
-    from dolb.execution.batches import batch_examples
+    from dolb.experiment.cells import examples_of
 
     cells = [(G(n_train=20), np.arange(100_000))]
     untimed = [sum(len(i) for _, i in b) for b in Batcher(cells, 10**9, n_workers=2)]
     batches = Batcher(cells, 10**9, n_workers=2, min_seconds=0.25)
     first = next(batches)
     assert batches.floor() == 0  # no pace known yet: the guided sizes
-    batches.took(batch_examples(first), 0.78125)  # 62,500 examples: 0.25 s is 20,000 of them
+    batches.took(examples_of(first), 0.78125)  # 62,500 examples: 0.25 s is 20,000 of them
     assert batches.floor() == 20_000
     sizes = [sum(len(i) for _, i in b) for b in batches]
     assert sum(sizes) + 3_125 == 100_000

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from dolb.experiment.cells import CellGroup
+from dolb.experiment.cells import CellGroup, examples_of
 
 Batch = list[tuple[CellGroup, np.ndarray]]
 """What one Dask task runs: groups, each with the split indices of its cells to run."""
@@ -31,11 +31,6 @@ MIN_TASK_SECONDS = 0.25
 """Nor less than this much estimated work, once finished batches give the time an
 example takes: a task's cost to the client is then at most ~2 % of its work, and the
 last batch keeps a worker busy at most this long after the others are done."""
-
-
-def batch_examples(batch: Batch) -> int:
-    """The training examples of every cell of ``batch``."""
-    return sum(group.n_train * len(indices) for group, indices in batch)
 
 
 class Batcher:
@@ -64,6 +59,7 @@ class Batcher:
     --------
     >>> import numpy as np
     >>> from types import SimpleNamespace as G
+    >>> from dolb.experiment.cells import examples_of
     >>> batches = Batcher([(G(n_train=10), np.arange(1000))], max_examples=600)
     >>> [sum(len(indices) for _, indices in batch) for batch in batches]
     [60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 50, 25, 12, 6, 3, 3, 1]
@@ -72,7 +68,7 @@ class Batcher:
 
     >>> batches = Batcher([(G(n_train=10), np.arange(1000))], max_examples=600)
     >>> first = next(batches)
-    >>> batches.took(batch_examples(first), 0.5)
+    >>> batches.took(examples_of(first), 0.5)
     >>> [sum(len(indices) for _, indices in batch) for batch in batches][-4:]
     [60, 50, 30, 20]
     """
@@ -81,7 +77,7 @@ class Batcher:
                  min_seconds: float = MIN_TASK_SECONDS) -> None:
         self.todo = [(group, indices) for group, indices in todo if len(indices)]
         self.max_examples, self.n_workers, self.min_seconds = max_examples, n_workers, min_seconds
-        self.remaining = sum(group.n_train * len(indices) for group, indices in self.todo)
+        self.remaining = examples_of(self.todo)
         self.finest = max(1, self.remaining // (FINEST_SHARE * n_workers))
         self.coarsest = max(self.finest, min(max_examples, self.remaining // (COARSEST_SHARE * n_workers)))
         self.item, self.start = 0, 0  # the next cell: todo[item], its split indices from start

@@ -12,7 +12,7 @@ from dolb.errors import DataError
 from dolb.evaluation.run_cell import run_cell
 from dolb.execution.datasets import data_cache, open_datasets
 from dolb.execution.sweep import cells_to_run
-from dolb.experiment.cells import expand_groups, group_ids
+from dolb.experiment.cells import examples_of, expand_groups, group_ids
 from dolb.experiment.pipeline import load_pipeline
 from dolb.results.history import find_record
 from dolb.results.query import stored_cells
@@ -71,7 +71,7 @@ def make_plan(
     n_todo = sum(len(indices) for _, indices in todo)
     n_stored = sum(int(cell in stored) for group in groups for cell in group_ids(group))
     workers = workers or os.cpu_count() or 1
-    examples = sum(group.n_train * len(indices) for group, indices in todo)
+    examples = examples_of(todo)
     per_example, estimate = 0.0, 0.0
     if todo:
         cells = [group.cell(int(i)) for group, indices in todo for i in indices[:SAMPLE_CELLS]]

@@ -27,7 +27,7 @@ from distributed import as_completed, performance_report, wait
 from tqdm import tqdm
 
 from dolb.errors import ConfigError, StorageError
-from dolb.execution.batches import Batcher, batch_examples
+from dolb.execution.batches import Batcher
 from dolb.execution.cluster import read_cluster_file
 from dolb.execution.datasets import data_cache, open_datasets
 from dolb.execution.environment import fingerprint
@@ -36,7 +36,7 @@ from dolb.execution.lock import FolderLock, refuse_if_held
 from dolb.execution.phases import Phases
 from dolb.execution.sweep_client import SweepCluster
 from dolb.execution.tasks import Destination, KernelWarmUp, TaskOutcome, can_write, error_text, run_batch
-from dolb.experiment.cells import CellGroup, expand_groups, group_ids, parameter_types
+from dolb.experiment.cells import CellGroup, examples_of, expand_groups, group_ids, parameter_types
 from dolb.experiment.pipeline import Pipeline, load_pipeline
 from dolb.results import query
 from dolb.results.history import new_run_id, read_records, write_record
@@ -265,7 +265,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
         "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "seconds": round(seconds, 3),
         "counts": {"cells": n_cells, "cached": n_cells - n_todo, "computed": n_todo - n_failed, "failed": n_failed},
-        "examples": int(sum(group.n_train * len(indices) for group, indices in todo)),
+        "examples": examples_of(todo),
         "gather": mode,
         "tasks": n_tasks,
         "timings": phases.rounded(),
@@ -354,7 +354,7 @@ def _compute(
             if outcome.storage_error:
                 raise StorageError(outcome.storage_error)
             if outcome.seconds > 0.0:  # a task that died tells nothing of the pace
-                batches.took(batch_examples(batch), outcome.seconds)
+                batches.took(examples_of(batch), outcome.seconds)
             submit_next(queue)
             with phases("write"):
                 writer.take(outcome)

@@ -269,6 +269,20 @@ def _experiment_groups(
                 )
 
 
+def examples_of(cells: list[tuple[CellGroup, np.ndarray]]) -> int:
+    """The training examples of ``cells``: groups (anything with ``n_train``), each with
+    the split indices of its cells.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from types import SimpleNamespace as G
+    >>> examples_of([(G(n_train=10), np.arange(3)), (G(n_train=4), np.arange(2))])
+    38
+    """
+    return int(sum(group.n_train * len(indices) for group, indices in cells))
+
+
 def expand_cells(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]]) -> list[Cell]:
     """All cells of ``pipeline``, group by group and split by split (for small
     pipelines and tests; a sweep works on groups)."""
