@@ -8,26 +8,29 @@ import numba
 import numpy as np
 
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LOSS_PARAM, LinearLearner, dloss
+from dolb.learners.linear import LOSS_PARAM, LinearLearner, dloss, move
 
 
 @numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
-def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
+def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct):
     eta, eps = P.eta, P.eps
     g = dloss(P.loss, y, p)
     if g == 0.0:
         return False, F[0]
     G = A[0]
     s = F[0]
+    moved = False
     for j in range(nnz):
         gj = g * val[start + j]
-        if gj == 0.0:
-            delta[j] = 0.0
+        if gj == 0.0:  # an explicit zero of x: not one of its coordinates
+            if move(v, delta, idx, start, j, 0.0, direct):
+                moved = True
             continue
         k = idx[start + j]
         G[k] += gj * gj
-        delta[j] = -eta * gj / ((eps + math.sqrt(G[k])) * s)
-    return True, s
+        if move(v, delta, idx, start, j, -eta * gj / ((eps + math.sqrt(G[k])) * s), direct):
+            moved = True
+    return moved, s
 
 
 @register

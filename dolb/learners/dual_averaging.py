@@ -7,19 +7,19 @@ import math
 import numba
 
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LinearLearner, norm_after, scaled_row
+from dolb.learners.linear import LinearLearner, moved_by, norm_after, scaled_row
 
 
 @numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
-def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
+def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct):
     eta = P.eta
     if 1.0 - y * p <= 0.0:
         return False, F[0]
     phi = F[2]  # v = Φ·ψ, ψ = Σ y·x over the updates = −Σ z
-    scaled_row(delta, val, start, nnz, phi * y)
+    scaled_row(v, delta, idx, val, start, nnz, phi * y, False)
     F[1] = norm_after(v, idx, start, delta, nnz, F[1])
     psi_norm = math.sqrt(F[1]) / abs(phi)
-    return True, eta / (phi * max(1.0, eta * psi_norm / P.radius))
+    return moved_by(v, delta, idx, start, nnz, direct), eta / (phi * max(1.0, eta * psi_norm / P.radius))
 
 
 @register

@@ -8,21 +8,23 @@ import numba
 import numpy as np
 
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LOSSES, LinearLearner, dloss
+from dolb.learners.linear import LOSSES, LinearLearner, dloss, move
 
 
 @numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
-def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
+def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct):
     alpha, beta, l1, l2 = P.alpha, P.beta, P.l1, P.l2
     g = dloss(P.loss, y, p)
     if g == 0.0:
         return False, F[0]
     z = A[0]
     n = A[1]
+    moved = False
     for j in range(nnz):
         gj = g * val[start + j]
         if gj == 0.0:  # an explicit zero of x: not one of its coordinates
-            delta[j] = 0.0
+            if move(v, delta, idx, start, j, 0.0, direct):
+                moved = True
             continue
         k = idx[start + j]
         w = v[k]
@@ -35,8 +37,9 @@ def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
             w_new = 0.0
         else:
             w_new = -(zk - math.copysign(l1, zk)) / ((beta + new_root) / alpha + l2)
-        delta[j] = w_new - w
-    return True, F[0]
+        if move(v, delta, idx, start, j, w_new - w, direct):
+            moved = True
+    return moved, F[0]
 
 
 @register

@@ -7,18 +7,18 @@ import math
 import numba
 
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LinearLearner, norm_after, scaled_row
+from dolb.learners.linear import LinearLearner, moved_by, norm_after, scaled_row
 
 
 @numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
-def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
+def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct):
     if 1.0 - y * p <= 0.0:
         return False, F[0]
     s = F[0]
-    scaled_row(delta, val, start, nnz, P.eta0 / math.sqrt(t) * y / s)
+    scaled_row(v, delta, idx, val, start, nnz, P.eta0 / math.sqrt(t) * y / s, False)
     F[1] = norm_after(v, idx, start, delta, nnz, F[1])
     norm = abs(s) * math.sqrt(F[1])
-    return True, s / max(1.0, norm / P.radius)
+    return moved_by(v, delta, idx, start, nnz, direct), s / max(1.0, norm / P.radius)
 
 
 @register

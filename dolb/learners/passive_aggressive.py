@@ -12,7 +12,7 @@ PA, PA1, PA2 = choice_codes(VARIANTS, "pa", "pa1", "pa2")
 
 
 @numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
-def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
+def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct):
     C = P.C
     loss = 1.0 - y * p
     if loss <= 0.0:
@@ -28,8 +28,7 @@ def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
         tau = min(C, loss / sq)
     else:
         tau = loss / sq
-    scaled_row(delta, val, start, nnz, tau * y / F[0])
-    return True, F[0]
+    return scaled_row(v, delta, idx, val, start, nnz, tau * y / F[0], direct), F[0]
 
 
 @register

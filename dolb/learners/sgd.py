@@ -21,7 +21,7 @@ SQRT, INVERSE = choice_codes(SCHEDULES, "sqrt", "inverse")
 
 
 @numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
-def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
+def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct):
     alpha = P.alpha
     if P.schedule == SQRT:
         eta = P.eta0 / math.sqrt(t)
@@ -34,8 +34,7 @@ def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta):
     s_new = s * shrink if shrink > 0.0 else s
     if g == 0.0:  # v stays; the scale changes unless the shrink is 1
         return False, s_new
-    scaled_row(delta, val, start, nnz, -eta * g / s_new)
-    return True, s_new
+    return scaled_row(v, delta, idx, val, start, nnz, -eta * g / s_new, direct), s_new
 
 
 @register

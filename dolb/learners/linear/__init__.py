@@ -1,7 +1,8 @@
 """Common ground of the linear online classifiers, one module per job:
 
 * :mod:`.representation` — the hypothesis w = s·v, the losses and the helpers the
-  learners' steps share (:func:`dloss`, :func:`scaled_row`, :func:`norm_after`);
+  learners' steps share (:func:`dloss`, :func:`move`, :func:`scaled_row`,
+  :func:`norm_after`, :func:`moved_by`);
 * :mod:`.params` — the named parameter record a step reads (``P.alpha``);
 * :mod:`.layout` — blocks as canonical CSR arrays (dense blocks in place);
 * :mod:`.driver` — the one compiled loop, which runs a block through a learner's step
@@ -22,11 +23,13 @@ from dolb.learners.linear.representation import (
     LOSS_PARAM,
     LOSSES,
     dloss,
+    move,
+    moved_by,
     norm_after,
     scaled_row,
 )
 
 __all__ = [
     "HINGE", "LOGISTIC", "LOSSES", "LOSS_PARAM", "LinearLearner", "choice_codes", "csr_parts", "dloss",
-    "norm_after", "row_norms_squared", "scaled_row",
+    "move", "moved_by", "norm_after", "row_norms_squared", "scaled_row",
 ]

@@ -47,10 +47,44 @@ def dloss(kind, y, p):
 
 
 @numba.njit(cache=True, inline="always")
-def scaled_row(delta, val, start, nnz, c):
-    """delta[j] = c · val[start + j]: the common update v += c·x."""
+def move(v, delta, idx, start, j, change, direct):
+    """Coordinate ``idx[start + j]`` of v moves by ``change``: into ``delta[j]``, which the
+    driver applies after the step, or, when ``direct`` (the driver's quiet copy, which
+    feeds no part the change), onto v at once. Returns whether v may have changed: True
+    into ``delta``, whether it did when ``direct``."""
+    if not direct:
+        delta[j] = change
+        return True
+    k = idx[start + j]
+    old = v[k]
+    new = old + change
+    v[k] = new
+    return new != old
+
+
+@numba.njit(cache=True, inline="always")
+def scaled_row(v, delta, idx, val, start, nnz, c, direct):
+    """The common update v += c·x, each coordinate moved by :func:`move`; returns whether
+    v may have changed."""
+    moved = False
     for j in range(nnz):
-        delta[j] = c * val[start + j]
+        if move(v, delta, idx, start, j, c * val[start + j], direct):
+            moved = True
+    return moved
+
+
+@numba.njit(cache=True, inline="always")
+def moved_by(v, delta, idx, start, nnz, direct):
+    """For a step whose whole change is in ``delta`` first (it needs :func:`norm_after`):
+    v moved by ``delta`` now when ``direct`` (see :func:`move`); returns whether v may
+    have changed."""
+    if not direct:
+        return True
+    moved = False
+    for j in range(nnz):
+        if move(v, delta, idx, start, j, delta[j], True):
+            moved = True
+    return moved
 
 
 @numba.njit(cache=True, inline="always")
