@@ -9,7 +9,8 @@ float64. Each training part is written to a Zarr store in a temporary folder.
 
 For every learner, one pass over the training rows, each way below, timed in CPU
 seconds of the whole process (the stream's reading thread included), ``repeat`` times
-interleaved (one of each, then again), reported as examples per CPU-second: the median
+interleaved (one of each, then again; the peers in rounds of their own, see
+:func:`measure`), reported as examples per CPU-second: the median
 and a 95 % bootstrap interval (:func:`scipy.stats.bootstrap`, percentile), with the
 test accuracy of the learned hypothesis beside it:
 
@@ -204,7 +205,13 @@ def _collector_paused():
 
 def measure(problem: Problem, names, peers: dict, repeat: int) -> list[dict]:
     """One row per learner and variant: examples per CPU-second over ``repeat``
-    interleaved passes, their median and interval, and the test accuracy."""
+    interleaved passes, their median and interval, and the test accuracy.
+
+    dolb's variants are interleaved with each other, and the peers with each other, in
+    rounds of their own after dolb's: a river pass (0.1-0.2 s of Python over a small
+    object per value) leaves the CPU's caches cold, and the 1-2 ms pass after it paid
+    for that (RCV1, the Perceptron: the bare loop 1.09 → 1.7-1.9 ms, dolb from memory's
+    learner set-up 70 → 250 µs), whichever variant came next."""
     rows = []
     n = problem.X.shape[0]
     for name in names:
@@ -213,14 +220,15 @@ def measure(problem: Problem, names, peers: dict, repeat: int) -> list[dict]:
             run()
         rates: dict[str, list[float]] = {key: [] for key in runs}
         weights = {}
-        for _ in range(repeat):
-            for key, run in runs.items():
-                with _collector_paused():
-                    start = time.process_time()
-                    w = run()
-                    seconds = peers[key].last_seconds if key in peers else time.process_time() - start
-                rates[key].append(n / seconds)
-                weights[key] = w
+        for group in ([key for key in runs if key not in peers], list(peers)):
+            for _ in range(repeat):
+                for key in group:
+                    with _collector_paused():
+                        start = time.process_time()
+                        w = runs[key]()
+                        seconds = peers[key].last_seconds if key in peers else time.process_time() - start
+                    rates[key].append(n / seconds)
+                    weights[key] = w
         for key, found in rates.items():
             accuracy = peers[key].accuracy(problem.X_test, problem.y_test) if key in peers else problem.accuracy(
                 weights[key])

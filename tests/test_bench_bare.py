@@ -62,3 +62,42 @@ def test_bench_stream_refuses_bad_arguments_in_one_line(capsys, args, message):
     assert main(["bench", "--stream", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_bench_stream_times_the_peers_in_rounds_of_their_own(monkeypatch):
+    """dolb's variants interleave with each other and the peers with each other, the
+    peers' rounds after dolb's: a peer's pass leaves the caches cold for whatever comes
+    next."""
+    import dolb.bench_stream as bench_stream
+
+    order = []
+
+    class Peer:
+        last_seconds = 1.0
+
+        def __init__(self, name):
+            self.name = name
+
+        def run(self, learner, params):
+            order.append(self.name)
+
+        def accuracy(self, X_test, y_test):
+            return 0.5
+
+    def variants(problem, name, peers):
+        own = {key: (lambda key=key: order.append(key) or np.zeros(2)) for key in ("bare", "memory")}
+        return {**own, **{key: (lambda peer=peer: peer.run(name, {})) for key, peer in peers.items()}}
+
+    class Problem:
+        label = "toy"
+        X = X_test = np.zeros((4, 2))
+        y_test = np.ones(4)
+
+        def accuracy(self, w):
+            return 1.0
+
+    monkeypatch.setattr(bench_stream, "variants", variants)
+    peers = {"vw": Peer("vw"), "river": Peer("river")}
+    rows = bench_stream.measure(Problem(), ["perceptron"], peers, repeat=3)
+    assert order == ["bare", "memory", "vw", "river"] + ["bare", "memory"] * 3 + ["vw", "river"] * 3
+    assert [len(row["samples"]) for row in rows] == [3, 3, 3, 3]
