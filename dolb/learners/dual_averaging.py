@@ -16,6 +16,7 @@ def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct):
     if 1.0 - y * p <= 0.0:
         return False, F[0]
     phi = F[2]  # v = Φ·ψ, ψ = Σ y·x over the updates = −Σ z
+    # the change into delta first: ‖v + Δ‖² is computed from it, then v moves
     scaled_row(v, delta, idx, val, start, nnz, phi * y, False)
     F[1] = norm_after(v, idx, start, delta, nnz, F[1])
     psi_norm = math.sqrt(F[1]) / abs(phi)

@@ -15,6 +15,7 @@ def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct):
     if 1.0 - y * p <= 0.0:
         return False, F[0]
     s = F[0]
+    # the change into delta first: ‖v + Δ‖² is computed from it, then v moves
     scaled_row(v, delta, idx, val, start, nnz, P.eta0 / math.sqrt(t) * y / s, False)
     F[1] = norm_after(v, idx, start, delta, nnz, F[1])
     norm = abs(s) * math.sqrt(F[1])
