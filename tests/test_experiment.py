@@ -89,27 +89,54 @@ def test_batches_respect_example_budget():
 def test_batches_hold_min_seconds_of_work_once_timed():
     from types import SimpleNamespace as G
 
-    from dolb.experiment.cells import examples_of
-
     cells = [(G(n_train=20), np.arange(100_000))]
     untimed = [sum(len(i) for _, i in b) for b in Batcher(cells, 10**9, n_workers=2)]
     batches = Batcher(cells, 10**9, n_workers=2, min_seconds=0.25)
     first = next(batches)
-    assert batches.floor() == 0  # no pace known yet: the guided sizes
-    batches.took(examples_of(first), 0.78125)  # 62,500 examples: 0.25 s is 20,000 of them
-    assert batches.floor() == 20_000
+    assert batches.cell_seconds(20) == 0.0  # no pace known yet: the guided sizes
+    batches.took({20: (len(first[0][1]), 0.78125)})  # 3,125 cells: 0.25 s is 1,000 of them
+    assert batches.cell_seconds(20) == 0.00025
     sizes = [sum(len(i) for _, i in b) for b in batches]
     assert sum(sizes) + 3_125 == 100_000
-    assert sizes == sorted(sizes, reverse=True) and min(sizes[:-1]) >= 1_000  # 20,000 examples
+    assert sizes == sorted(sizes, reverse=True) and min(sizes[:-1]) >= 1_000
     assert len(sizes) + 1 < len(untimed)  # fewer tasks: the tail stops at 1,000 cells
     assert sizes[:28] == untimed[1:29]  # the guided sizes above the floor are unchanged
     # the floor never exceeds max_examples, and a slow pace leaves the guided sizes
     capped = Batcher(cells, max_examples=10_000, n_workers=2, min_seconds=0.25)
-    capped.took(62_500, 0.001)
-    assert capped.floor() == 10_000 and [sum(len(i) for _, i in b) for b in capped][:-1] == [500] * 199
+    capped.took({20: (3_125, 0.001)})
+    assert [sum(len(i) for _, i in b) for b in capped][:-1] == [500] * 199
     slow = Batcher(cells, 10**9, n_workers=2, min_seconds=0.25)
-    slow.took(20, 100.0)
+    slow.took({20: (1, 100.0)})
     assert [sum(len(i) for _, i in b) for b in slow] == untimed
+
+
+def test_batches_are_priced_by_the_cells_of_the_nearest_size():
+    """A cell's cost is not proportional to its examples (`linear_zoo`: 25 ms for the
+    largest data sets' cells, 37 ms for the smallest). Priced by the examples of the
+    first, largest cells, the last batches held 4-5 times the floor of work, and one
+    worker ended long after the other; priced by the cells of the nearest size timed,
+    no batch holds much more than the floor, and the tail stays short."""
+    from types import SimpleNamespace as G
+
+    todo = [(G(n_train=10_000), np.arange(200)), (G(n_train=1_000), np.arange(200)),
+            (G(n_train=100), np.arange(200))]
+    seconds = {10_000: 0.02, 1_000: 0.03, 100: 0.03}  # the true cost of a cell, by size
+    batches = Batcher(todo, max_examples=10**9, n_workers=2, min_seconds=0.25)
+    free = [0.0, 0.0]  # when each worker is next free
+    in_flight = []  # (end, batch): 4 per worker, as the client keeps them
+    work = []
+    for batch in batches:
+        work.append(sum(seconds[g.n_train] * len(i) for g, i in batch))
+        worker = free.index(min(free))
+        free[worker] += work[-1]
+        in_flight.append((free[worker], batch))
+        if len(in_flight) == 8:  # the first to end tells its pace
+            in_flight.sort(key=lambda item: item[0])
+            _, done = in_flight.pop(0)
+            batches.took({g.n_train: (len(i), seconds[g.n_train] * len(i)) for g, i in done})
+    assert batches.left == {10_000: 0, 1_000: 0, 100: 0}  # every cell batched
+    assert max(work[-4:]) <= 0.25  # the tail: the floor at the true pace (examples priced it at 1.29 s)
+    assert max(free) - sum(work) / 2 <= 0.25  # one worker ends at most the floor after the other
 
 
 def test_cell_ids_are_canonical_and_distinct():

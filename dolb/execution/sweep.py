@@ -353,8 +353,7 @@ def _compute(
             future.release()
             if outcome.storage_error:
                 raise StorageError(outcome.storage_error)
-            if outcome.seconds > 0.0:  # a task that died tells nothing of the pace
-                batches.took(examples_of(batch), outcome.seconds)
+            batches.took(outcome.paces)  # none from a task that died
             submit_next(queue)
             with phases("write"):
                 writer.take(outcome)

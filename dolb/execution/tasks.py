@@ -19,7 +19,7 @@ from distributed import WorkerPlugin, get_worker
 from dolb.errors import DolbError, StorageError
 from dolb.evaluation.cell import Cell
 from dolb.evaluation.run_cell import run_cell, warm_up
-from dolb.execution.batches import Batch
+from dolb.execution.batches import Batch, Paces
 from dolb.results.store import CellRows, CellStates, ResultStore
 
 
@@ -60,8 +60,9 @@ class TaskOutcome:
     """The rows, as an Arrow IPC stream, when the client writes them."""
     storage_error: str | None = None
     """Why the worker could not write its part (the folder is full, ...): the run stops."""
-    seconds: float = 0.0
-    """How long the worker took to run the cells (the client sizes later batches by it)."""
+    paces: Paces = field(default_factory=dict)
+    """How long its cells took, by size (the client sizes later batches by it; none for
+    a task that died)."""
 
 
 def worker_name() -> str:
@@ -86,21 +87,23 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
     error, and the others go on."""
     rows = CellRows(destination.schema, destination.run_id, worker_name())
     outcome = TaskOutcome(n_cells=0)
-    started = time.perf_counter()
     states = CellStates(ResultStore(destination.store)) if destination.keep_states else None
     for group, indices in batch:
         coordinates = group.coordinates
         for index in indices.tolist():
             cell = group.cell(index)
             where = coordinates | {"split": index}
+            started = time.perf_counter()
             try:
                 rows.add_ok(cell.id, where, run_cell(cell, states))
             except Exception as exc:
                 stored = error_text(exc, with_traceback=True)
                 outcome.failures.append((cell.id, stored.splitlines()[0]))
                 rows.add_failed(cell.id, where, stored)
+            else:  # a failed cell may stop at once: it tells nothing of the pace
+                cells, seconds = outcome.paces.get(group.n_train, (0, 0.0))
+                outcome.paces[group.n_train] = (cells + 1, seconds + time.perf_counter() - started)
             outcome.n_cells += 1
-    outcome.seconds = time.perf_counter() - started
     table = rows.table()
     if destination.store is not None:
         try:

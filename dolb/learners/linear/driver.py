@@ -117,12 +117,19 @@ def _switch(slot: int, event: str) -> int:
 def switches(parts: list[Fed | None], hinge: bool) -> tuple[bool, ...]:
     """The driver's switches for the parts of every slot (None: absent); ``hinge``: the
     loss the parts get is the hinge loss (else the 0-1 loss)."""
-    feeds = [frozenset() if part is None else part.feeds for part in parts]
+    return _switches_of(tuple(frozenset() if part is None else part.feeds for part in parts), hinge)
+
+
+@functools.cache
+def _switches_of(feeds: tuple[frozenset[str], ...], hinge: bool) -> tuple[bool, ...]:
+    """:func:`switches` from what each slot's part feeds on (made once per combination:
+    a learner is made for every cell, and every pass of ``dolb bench``)."""
     on = [any("loss" in f for f in feeds), hinge, any("dying_v" in f for f in feeds)]
     on += [event in f for f in feeds for event in EVENTS]
     return tuple(on)
 
 
+@functools.cache
 def listens_to_nothing(on: tuple[bool, ...]) -> bool:
     """Whether the parts with switches ``on`` listen to nothing: no loss, no dying v, no
     event (the hinge switch says only which loss they would get)."""
