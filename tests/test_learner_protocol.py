@@ -102,6 +102,8 @@ HOSTILE_CSR = {  # (data, indices, indptr) of 3 rows × 4 columns, the bad row, 
     "negative column": ([1.0, 2.0, 3.0], [0, -1, 2], [0, 1, 2, 3], 1, " has column index -1, outside 0..3"),
     "pointers decrease": ([1.0, 2.0, 3.0], [0, 1, 2], [0, 2, 1, 3], 1, ": its row pointers decrease"),
     "pointers past values": ([1.0, 2.0], [0, 1], [0, 1, 3, 3], 1, ": its row pointers decrease or run past"),
+    "out of order, then pointers past values": ([1.0, 2.0, 3.0], [0, 2, 1], [0, 1, 3, 5], 2,
+                                                ": its row pointers decrease or run past"),
 }
 """SciPy refuses the last case when the matrix is made, not when its arrays are changed after."""
 
