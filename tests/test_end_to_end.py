@@ -303,8 +303,8 @@ def test_tasks_in_flight_stay_bounded(small_pipeline, tmp_path, monkeypatch):
 
 
 def test_later_batches_hold_the_work_the_finished_ones_show(small_pipeline, tmp_path, monkeypatch):
-    """Batches are cut as they are submitted, and finished ones tell how long an example
-    takes: with a floor of work no batch reaches, the batch cut after the first outcome
+    """Batches are cut as they are submitted, and finished ones tell how long their cells
+    took: with a floor of work no batch reaches, the batch cut after the first outcome
     takes every cell left (4 batches of the guided sizes were in flight before it)."""
     import functools
 

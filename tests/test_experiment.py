@@ -115,7 +115,8 @@ def test_batches_are_priced_by_the_cells_of_the_nearest_size():
     largest data sets' cells, 37 ms for the smallest). Priced by the examples of the
     first, largest cells, the last batches held 4-5 times the floor of work, and one
     worker ended long after the other; priced by the cells of the nearest size timed,
-    no batch holds much more than the floor, and the tail stays short."""
+    the last batches hold at most the floor, and one worker ends at most that long after
+    the other (a simulated sweep of three sizes on 2 workers, 8 batches in flight)."""
     from types import SimpleNamespace as G
 
     todo = [(G(n_train=10_000), np.arange(200)), (G(n_train=1_000), np.arange(200)),

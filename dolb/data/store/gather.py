@@ -107,10 +107,11 @@ sorting them, more by marking each row once."""
 
 @numba.njit(cache=True, nogil=True)
 def first_bad_row(rows, n_rows):
-    """The first of ``rows`` that is outside ``[0, n_rows)`` or there a second time, and
+    """A row of ``rows`` that is outside ``[0, n_rows)`` or there a second time, and
     which of the two: ``(row, OUTSIDE)`` or ``(row, REPEATED)``; ``(-1, 0)`` when every
-    row is sound. One pass with a mark per row of the dataset, or, for a few rows of
-    many, a pass for the bounds and a sort."""
+    row is sound. One pass with a mark per row of the dataset (the first bad row in the
+    order given), or, for a few rows of many, a pass for the bounds (the first row
+    outside) and a sort (the smallest row there twice)."""
     n = rows.shape[0]
     if n * SORT_BELOW < n_rows:
         for i in range(n):
