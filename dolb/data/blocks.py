@@ -11,7 +11,7 @@ sees the same matrix whatever the order its entries were stored in. A learner th
 every column index anyway (the linear learners' driver) checks the column indices
 itself, as it reads them, and asks here for the row pointers only (``columns=False``):
 a second pass over the indices costs 10-15 % of a Perceptron's pass over a9a. (The row
-pointers are scanned here, 0.4 ns a row: checked in the driver instead, row by row,
+pointers are scanned here, 0.06 ns a row: checked in the driver instead, row by row,
 they made a Perceptron's pass over a9a 1.5 % slower, not faster.) A block
 read from a dataset store (flagged :data:`~dolb.data.store.readers.CHECKED`) was checked
 when it was written and is not scanned again, nor are rows a store's reader left in
@@ -69,10 +69,19 @@ def _columns(indptr, indices):
 @numba.njit(cache=True)
 def _pointer_fault(indptr, stored):
     """The first row whose pointers decrease or run past the ``stored`` values (the first
-    pointer must be 0: row 0 then), or −1."""
+    pointer must be 0: row 0 then), or −1. Pointers that never decrease, the last within
+    ``stored``, are sound: that is asked first, in a flat loop without an exit, so that
+    it vectorises (0.5 µs for a9a's 8,192-row blocks, against 3.2 µs stopping at the first
+    fault)."""
+    rows = indptr.shape[0] - 1
     if indptr[0] != 0:
         return 0
-    for i in range(indptr.shape[0] - 1):
+    decreases = False
+    for i in range(rows):
+        decreases |= indptr[i + 1] < indptr[i]
+    if not decreases and indptr[rows] <= stored:
+        return -1
+    for i in range(rows):
         if indptr[i + 1] < indptr[i] or indptr[i + 1] > stored:
             return i
     return -1

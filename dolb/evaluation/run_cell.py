@@ -245,15 +245,16 @@ def _load_state(states: StateKeeper | None, cell_id: str) -> dict[str, Any] | No
 
 
 def warm_up(cell: Cell) -> None:
-    """Compile (or load from Numba's cache) the kernels ``cell`` runs: learn, its
-    conversions' outputs and predict, on two rows of its own training data, so that a
-    worker's first cell does not pay for them."""
+    """Compile (or load from Numba's cache) the kernels ``cell`` runs: learn, the online
+    loss, its conversions' outputs and predict, on two rows of its own training data, so
+    that a worker's first cell does not pay for them."""
     train = _dataset(cell.train_path)
     X, y = train.read(np.arange(min(2, train.n_rows)))
     spec = cell.spec
     learner = learner_class(spec["learner"])(
         train.n_features, n_train=len(y), conversions=tuple(spec["conversions"]), **spec["params"]
     )
-    learner.learn(X, _targets(y, spec["task"], cell.train_path))
+    y = _targets(y, spec["task"], cell.train_path)
+    ONLINE_LOSS[spec["task"]](learner.learn(X, y), y)
     for hypothesis in learner.outputs().values():
         hypothesis.predict(X)

@@ -136,10 +136,11 @@ def listens_to_nothing(on: tuple[bool, ...]) -> bool:
     return not any(value for position, value in enumerate(on) if position != _HINGE)
 
 
-def _unpack_slots(states: tuple) -> None:
+def _unpack_slots(states: tuple):
     """Where :func:`_drive` unpacks the slots' states into locals ``state_<slot>`` (once:
-    taking an item of a tuple holding arrays costs reference counts): a placeholder,
-    replaced in the driver's source."""
+    taking an item of a tuple holding arrays costs reference counts) and names the update
+    log's: a placeholder, replaced in the driver's source (the quiet copy gets no states,
+    an empty tuple, and has no log)."""
     raise AssertionError("_drive runs only as compiled by compile_driver")
 
 
@@ -151,7 +152,7 @@ def _feed(event: str, *values) -> None:
 
 
 _FEED_LINE = re.compile(r'^(?P<indent> *)_feed\("(?P<event>\w+)", (?P<values>.*)\)$', re.MULTILINE)
-_UNPACK_LINE = re.compile(r"^(?P<indent> *)_unpack_slots\(states\)$", re.MULTILINE)
+_UNPACK_LINE = re.compile(r"^(?P<indent> *)log = _unpack_slots\(states\)$", re.MULTILINE)
 
 
 def _expand_feed(match: re.Match, quiet: bool) -> str:
@@ -164,8 +165,11 @@ def _expand_feed(match: re.Match, quiet: bool) -> str:
     return "\n".join(lines)
 
 
-def _expand_unpack(match: re.Match) -> str:
-    return f"{match['indent']}{', '.join(f'state_{slot}' for slot in range(len(FED)))}, = states"
+def _expand_unpack(match: re.Match, quiet: bool) -> str:
+    if quiet:
+        return f"{match['indent']}log = None"
+    return (f"{match['indent']}{', '.join(f'state_{slot}' for slot in range(len(FED)))}, = states\n"
+            f"{match['indent']}log = state_0")
 
 
 def _driver_source(quiet: bool) -> tuple[str, dict]:
@@ -178,7 +182,8 @@ def _driver_source(quiet: bool) -> tuple[str, dict]:
             if names != EVENTS[event]:
                 raise TypeError(f"{part.__name__}: its {event} hook takes {names}, the event gives {EVENTS[event]}")
     source = textwrap.dedent(inspect.getsource(_drive))
-    source = _UNPACK_LINE.sub(_expand_unpack, _FEED_LINE.sub(functools.partial(_expand_feed, quiet=quiet), source))
+    source = _FEED_LINE.sub(functools.partial(_expand_feed, quiet=quiet), source)
+    source = _UNPACK_LINE.sub(functools.partial(_expand_unpack, quiet=quiet), source)
     hooks = {f"hook_{slot}_{event}": hook for slot, part in enumerate(FED) for event, hook in part.hooks.items()}
     return source, hooks
 
@@ -203,8 +208,7 @@ def _drive(begins, ends, indices, data, y, P, A, v, F, I, delta, on, states, pre
     need_loss = on[_LOSS]
     hinge = on[_HINGE]
     dying_v = on[_DYING_V] and not QUIET  # noqa: F821 (a constant set per copy)
-    _unpack_slots(states)
-    log = states[0]
+    log = _unpack_slots(states)
     s = F[0]
     rnd = I[0]
     age = I[1]

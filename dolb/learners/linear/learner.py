@@ -233,18 +233,23 @@ class LinearLearner(OnlineLearner):
     def _non_finite(self, row: int) -> NoReturn:
         raise DataError(f"learner {self.name!r}: row {self.n_seen + row} has a non-finite value")
 
+    def _states(self, rows: int, values: int) -> tuple:
+        """The state of every slot of the driver, each part with room for a block of
+        ``rows`` rows and at most ``values`` stored values. (The quiet driver, whose
+        parts listen to nothing, gets none.)"""
+        parts = self._fed()
+        for part in parts:
+            if part is not None:
+                part.reserve(rows, values)
+        return tuple(part.arrays if off is None else off for part, off in zip(parts, self._absent))
+
     def _drive(self, X, rows: tuple, y, pred) -> int:
         """Run the compiled driver over the ``rows`` of block ``X`` (its
         :func:`.layout.row_arrays`, or its CSR arrays so arranged); the number of rows it
         ran."""
         begins, ends, indices, data = rows
         ahead = isinstance(X, RowSpans)  # rows anywhere in the decoded chunk: asked for ahead
-        values = X.nnz if ahead else data.shape[0]  # at most this many in the rows
-        parts = self._fed()
-        for part in parts:
-            if part is not None:
-                part.reserve(y.shape[0], values)
-        states = tuple(part.arrays if off is None else off for part, off in zip(parts, self._absent))
+        states = () if self._quiet else self._states(y.shape[0], X.nnz if ahead else data.shape[0])
         indices, data = read_only(indices), read_only(data)
         return self.driver(self._quiet)(
             begins, ends, indices, data, y, self.P, self.A, self.v, self.F, self.I, self._delta, self._switches,
