@@ -9,8 +9,8 @@ float64. Each training part is written to a Zarr store in a temporary folder.
 
 For every learner, one pass over the training rows, each way below, timed in CPU
 seconds of the whole process (the stream's reading thread included), ``repeat`` times
-interleaved (one of each, then again; the peers in rounds of their own, see
-:func:`measure`), reported as examples per CPU-second: the median
+interleaved (one of each, then again; the cold passes and the peers in rounds of
+their own, see :func:`measure`), reported as examples per CPU-second: the median
 and a 95 % bootstrap interval (:func:`scipy.stats.bootstrap`, percentile), with the
 test accuracy of the learned hypothesis beside it:
 
@@ -147,9 +147,6 @@ def variants(problem: Problem, name: str, peers: dict) -> dict[str, Callable[[],
         "bare": lambda: bare_pass(name, LEARNERS[name], X, y),
         "memory": lambda: _learn(name, problem, in_memory),
         "memory permuted": lambda: _learn(name, problem, permuted),
-        # the warm passes before the cold ones: a cold pass decodes every chunk anew,
-        # which evicts the warm chunks from the CPU's caches (as the first cell of a
-        # dataset on a worker does; the cells after it find them there)
         "zarr warm": zarr(None, lambda: warm),
         "zarr permuted warm": zarr(order, lambda: warm),
         "zarr windowed warm": zarr(problem.windowed, lambda: warm),
@@ -207,11 +204,14 @@ def measure(problem: Problem, names, peers: dict, repeat: int) -> list[dict]:
     """One row per learner and variant: examples per CPU-second over ``repeat``
     interleaved passes, their median and interval, and the test accuracy.
 
-    dolb's variants are interleaved with each other, and the peers with each other, in
-    rounds of their own after dolb's: a river pass (0.1-0.2 s of Python over a small
-    object per value) leaves the CPU's caches cold, and the 1-2 ms pass after it paid
-    for that (RCV1, the Perceptron: the bare loop 1.09 → 1.7-1.9 ms, dolb from memory's
-    learner set-up 70 → 250 µs), whichever variant came next."""
+    The variants are timed in three groups, each in interleaved rounds of its own: the
+    bare loop with dolb's warm passes, then dolb's cold passes, then the peers. A pass
+    that leaves the CPU's caches cold weighs on whichever pass comes next, the Python
+    around a learner most: after a river pass (0.1-0.2 s of Python over a small object
+    per value) the RCV1 Perceptron's bare loop took 1.7-1.9 ms instead of 1.09, dolb
+    from memory's learner set-up 250 µs instead of 70; after a cold pass (every chunk
+    decoded anew) a9a's memory / bare was 0.75-0.81 in three runs, and 0.82-0.95 in
+    rounds apart."""
     rows = []
     n = problem.X.shape[0]
     for name in names:
@@ -220,7 +220,8 @@ def measure(problem: Problem, names, peers: dict, repeat: int) -> list[dict]:
             run()
         rates: dict[str, list[float]] = {key: [] for key in runs}
         weights = {}
-        for group in ([key for key in runs if key not in peers], list(peers)):
+        own = [key for key in runs if key not in peers]
+        for group in ([key for key in own if "cold" not in key], [key for key in own if "cold" in key], list(peers)):
             for _ in range(repeat):
                 for key in group:
                     with _collector_paused():

@@ -64,10 +64,9 @@ def test_bench_stream_refuses_bad_arguments_in_one_line(capsys, args, message):
     assert message in err and err.count("\n") == 1
 
 
-def test_bench_stream_times_the_peers_in_rounds_of_their_own(monkeypatch):
-    """dolb's variants interleave with each other and the peers with each other, the
-    peers' rounds after dolb's: a peer's pass leaves the caches cold for whatever comes
-    next."""
+def test_bench_stream_times_the_cold_passes_and_the_peers_in_rounds_of_their_own(monkeypatch):
+    """dolb's warm variants interleave with each other, then its cold ones, then the
+    peers: a cold pass or a peer's leaves the caches cold for whatever comes next."""
     import dolb.bench_stream as bench_stream
 
     order = []
@@ -85,7 +84,7 @@ def test_bench_stream_times_the_peers_in_rounds_of_their_own(monkeypatch):
             return 0.5
 
     def variants(problem, name, peers):
-        own = {key: (lambda key=key: order.append(key) or np.zeros(2)) for key in ("bare", "memory")}
+        own = {key: (lambda key=key: order.append(key) or np.zeros(2)) for key in ("bare", "memory", "zarr cold")}
         return {**own, **{key: (lambda peer=peer: peer.run(name, {})) for key, peer in peers.items()}}
 
     class Problem:
@@ -99,5 +98,6 @@ def test_bench_stream_times_the_peers_in_rounds_of_their_own(monkeypatch):
     monkeypatch.setattr(bench_stream, "variants", variants)
     peers = {"vw": Peer("vw"), "river": Peer("river")}
     rows = bench_stream.measure(Problem(), ["perceptron"], peers, repeat=3)
-    assert order == ["bare", "memory", "vw", "river"] + ["bare", "memory"] * 3 + ["vw", "river"] * 3
-    assert [len(row["samples"]) for row in rows] == [3, 3, 3, 3]
+    warm_up = ["bare", "memory", "zarr cold", "vw", "river"]
+    assert order == warm_up + ["bare", "memory"] * 3 + ["zarr cold"] * 3 + ["vw", "river"] * 3
+    assert [len(row["samples"]) for row in rows] == [3, 3, 3, 3, 3]
