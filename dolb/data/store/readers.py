@@ -201,12 +201,14 @@ class ChunkReader:
     def span(self, start: int, stop: int, dtype: np.dtype | None = None, view: bool = False) -> np.ndarray:
         """A new array (of ``dtype``, default the stored one) holding elements ``start``
         to ``stop - 1``: one copy, converted on the way, a slice of each chunk; with
-        ``view``, a read-only view of the decoded chunk instead when the span lies in one
-        chunk stored as ``dtype`` (no copy)."""
+        ``view``, when the span lies in one chunk, a read-only view of the decoded chunk
+        instead, converted to ``dtype`` (once a chunk, and cached so: the blocks of a
+        chunk of float32 values read in order are views of its float64 copy, not each
+        converted anew, as the rows left in place are)."""
         length = self.chunk_length
-        if view and stop > start and start // length == (stop - 1) // length and (dtype is None or dtype == self.dtype):
+        if view and stop > start and start // length == (stop - 1) // length:
             c = start // length
-            return self.chunk(c)[start - c * length : stop - c * length]
+            return self.chunk(c, dtype)[start - c * length : stop - c * length]
         out = np.empty((max(stop - start, 0), *self.array.shape[1:]), dtype=self.dtype if dtype is None else dtype)
         for c in range(start // length, (stop - 1) // length + 1) if stop > start else ():
             first = max(start, c * length)
