@@ -50,6 +50,18 @@ def test_checkpoints():
     assert log[-1] == 150 and np.all(np.diff(log) > 0)
 
 
+def test_zero_one_loss_is_numpys_formula_and_refuses_unequal_lengths():
+    """The compiled pass against the NumPy expression it replaced, with zeros, NaNs and
+    infinities among the scores."""
+    rng = np.random.default_rng(0)
+    scores, y = rng.normal(size=1000), rng.choice([-1.0, 1.0], size=1000)
+    scores[::7], scores[::11], scores[::13], scores[::17] = 0.0, np.nan, np.inf, -np.inf
+    np.testing.assert_array_equal(zero_one_loss(scores, y), (~(y * scores > 0.0)).astype(np.float64))
+    assert zero_one_loss([1.0, -1.0], [1, 1]).tolist() == [0.0, 1.0]  # lists and integer labels
+    with pytest.raises(ValueError, match=r"\(3,\) scores for \(2,\) targets"):
+        zero_one_loss(np.zeros(3), np.ones(2))
+
+
 def test_metrics_values():
     scores, y = np.array([0.5, -2.0, 0.0]), np.array([1.0, 1.0, -1.0])
     assert zero_one_loss(scores, y).tolist() == [0.0, 1.0, 1.0]

@@ -65,6 +65,19 @@ def test_a_permuted_block_in_one_chunk_is_left_in_place(store):
     assert again.data is in_place[0][0].data
 
 
+def test_blocks_in_stored_order_are_views_of_the_float64_chunk(store):
+    """Consecutive rows inside one chunk come as views of the decoded chunk, converted
+    to float64 once a chunk (a float32 store's values too), shared by the next stream."""
+    ds, X, y = store
+    cache = ChunkCache(1 << 26)
+    blocks = [block for block, _ in stream_blocks(ds, block_size=128, cache=cache)]
+    assert all(b.data.dtype == np.float64 and not b.data.flags.writeable for b in blocks)
+    assert all(np.shares_memory(b.data, blocks[0].data.base) for b in blocks)
+    np.testing.assert_array_equal(sp.vstack(blocks).toarray(), X.astype(np.float64).toarray())
+    again = next(iter(stream_blocks(ds, block_size=128, cache=cache)))[0]
+    assert again.data.base is blocks[0].data.base
+
+
 def test_blocks_that_cannot_stay_in_place_are_gathered(tmp_path):
     X, y = labelled_rows()
     chunked = write_dataset(tmp_path / "chunked", X, y, chunk_rows=50)

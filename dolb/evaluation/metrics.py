@@ -28,6 +28,7 @@ def squared_loss(predictions: np.ndarray, targets: np.ndarray) -> np.ndarray:
 
 @numba.njit(cache=True)
 def _mistakes(scores, targets):
+    """:func:`zero_one_loss` of float64 arrays of one length."""
     out = np.empty(scores.shape[0])
     for i in range(scores.shape[0]):
         out[i] = 0.0 if targets[i] * scores[i] > 0.0 else 1.0
