@@ -32,7 +32,9 @@ test accuracy of the learned hypothesis beside it:
 
 Floors (a ratio holds when the lower bound of its bootstrap interval reaches the floor):
 zarr warm ≥ 0.6 × memory; zarr permuted warm ≥ 0.5 × memory permuted (same order);
-memory ≥ 0.8 × bare; zarr ≥ 3 × vw.
+memory ≥ 0.8 × bare; zarr ≥ 3 × vw. The first three compare variants timed in the same
+rounds: their ratio is the median of the per-round ratios (:func:`paired_ratio_interval`);
+against a peer, timed in rounds of its own, the ratio of the medians.
 """
 
 from __future__ import annotations
@@ -89,7 +91,9 @@ class Problem:
         self.permutation = np.random.default_rng(0).permutation(self.X.shape[0])
         self.windowed = windowed_order(np.arange(self.X.shape[0]), DEFAULT_WINDOW, np.random.default_rng(0))
 
-    def accuracy(self, w: np.ndarray) -> float:
+    def accuracy(self, model) -> float:
+        """Test accuracy of weights ``model``, or of a learner's weights."""
+        w = model if isinstance(model, np.ndarray) else model.weights()
         return float(1.0 - zero_one_loss(self.X_test @ w, self.y_test).mean())
 
 
@@ -118,23 +122,46 @@ def _f64(X) -> sp.csr_matrix:
     return X
 
 
-def _learn(name: str, problem: Problem, blocks) -> np.ndarray:
+def _learn(name: str, problem: Problem, blocks):
     """One pass as a cell runs it: the learner made, every block learned, its 0-1 loss
-    summed; returns the weights."""
+    summed; returns the learner. (Its weights are copied out after the pass is timed,
+    as the bare loop's are simply kept.)"""
     learner = learner_class(name)(problem.X.shape[1], n_train=problem.X.shape[0], **LEARNERS[name])
     mistakes = 0.0
     for X, y in blocks:
         mistakes += float(zero_one_loss(learner.learn(X, y), y).sum())
-    return learner.weights()
+    return learner
 
 
-def variants(problem: Problem, name: str, peers: dict) -> dict[str, Callable[[], np.ndarray | None]]:
+def in_blocks(X: sp.csr_matrix, y: np.ndarray) -> list[tuple[sp.csr_matrix, np.ndarray]]:
+    """``X`` and ``y`` in blocks of a cell's size, each block's values and column indices
+    views of ``X``'s, not copies: the bare loop and the learner read the same memory, so
+    neither pass finds the rows in a cache the other has not warmed.
+
+    >>> X = sp.csr_matrix(np.eye(3))
+    >>> [(block.shape, labels.tolist()) for block, labels in in_blocks(X, np.ones(3))]
+    [((3, 3), [1.0, 1.0, 1.0])]
+    >>> np.shares_memory(in_blocks(X, np.ones(3))[0][0].data, X.data)
+    True
+    """
+    blocks = []
+    for first in range(0, X.shape[0], BLOCK_SIZE):
+        last = min(first + BLOCK_SIZE, X.shape[0])
+        begin, end = X.indptr[first], X.indptr[last]
+        block = sp.csr_matrix((last - first, X.shape[1]))
+        # set, not passed: SciPy's constructor copies the arrays
+        block.data, block.indices = X.data[begin:end], X.indices[begin:end]
+        block.indptr = X.indptr[first : last + 1] - begin
+        blocks.append((block, y[first:last]))
+    return blocks
+
+
+def variants(problem: Problem, name: str, peers: dict) -> dict[str, Callable[[], object]]:
     """The ways of running learner ``name`` on ``problem``: name -> one pass, returning
-    the weights (None for a peer, which keeps its model)."""
+    what it learned: the bare loop's weights, dolb's learner, None for a peer (which
+    keeps its model)."""
     X, y, order, store = problem.X, problem.y, problem.permutation, problem.store
-    in_memory = [(X[a : a + BLOCK_SIZE], y[a : a + BLOCK_SIZE]) for a in range(0, X.shape[0], BLOCK_SIZE)]
-    Xp, yp = X[order], y[order]
-    permuted = [(Xp[a : a + BLOCK_SIZE], yp[a : a + BLOCK_SIZE]) for a in range(0, X.shape[0], BLOCK_SIZE)]
+    in_memory, permuted = in_blocks(X, y), in_blocks(X[order], y[order])
     warm = ChunkCache(CACHE_BYTES)
     for _ in stream_blocks(store, block_size=BLOCK_SIZE, cache=warm):
         pass
@@ -159,19 +186,28 @@ def variants(problem: Problem, name: str, peers: dict) -> dict[str, Callable[[],
     return found
 
 
+def _bootstrap(samples: tuple, statistic) -> tuple[float, float, float]:
+    """``statistic`` of ``samples`` and its 95 % bootstrap interval (percentile method,
+    seeded); where every resample gives the same value, that value for both ends."""
+    value = float(statistic(*samples))
+    found = scipy.stats.bootstrap(samples, statistic, confidence_level=0.95, n_resamples=2000, method="percentile",
+                                  random_state=0)
+    low, high = found.confidence_interval
+    return value, float(np.nan_to_num(low, nan=value)), float(np.nan_to_num(high, nan=value))
+
+
 def median_interval(samples: np.ndarray) -> tuple[float, float, float]:
-    """Median and 95 % bootstrap interval (percentile method) of ``samples``.
+    """Median and 95 % bootstrap interval of ``samples``.
 
     >>> median_interval(np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]))[0]
     4.0
     """
-    found = scipy.stats.bootstrap((samples,), np.median, confidence_level=0.95, n_resamples=2000,
-                                  method="percentile", random_state=0)
-    return float(np.median(samples)), float(found.confidence_interval.low), float(found.confidence_interval.high)
+    return _bootstrap((samples,), np.median)
 
 
 def ratio_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
-    """median(a) / median(b) and its 95 % bootstrap interval (both resampled).
+    """median(a) / median(b) and its 95 % bootstrap interval, the two samples resampled
+    apart: for variants timed in rounds of their own (dolb against a peer).
 
     >>> ratio_interval(np.full(7, 2.0), np.full(7, 1.0))
     (2.0, 2.0, 2.0)
@@ -179,11 +215,22 @@ def ratio_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
     def statistic(x, z, axis=-1):
         return np.median(x, axis=axis) / np.median(z, axis=axis)
 
-    found = scipy.stats.bootstrap((a, b), statistic, confidence_level=0.95, n_resamples=2000,
-                                  method="percentile", random_state=0)
-    low, high = found.confidence_interval
-    return float(statistic(a, b)), float(np.nan_to_num(low, nan=statistic(a, b))), float(
-        np.nan_to_num(high, nan=statistic(a, b)))
+    return _bootstrap((a, b), statistic)
+
+
+def paired_ratio_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
+    """The median of the per-round ratios a[i] / b[i] and its 95 % bootstrap interval,
+    rounds resampled: for two variants timed in the same rounds. A round's passes run
+    back to back and share its load (the machine's other tenants, its clock); the
+    ratio within a round cancels it, where resampling the two samples apart counts
+    it as uncertainty twice.
+
+    >>> paired_ratio_interval(np.array([2.0, 4.0, 8.0]), np.array([1.0, 2.0, 4.0]))
+    (2.0, 2.0, 2.0)
+    >>> ratio_interval(np.array([2.0, 4.0, 8.0]), np.array([1.0, 2.0, 4.0]))[1] < 1.0
+    True
+    """
+    return _bootstrap((np.asarray(a) / np.asarray(b),), np.median)
 
 
 @contextlib.contextmanager
@@ -211,7 +258,7 @@ def measure(problem: Problem, names, peers: dict, repeat: int) -> list[dict]:
     per value) the RCV1 Perceptron's bare loop took 1.7-1.9 ms instead of 1.09, dolb
     from memory's learner set-up 250 µs instead of 70; after a cold pass (every chunk
     decoded anew) a9a's memory / bare was 0.75-0.81 in three runs, and 0.82-0.95 in
-    rounds apart."""
+    rounds apart. Each row says which group's rounds timed it (``rounds``)."""
     rows = []
     n = problem.X.shape[0]
     for name in names:
@@ -219,35 +266,42 @@ def measure(problem: Problem, names, peers: dict, repeat: int) -> list[dict]:
         for run in runs.values():  # compile, warm up
             run()
         rates: dict[str, list[float]] = {key: [] for key in runs}
-        weights = {}
+        learned = {}
         own = [key for key in runs if key not in peers]
-        for group in ([key for key in own if "cold" not in key], [key for key in own if "cold" in key], list(peers)):
+        groups = {"warm": [key for key in own if "cold" not in key], "cold": [key for key in own if "cold" in key],
+                  "peers": list(peers)}
+        for group in groups.values():
             for _ in range(repeat):
                 for key in group:
                     with _collector_paused():
                         start = time.process_time()
-                        w = runs[key]()
+                        model = runs[key]()
                         seconds = peers[key].last_seconds if key in peers else time.process_time() - start
                     rates[key].append(n / seconds)
-                    weights[key] = w
+                    learned[key] = model
+        rounds = {key: group for group, keys in groups.items() for key in keys}
         for key, found in rates.items():
             accuracy = peers[key].accuracy(problem.X_test, problem.y_test) if key in peers else problem.accuracy(
-                weights[key])
+                learned[key])
             median, low, high = median_interval(np.array(found))
             rows.append({"data": problem.label, "learner": name, "variant": key, "examples": n,
                          "examples_per_cpu_s": median, "low": low, "high": high, "test_accuracy": accuracy,
-                         "samples": found})
+                         "samples": found, "rounds": rounds[key]})
     return rows
 
 
 def floors(rows: list[dict]) -> list[dict]:
-    """Every floor of the module docstring that can be judged from ``rows``."""
-    by_key = {(r["data"], r["learner"], r["variant"]): np.array(r["samples"]) for r in rows}
+    """Every floor of the module docstring that can be judged from ``rows``: the ratio
+    of two variants timed in the same rounds paired by round
+    (:func:`paired_ratio_interval`), else of their medians (:func:`ratio_interval`)."""
+    by_key = {(r["data"], r["learner"], r["variant"]): r for r in rows}
     judged = []
     for data, name in dict.fromkeys((r["data"], r["learner"]) for r in rows):
         for top, bottom, floor in FLOORS:
             if (data, name, top) in by_key and (data, name, bottom) in by_key:
-                ratio, low, high = ratio_interval(by_key[(data, name, top)], by_key[(data, name, bottom)])
+                a, b = by_key[(data, name, top)], by_key[(data, name, bottom)]
+                interval = paired_ratio_interval if a["rounds"] == b["rounds"] else ratio_interval
+                ratio, low, high = interval(np.array(a["samples"]), np.array(b["samples"]))
                 judged.append({"data": data, "learner": name, "ratio": f"{top} / {bottom}", "floor": floor,
                                "value": ratio, "low": low, "high": high, "holds": low >= floor})
     return judged

@@ -101,3 +101,24 @@ def test_bench_stream_times_the_cold_passes_and_the_peers_in_rounds_of_their_own
     warm_up = ["bare", "memory", "zarr cold", "vw", "river"]
     assert order == warm_up + ["bare", "memory"] * 3 + ["zarr cold"] * 3 + ["vw", "river"] * 3
     assert [len(row["samples"]) for row in rows] == [3, 3, 3, 3, 3]
+    assert [row["rounds"] for row in rows] == ["warm", "warm", "cold", "peers", "peers"]
+
+
+def test_bench_stream_pairs_the_ratio_of_variants_timed_in_the_same_rounds():
+    """Load that doubles from round to round slows bare and memory alike: their ratio,
+    paired by round, is exactly 0.9; against a peer timed in other rounds it is the
+    ratio of the medians, with the spread of both samples in its interval."""
+    from dolb.bench_stream import floors
+
+    load = 2.0 ** np.arange(7)
+    rows = [{"data": "toy", "learner": "perceptron", "variant": variant, "samples": list(rate / load),
+             "rounds": rounds} for variant, rate, rounds in (
+                 ("bare", 100.0, "warm"), ("memory", 90.0, "warm"), ("zarr warm", 300.0, "warm"),
+                 ("vw", 100.0, "peers"))]
+    judged = {j["ratio"]: j for j in floors(rows)}
+    paired = judged["memory / bare"]
+    assert (paired["value"], paired["low"], paired["high"], paired["holds"]) == (pytest.approx(0.9),) * 3 + (True,)
+    apart = judged["zarr warm / vw"]
+    assert apart["value"] == pytest.approx(3.0)
+    assert apart["low"] < 1.0 < 3.0 < apart["high"]
+    assert not apart["holds"]
