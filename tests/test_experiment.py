@@ -7,7 +7,7 @@ import pytest
 from dolb.data.splits import split_rows
 from dolb.errors import ConfigError
 from dolb.evaluation.checkpoints import resolve_checkpoints
-from dolb.evaluation.metrics import METRICS, hinge_loss, zero_one_loss
+from dolb.evaluation.metrics import METRICS, RUNNING_LOSS, hinge_loss, running_zero_one_loss, zero_one_loss
 from dolb.execution.batches import Batcher
 from dolb.experiment.cells import cell_id
 from dolb.results.store import ResultStore
@@ -61,6 +61,24 @@ def test_zero_one_loss_is_numpys_formula_and_refuses_unequal_lengths():
     with pytest.raises(ValueError, match=r"\(3,\) scores for \(2,\) targets"):
         zero_one_loss(np.zeros(3), np.ones(2))
 
+
+
+def test_a_cells_running_loss_is_the_sum_it_replaced_bit_for_bit():
+    """The compiled running 0-1 loss against ``total + np.cumsum`` of the per-example
+    losses (what a cell computed before), from a running total carried over, with
+    zeros, NaNs and infinities among the scores; the squared loss keeps that formula."""
+    rng = np.random.default_rng(1)
+    scores, y = rng.normal(size=5000), rng.choice([-1.0, 1.0], size=5000)
+    scores[::7], scores[::11], scores[::13] = 0.0, np.nan, np.inf
+    for total in (0.0, 3.0, 2.0**52):
+        expected = total + np.cumsum(zero_one_loss(scores, y))
+        np.testing.assert_array_equal(running_zero_one_loss(scores, y, total), expected)
+    assert running_zero_one_loss(np.zeros(0), np.zeros(0), 4.0).shape == (0,)
+    with pytest.raises(ValueError, match=r"running_zero_one_loss: \(3,\) scores for \(2,\) targets"):
+        running_zero_one_loss(np.zeros(3), np.ones(2))
+    predictions, targets = rng.normal(size=100), rng.normal(size=100)
+    np.testing.assert_array_equal(RUNNING_LOSS["regression"](predictions, targets, 0.1),
+                                  0.1 + np.cumsum((predictions - targets) ** 2))
 
 def test_metrics_values():
     scores, y = np.array([0.5, -2.0, 0.0]), np.array([1.0, 1.0, -1.0])

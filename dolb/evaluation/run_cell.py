@@ -23,7 +23,7 @@ from dolb.data.stream import stream_blocks
 from dolb.errors import DataError, DolbError
 from dolb.evaluation.cell import Cell
 from dolb.evaluation.checkpoints import resolve_checkpoints
-from dolb.evaluation.metrics import METRICS, ONLINE_LOSS
+from dolb.evaluation.metrics import METRICS, RUNNING_LOSS
 from dolb.learners import learner_class
 from dolb.seeding import seed_for
 
@@ -145,7 +145,7 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
     learner, values = state["learner"], state["values"]
     seen, total, next_cp = state["seen"], state["total"], state["next_cp"]
     learn_seconds = state.get("learn_seconds", 0.0)  # a state saved before timing was kept has none
-    online_loss = ONLINE_LOSS[spec["task"]]
+    running_loss = RUNNING_LOSS[spec["task"]]
     peak_rss, saved = 0, time.perf_counter()
     # the learner's diagnostics, test and timing metrics need the state after exactly n examples
     exact = bool(test_metrics or learner.diagnostics() or any(m.source == "timing" for m in metrics))
@@ -192,8 +192,7 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
             whole = start == 0 and stop == len(y)  # not sliced: a slice copies, and loses the block's flags
             predictions = learner.learn(X if whole else X[start:stop], y[start:stop], flags)
             learn_seconds += time.perf_counter() - learning
-            losses = online_loss(predictions, y[start:stop])
-            running = total + np.cumsum(losses)
+            running = running_loss(predictions, y[start:stop], total)
             end = seen + (stop - start)
             while next_cp < len(checkpoints) and checkpoints[next_cp] <= end:
                 n = int(checkpoints[next_cp])
@@ -255,6 +254,6 @@ def warm_up(cell: Cell) -> None:
         train.n_features, n_train=len(y), conversions=tuple(spec["conversions"]), **spec["params"]
     )
     y = _targets(y, spec["task"], cell.train_path)
-    ONLINE_LOSS[spec["task"]](learner.learn(X, y), y)
+    RUNNING_LOSS[spec["task"]](learner.learn(X, y), y, 0.0)
     for hypothesis in learner.outputs().values():
         hypothesis.predict(X)
