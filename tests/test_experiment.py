@@ -62,7 +62,6 @@ def test_zero_one_loss_is_numpys_formula_and_refuses_unequal_lengths():
         zero_one_loss(np.zeros(3), np.ones(2))
 
 
-
 def test_a_cells_running_loss_is_the_sum_it_replaced_bit_for_bit():
     """The compiled running 0-1 loss against ``total + np.cumsum`` of the per-example
     losses (what a cell computed before), from a running total carried over, with
@@ -79,6 +78,7 @@ def test_a_cells_running_loss_is_the_sum_it_replaced_bit_for_bit():
     predictions, targets = rng.normal(size=100), rng.normal(size=100)
     np.testing.assert_array_equal(RUNNING_LOSS["regression"](predictions, targets, 0.1),
                                   0.1 + np.cumsum((predictions - targets) ** 2))
+
 
 def test_metrics_values():
     scores, y = np.array([0.5, -2.0, 0.0]), np.array([1.0, 1.0, -1.0])
