@@ -59,7 +59,7 @@ from dolb.data.sources.rcv1 import load_npz, pair_view
 from dolb.data.splits import DEFAULT_WINDOW, split_rows, windowed_order
 from dolb.errors import ConfigError
 from dolb.evaluation.metrics import running_zero_one_loss, zero_one_loss
-from dolb.evaluation.run_cell import BLOCK_SIZE
+from dolb.evaluation.run_cell import block_rows
 from dolb.learners import learner_class
 
 NAMES = tuple(name for name in LOOPS if name in LEARNERS)
@@ -133,20 +133,20 @@ def _learn(name: str, problem: Problem, blocks):
     return learner
 
 
-def in_blocks(X: sp.csr_matrix, y: np.ndarray) -> list[tuple[sp.csr_matrix, np.ndarray]]:
-    """``X`` and ``y`` in blocks of a cell's size, each block's values and column indices
+def in_blocks(X: sp.csr_matrix, y: np.ndarray, rows: int) -> list[tuple[sp.csr_matrix, np.ndarray]]:
+    """``X`` and ``y`` in blocks of ``rows`` rows, each block's values and column indices
     views of ``X``'s, not copies: the bare loop and the learner read the same memory, so
     neither pass finds the rows in a cache the other has not warmed.
 
     >>> X = sp.csr_matrix(np.eye(3))
-    >>> [(block.shape, labels.tolist()) for block, labels in in_blocks(X, np.ones(3))]
-    [((3, 3), [1.0, 1.0, 1.0])]
-    >>> np.shares_memory(in_blocks(X, np.ones(3))[0][0].data, X.data)
+    >>> [(block.shape, labels.tolist()) for block, labels in in_blocks(X, np.ones(3), 2)]
+    [((2, 3), [1.0, 1.0]), ((1, 3), [1.0])]
+    >>> np.shares_memory(in_blocks(X, np.ones(3), 2)[1][0].data, X.data)
     True
     """
     blocks = []
-    for first in range(0, X.shape[0], BLOCK_SIZE):
-        last = min(first + BLOCK_SIZE, X.shape[0])
+    for first in range(0, X.shape[0], rows):
+        last = min(first + rows, X.shape[0])
         begin, end = X.indptr[first], X.indptr[last]
         block = sp.csr_matrix((last - first, X.shape[1]))
         # set, not passed: SciPy's constructor copies the arrays
@@ -161,13 +161,14 @@ def variants(problem: Problem, name: str, peers: dict) -> dict[str, Callable[[],
     what it learned: the bare loop's weights, dolb's learner, None for a peer (which
     keeps its model)."""
     X, y, order, store = problem.X, problem.y, problem.permutation, problem.store
-    in_memory, permuted = in_blocks(X, y), in_blocks(X[order], y[order])
+    block = block_rows(learner_class(name), store)  # a cell's
+    in_memory, permuted = in_blocks(X, y, block), in_blocks(X[order], y[order], block)
     warm = ChunkCache(CACHE_BYTES)
-    for _ in stream_blocks(store, block_size=BLOCK_SIZE, cache=warm):
+    for _ in stream_blocks(store, block_size=block, cache=warm):
         pass
 
     def zarr(rows, cache):
-        return lambda: _learn(name, problem, stream_blocks(store, rows, block_size=BLOCK_SIZE, cache=cache(),
+        return lambda: _learn(name, problem, stream_blocks(store, rows, block_size=block, cache=cache(),
                                                            in_place=learner_class(name).reads_spans))
 
     found = {

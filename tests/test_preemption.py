@@ -15,13 +15,15 @@ from dolb.evaluation import run_cell as run_cell_module
 from dolb.evaluation.run_cell import run_cell
 from dolb.execution.sweep import plan_groups, run_sweep
 from dolb.experiment.pipeline import load_pipeline
+from dolb.learners import learner_class
 from dolb.results.query import rows
 from dolb.results.store import CellStates, ResultStore
 from tests.conftest import assert_same, stored_values
 from tests.test_faults import worker_processes
 
-# One cell of 60,000 sparse rows: 8 blocks of 8,192, a test evaluation at log-spaced
-# checkpoints, every conversion (each keeps state of its own).
+# One cell of 60,000 sparse rows: five blocks of 13,102 rows (2**20 values each, see
+# run_cell.block_rows), a test evaluation at log-spaced checkpoints, every conversion
+# (each keeps state of its own).
 LONG = """
 [pipeline]
 name = "long"
@@ -83,14 +85,15 @@ def test_a_stopped_cell_resumes_from_its_state_with_identical_results(long_pipel
     monkeypatch.setattr(run_cell_module, "_save_state", save_then_stop)
     with pytest.raises(Preempted):
         run_cell(cell, states)
-    assert saved == [8192, 16384, 24576]
+    block = run_cell_module.block_rows(learner_class(cell.spec["learner"]), run_cell_module._dataset(cell.train_path))
+    assert saved == [block, 2 * block, 3 * block]  # states are saved after whole blocks
     (kept,) = (folder / "state").glob(f"{cell.id}-*.pkl")  # the states it replaced are removed
     assert json.loads((folder / "state" / f"{cell.id}.json").read_text()) == {"state": kept.name}
     (folder / "state" / f"{cell.id}-0-torn.pkl").write_bytes(b"half a pickle")  # a save preempted midway
     monkeypatch.setattr(run_cell_module, "_save_state", save)
 
     resumed = run_cell(cell, states)
-    assert resumed["timing"]["resumed_from"] == 24576
+    assert resumed["timing"]["resumed_from"] == 3 * block
     assert resumed["checkpoints"] == whole["checkpoints"]
     for conversion, metrics in whole["metrics"].items():
         for metric, values in metrics.items():
@@ -98,6 +101,26 @@ def test_a_stopped_cell_resumes_from_its_state_with_identical_results(long_pipel
             assert np.array_equal(got.view(np.int64), np.asarray(values).view(np.int64)), (conversion, metric)
     assert not list((folder / "state").iterdir())  # removed once the cell is done, the torn save too
 
+
+
+def test_a_linear_cell_is_the_same_in_blocks_of_values_or_of_rows(long_pipeline, monkeypatch):
+    """A linear learner's cell streams blocks of about ``block_values`` values (13,102
+    rows here); in blocks of BLOCK_SIZE rows every value is the same, bit for bit."""
+    from dolb.learners.linear import LinearLearner
+
+    (group,) = plan_groups(load_pipeline(long_pipeline(3600)))
+    cell = group.cell(0)
+    train = run_cell_module._dataset(cell.train_path)
+    assert run_cell_module.block_rows(learner_class("perceptron"), train) == 13_102
+    by_values = run_cell(cell)
+    monkeypatch.setattr(LinearLearner, "block_values", None)
+    assert run_cell_module.block_rows(learner_class("perceptron"), train) == run_cell_module.BLOCK_SIZE
+    by_rows = run_cell(cell)
+    assert by_rows["checkpoints"] == by_values["checkpoints"]
+    for conversion, metrics in by_values["metrics"].items():
+        for metric, values in metrics.items():
+            got = np.asarray(by_rows["metrics"][conversion][metric])
+            assert np.array_equal(got.view(np.int64), np.asarray(values).view(np.int64)), (conversion, metric)
 
 def test_an_unreadable_pointer_means_no_state(tmp_path):
     states = CellStates(ResultStore(f"file://{tmp_path}"))

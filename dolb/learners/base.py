@@ -132,6 +132,12 @@ class OnlineLearner:
     refits_per_block: ClassVar[bool] = False
     """True for a batch learner that refits once per block (``batch_mr``): its predictions
     inside a block come from the fit before the block, so they depend on block sizes."""
+    block_values: ClassVar[int | None] = None
+    """For a learner whose results do not depend on where its stream is cut into blocks
+    (its tests check it, bit for bit) and whose cost per block is Python around one
+    compiled pass: the stored values a cell's block of sparse rows may hold, so that
+    short rows come in fewer, larger blocks (:func:`~dolb.evaluation.run_cell.block_rows`).
+    None: blocks of :data:`~dolb.evaluation.run_cell.BLOCK_SIZE` rows."""
     checks_columns: ClassVar[bool] = False
     """True for a learner that checks the column indices of a CSR block's rows as it
     reads them (a column outside the matrix, or rows not in canonical order): its blocks

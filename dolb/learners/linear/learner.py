@@ -67,6 +67,7 @@ class LinearLearner(OnlineLearner):
     bound_loss: ClassVar[str] = "zero_one"
     derived_params: ClassVar[tuple[str, ...]] = ()
     checks_rows: ClassVar[bool] = False
+    block_values: ClassVar[int | None] = 1 << 20  # 8-12 MB of a block's values and column indices
     step: ClassVar[Any] = None
     StepParams: ClassVar[type]
     _drivers: ClassVar[dict[bool, Any]] = {}
