@@ -44,7 +44,6 @@ import scipy.sparse as sp
 import dolb
 from dolb.bench_bare import perceptron
 from dolb.data import generate, open_dataset, stream_blocks, write_dataset
-from dolb.evaluation.metrics import running_zero_one_loss
 from dolb.learners import learner_class, registered_learners
 
 BLOCK = 8192
@@ -102,7 +101,7 @@ def _time_pass(name: str, blocks: Iterable, n_features: int, n: int, conversions
     mistakes = 0.0
     start = clock()
     for X, y in blocks:
-        mistakes = float(running_zero_one_loss(learner.learn(X, y), y, mistakes)[-1])
+        mistakes = float(learner.learn_running(X, y, total=mistakes)[-1])
     return clock() - start, learner.state_nbytes() / 1e6
 
 

@@ -58,7 +58,7 @@ from dolb.data import ChunkCache, Dataset, stream_blocks, write_dataset
 from dolb.data.sources.rcv1 import load_npz, pair_view
 from dolb.data.splits import DEFAULT_WINDOW, split_rows, windowed_order
 from dolb.errors import ConfigError
-from dolb.evaluation.metrics import running_zero_one_loss, zero_one_loss
+from dolb.evaluation.metrics import zero_one_loss
 from dolb.evaluation.run_cell import block_rows
 from dolb.learners import learner_class
 
@@ -129,7 +129,7 @@ def _learn(name: str, problem: Problem, blocks):
     learner = learner_class(name)(problem.X.shape[1], n_train=problem.X.shape[0], **LEARNERS[name])
     mistakes = 0.0
     for X, y in blocks:
-        mistakes = float(running_zero_one_loss(learner.learn(X, y), y, mistakes)[-1])
+        mistakes = float(learner.learn_running(X, y, total=mistakes)[-1])
     return learner
 
 

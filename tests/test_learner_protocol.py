@@ -18,6 +18,7 @@ from dolb import bench
 from dolb.conversions.protocol import Fed
 from dolb.errors import DataError
 from dolb.evaluation import run_cell as run_cell_module
+from dolb.evaluation.metrics import RUNNING_LOSS
 from dolb.execution.sweep import plan_groups
 from dolb.experiment.pipeline import load_pipeline
 from dolb.learners import (
@@ -54,6 +55,22 @@ def make(name, d, n):
 
 def outputs_on(learner, X):
     return {name: (h.predict(X), h.info) for name, h in learner.outputs().items()}
+
+
+@pytest.mark.parametrize("name", LEARNERS.names())
+def test_the_running_loss_a_cell_records_is_that_of_the_predictions(name):
+    """``learn_running``, whoever computes it, is the task's running loss of the
+    predictions ``learn`` gives a twin learner, from a carried total, bit for bit."""
+    task = learner_class(name).task
+    X, y = stream(task, n=120, seed=4)
+    counting, predicting = make(name, X.shape[1], len(y)), make(name, X.shape[1], len(y))
+    total = expected = 2.5
+    for a, b in ((0, 70), (70, 120)):
+        running = counting.learn_running(X[a:b], y[a:b], total=total)
+        reference = RUNNING_LOSS[task](predicting.learn(X[a:b], y[a:b]), y[a:b], expected)
+        np.testing.assert_array_equal(running, reference)
+        total, expected = running[-1], reference[-1]
+    assert counting.n_seen == predicting.n_seen == 120 and total > 2.5
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])

@@ -16,6 +16,7 @@ from sklearn.linear_model import SGDClassifier
 
 from dolb.conversions import CONVERSIONS
 from dolb.errors import ConfigError, DataError
+from dolb.evaluation.metrics import running_zero_one_loss
 from dolb.learners import learner_class, registered_learners
 from dolb.learners.linear import LinearLearner
 
@@ -281,6 +282,28 @@ def test_the_quiet_driver_learns_what_the_full_one_does(name):
     for quiet, full in zip(*found):
         np.testing.assert_array_equal(quiet, full)
     assert found[0][3] < 400  # the hypothesis changed: its age was reset
+
+
+@pytest.mark.parametrize("conversions", [("last",), CONVERSIONS], ids=["quiet", "full"])
+@pytest.mark.parametrize("name", LINEAR)
+def test_the_driver_counts_the_mistakes_a_cell_records(name, conversions):
+    """``learn_running`` counts the mistakes in the driver's pass: bit for bit
+    ``running_zero_one_loss`` of the predictions ``learn`` gives a twin, from a carried
+    total, across blocks whose rows go out of order midway (the driver stops there and
+    the rest is learned canonical, the count going on from where it stopped), with
+    labelled flags (counted from the predictions), and learning the same weights."""
+    X, y = stream(n=180, d=8, density=0.6, seed=33)
+    blocks = [(sp.csr_matrix(X[:60]), None), (messy_csr(X[60:120], 25), None),
+              (sp.csr_matrix(X[120:]), np.arange(60) % 4 != 1)]
+    counting, predicting = (learner_class(name)(8, n_train=180, conversions=conversions) for _ in range(2))
+    total = expected = 7.0
+    for (block, flags), a in zip(blocks, (0, 60, 120)):
+        running = counting.learn_running(block, y[a : a + 60], flags, total)
+        reference = running_zero_one_loss(predicting.learn(block, y[a : a + 60], flags), y[a : a + 60], expected)
+        np.testing.assert_array_equal(running, reference)
+        total, expected = running[-1], reference[-1]
+    assert 7.0 < total < 7.0 + 180 and counting.n_seen == predicting.n_seen == 180
+    np.testing.assert_array_equal(counting.weights(), predicting.weights())
 
 
 # --- bad input -----------------------------------------------------------------------

@@ -133,7 +133,8 @@ for _metric in (
            lambda total, n: float(total / n) if n else float("nan"),
            "mean prequential loss so far (MSE; mistake rate)"),
     Metric("learn_seconds", ("regression", "binary"), "timing", lambda seconds, n: float(seconds),
-           "wall seconds the learner spent learning so far (runtime studies; not deterministic)"),
+           "wall seconds the learner spent learning so far, its prequential loss summed (runtime "
+           "studies; not deterministic)"),
 ):
     METRICS.add(_metric.name, _metric)
 

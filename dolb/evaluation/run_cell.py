@@ -23,7 +23,7 @@ from dolb.data.stream import stream_blocks
 from dolb.errors import DataError, DolbError
 from dolb.evaluation.cell import Cell
 from dolb.evaluation.checkpoints import resolve_checkpoints
-from dolb.evaluation.metrics import METRICS, RUNNING_LOSS
+from dolb.evaluation.metrics import METRICS
 from dolb.learners import learner_class
 from dolb.seeding import seed_for
 
@@ -164,7 +164,6 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
     learner, values = state["learner"], state["values"]
     seen, total, next_cp = state["seen"], state["total"], state["next_cp"]
     learn_seconds = state.get("learn_seconds", 0.0)  # a state saved before timing was kept has none
-    running_loss = RUNNING_LOSS[spec["task"]]
     peak_rss, saved = 0, time.perf_counter()
     # the learner's diagnostics, test and timing metrics need the state after exactly n examples
     exact = bool(test_metrics or learner.diagnostics() or any(m.source == "timing" for m in metrics))
@@ -209,9 +208,8 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
             flags = None if labelled is None else labelled[seen : seen + stop - start]
             learning = time.perf_counter()
             whole = start == 0 and stop == len(y)  # not sliced: a slice copies, and loses the block's flags
-            predictions = learner.learn(X if whole else X[start:stop], y[start:stop], flags)
+            running = learner.learn_running(X if whole else X[start:stop], y[start:stop], flags, total)
             learn_seconds += time.perf_counter() - learning
-            running = running_loss(predictions, y[start:stop], total)
             end = seen + (stop - start)
             while next_cp < len(checkpoints) and checkpoints[next_cp] <= end:
                 n = int(checkpoints[next_cp])
@@ -273,6 +271,6 @@ def warm_up(cell: Cell) -> None:
         train.n_features, n_train=len(y), conversions=tuple(spec["conversions"]), **spec["params"]
     )
     y = _targets(y, spec["task"], cell.train_path)
-    RUNNING_LOSS[spec["task"]](learner.learn(X, y), y, 0.0)
+    learner.learn_running(X, y)
     for hypothesis in learner.outputs().values():
         hypothesis.predict(X)

@@ -32,6 +32,7 @@ import numpy as np
 from dolb.conversions.hypothesis import Hypothesis
 from dolb.data.blocks import as_block
 from dolb.errors import ConfigError
+from dolb.evaluation.metrics import RUNNING_LOSS
 from dolb.registry import Registry
 
 __all__ = ["LEARNERS", "Hypothesis", "OnlineLearner", "Param", "as_block", "learner_class", "register",
@@ -107,7 +108,7 @@ class OnlineLearner:
     parameter a pipeline's ``complexity`` values set). They implement
     :meth:`_learn` (``_learn(X, y)``; ``_learn(X, y, labelled)`` when
     ``semi_supervised``) and :meth:`_predict`, and may override :meth:`outputs`,
-    :meth:`diagnostics` and :meth:`state_nbytes`.
+    :meth:`diagnostics`, :meth:`state_nbytes` and :meth:`learn_running`.
 
     Parameters
     ----------
@@ -207,6 +208,28 @@ class OnlineLearner:
         read. A supervised learner learns from the runs of labelled rows and predicts
         the others with the hypothesis of the moment, never reading their targets.
         """
+        X, y, labelled = self._block(X, y, labelled)
+        if self.semi_supervised:
+            predictions = self._learn(X, y, np.ones(y.shape, bool) if labelled is None else labelled)
+        elif labelled is None or labelled.all():
+            predictions = self._learn(X, y)
+        else:
+            return self._learn_labelled_runs(X, y, labelled)
+        self.n_seen += y.shape[0]
+        return predictions
+
+    def learn_running(self, X, y, labelled: np.ndarray | None = None, total: float = 0.0) -> np.ndarray:
+        """Run one block as :meth:`learn` does; return the prequential loss summed over
+        the stream after each of its examples, from ``total`` (the loss summed before
+        the block): what a cell records. Its value is the task's running loss of the
+        predictions, :data:`~dolb.evaluation.metrics.RUNNING_LOSS` (0-1 mistakes, or
+        squared errors); a learner may compute it as it learns, bit for bit the same
+        (the linear learners count their mistakes in their compiled pass, which then
+        spares a second pass over the predictions and the targets)."""
+        return RUNNING_LOSS[self.task](self.learn(X, y, labelled), y, total)
+
+    def _block(self, X, y, labelled: np.ndarray | None) -> tuple:
+        """(X, y, labelled) checked and as the learner takes them (see :meth:`learn`)."""
         y = np.ascontiguousarray(y, dtype=np.float64)
         # the columns are left to the learner only in a block it gets whole (runs of
         # labelled rows are slices, and a slice of a CSR matrix drops the column indices
@@ -220,14 +243,7 @@ class OnlineLearner:
             labelled = np.asarray(labelled)
             if labelled.dtype != np.bool_ or labelled.shape != y.shape:
                 raise ValueError(f"labelled must be {y.shape[0]} booleans, got {labelled.dtype} {labelled.shape}")
-        if self.semi_supervised:
-            predictions = self._learn(X, y, np.ones(y.shape, bool) if labelled is None else labelled)
-        elif labelled is None or labelled.all():
-            predictions = self._learn(X, y)
-        else:
-            return self._learn_labelled_runs(X, y, labelled)
-        self.n_seen += y.shape[0]
-        return predictions
+        return X, y, labelled
 
     def _learn_labelled_runs(self, X, y: np.ndarray, labelled: np.ndarray) -> np.ndarray:
         """Learn the runs of labelled rows, predict the runs of unlabelled ones."""

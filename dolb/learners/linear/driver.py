@@ -1,10 +1,11 @@
 """The one compiled loop of the linear learners, and its specialisation per learner.
 
-The driver (:func:`_drive`) runs a whole block: for each example it predicts s·⟨v, x⟩,
-reports the round to the fed parts (the update log and the conversions, see
-:mod:`dolb.conversions`), asks the learner's *step* for its update, applies it, detects
-whether the hypothesis changed and reports the death, the change and any fold. A
-learner is its step:
+The driver (:func:`_drive`) runs a whole block: for each example it predicts s·⟨v, x⟩
+(and writes the prediction out, or the running count of mistakes a cell records:
+:meth:`.learner.LinearLearner.learn_running`), reports the round to the fed parts (the
+update log and the conversions, see :mod:`dolb.conversions`), asks the learner's
+*step* for its update, applies it, detects whether the hypothesis changed and reports
+the death, the change and any fold. A learner is its step:
 
     step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct) -> (updated, s_new)
 
@@ -197,14 +198,16 @@ def _finite_row(data, start, nnz):
     return True
 
 
-def _drive(begins, ends, indices, data, y, P, A, v, F, I, delta, on, states, pred, ahead):
+def _drive(begins, ends, indices, data, y, P, A, v, F, I, delta, on, states, out, ahead, running, total):
     """Run the learner ``step`` over one block of rows (row t: ``indices`` and ``data``
-    from ``begins[t]`` to ``ends[t]``, sound bounds), test-then-train; fill ``pred``;
-    return the number of rows run: all of them, unless a row has a label other than ±1,
-    a column index outside 0..len(v)−1 or not after the one before it, or a non-finite
-    value, which stops the block before that row. With ``ahead`` (rows lying anywhere
-    in their arrays) it asks the CPU for each row :data:`ROWS_AHEAD` rows before it
-    reads it."""
+    from ``begins[t]`` to ``ends[t]``, sound bounds), test-then-train; fill ``out``
+    with the predictions, or with ``running`` the mistakes counted from ``total`` (row
+    t: ``total`` + the mistakes on rows 0..t, the 0-1 loss as
+    :func:`~dolb.evaluation.metrics.running_zero_one_loss` sums it); return the number
+    of rows run: all of them, unless a row has a label other than ±1, a column index
+    outside 0..len(v)−1 or not after the one before it, or a non-finite value, which
+    stops the block before that row. With ``ahead`` (rows lying anywhere in their
+    arrays) it asks the CPU for each row :data:`ROWS_AHEAD` rows before it reads it."""
     need_loss = on[_LOSS]
     hinge = on[_HINGE]
     dying_v = on[_DYING_V] and not QUIET  # noqa: F821 (a constant set per copy)
@@ -238,7 +241,11 @@ def _drive(begins, ends, indices, data, y, P, A, v, F, I, delta, on, states, pre
             rows = t
             break
         p = s * dot
-        pred[t] = p
+        if running:
+            total += 0.0 if yt * p > 0.0 else 1.0
+            out[t] = total
+        else:
+            out[t] = p
         rnd += 1
         age += 1
         loss = 0.0

@@ -190,7 +190,19 @@ class LinearLearner(OnlineLearner):
             cls._drivers[quiet] = compile_driver(cls.step, cls.name, sys.modules[cls.__module__].__file__, quiet)
         return cls._drivers[quiet]
 
-    def _learn(self, X, y):
+    def learn_running(self, X, y, labelled: np.ndarray | None = None, total: float = 0.0) -> np.ndarray:
+        """As :meth:`OnlineLearner.learn_running`: the mistakes counted by the driver as
+        it learns a whole block (a9a's one block: 33 µs less than counting them from the
+        predictions after, a second pass over 0.5 MB)."""
+        if labelled is not None:
+            return super().learn_running(X, y, labelled, total)
+        X, y, _ = self._block(X, y, None)
+        running = self._learn(X, y, float(total))
+        self.n_seen += y.shape[0]
+        return running
+
+    def _learn(self, X, y, total: float | None = None):
+        """The predictions on block ``X``, or from ``total`` the running mistakes."""
         if self._input_sparse is None:
             self._input_sparse = sp.issparse(X)
             if not self._input_sparse:  # built for sparse input, as the first block is not
@@ -204,16 +216,18 @@ class LinearLearner(OnlineLearner):
             rows = (indptr[:-1], indptr[1:], indices, data)
         else:  # values checked as the driver reads them
             rows = row_arrays(X, self._dense_layout)
-        pred = np.empty(n)
+        out = np.empty(n)
         first = 0  # the block's row that row 0 of the arrays is
-        while (done := first + self._drive(X, rows, y[first:], pred[first:])) < n:
+        while (done := first + self._drive(X, rows, y[first:], out[first:], total)) < n:
             # stopped before row `done`: the rows before it are learned
             self._refuse(*rows[:3], y, done - first, done)
             # only its column indices are out of order: the rest of the block made canonical
             X = canonical(rows_from(X, done - first))
             rows = row_arrays(X)
+            if total is not None and done > first:
+                total = out[done - 1]
             first = done
-        return pred
+        return out
 
     def _refuse(self, begins, ends, indices, y, row: int, done: int) -> None:
         """The driver stopped before block row ``done`` (row ``row`` of ``begins`` and
@@ -244,9 +258,10 @@ class LinearLearner(OnlineLearner):
                 part.reserve(rows, values)
         return tuple(part.arrays if off is None else off for part, off in zip(parts, self._absent))
 
-    def _drive(self, X, rows: tuple, y, pred) -> int:
+    def _drive(self, X, rows: tuple, y, out, total: float | None) -> int:
         """Run the compiled driver over the ``rows`` of block ``X`` (its
-        :func:`.layout.row_arrays`, or its CSR arrays so arranged); the number of rows it
+        :func:`.layout.row_arrays`, or its CSR arrays so arranged), filling ``out`` with
+        the predictions, or from ``total`` the running mistakes; the number of rows it
         ran."""
         begins, ends, indices, data = rows
         ahead = isinstance(X, RowSpans)  # rows anywhere in the decoded chunk: asked for ahead
@@ -254,7 +269,7 @@ class LinearLearner(OnlineLearner):
         indices, data = read_only(indices), read_only(data)
         return self.driver(self._quiet)(
             begins, ends, indices, data, y, self.P, self.A, self.v, self.F, self.I, self._delta, self._switches,
-            states, pred, ahead
+            states, out, ahead, total is not None, 0.0 if total is None else total
         )
 
     def _predict(self, X):
