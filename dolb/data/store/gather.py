@@ -208,26 +208,25 @@ def row_spans(indptr, rows, starts, lengths, out_ptr):
 def spans_in_one_chunk(indptr, rows, chunk_length, begins, ends):
     """Where CSR ``rows`` lie (by the row pointers ``indptr``) when one chunk of
     ``chunk_length`` elements holds them all: fills ``begins`` and ``ends`` counted from
-    that chunk's first element (an empty row: 0 and 0) and returns ``(chunk, nnz)``;
-    ``(-1, nnz)`` when they are spread over more chunks or hold no value (``begins`` and
-    ``ends`` are then meaningless). The chunk is the first non-empty row's, so every
-    position written is within it, or the rows are refused: ``begins`` and ``ends`` may
-    be int32 (as the linear learners' driver reads them) for chunks below 2**31."""
+    that chunk's first element and returns ``(chunk, nnz)``; ``(-1, nnz)`` when they are
+    spread over more chunks or hold no value (``begins`` and ``ends`` are then
+    meaningless)."""
     nnz = 0
-    chunk = -1
-    offset = 0
-    inside = True
+    low = indptr[-1]
+    high = 0
     for i in range(rows.shape[0]):
         begin, end = indptr[rows[i]], indptr[rows[i] + 1]
-        if end == begin:
-            begins[i] = ends[i] = 0
-            continue
-        if chunk < 0:
-            chunk = begin // chunk_length
-            offset = chunk * chunk_length
-        nnz += end - begin
-        inside &= offset <= begin and end - offset <= chunk_length
-        begins[i], ends[i] = begin - offset, end - offset
-    if nnz == 0 or not inside:
+        begins[i], ends[i] = begin, end
+        if end > begin:
+            nnz += end - begin
+            low = min(low, begin)
+            high = max(high, end)
+    chunk = low // chunk_length
+    if nnz == 0 or (high - 1) // chunk_length != chunk:
         return -1, nnz
+    offset = chunk * chunk_length
+    if offset:
+        for i in range(rows.shape[0]):
+            begins[i] -= offset
+            ends[i] -= offset
     return chunk, nnz

@@ -333,7 +333,8 @@ class RowReader:
         values, columns = self.readers["X/data"], self.readers["X/indices"]
         if values.chunk_length != columns.chunk_length or columns.dtype != np.int32:
             return None
-        pointer_dtype = np.int32 if values.chunk_length <= INT32_MAX else np.int64  # positions in a chunk
+        # int32, as the driver reads CSR row pointers, unless positions in the dataset do not fit
+        pointer_dtype = np.int32 if int(self.dataset.indptr[-1]) <= INT32_MAX else np.int64
         begins, ends = np.empty(rows.shape, pointer_dtype), np.empty(rows.shape, pointer_dtype)
         chunk, nnz = spans_in_one_chunk(self.dataset.indptr, rows, values.chunk_length, begins, ends)
         if chunk < 0:

@@ -41,7 +41,7 @@ class RowSpans:
 
     Parameters
     ----------
-    begins, ends : ndarray of int32 (int64 for chunks of 2**31 values or more)
+    begins, ends : ndarray of int32 (int64 in a dataset of 2**31 values or more)
         Where each row starts and stops in ``indices`` and ``data``.
     indices, data : ndarray
         The column indices and values the rows lie in (int32, float64).
