@@ -20,8 +20,8 @@ import numpy as np
 import psutil
 
 from dolb.data.sources.mnist import read_mnist
-from dolb.evaluation.metrics import zero_one_loss
 from dolb.learners.kernel.lasvm import LASVM
+from dolb.losses import zero_one_loss
 
 BLOCK = 8192
 

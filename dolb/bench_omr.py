@@ -22,8 +22,8 @@ import numpy as np
 
 from dolb.data.sources.spirals import spiral_points
 from dolb.data.splits import labelled_rows
-from dolb.evaluation.metrics import zero_one_loss
 from dolb.learners import learner_class
+from dolb.losses import zero_one_loss
 
 BLOCK = 8192
 TEST_POINTS = 2000
@@ -106,7 +106,7 @@ def slope(at: list[tuple[int, int]], seconds: list[float]) -> float:
 
 
 def error(learner, Xt, yt) -> float:
-    """The last hypothesis's test error (:func:`~dolb.evaluation.metrics.zero_one_loss`:
+    """The last hypothesis's test error (:func:`~dolb.losses.zero_one_loss`:
     a score of 0, or NaN from coefficients that diverged, is a mistake)."""
     return float(zero_one_loss(learner.predict(Xt), yt).mean())
 

@@ -58,9 +58,9 @@ from dolb.data import ChunkCache, Dataset, stream_blocks, write_dataset
 from dolb.data.sources.rcv1 import load_npz, pair_view
 from dolb.data.splits import DEFAULT_WINDOW, split_rows, windowed_order
 from dolb.errors import ConfigError
-from dolb.evaluation.metrics import zero_one_loss
 from dolb.evaluation.run_cell import block_rows
 from dolb.learners import learner_class
+from dolb.losses import zero_one_loss
 
 NAMES = tuple(name for name in LOOPS if name in LEARNERS)
 """The learners measured: those with a bare loop, with their ``bench_params``."""

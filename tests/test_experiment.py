@@ -7,9 +7,10 @@ import pytest
 from dolb.data.splits import split_rows
 from dolb.errors import ConfigError
 from dolb.evaluation.checkpoints import resolve_checkpoints
-from dolb.evaluation.metrics import METRICS, RUNNING_LOSS, hinge_loss, running_zero_one_loss, zero_one_loss
+from dolb.evaluation.metrics import METRICS
 from dolb.execution.batches import Batcher
 from dolb.experiment.cells import cell_id
+from dolb.losses import RUNNING_LOSS, hinge_loss, running_zero_one_loss, zero_one_loss
 from dolb.results.store import ResultStore
 from dolb.seeding import seed_for, stable_key
 

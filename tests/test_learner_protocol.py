@@ -18,7 +18,6 @@ from dolb import bench
 from dolb.conversions.protocol import Fed
 from dolb.errors import DataError
 from dolb.evaluation import run_cell as run_cell_module
-from dolb.evaluation.metrics import RUNNING_LOSS
 from dolb.execution.sweep import plan_groups
 from dolb.experiment.pipeline import load_pipeline
 from dolb.learners import (
@@ -31,6 +30,7 @@ from dolb.learners import (
 from dolb.learners.linear import choice_codes, driver
 from dolb.learners.linear.driver import FED, _sources
 from dolb.learners.sgd import INVERSE, SQRT
+from dolb.losses import RUNNING_LOSS
 
 
 def stream(task, n=240, seed=0):

@@ -16,9 +16,9 @@ from sklearn.linear_model import SGDClassifier
 
 from dolb.conversions import CONVERSIONS
 from dolb.errors import ConfigError, DataError
-from dolb.evaluation.metrics import running_zero_one_loss
 from dolb.learners import learner_class, registered_learners
 from dolb.learners.linear import LinearLearner
+from dolb.losses import running_zero_one_loss
 
 LINEAR = tuple(name for name, cls in registered_learners().items() if issubclass(cls, LinearLearner))
 MODULES = sorted({cls.__module__ for cls in registered_learners().values()})

@@ -32,7 +32,7 @@ import numpy as np
 from dolb.conversions.hypothesis import Hypothesis
 from dolb.data.blocks import as_block
 from dolb.errors import ConfigError
-from dolb.evaluation.metrics import RUNNING_LOSS
+from dolb.losses import RUNNING_LOSS
 from dolb.registry import Registry
 
 __all__ = ["LEARNERS", "Hypothesis", "OnlineLearner", "Param", "as_block", "learner_class", "register",
@@ -222,7 +222,7 @@ class OnlineLearner:
         """Run one block as :meth:`learn` does; return the prequential loss summed over
         the stream after each of its examples, from ``total`` (the loss summed before
         the block): what a cell records. Its value is the task's running loss of the
-        predictions, :data:`~dolb.evaluation.metrics.RUNNING_LOSS` (0-1 mistakes, or
+        predictions, :data:`~dolb.losses.RUNNING_LOSS` (0-1 mistakes, or
         squared errors); a learner may compute it as it learns, bit for bit the same
         (the linear learners count their mistakes in their compiled pass, which then
         spares a second pass over the predictions and the targets)."""

@@ -203,7 +203,7 @@ def _drive(begins, ends, indices, data, y, P, A, v, F, I, delta, on, states, out
     from ``begins[t]`` to ``ends[t]``, sound bounds), test-then-train; fill ``out``
     with the predictions, or with ``running`` the mistakes counted from ``total`` (row
     t: ``total`` + the mistakes on rows 0..t, the 0-1 loss as
-    :func:`~dolb.evaluation.metrics.running_zero_one_loss` sums it); return the number
+    :func:`~dolb.losses.running_zero_one_loss` sums it); return the number
     of rows run: all of them, unless a row has a label other than ±1, a column index
     outside 0..len(v)−1 or not after the one before it, or a non-finite value, which
     stops the block before that row. With ``ahead`` (rows lying anywhere in their
