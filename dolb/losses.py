@@ -63,8 +63,9 @@ def running_zero_one_loss(scores, targets, total: float = 0.0) -> np.ndarray:
     """``total`` plus the running sum of :func:`zero_one_loss`: entry i is ``total`` +
     the mistakes on examples 0..i. Bit for bit ``total + np.cumsum(zero_one_loss(scores,
     targets))`` (``total`` a count: whole numbers below 2**53 add exactly in any order),
-    in one compiled pass where that takes three: a cell pays it for every block it
-    learns (a9a's four blocks of 8,192: 131-149 µs → 34-36 µs inside a pass).
+    in one compiled pass where that takes three: ``OnlineLearner.learn_running`` sums
+    it so for every block a cell learns (a9a's four blocks of 8,192: 131-149 µs → 34-36
+    µs inside a pass), unless the learner counts its mistakes as it learns.
 
     >>> running_zero_one_loss(np.array([0.5, 0.0, np.nan, -2.0]), np.ones(4), 10.0).tolist()
     [10.0, 11.0, 12.0, 13.0]
