@@ -236,6 +236,16 @@ def fraction(text: str) -> float:
     return value
 
 
+def lasting_folder(text: str) -> str:
+    """A result folder a command writes: not ``memory://``, whose files would vanish
+    with this process before anyone could read them (``dolb.run`` takes it)."""
+    if text.startswith("memory://"):
+        raise argparse.ArgumentTypeError(
+            f"{text}: results in memory vanish when dolb exits; give a folder or a URL of lasting storage"
+        )
+    return text
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, with a mistake on the command line reported as one line, exit 2."""
 
@@ -273,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run a pipeline's cells on Dask and report")
     run.add_argument("pipeline", help="pipeline file (TOML)")
-    run.add_argument("--out", required=True, help="result folder (created; reused to resume)")
+    run.add_argument("--out", required=True, type=lasting_folder, help="result folder (created; reused to resume)")
     _add_where(run)
     run.add_argument("--retry-failed", action="store_true", help="run failed cells again")
     run.add_argument("--force", action="store_true",
@@ -331,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--to", metavar="FILE", help="the CSV file (default DIR/results.csv)")
 
     again = _folder_command(commands, "reproduce", _reproduce, "run a recorded run again and check every value")
-    again.add_argument("--out", required=True, help="a fresh result folder for the new run")
+    again.add_argument("--out", required=True, type=lasting_folder, help="a fresh result folder for the new run")
     again.add_argument("--run", help="the run id to reproduce (default: the last finished run; see dolb status)")
     _add_where(again)
 

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from dolb.data import Dataset, import_dataset, materialize, open_dataset
+from dolb.data.store.format import is_url
 from dolb.errors import ConfigError, DolbError
 from dolb.experiment.pipeline import DatasetSpec, Pipeline
 from dolb.seeding import seed_for, seed_int
@@ -24,6 +25,11 @@ def data_cache(folder: str | Path | None = None) -> Path:
         folder = os.environ.get(DATA_CACHE_VARIABLE)
     if folder is None:
         folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dolb" / "data"
+    if not str(folder).strip():
+        raise ConfigError(f"the data cache's name is empty (see --data-cache and ${DATA_CACHE_VARIABLE})")
+    if is_url(folder):
+        raise ConfigError(f"data cache {folder}: a URL; the data cache is a folder of this file system (one the "
+                          f"workers can read; see --data-cache and ${DATA_CACHE_VARIABLE})")
     folder = Path(folder).absolute()
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"data cache {folder}: not a folder (see --data-cache and ${DATA_CACHE_VARIABLE})")

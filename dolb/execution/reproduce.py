@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dolb.errors import ConfigError
+from dolb.errors import ConfigError, DataError
 from dolb.evaluation.metrics import deterministic_metrics
 from dolb.execution.sweep import run_sweep
-from dolb.results.history import find_record
+from dolb.results.history import RUNS, find_record
 from dolb.results.query import rows
 from dolb.results.store import ResultStore
 
@@ -64,13 +64,26 @@ def reproduce(run_dir: str | Path, out_dir: str | Path, run_id: str | None = Non
     :func:`dolb.execution.sweep.run_sweep` takes it) and compare."""
     original = ResultStore(run_dir)
     record = find_record(original, run_id)
+    _check_record(original, record)
     if ResultStore(out_dir).exists():
         raise ConfigError(f"{out_dir}: already holds results; reproduce into a fresh folder")
+    before = rows(original)  # every part read (and refused if damaged) before any cell runs
     summary = run_sweep(
         record["pipeline_path"], out_dir, pipeline_text=record["pipeline_text"], progress=False, **where
     )
     again = find_record(ResultStore(out_dir), summary.run_id)
-    return _compare(record, again, rows(original), rows(ResultStore(out_dir)))
+    return _compare(record, again, before, rows(ResultStore(out_dir)))
+
+
+def _check_record(store: ResultStore, record: dict) -> None:
+    """DataError naming the record file when it lacks what a reproduction runs: the
+    pipeline's text and the path its relative paths resolve against."""
+    for key in ("pipeline_text", "pipeline_path"):
+        if not isinstance(record.get(key), str):
+            raise DataError(
+                f"{store.path}/{RUNS}/{record['run_id']}.json: no {key} recorded (a damaged or foreign run record); "
+                "cannot reproduce this run"
+            )
 
 
 def _compare(record: dict, again: dict, before: pd.DataFrame, after: pd.DataFrame) -> Reproduction:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dolb.data.store.format import is_url
 from dolb.errors import ConfigError, DataError
 from dolb.evaluation.metrics import METRICS, deterministic_metrics
 from dolb.results import query
@@ -144,6 +145,10 @@ def compare_folders(
     '24 compared: 1 worse, 0 better, 23 unchanged'
     """
     _check_options(alpha, slowdown)
+    for folder in (run, baseline, *history, out):
+        if is_url(folder):
+            raise ConfigError(f"{folder}: dolb compare reads and writes folders of this file system, not URLs "
+                              "(copy the result folder here first)")
     run, baseline, out = Path(run), Path(baseline), Path(out)
     nights = [Path(folder) for folder in history] + [run]
     results = {folder: _Results(folder) for folder in [run, baseline, *nights]}

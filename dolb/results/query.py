@@ -18,11 +18,16 @@ workers finished) give the same statistics to the bit.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
+from dolb.errors import DataError
 from dolb.results.store import ResultStore
 
 MEMORY_LIMIT = "512MB"
@@ -55,15 +60,36 @@ def _chosen(parts: str, rows: str) -> str:
 _CHOSEN = "WITH " + _chosen("parts", "rows")
 
 
-def _connect(store: ResultStore, name: str = "parts", **more: ResultStore) -> duckdb.DuckDBPyConnection:
+@contextmanager
+def _connect(store: ResultStore, name: str = "parts", **more: ResultStore) -> Iterator[duckdb.DuckDBPyConnection]:
     """An in-memory DuckDB with the store's parts registered as the view ``name`` (and
-    those of each store of ``more`` under its keyword)."""
+    those of each store of ``more`` under its keyword). A part that cannot be read
+    whole (its pages damaged after its footer was written) ends the question with a
+    DataError naming it."""
+    stores = {name: store, **more}
     connection = duckdb.connect()
-    connection.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
-    connection.execute(f"SET temp_directory = '{tempfile.gettempdir()}/dolb-duckdb'")
-    for view, registered in {name: store, **more}.items():
-        connection.register(view, registered.dataset())
-    return connection
+    try:
+        connection.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+        connection.execute(f"SET temp_directory = '{tempfile.gettempdir()}/dolb-duckdb'")
+        for view, registered in stores.items():
+            connection.register(view, registered.dataset())
+        yield connection
+    except (duckdb.IOException, duckdb.InvalidInputException) as exc:
+        for registered in stores.values():
+            _refuse_damaged_part(registered)
+        raise exc
+    finally:
+        connection.close()
+
+
+def _refuse_damaged_part(store: ResultStore) -> None:
+    """DataError naming the first part of ``store`` that cannot be read whole."""
+    for part in store.parts():
+        try:
+            pq.read_table(part, filesystem=store.fs)
+        except (OSError, pa.ArrowException) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise DataError(f"{part}: damaged result part ({reason})") from None
 
 
 def stored_cells(store: ResultStore) -> tuple[set[str], set[str]]:

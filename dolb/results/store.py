@@ -40,11 +40,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import fsspec
 import pyarrow as pa
 import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
+from dolb.data.store.format import url_filesystem
 from dolb.errors import ConfigError, DataError, StorageError
 
 RESULTS = "results"
@@ -173,12 +173,9 @@ class ResultStore:
 
     def __init__(self, root: str | os.PathLike) -> None:
         self.root = str(root)
-        try:
-            self.fs, path = fsspec.core.url_to_fs(self.root)
-        except ValueError as exc:  # "Protocol not known: ..."
-            raise ConfigError(f"{self.root}: not a folder dolb can write ({exc})") from None
-        except ImportError as exc:  # the protocol's package is missing ("Install s3fs ...")
-            raise ConfigError(f"{self.root}: {exc}") from None
+        if not self.root.strip():
+            raise ConfigError("the result folder's name is empty (give a folder, e.g. --out runs/study)")
+        self.fs, path = url_filesystem(self.root)
         self.local = "://" not in self.root  # a path: rename is atomic there
         self.path = str(Path(path).absolute()) if self.local else path.rstrip("/")
         self.results = f"{self.path}/{RESULTS}"

@@ -38,10 +38,12 @@ from __future__ import annotations
 
 import hashlib
 
+import fsspec
 import numpy as np
 import zarr.errors
 import zarr.storage
 
+from dolb.errors import ConfigError
 from dolb.identity import canonical_json
 
 FORMAT_VERSION = 1
@@ -89,7 +91,27 @@ def is_url(path) -> bool:
     return isinstance(path, str) and "://" in path
 
 
+def url_filesystem(url: str) -> tuple[fsspec.AbstractFileSystem, str]:
+    """fsspec's file system for ``url`` and the path in it; ConfigError naming the URL
+    when no file system knows its protocol or the package that serves it is missing
+    (fsspec's message says which to install).
+
+    Examples
+    --------
+    >>> url_filesystem("nosuch://bucket/x")
+    Traceback (most recent call last):
+    dolb.errors.ConfigError: nosuch://bucket/x: not a location dolb can open (Protocol not known: nosuch)
+    """
+    try:
+        return fsspec.core.url_to_fs(url)
+    except ValueError as exc:  # "Protocol not known: ..."
+        raise ConfigError(f"{url}: not a location dolb can open ({exc})") from None
+    except ImportError as exc:  # "Install s3fs to access S3"
+        raise ConfigError(f"{url}: {exc}") from None
+
+
 def url_store(url: str, read_only: bool) -> zarr.storage.FsspecStore:
     """A Zarr store for an fsspec URL (a local ``file://`` one creates its folders)."""
+    url_filesystem(url)  # an unknown protocol or a missing package: one line
     options = {"auto_mkdir": True} if url.startswith("file://") else {}
     return zarr.storage.FsspecStore.from_url(url, read_only=read_only, storage_options=options)

@@ -23,14 +23,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import fsspec
 import numpy as np
 import scipy.sparse as sp
 import zarr
 from zarr.codecs import BytesCodec, Crc32cCodec
 
 from dolb.data.store.dataset import Dataset, open_dataset
-from dolb.data.store.format import FORMAT_VERSION, is_url, start_fingerprint, url_store
+from dolb.data.store.format import FORMAT_VERSION, is_url, start_fingerprint, url_filesystem, url_store
 from dolb.data.store.inputs import Part, input_parts, row_bytes
 from dolb.data.store.layout import CODECS, LAYOUT_KEY, Choice, plan_layout, zarr_compressors
 from dolb.data.store.manifest import MANIFEST_KEY, chunk_checksum, make_manifest
@@ -178,7 +177,7 @@ def _write_url(url: str, X, y, chunk_rows, codec, provenance, overwrite: bool) -
     provenance = _check_provenance(url, provenance)
     _check_codec(url, codec)
     parts, shape = input_parts(url, X, y, chunk_rows)
-    fs, root = fsspec.core.url_to_fs(url)
+    fs, root = url_filesystem(url)
     if fs.exists(root):
         if not overwrite:
             raise DataError(f"dataset {url} already exists (pass overwrite=True to replace it)")
