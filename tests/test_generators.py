@@ -108,10 +108,15 @@ def test_bad_generator_and_seed():
             generate("irma", SMALL, seed=seed)
 
 
-def test_whole_number_floats_are_accepted_for_integer_params():
-    X, _, about = generate("irma", {"n_sequences": 2.0, "length": 3}, seed=0)["train"]
+def test_integer_params_are_written_as_whole_numbers():
+    """One rule with the pipeline's own integers: ``2.0`` and ``1e12`` are floats, not counts."""
+    X, _, about = generate("irma", {"n_sequences": 2, "length": 3}, seed=0)["train"]
     assert X.shape == (6, 1) and about["params"]["n_sequences"] == 2
     assert isinstance(about["params"]["n_sequences"], int)
+    for written in (2.0, 1e12):
+        with pytest.raises(ConfigError, match=rf"^generator 'irma', parameter 'n_sequences': expected a whole number, "
+                                              rf"got {written!r}$"):
+            generate("irma", {"n_sequences": written, "length": 3}, seed=0)
 
 
 # --------------------------------------------------------------------------- materialize

@@ -168,11 +168,15 @@ def test_bad_oms_parameters_are_one_line():
     with pytest.raises(ConfigError, match=r"parameter 'max_level': 1 is below the minimum 2"):
         OMS(2, max_level=1)
     with pytest.raises(ConfigError, match=r"parameter 'max_level': a ladder needs two rungs, level_start \+ 1 = 5 > "):
-        OMS(2, level_start=4, max_level=4)
+        OMS(2, ladder="step", level_start=4, max_level=4)
     with pytest.raises(ConfigError, match=r"parameter 'level': set by the ladder"):
-        OMS(2, level=3)
+        OMS(2, ladder="step", level=3)
     with pytest.raises(ConfigError, match=r"parameter 'p_value': must be above 0.0"):
-        OMS(2, p_value=0.0)
+        OMS(2, ladder="step", p_value=0.0)
+    with pytest.raises(ConfigError, match=r"^learner 'oms_scripted', parameter 'ladder': 'double' sets start·2\^\(level−1\), "
+                                          r"not the whole number 'level' takes; use ladder = \"step\"$"):
+        OMS(2, ladder="double")
+    assert OMS(2, ladder="double", ladder_param="gamma", start=0.5).value_at(3) == 2.0  # a float climbs by doubling
     with pytest.raises(TypeError, match="OMS selects among binary classifiers"):
         oms_learner(type("Reg", (Scripted,), {"task": "regression"}))
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from dolb.errors import ConfigError
+from dolb.params import check_number
 
 REQUIRED = "<required>"
 """Default of a parameter that must be given."""
@@ -38,19 +39,7 @@ class GenParam:
 
     def check(self, owner: str, name: str, value: Any) -> int | float:
         """Return ``value`` converted to ``kind``, or raise :class:`ConfigError`."""
-        where = f"{owner}, parameter {name!r}"
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise ConfigError(f"{where}: expected a number, got {value!r}")
-        if not math.isfinite(value):
-            raise ConfigError(f"{where}: expected a finite number, got {value!r}")
-        if self.kind is int and value != int(value):
-            raise ConfigError(f"{where}: expected a whole number, got {value!r}")
-        value = self.kind(value)
-        if value < self.low:
-            raise ConfigError(f"{where}: {value!r} is below the minimum {self.low!r}")
-        if value > self.high:
-            raise ConfigError(f"{where}: {value!r} is above the maximum {self.high!r}")
-        return value
+        return check_number(f"{owner}, parameter {name!r}", value, self.kind, self.low, self.high)
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from dolb.results import query
 from dolb.results.history import new_run_id, read_records, write_record
 from dolb.results.page import write_run_page
 from dolb.results.query import stored_cells
-from dolb.results.report import render_report, write_reports, write_summary
+from dolb.results.report import render_report, reports_text, write_reports, write_summary
 from dolb.results.store import ResultStore, result_schema
 
 logger = logging.getLogger(__name__)
@@ -275,7 +275,8 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
     write_record(store, record)
     if store.exists():
         write_run_page(store, pipeline.reports, record, pipeline.description, failures=bool(failed) or n_failed > 0)
-    return SweepSummary(n_cells, n_cells - n_todo, n_todo - n_failed, n_failed, seconds, report or "No results stored.",
+    report = "No results stored." if report is None else report
+    return SweepSummary(n_cells, n_cells - n_todo, n_todo - n_failed, n_failed, seconds, report,
                         run_id, phases.rounded(), mode, n_failed_before)
 
 
@@ -294,7 +295,7 @@ def _report_on_cluster(client, pipeline: Pipeline, store: ResultStore, phases: P
         texts = [client.submit(render_report, pipeline.reports, i, store, summary, pure=False)
                  for i in range(len(pipeline.reports))]
         client.gather([written])
-        return "\n".join(client.gather(texts))
+        return reports_text(client.gather(texts), store)
 
 
 def _warm_up_samples(todo: list[tuple[CellGroup, np.ndarray]]):

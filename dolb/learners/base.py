@@ -23,7 +23,6 @@ of its own: ``bench_params`` (``dolb bench``) and ``test_params`` (the generic t
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -33,6 +32,7 @@ from dolb.conversions.hypothesis import Hypothesis
 from dolb.data.blocks import as_block
 from dolb.errors import ConfigError
 from dolb.losses import RUNNING_LOSS
+from dolb.params import check_number
 from dolb.registry import Registry
 
 __all__ = ["LEARNERS", "Hypothesis", "OnlineLearner", "Param", "as_block", "learner_class", "register",
@@ -80,23 +80,7 @@ class Param:
             if self.choices is not None and value not in self.choices:
                 raise ConfigError(f"{where}: {value!r} is not one of {', '.join(self.choices)}")
             return value
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{where}: expected a number, got {value!r}")
-        if self.kind is int:
-            if float(value) != int(value):
-                raise ConfigError(f"{where}: expected a whole number, got {value!r}")
-            value = int(value)
-        else:
-            value = float(value)
-            if not math.isfinite(value):
-                raise ConfigError(f"{where}: expected a finite number, got {value!r}")
-        if self.above is not None and not value > self.above:
-            raise ConfigError(f"{where}: must be above {self.above!r}, got {value!r}")
-        if self.low is not None and value < self.low:
-            raise ConfigError(f"{where}: {value!r} is below the minimum {self.low!r}")
-        if self.high is not None and value > self.high:
-            raise ConfigError(f"{where}: {value!r} is above the maximum {self.high!r}")
-        return value
+        return check_number(where, value, self.kind, self.low, self.high, self.above)
 
 
 class OnlineLearner:

@@ -48,7 +48,15 @@ def write_reports(reports: tuple[ReportSpec, ...], store: ResultStore, summary: 
     if summary is None:
         summary = query.summary(store)
     write_summary(store, summary)
-    return "\n".join(render_report(reports, index, store, summary) for index in range(len(reports)))
+    return reports_text([render_report(reports, index, store, summary) for index in range(len(reports))], store)
+
+
+def reports_text(texts: list[str], store: ResultStore) -> str:
+    """What ``dolb run`` prints of the reports' Markdown ``texts``, or where the
+    statistics are when the pipeline has no report."""
+    if not texts:
+        return f"No [[reports]]: each configuration's statistics are in {store.path}/report/summary.csv"
+    return "\n".join(texts)
 
 
 def write_summary(store: ResultStore, summary: pd.DataFrame) -> None:

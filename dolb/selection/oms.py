@@ -93,13 +93,21 @@ class OnlineModelSelection(OnlineLearner):
 
     @classmethod
     def check_params(cls, params: dict[str, Any]) -> dict[str, Any]:
-        """The base's and the ladder's checks, and: ``ladder_param`` names a parameter
-        of the base, which the pipeline leaves to the ladder (at its default)."""
+        """The base's and the ladder's checks, and: ``ladder_param`` names a numeric
+        parameter of the base (a whole number climbs by ``step`` only), which the
+        pipeline leaves to the ladder (at its default)."""
         checked = super().check_params(params)
         ladder_param = cls.ladder_of(checked)
         if ladder_param not in cls.base.params:
             raise ConfigError(f"learner {cls.name!r}, parameter 'ladder_param': {ladder_param!r} is not a "
                               f"parameter of {cls.base.name!r} (it has: {', '.join(sorted(cls.base.params))})")
+        kind = cls.base.params[ladder_param].kind
+        if kind not in (int, float):
+            raise ConfigError(f"learner {cls.name!r}, parameter 'ladder_param': {ladder_param!r} is a {kind.__name__} "
+                              f"parameter of {cls.base.name!r}; a ladder sets a number")
+        if kind is int and checked["ladder"] == "double":
+            raise ConfigError(f"learner {cls.name!r}, parameter 'ladder': 'double' sets start·2^(level−1), not the "
+                              f"whole number {ladder_param!r} takes; use ladder = \"step\"")
         if checked["level_start"] + 1 > checked["max_level"]:
             raise ConfigError(f"learner {cls.name!r}, parameter 'max_level': a ladder needs two rungs, "
                               f"level_start + 1 = {checked['level_start'] + 1} > max_level = {checked['max_level']}")

@@ -80,6 +80,9 @@ def _load(path: Path) -> tuple[sp.csr_matrix, np.ndarray]:
         raise DataError(f"svmlight file {path}: cannot read it ({exc}); is it truncated?") from exc
     if X.shape[0] == 0:
         raise DataError(f"svmlight file {path} holds no examples")
+    if X.nnz == 0:
+        raise DataError(f"svmlight file {path}: {X.shape[0]} labels and no feature value on any line "
+                        "(a file of labels only?)")
     bad = ~np.isfinite(y)
     if bad.any():
         row = int(np.argmax(bad))
