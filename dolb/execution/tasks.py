@@ -9,9 +9,11 @@ IPC bytes for the client to append). Nothing per cell travels as a Python object
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pyarrow as pa
 from distributed import WorkerPlugin, get_worker
@@ -73,13 +75,27 @@ def worker_name() -> str:
         return "client"
 
 
-def error_text(exc: BaseException, with_traceback: bool = False) -> str:
-    """What a failed cell stores: a DolbError's message (the user's mistake, one line),
-    else the type and message, followed by the traceback when asked (a bug: where)."""
+PACKAGE_FOLDER = str(Path(__file__).resolve().parents[1])
+"""dolb's own code: a failed cell's error names the last place in it that the error passed."""
+
+
+def error_text(exc: BaseException) -> str:
+    """What a failed cell stores, on one line: a DolbError's message (the user's
+    mistake), else the type and message and where dolb raised it (a bug's file, line
+    and function; the innermost frame of dolb's own code)."""
     if isinstance(exc, DolbError):
         return str(exc)
-    text = f"{type(exc).__name__}: {exc}"
-    return f"{text}\n{traceback.format_exc()}" if with_traceback else text
+    message = " ".join(str(exc).split())
+    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    if isinstance(exc, MemoryError):
+        text += " (the cell needs more memory than its worker has)"
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [frame for frame in frames if frame.filename.startswith(PACKAGE_FOLDER)] or frames
+    if ours:
+        frame = ours[-1]
+        shown = frame.filename.removeprefix(PACKAGE_FOLDER.rsplit(os.sep, 1)[0] + os.sep)
+        text += f" [{shown}:{frame.lineno} in {frame.name}]"
+    return text
 
 
 def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
@@ -97,8 +113,8 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
             try:
                 rows.add_ok(cell.id, where, run_cell(cell, states))
             except Exception as exc:
-                stored = error_text(exc, with_traceback=True)
-                outcome.failures.append((cell.id, stored.splitlines()[0]))
+                stored = error_text(exc)
+                outcome.failures.append((cell.id, stored))
                 rows.add_failed(cell.id, where, stored)
             else:  # a failed cell may stop at once: it tells nothing of the pace
                 cells, seconds = outcome.paces.get(group.n_train, (0, 0.0))

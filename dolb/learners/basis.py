@@ -87,7 +87,7 @@ class PolynomialBasis:
 
 
 POLYNOMIAL_PARAMS: dict[str, Param] = {
-    "order": Param(4, int, low=0, doc="highest polynomial degree (complexity level)"),
+    "order": Param(4, int, low=0, high=1000, doc="highest polynomial degree (complexity level; (order + 1)² state)"),
     "basis": Param("monomial", str, choices=BASIS_KINDS, doc="polynomial basis"),
     "domain_low": Param(0.0, doc="lower end of the input domain"),
     "domain_high": Param(1.0, doc="upper end of the input domain (above domain_low)"),
