@@ -168,12 +168,13 @@ def _learners(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from dolb.experiment.cells import cell_id
     from dolb.results.history import describe, read_records
-    from dolb.results.query import failures, stored_cells
+    from dolb.results.query import cells_by_run, failures, stored_cells
 
     store = _result_store(args.dir)
     records = read_records(store)
+    by_run = cells_by_run(store)
     for record in records:
-        print(describe(record))
+        print(describe(record, by_run.get(record["run_id"], (0, 0))))
     stored, _ = stored_cells(store)
     failed = failures(store)
     finished = [record for record in records if record.get("ended")]

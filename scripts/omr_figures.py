@@ -51,7 +51,7 @@ def learner_name(row: pd.Series) -> str:
 def summarise(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """Mean, standard deviation, 95 % half-width of the mean and count of ``value`` over
     the splits (seeds), per ``by``."""
-    rows = rows.assign(name=rows.apply(learner_name, axis=1))
+    rows = rows.assign(name=[learner_name(row) for _, row in rows.iterrows()])
     statistics = {"mean": "mean", "std": "std", "ci95": ci95_halfwidth, "count": "count"}
     return rows.groupby(by, sort=True)["value"].agg(**statistics).reset_index()
 
@@ -233,6 +233,12 @@ def findings(frame: pd.DataFrame, slopes: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
+FIGURES = [("omr_runtime.png", runtime, figure_runtime), ("omr_risk.png", risks, figure_risk),
+           ("omr_generalisation.png", generalisation, figure_generalisation), ("omr_drift.png", drift, figure_drift)]
+"""Each figure, the table it draws and how: a figure whose table is empty (a folder
+without those experiments) is not drawn."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path)
@@ -240,10 +246,12 @@ def main() -> None:
     frame = read_results(args.folder)
     report = args.folder / "report"
     report.mkdir(exist_ok=True)
-    slopes = figure_runtime(frame, report / "omr_runtime.png")
-    figure_risk(frame, report / "omr_risk.png")
-    figure_generalisation(frame, report / "omr_generalisation.png")
-    figure_drift(frame, report / "omr_drift.png")
+    slopes = {}
+    for name, table, draw in FIGURES:
+        if table(frame).empty:
+            print(f"{name}: not drawn, {args.folder} holds none of its experiments")
+        else:
+            slopes |= draw(frame, report / name) or {}
     print(findings(frame, slopes))
 
 

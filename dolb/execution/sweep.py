@@ -182,7 +182,8 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
         raise ConfigError(f"--gather: expected one of {', '.join(GATHER_MODES)}, got {gather!r}")
     started = time.perf_counter()
     phases = Phases()
-    run_id = new_run_id()
+    begun = time.gmtime()
+    run_id = new_run_id(begun)
     cluster = SweepCluster(phases, workers=workers, scheduler=scheduler, cluster_file=cluster_file,
                             dashboard=dashboard)
     try:
@@ -215,7 +216,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
             "pipeline": pipeline.name,
             "pipeline_path": str(Path(pipeline_path).absolute()),
             "pipeline_text": pipeline_text or Path(pipeline_path).read_text(encoding="utf-8"),
-            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", begun),
             "ended": None,
             "options": {"workers": workers, "scheduler": scheduler,
                         "cluster_file": None if cluster_file is None else str(cluster_file),

@@ -21,9 +21,10 @@ RUNS = "runs"
 """The history's folder inside a result folder."""
 
 
-def new_run_id() -> str:
-    """A unique, time-ordered run id such as ``20261123T190102Z-1a2b3c``."""
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
+def new_run_id(when: time.struct_time) -> str:
+    """A unique, time-ordered run id such as ``20261123T190102Z-1a2b3c`` for a run
+    started at ``when`` (UTC), the time its record's ``started`` says too."""
+    return time.strftime("%Y%m%dT%H%M%SZ", when) + "-" + uuid.uuid4().hex[:6]
 
 
 def write_record(store: ResultStore, record: dict[str, Any]) -> None:
@@ -63,12 +64,18 @@ def find_record(store: ResultStore, run_id: str | None = None) -> dict[str, Any]
     raise DataError(f"{store.root}: no run {run_id!r} recorded (runs: {known})")
 
 
-def describe(record: dict[str, Any]) -> str:
-    """One line for a run: when, cells computed, cached and failed, workers, time."""
+def describe(record: dict[str, Any], stored: tuple[int, int] = (0, 0)) -> str:
+    """One line for a run: when, cells computed, cached and failed, workers, time. A
+    run that did not finish (killed) recorded no counts: ``stored``, the cells its
+    workers stored and how many workers did (:func:`dolb.results.query.cells_by_run`),
+    says what it did."""
+    if not record.get("ended"):
+        cells, workers = stored
+        return (f"{record['run_id']}  {record.get('started', '?')}  did not finish: {cells} cells stored by it on "
+                f"{workers} workers")
     counts = record.get("counts", {})
-    state = f"{record.get('seconds', 0):.1f} s" if record.get("ended") else "did not finish"
     return (
         f"{record['run_id']}  {record.get('started', '?')}  {counts.get('computed', 0)} computed, "
         f"{counts.get('cached', 0)} cached, {counts.get('failed', 0)} failed on "
-        f"{len(record.get('workers', {}))} workers; {state}"
+        f"{len(record.get('workers', {}))} workers; {record.get('seconds', 0):.1f} s"
     )

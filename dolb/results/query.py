@@ -120,6 +120,19 @@ def rows(store: ResultStore, where: str = "TRUE", parameters: tuple = (), column
         ).df()
 
 
+def cells_by_run(store: ResultStore) -> dict[str, tuple[int, int]]:
+    """For each run id, the cells stored with a result by that run and the number of
+    workers that stored them."""
+    if not store.exists():
+        return {}
+    with _connect(store) as connection:
+        found = connection.sql(
+            "SELECT run_id, count(DISTINCT cell_id), count(DISTINCT worker) FROM parts WHERE status = 'ok' "
+            "GROUP BY run_id"
+        ).fetchall()
+    return {run_id: (cells, workers) for run_id, cells, workers in found}
+
+
 def failures(store: ResultStore) -> pd.DataFrame:
     """One row per cell whose every attempt failed: id, coordinates and last error."""
     if not store.exists():
