@@ -72,6 +72,20 @@ def test_the_study_at_test_size(omr_study, tmp_path):
     assert "online risk − batch risk" in found and "drift: test error" in found
 
 
+@pytest.mark.e2e
+def test_the_figures_of_a_folder_without_drift_experiments(omr_study, tmp_path, monkeypatch, capsys):
+    """The script draws what the folder holds and says what it leaves out."""
+    out, _ = omr_study
+    frame = pd.read_parquet(out / "results")
+    (tmp_path / "results").mkdir()
+    frame[~frame.experiment.str.startswith("drift")].to_parquet(tmp_path / "results" / "part-0.parquet")
+    monkeypatch.setattr("sys.argv", ["omr_figures.py", str(tmp_path)])
+    figures_module().main()
+    assert f"omr_drift.png: not drawn, {tmp_path} holds none of its experiments" in capsys.readouterr().out
+    assert sorted(p.name for p in (tmp_path / "report").glob("*.png")) == [
+        "omr_generalisation.png", "omr_risk.png", "omr_runtime.png"]
+
+
 def test_timing_values_are_not_reproduced_bit_for_bit():
     """Two runs that differ only in learn_seconds reproduce; a test error that differs
     does not."""

@@ -248,7 +248,7 @@ class ResultStore:
             try:
                 schemas.append(pq.read_schema(part, filesystem=self.fs))
             except (OSError, pa.ArrowInvalid) as exc:
-                raise DataError(f"{part}: unreadable result part ({exc})") from None
+                raise DataError(f"{part}: unreadable result part ({str(exc).strip().splitlines()[0]})") from None
         try:
             schema = pa.unify_schemas(schemas, promote_options="permissive")
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
