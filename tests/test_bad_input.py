@@ -260,7 +260,7 @@ def test_a_held_result_folder_is_refused_naming_its_holder(tmp_path):
 
 
 @pytest.mark.parametrize("url, message", [
-    ("nosuch://x/y", "nosuch://x/y: not a folder dolb can write (Protocol not known: nosuch)"),
+    ("nosuch://x/y", "nosuch://x/y: not a location dolb can open (Protocol not known: nosuch)"),
     ("s3://bucket/x", "s3://bucket/x: Install s3fs to access S3"),
 ])
 def test_a_result_folder_url_dolb_cannot_open(url, message, capsys):
