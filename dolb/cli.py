@@ -167,7 +167,7 @@ def _learners(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     from dolb.experiment.cells import cell_id
-    from dolb.results.history import describe, read_records
+    from dolb.results.history import describe, machines, read_records
     from dolb.results.query import cells_by_run, failures, stored_cells
 
     store = _result_store(args.dir)
@@ -175,6 +175,8 @@ def _status(args: argparse.Namespace) -> int:
     by_run = cells_by_run(store)
     for record in records:
         print(describe(record, by_run.get(record["run_id"], (0, 0))))
+        if record.get("ended"):
+            print(f"  {machines(record)}")
     stored, _ = stored_cells(store)
     failed = failures(store)
     finished = [record for record in records if record.get("ended")]

@@ -1,5 +1,7 @@
-"""What a run ran on: package versions, git commit, Python, platform, CPUs, BLAS threads;
-and the check that the client and every worker run the same versions."""
+"""What a run ran on: package versions, git commit, Python, platform, CPUs, BLAS threads,
+and the machine that did the arithmetic (CPU model, BLAS library, its kernel and threads,
+Numba's target CPU); and the check that the client and every worker run the same
+versions."""
 
 from __future__ import annotations
 
@@ -34,6 +36,34 @@ def blas_threads() -> dict[str, int]:
     return {f"{info['internal_api']}:{Path(info['filepath']).name}": info["num_threads"] for info in threadpool_info()}
 
 
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, else the platform's word)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def arithmetic() -> dict:
+    """What decides the bits of this process's floating-point results beyond the code:
+    the CPU, each loaded BLAS (library, version, the kernel it chose, threads) and the CPU
+    Numba compiles for (``NUMBA_CPU_NAME`` when set, else the host's)."""
+    import numba
+    from llvmlite import binding
+    from threadpoolctl import threadpool_info
+
+    blas = [
+        {"library": info["internal_api"], "version": info.get("version"), "kernel": info.get("architecture"),
+         "threads": info["num_threads"]}
+        for info in threadpool_info() if info["user_api"] == "blas"
+    ]
+    return {"cpu": cpu_model(), "blas": blas, "numba_cpu": numba.config.CPU_NAME or binding.get_host_cpu_name()}
+
+
 def git_commit() -> str | None:
     """The commit of the dolb source tree, when it is a git checkout."""
     try:
@@ -56,12 +86,13 @@ def fingerprint() -> dict:
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "blas_threads": blas_threads(),
+        "arithmetic": arithmetic(),
     }
 
 
 def worker_fingerprint() -> dict:
-    """What a worker reports: its package versions and BLAS threads."""
-    return {"packages": package_versions(), "blas_threads": blas_threads()}
+    """What a worker reports: its package versions, BLAS threads and arithmetic."""
+    return {"packages": package_versions(), "blas_threads": blas_threads(), "arithmetic": arithmetic()}
 
 
 def check_workers(client) -> dict:

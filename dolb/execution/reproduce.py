@@ -18,7 +18,7 @@ import pandas as pd
 from dolb.errors import ConfigError, DataError
 from dolb.evaluation.metrics import deterministic_metrics
 from dolb.execution.sweep import run_sweep
-from dolb.results.history import RUNS, find_record
+from dolb.results.history import RUNS, find_record, machines
 from dolb.results.query import rows
 from dolb.results.store import ResultStore
 
@@ -37,6 +37,8 @@ class Reproduction:
     n_extra: int
     largest_difference: float
     version_changes: dict[str, tuple] = field(default_factory=dict)
+    machines: tuple[str, str] = ("", "")
+    """What did the arithmetic of the recorded run and of this one (:func:`dolb.results.history.machines`)."""
 
     @property
     def identical(self) -> bool:
@@ -52,10 +54,16 @@ class Reproduction:
                 f"values differ (largest difference {self.largest_difference:.3g}), "
                 f"{self.n_missing:,} missing, {self.n_extra:,} new"
             )
+        lines = [head]
         if not self.version_changes:
-            return head + "\nsame versions as recorded"
-        changes = "; ".join(f"{name}: {old} -> {new}" for name, (old, new) in sorted(self.version_changes.items()))
-        return head + f"\nversions that differ: {changes}"
+            lines.append("same versions as recorded")
+        else:
+            changes = "; ".join(f"{name}: {old} -> {new}" for name, (old, new) in sorted(self.version_changes.items()))
+            lines.append(f"versions that differ: {changes}")
+        recorded, now = self.machines
+        if recorded != now:
+            lines.append(f"machines that differ: recorded {recorded}; now {now}")
+        return "\n".join(lines)
 
 
 def reproduce(run_dir: str | Path, out_dir: str | Path, run_id: str | None = None, **where) -> Reproduction:
@@ -107,6 +115,7 @@ def _compare(record: dict, again: dict, before: pd.DataFrame, after: pd.DataFram
             float(np.nanmax(difference)) if difference.size and not np.all(np.isnan(difference)) else 0.0
         ),
         version_changes=_version_changes(record, again),
+        machines=(machines(record), machines(again)),
     )
 
 

@@ -79,3 +79,20 @@ def describe(record: dict[str, Any], stored: tuple[int, int] = (0, 0)) -> str:
         f"{counts.get('cached', 0)} cached, {counts.get('failed', 0)} failed on "
         f"{len(record.get('workers', {}))} workers; {record.get('seconds', 0):.1f} s"
     )
+
+
+def machines(record: dict[str, Any]) -> str:
+    """What did a run's arithmetic, one phrase per kind of worker: ``2 workers on AMD
+    EPYC, openblas 0.3.31 Haswell x1, Numba znver5`` (a record of an older dolb, which
+    did not say: ``machines not recorded``)."""
+    kinds: dict[str, int] = {}
+    for worker in record.get("workers", {}).values():
+        found = worker.get("arithmetic")
+        if found is None:
+            return "machines not recorded"
+        blas = ", ".join(f"{b['library']} {b['version']} {b['kernel']} x{b['threads']}" for b in found["blas"])
+        phrase = f"{found['cpu']}, {blas or 'no BLAS loaded'}, Numba {found['numba_cpu']}"
+        kinds[phrase] = kinds.get(phrase, 0) + 1
+    if not kinds:
+        return "machines not recorded"
+    return "; ".join(f"{count} worker{'s' if count > 1 else ''} on {phrase}" for phrase, count in kinds.items())

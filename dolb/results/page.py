@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from dolb.results import query
+from dolb.results.history import machines
 from dolb.results.html import Section, html_page
 from dolb.results.kinds import ReportSpec
 from dolb.results.report import report_folder, report_stem
@@ -35,7 +36,7 @@ FAILURES_SHOWN = 200
 
 def provenance(record: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     """What the provenance box says of a run: pipeline, run, versions, commit, cluster,
-    cells and timings.
+    the machines that did its arithmetic, cells and timings.
 
     Examples
     --------
@@ -75,6 +76,7 @@ def provenance(record: dict[str, Any]) -> tuple[tuple[str, str], ...]:
         ("git commit", client.get("git_commit") or "unknown"),
         ("host", f"{client.get('host', '?')}, {client.get('platform', '?')}, {client.get('cpu_count', '?')} CPUs"),
         ("cluster", cluster),
+        ("machines", machines(record)),
         ("cells", cells),
         ("time", f"{seconds}" + (f" ({timings})" if timings else "")),
     )

@@ -1,0 +1,50 @@
+"""What did a run's arithmetic: the CPU, the BLAS (library, version, kernel, threads)
+and Numba's target CPU of every worker, recorded and shown by `dolb status` and the
+run page."""
+
+import json
+import textwrap
+
+from dolb.cli import main
+from dolb.execution.environment import arithmetic, cpu_model
+from dolb.results.history import machines
+from tests.conftest import SMALL_IRMA
+
+
+def test_each_kind_of_worker_is_named_once():
+    haswell = {"cpu": "AMD EPYC", "blas": [{"library": "openblas", "version": "0.3.31", "kernel": "Haswell",
+                                            "threads": 1}], "numba_cpu": "znver5"}
+    prescott = haswell | {"blas": [haswell["blas"][0] | {"kernel": "Prescott"}], "numba_cpu": "generic"}
+    record = {"workers": {"a": {"arithmetic": haswell}, "b": {"arithmetic": prescott}, "c": {"arithmetic": haswell}}}
+    assert machines(record) == ("2 workers on AMD EPYC, openblas 0.3.31 Haswell x1, Numba znver5; "
+                                "1 worker on AMD EPYC, openblas 0.3.31 Prescott x1, Numba generic")
+    assert machines({"workers": {"a": {"packages": {}}}}) == "machines not recorded"  # an older dolb's record
+
+
+def test_a_run_records_and_shows_its_workers_arithmetic(tmp_path, capsys):
+    pipeline = tmp_path / "small.toml"
+    pipeline.write_text(textwrap.dedent(SMALL_IRMA))
+    out = tmp_path / "out"
+    assert main(["-q", "run", str(pipeline), "--out", str(out), "--workers", "1"]) == 0
+    (record,) = [json.loads(path.read_text()) for path in (out / "runs").glob("*.json")]
+    (worker,) = record["workers"].values()
+    found = worker["arithmetic"]
+    assert found["cpu"] == cpu_model() and found["numba_cpu"] == arithmetic()["numba_cpu"]
+    assert found["blas"] and all(blas["threads"] == 1 for blas in found["blas"])  # one BLAS thread a worker
+    capsys.readouterr()
+    assert main(["status", str(out)]) == 0
+    shown = machines(record)
+    assert shown.startswith(f"1 worker on {cpu_model()}, ") and f"  {shown}\n" in capsys.readouterr().out
+    assert f"<dt>machines</dt><dd>{shown}</dd>" in (out / "report" / "index.html").read_text()
+
+
+def test_a_reproduction_names_the_machines_that_differ():
+    from dolb.execution.reproduce import Reproduction
+
+    def outcome(recorded, now):
+        return Reproduction("r1", 10, 8, 0, 0, 1e-9, machines=(recorded, now)).describe().splitlines()
+
+    assert outcome("1 worker on A", "1 worker on B") == [
+        "run r1 NOT reproduced: 2 of 10 values differ (largest difference 1e-09), 0 missing, 0 new",
+        "same versions as recorded", "machines that differ: recorded 1 worker on A; now 1 worker on B"]
+    assert outcome("1 worker on A", "1 worker on A")[-1] == "same versions as recorded"
