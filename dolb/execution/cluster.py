@@ -276,9 +276,11 @@ def _start(cls: type, path: str | Path, *args: Any, **options: Any):
         raise ConfigError(f"{path}: options: {first}") from None
 
 
-def _cluster_from_file(spec: ClusterFile, path: str | Path, dashboard: bool = False):
+def _cluster_from_file(spec: ClusterFile, path: str | Path, dashboard: bool = False,
+                       arithmetic: dict[str, str] | None = None):
     """Start the cluster a checked cluster file describes (``dashboard``: a local one
-    serves its dashboard; the other kinds serve theirs as their options say)."""
+    serves its dashboard; the other kinds serve theirs as their options say; ``arithmetic``:
+    exported by the job script of SLURM and PBS workers)."""
     kind = spec.kind
     options = dict(spec.options)
     if kind == "local":
@@ -294,13 +296,32 @@ def _cluster_from_file(spec: ClusterFile, path: str | Path, dashboard: bool = Fa
         worker = {"nthreads": 1, "env": SINGLE_THREADED_BLAS} | options.pop("worker_options", {})
         return _start(cls, path, spec.hosts, worker_options=worker, **options)
     if kind in ("slurm", "pbs"):
-        options.setdefault("job_script_prologue", [f"export {k}={v}" for k, v in SINGLE_THREADED_BLAS.items()])
+        exported = SINGLE_THREADED_BLAS | (arithmetic or {})
+        options.setdefault("job_script_prologue", [f"export {k}='{v}'" for k, v in exported.items()])
         cluster = _start(cls, path, **options)
         cluster.scale(jobs=spec.jobs or 1)
         return cluster
     cluster = _start(cls, path, **options)  # kubernetes
     cluster.scale(spec.workers or 1)
     return cluster
+
+
+@contextlib.contextmanager
+def environment(variables: dict[str, str]) -> Iterator[None]:
+    """``os.environ`` with ``variables`` set while the block runs, as it was afterwards.
+    The worker processes a local cluster's nannies spawn (and respawn) in the meantime
+    inherit them before they import anything; a nanny's ``env`` is set in its worker only
+    after the worker has imported NumPy, too late for OpenBLAS's ``OPENBLAS_CORETYPE``."""
+    before = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _with_workers(client: Client) -> Client:
@@ -317,7 +338,7 @@ def _with_workers(client: Client) -> Client:
 @contextlib.contextmanager
 def connect(
     workers: int | None = None, scheduler: str | None = None, cluster_file: str | Path | None = None,
-    dashboard: bool = False,
+    dashboard: bool = False, arithmetic: dict[str, str] | None = None,
 ) -> Iterator[Client]:
     """A Dask client for a sweep; the link of its scheduler's dashboard, if it has one,
     is printed on standard error.
@@ -334,24 +355,27 @@ def connect(
     dashboard : bool
         The embedded cluster (or a local one of a cluster file) serves Dask's dashboard
         on 127.0.0.1; by default it serves no HTTP at all.
+    arithmetic : dict, optional
+        The environment of pinned arithmetic (:mod:`dolb.execution.arithmetic`), given to
+        the worker processes of a local cluster and of a SLURM or PBS cluster as they start.
 
     At most one of ``workers``, ``scheduler`` and ``cluster_file`` may be given.
     """
     if sum(x is not None for x in (workers, scheduler, cluster_file)) > 1:
         raise ConfigError("give at most one of --workers, --scheduler and --cluster")
-    with dask.config.set(QUIET_EVENT_LOOP):
-        yield from _connect(workers, scheduler, cluster_file, dashboard)
+    with dask.config.set(QUIET_EVENT_LOOP), environment(arithmetic or {}):
+        yield from _connect(workers, scheduler, cluster_file, dashboard, arithmetic or {})
 
 
 def _connect(workers: int | None, scheduler: str | None, cluster_file: str | Path | None,
-             dashboard: bool) -> Iterator[Client]:
+             dashboard: bool, arithmetic: dict[str, str]) -> Iterator[Client]:
     spec = None if cluster_file is None else read_cluster_file(cluster_file)
     if spec is not None and spec.kind == "scheduler":
         security = None if spec.tls is None else spec.tls.security()
         with _client(spec.address or spec.scheduler_file, security) as client:
             yield _announced(_with_workers(client), dashboard)
     elif spec is not None:
-        with _cluster_from_file(spec, cluster_file, dashboard) as cluster, Client(cluster) as client:
+        with _cluster_from_file(spec, cluster_file, dashboard, arithmetic) as cluster, Client(cluster) as client:
             ours_closed = spec.kind == "local" and not dashboard  # its HTTP port is closed: nothing to say
             yield _with_workers(client) if ours_closed else _announced(_with_workers(client), dashboard)
     elif scheduler is not None:

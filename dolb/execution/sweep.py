@@ -27,6 +27,7 @@ from distributed import as_completed, performance_report, wait
 from tqdm import tqdm
 
 from dolb.errors import ConfigError, StorageError
+from dolb.execution.arithmetic import pin_of
 from dolb.execution.batches import Batcher
 from dolb.execution.cluster import read_cluster_file
 from dolb.execution.datasets import data_cache, open_datasets
@@ -189,6 +190,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
     try:
         with phases("plan"):
             pipeline = load_pipeline(pipeline_path, pipeline_text)
+            cluster.pin = pin_of(pipeline.arithmetic)
             if cluster_file is not None:
                 read_cluster_file(cluster_file)  # checked before any dataset is built
             cache = data_cache(data_dir)

@@ -1,6 +1,6 @@
 """The Dask client of a sweep: the embedded cluster started in the background while the
 client plans, or a scheduler or cluster file reached on first use; its workers checked
-once."""
+once, and made to compute with the pipeline's pinned arithmetic."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import contextvars
 import signal
 import threading
 
+from dolb.execution.arithmetic import Pin, pin_workers
 from dolb.execution.cluster import connect
 from dolb.execution.environment import check_workers
 from dolb.execution.phases import Phases
@@ -35,6 +36,8 @@ class SweepCluster:
         self._failed: BaseException | None = None
         self._sigint = None
         self.workers: dict = {}
+        self.pin: Pin | None = None
+        """The arithmetic every worker computes with (set once the pipeline is read)."""
 
     @property
     def embedded(self) -> bool:
@@ -56,8 +59,9 @@ class SweepCluster:
 
     def _connect(self) -> None:
         try:
-            client = self.stack.enter_context(connect(**self.where))
-            self.workers = check_workers(client)
+            environment = self.pin.environment if self.pin is not None and self.pin.supported() else None
+            client = self.stack.enter_context(connect(**self.where, arithmetic=environment))
+            self.workers = pin_workers(client, check_workers(client), self.pin)
             self._client = client
         except BaseException as exc:  # raised by client() in the main thread
             self._failed = exc

@@ -31,6 +31,9 @@ A pipeline file describes one study::
     cell_memory = "4 GB"              # a cell whose worker grows past this fails
     state_every = 300                 # seconds; a longer cell saves its state this often
                                       # and a re-run resumes from it (preemption)
+    arithmetic = "x86-64-v3"          # every worker's BLAS kernel and Numba target (the
+                                      # same bits on any x86-64-v3 CPU), "x86-64-v2" or
+                                      # "native" (each worker its own CPU's)
 
     [[reports]]
     kind = "table"                    # or "curve", "paired", "ranking"
@@ -136,6 +139,7 @@ class Pipeline:
     cell_timeout: float | None = None
     cell_memory: int | None = None
     state_every: float | None = None
+    arithmetic: str = "x86-64-v3"
 
 
 def load_pipeline(path: str | Path, text: str | None = None) -> Pipeline:
@@ -164,6 +168,7 @@ def load_pipeline(path: str | Path, text: str | None = None) -> Pipeline:
         cell_timeout=execution.cell_timeout,
         cell_memory=execution.cell_memory,
         state_every=execution.state_every,
+        arithmetic=execution.arithmetic,
     )
 
 

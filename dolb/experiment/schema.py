@@ -40,6 +40,10 @@ ORDERS = ("stored", "random", "windowed")
 TASKS = ("regression", "binary")
 COMPARABLE = ("conversion", "learner")
 STATS = ("mean", "std", "var", "ci95", "median", "count")
+ARITHMETIC = ("x86-64-v3", "x86-64-v2", "native")
+"""What ``[execution] arithmetic`` may name: an x86-64 level every worker computes with
+(its BLAS kernel and Numba target; see :mod:`dolb.execution.arithmetic`), or ``native``,
+each worker its own CPU's."""
 PATH_PARAMS = ("path", "test_path", "data_home")
 """Generator and importer parameters that name files: relative to the pipeline file."""
 
@@ -312,12 +316,13 @@ class Report(Table):
 
 
 class Execution(Table):
-    """``[execution]``: how cells are batched and limited."""
+    """``[execution]``: how cells are batched and limited, and the arithmetic of every worker."""
 
     batch_examples: PositiveInt = 200_000
     cell_timeout: Seconds | None = None
     cell_memory: Memory | None = None
     state_every: Seconds | None = None
+    arithmetic: one_of(ARITHMETIC) = "x86-64-v3"
 
 
 class PipelineFile(Table):
