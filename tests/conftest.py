@@ -109,30 +109,32 @@ def requires_shared_data(*parts):
 
 
 @contextlib.contextmanager
-def dask_processes(folder: Path, *options: str):
-    """A `dask scheduler` and a `dask worker` (two single-threaded processes) started from
-    the command line with ``options`` (e.g. TLS files), as on a real cluster; yields the
-    scheduler file."""
+def dask_processes(folder: Path, *options: str, machines: tuple[dict[str, str], ...] = ({}, {})):
+    """A `dask scheduler` and one single-threaded `dask worker` per entry of ``machines``
+    (variables added to its environment: another ``OPENBLAS_CORETYPE`` emulates another
+    CPU), started from the command line with ``options`` (e.g. TLS files), as on a real
+    cluster; yields the scheduler file."""
     scheduler_file = folder / "scheduler.json"
-    scheduler = subprocess.Popen(
+    processes = [subprocess.Popen(
         [sys.executable, "-c", "from distributed.cli.dask_scheduler import main; main()",
          "--scheduler-file", str(scheduler_file), "--port", "0", "--host", "127.0.0.1", "--dashboard-address", ":0",
          *options],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
+    )]
     deadline = time.monotonic() + 60
     while not scheduler_file.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
-    worker = subprocess.Popen(
-        [sys.executable, "-c", "from distributed.cli.dask_worker import main; main()",
-         "--scheduler-file", str(scheduler_file), "--nworkers", "2", "--nthreads", "1", "--no-dashboard",
-         "--host", "127.0.0.1", *options],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )
+    for machine in machines:
+        processes.append(subprocess.Popen(
+            [sys.executable, "-c", "from distributed.cli.dask_worker import main; main()",
+             "--scheduler-file", str(scheduler_file), "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
+             "--host", "127.0.0.1", *options],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1", **machine},
+        ))
     try:
         yield scheduler_file
     finally:
-        for process in (worker, scheduler):
+        for process in reversed(processes):
             process.terminate()
             try:
                 process.wait(timeout=20)

@@ -10,8 +10,8 @@ target, whatever its CPU, provided the CPU has the level's instructions:
 
 * the embedded cluster's worker processes are started with the pin's environment
   (:func:`dolb.execution.cluster.environment`);
-* a worker of a scheduler or a cluster file that reports another kernel or target is
-  given the environment through its nanny and restarted (:func:`pin_workers`);
+* a worker of a scheduler or a cluster file started without it is given the environment
+  through its nanny and restarted, and so is one that joins later (:class:`PinnedArithmetic`);
 * a worker that cannot be pinned (not x86-64, a CPU without the level's instructions, no
   nanny to restart it) computes as it is, and the run says so in one warning line; its
   arithmetic is in the run record, and ``dolb reproduce`` and ``dolb compare`` name it.
@@ -23,8 +23,11 @@ own CPU (a little faster on newer CPUs; the same bits on machines of one type on
 from __future__ import annotations
 
 import logging
+import os
 import platform
 from dataclasses import dataclass
+
+from distributed.diagnostics.plugin import NannyPlugin
 
 from dolb.execution.environment import check_workers
 
@@ -94,51 +97,48 @@ def cpu_flags() -> set[str]:
     return set()
 
 
-def _pinnable(pin: Pin, dask_worker=None) -> tuple[bool, str | None]:
-    """On a worker: whether its CPU can run ``pin``, and its nanny's address (None without one)."""
-    return pin.supported(), getattr(dask_worker, "nanny", None)
+class PinnedArithmetic(NannyPlugin):
+    """A nanny plugin: the nanny starts its worker process with ``pin``'s environment
+    (set in the nanny's own environment before it spawns the process, as NumPy reads it on
+    import) and restarts a worker that started without it. A nanny that joins later gets
+    it before it starts its worker; a machine that cannot run the pin is left alone."""
+
+    name = "dolb-pinned-arithmetic"
+
+    def __init__(self, pin: Pin) -> None:
+        self.pin = pin
+        self.restart = False
+
+    def setup(self, nanny) -> None:
+        wanted = self.pin.environment
+        started = {name: nanny.pre_spawn_env.get(name, os.environ.get(name)) for name in wanted}
+        if started == wanted or not self.pin.supported():
+            return
+        nanny.pre_spawn_env.update(wanted)
+        nanny.env.update(wanted)
+        self.restart = True  # this nanny's copy: restart its worker with the pin
 
 
-def _pinned_nanny(environment: dict[str, str], dask_worker=None) -> None:
-    """On a nanny: start its worker process with ``environment`` from now on (set in the
-    nanny's own environment before it spawns the process, as NumPy reads it on import)."""
-    dask_worker.pre_spawn_env.update(environment)
-    dask_worker.env.update(environment)
-
-
-def _off(workers: dict, pin: Pin) -> list[str]:
-    """The workers whose recorded arithmetic is not ``pin``'s."""
-    return sorted(address for address, found in workers.items() if not pin.holds(found.get("arithmetic", {})))
-
-
-def pin_workers(client, workers: dict, pin: Pin | None) -> dict:
-    """Make every worker of ``client`` that can compute with ``pin`` do so.
+def pin_workers(client, pin: Pin | None) -> dict:
+    """Make every worker of ``client`` that can compute with ``pin`` do so, and check.
 
     Parameters
     ----------
     client : distributed.Client
-    workers : dict
-        The workers' fingerprints (:func:`dolb.execution.environment.check_workers`).
     pin : Pin or None
-        None: nothing to do.
+        None: only check (:func:`dolb.execution.environment.check_workers`).
 
     Returns
     -------
     dict
-        The workers' fingerprints, checked again when some were restarted. A worker still
-        off the pin is named in one warning line.
+        The workers' fingerprints. A worker still off the pin (a machine that cannot run
+        it, or a worker without a nanny) is named in one warning line.
     """
     if pin is None:
-        return workers
-    off = _off(workers, pin)
-    if off:
-        restartable = [address for address, (able, nanny) in client.run(_pinnable, pin, workers=off).items()
-                       if able and nanny is not None]
-        if restartable:
-            client.run(_pinned_nanny, pin.environment, workers=restartable, nanny=True)
-            client.restart_workers(restartable)
-            workers = check_workers(client)
-            off = _off(workers, pin)
+        return check_workers(client)
+    client.register_plugin(PinnedArithmetic(pin))
+    workers = check_workers(client)
+    off = sorted(address for address, found in workers.items() if not pin.holds(found.get("arithmetic", {})))
     if off:
         logger.warning("%d of %d workers compute unpinned, not with %s (OpenBLAS %s, Numba %s): %s; their results "
                        "may differ from other machines' in the last bits (a CPU without %s, no nanny, or not x86-64)",

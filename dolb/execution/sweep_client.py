@@ -11,7 +11,6 @@ import threading
 
 from dolb.execution.arithmetic import Pin, pin_workers
 from dolb.execution.cluster import connect
-from dolb.execution.environment import check_workers
 from dolb.execution.phases import Phases
 
 
@@ -61,7 +60,7 @@ class SweepCluster:
         try:
             environment = self.pin.environment if self.pin is not None and self.pin.supported() else None
             client = self.stack.enter_context(connect(**self.where, arithmetic=environment))
-            self.workers = pin_workers(client, check_workers(client), self.pin)
+            self.workers = pin_workers(client, self.pin)
             self._client = client
         except BaseException as exc:  # raised by client() in the main thread
             self._failed = exc
