@@ -108,7 +108,7 @@ def _export(args: argparse.Namespace) -> int:
 def _reproduce(args: argparse.Namespace) -> int:
     from dolb.execution.reproduce import reproduce
 
-    outcome = reproduce(args.dir, args.out, args.run, **_where(args))
+    outcome = reproduce(args.dir, args.out, args.run, args.rtol, **_where(args))
     print(outcome.describe())
     return 0 if outcome.identical else 1
 
@@ -211,7 +211,7 @@ def _compare(args: argparse.Namespace) -> int:
 
     out = Path(args.out) if args.out else Path(args.run) / "compare"
     comparison = compare_folders(
-        args.run, args.baseline, out, alpha=args.alpha, slowdown=args.slowdown, history=args.history
+        args.run, args.baseline, out, alpha=args.alpha, slowdown=args.slowdown, history=args.history, rtol=args.rtol
     )
     print(console_text(comparison, out, args.max_rows))
     return 1 if comparison.regressed else 0
@@ -276,6 +276,8 @@ def _folder_command(commands, name: str, handler, summary: str) -> argparse.Argu
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from dolb.results.agreement import RTOL
+
     parser = _Parser(prog="dolb", description="Distributed online learning bench.")
     parser.add_argument("--version", action="version", version=f"dolb {dolb.__version__}")
     parser.add_argument("-v", "--verbose", dest="verbosity", action="count", default=0,
@@ -346,6 +348,8 @@ def build_parser() -> argparse.ArgumentParser:
     again = _folder_command(commands, "reproduce", _reproduce, "run a recorded run again and check every value")
     again.add_argument("--out", required=True, type=lasting_folder, help="a fresh result folder for the new run")
     again.add_argument("--run", help="the run id to reproduce (default: the last finished run; see dolb status)")
+    again.add_argument("--rtol", type=fraction, default=RTOL,
+                       help=f"largest relative difference called floating-point noise (default {RTOL:g})")
     _add_where(again)
 
     verify = commands.add_parser("verify", help="check a dataset store in full: metadata, chunks, fingerprint")
@@ -356,6 +360,9 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("run", help="result folder of the run to judge")
     compare.add_argument("baseline", help="result folder of the same pipeline to compare with")
     compare.add_argument("--out", help="report folder (default RUN/compare)")
+    compare.add_argument("--rtol", type=fraction, metavar="RTOL",
+                         help="exit 1 when a value differs by more than this relative difference (default: values "
+                              f"are only described: bit-identical, within {RTOL:g}, or beyond)")
     compare.add_argument("--alpha", type=fraction, default=0.05, help="false-discovery rate (default 0.05)")
     compare.add_argument("--slowdown", type=fraction, default=0.9,
                          help="a learner significantly slower is flagged when its median ratio of examples/s "

@@ -1,5 +1,7 @@
 """``dolb reproduce``: run a recorded run again into a fresh folder and say whether
-every value is bit-identical, and if not, which versions differ.
+every value is bit-identical, and if not, how far the values differ (within
+floating-point noise or beyond ``--rtol``, in which learners) and which versions and
+machines differ.
 
 The recorded run's pipeline text is run as it was (relative paths resolve against the
 recorded pipeline file's folder); rows are matched on their coordinates (not cell ids,
@@ -18,6 +20,7 @@ import pandas as pd
 from dolb.errors import ConfigError, DataError
 from dolb.evaluation.metrics import deterministic_metrics
 from dolb.execution.sweep import run_sweep
+from dolb.results.agreement import RTOL, Agreement, agreement
 from dolb.results.history import RUNS, find_record, machines
 from dolb.results.query import rows
 from dolb.results.store import ResultStore
@@ -39,6 +42,8 @@ class Reproduction:
     version_changes: dict[str, tuple] = field(default_factory=dict)
     machines: tuple[str, str] = ("", "")
     """What did the arithmetic of the recorded run and of this one (:func:`dolb.results.history.machines`)."""
+    agreement: Agreement | None = None
+    """How the values found in both runs agree (bit for bit, within floating-point noise or beyond ``--rtol``)."""
 
     @property
     def identical(self) -> bool:
@@ -55,21 +60,26 @@ class Reproduction:
                 f"{self.n_missing:,} missing, {self.n_extra:,} new"
             )
         lines = [head]
+        recorded, now = self.machines
+        explained = self.agreement is not None and self.agreement.verdict != "identical"
+        if explained:  # naming the machines when they differ
+            lines.append(self.agreement.describe({"recorded": recorded, "now": now}))
         if not self.version_changes:
             lines.append("same versions as recorded")
         else:
             changes = "; ".join(f"{name}: {old} -> {new}" for name, (old, new) in sorted(self.version_changes.items()))
             lines.append(f"versions that differ: {changes}")
-        recorded, now = self.machines
-        if recorded != now:
+        if recorded != now and not explained:
             lines.append(f"machines that differ: recorded {recorded}; now {now}")
         return "\n".join(lines)
 
 
-def reproduce(run_dir: str | Path, out_dir: str | Path, run_id: str | None = None, **where) -> Reproduction:
+def reproduce(run_dir: str | Path, out_dir: str | Path, run_id: str | None = None, rtol: float = RTOL,
+              **where) -> Reproduction:
     """Run the recorded run ``run_id`` of ``run_dir`` (default: its last finished run)
     again into the fresh folder ``out_dir`` on the cluster ``where`` (as
-    :func:`dolb.execution.sweep.run_sweep` takes it) and compare."""
+    :func:`dolb.execution.sweep.run_sweep` takes it) and compare (``rtol``: the largest
+    relative difference called floating-point noise)."""
     original = ResultStore(run_dir)
     record = find_record(original, run_id)
     _check_record(original, record)
@@ -80,7 +90,7 @@ def reproduce(run_dir: str | Path, out_dir: str | Path, run_id: str | None = Non
         record["pipeline_path"], out_dir, pipeline_text=record["pipeline_text"], progress=False, **where
     )
     again = find_record(ResultStore(out_dir), summary.run_id)
-    return _compare(record, again, before, rows(ResultStore(out_dir)))
+    return _compare(record, again, before, rows(ResultStore(out_dir)), rtol)
 
 
 def _check_record(store: ResultStore, record: dict) -> None:
@@ -94,9 +104,10 @@ def _check_record(store: ResultStore, record: dict) -> None:
             )
 
 
-def _compare(record: dict, again: dict, before: pd.DataFrame, after: pd.DataFrame) -> Reproduction:
-    """Match the deterministic values of two runs (timing metrics are left out) and count
-    the bit-identical ones."""
+def _compare(record: dict, again: dict, before: pd.DataFrame, after: pd.DataFrame, rtol: float = RTOL
+             ) -> Reproduction:
+    """Match the deterministic values of two runs (timing metrics are left out), count
+    the bit-identical ones and say how the others differ."""
     compared = deterministic_metrics()
     before, after = (frame[frame["metric"].isin(compared)] for frame in (before, after))
     merged = before[KEYS + ["value"]].merge(after[KEYS + ["value"]], on=KEYS, how="outer", indicator=True)
@@ -116,6 +127,7 @@ def _compare(record: dict, again: dict, before: pd.DataFrame, after: pd.DataFram
         ),
         version_changes=_version_changes(record, again),
         machines=(machines(record), machines(again)),
+        agreement=agreement(both["learner"].to_numpy(), old, new, rtol),
     )
 
 

@@ -41,6 +41,7 @@ from scipy import stats as st
 from dolb.errors import DataError
 from dolb.evaluation.metrics import deterministic_metrics
 from dolb.results import query
+from dolb.results.agreement import Agreement
 from dolb.results.history import read_records
 from dolb.results.stats import ALPHA, paired_tests, tests_from_moments
 from dolb.results.store import ResultStore
@@ -99,10 +100,10 @@ def pipeline_name(folder: str | Path) -> str:
 # --- statistics ---------------------------------------------------------------------------
 
 
-def _pairs(run: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFrame:
+def pairs_of(run: pd.DataFrame, baseline: pd.DataFrame, finite_only: bool = True) -> pd.DataFrame:
     """Judged rows present in both runs, one row per :data:`KEYS` × split with the
     values ``run``, ``baseline`` and their ``difference`` (NaN where either value is
-    not finite)."""
+    not finite, unless not ``finite_only``)."""
     index = KEYS + ["split"]
 
     def values(frame: pd.DataFrame) -> pd.Series:
@@ -111,7 +112,8 @@ def _pairs(run: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFrame:
         return judged.groupby(index, sort=True, dropna=False)["value"].mean()
 
     pairs = pd.concat({"run": values(run), "baseline": values(baseline)}, axis=1, join="inner").reset_index()
-    pairs.loc[~np.isfinite(pairs[["run", "baseline"]]).all(axis=1), ["run", "baseline"]] = np.nan
+    if finite_only:
+        pairs.loc[~np.isfinite(pairs[["run", "baseline"]]).all(axis=1), ["run", "baseline"]] = np.nan
     return pairs.assign(difference=pairs["run"] - pairs["baseline"])
 
 
@@ -165,7 +167,7 @@ def compare_frames(run: pd.DataFrame, baseline: pd.DataFrame, alpha: float = ALP
     >>> compare_frames(frame, frame)[["metric", "n", "p", "verdict"]].values.tolist()
     [['test_error', 1, nan, 'untested']]
     """
-    table = _judge(paired_tests(_pairs(run, baseline), KEYS), alpha)
+    table = _judge(paired_tests(pairs_of(run, baseline), KEYS), alpha)
     return table[COLUMNS]
 
 
@@ -196,6 +198,13 @@ class Comparison:
         Configuration × size × judged-metric rows present in one run only (not compared).
     not_judged : tuple of str
         Informational metrics present in the results, never judged.
+    agreement : Agreement, optional
+        How the judged values of the two runs agree, value by value.
+    machines : tuple of str
+        What did the arithmetic of the run and of the baseline
+        (:func:`dolb.results.history.machines` of their last records).
+    rtol : float, optional
+        Given (``--rtol``), a value differing by more makes the comparison a regression.
     """
 
     table: pd.DataFrame
@@ -205,6 +214,9 @@ class Comparison:
     only_run: int = 0
     only_baseline: int = 0
     not_judged: tuple[str, ...] = ()
+    agreement: Agreement | None = None
+    machines: tuple[str, str] = ("", "")
+    rtol: float | None = None
 
     def significant(self) -> pd.DataFrame:
         """Rows judged worse, then better, each by increasing q."""
@@ -217,8 +229,10 @@ class Comparison:
 
     @property
     def regressed(self) -> bool:
-        """Whether anything got significantly worse or slower (``dolb compare`` exits 1)."""
-        return bool((self.table["verdict"] == "worse").any() or self.throughput["slower"].any())
+        """Whether anything got significantly worse or slower, or (with ``rtol``) a value
+        differs beyond it (``dolb compare`` exits 1)."""
+        beyond = self.rtol is not None and self.agreement is not None and self.agreement.verdict == "beyond"
+        return bool((self.table["verdict"] == "worse").any() or self.throughput["slower"].any() or beyond)
 
     def summary(self) -> str:
         """One line: how many rows were compared, worse, better, unchanged (untested),

@@ -14,6 +14,7 @@ from dolb.data.store.format import is_url
 from dolb.errors import ConfigError, DataError
 from dolb.evaluation.metrics import METRICS, deterministic_metrics
 from dolb.results import query
+from dolb.results.agreement import RTOL, Agreement, agreement
 from dolb.results.compare import (
     ALPHA,
     FIGURE_LINES,
@@ -24,6 +25,7 @@ from dolb.results.compare import (
     compare_frames,
     compare_stores,
     compare_throughput,
+    pairs_of,
     pipeline_name,
     read_bench,
 )
@@ -38,6 +40,7 @@ from dolb.results.figure_style import (
     save,
     series_style,
 )
+from dolb.results.history import machines, read_records
 from dolb.results.report import slug
 from dolb.results.store import ResultStore
 from dolb.results.tables import CONFIG_COLUMNS, TIDY_COLUMNS, aggregate, read_results
@@ -93,6 +96,22 @@ def _compared(run: _Results, baseline: _Results, alpha: float) -> pd.DataFrame:
     return compare_frames(run.tidy(), baseline.tidy(), alpha)
 
 
+def _agreement(run: _Results, baseline: _Results, rtol: float) -> Agreement:
+    """How the judged values of the two folders agree, value by value."""
+    if run.frame is None and baseline.frame is None:
+        pairs = query.paired_values(run.store, baseline.store, list(deterministic_metrics()))
+    else:
+        pairs = pairs_of(run.tidy(), baseline.tidy(), finite_only=False)
+    return agreement(pairs["learner"].to_numpy(), pairs["run"].to_numpy(), pairs["baseline"].to_numpy(), rtol)
+
+
+def _machines(folder: Path) -> str:
+    """What did the arithmetic of a folder's last run (older folders: not recorded)."""
+    store = ResultStore(folder)
+    finished = [record for record in read_records(store) if record.get("ended")] if store.exists() else []
+    return machines(finished[-1]) if finished else "machines not recorded"
+
+
 def _check_options(alpha: float, slowdown: float) -> None:
     if not 0 < alpha < 1:
         raise ConfigError(f"--alpha must be between 0 and 1, got {alpha}")
@@ -121,6 +140,7 @@ def compare_folders(
     alpha: float = ALPHA,
     slowdown: float = SLOWDOWN,
     history: tuple[str | Path, ...] | list[str | Path] = (),
+    rtol: float | None = None,
 ) -> Comparison:
     """Compare the result folder ``run`` with ``baseline`` and write the report.
 
@@ -129,7 +149,10 @@ def compare_folders(
     metric with a significant change, ``out/throughput.csv`` when there are
     ``bench.json`` files and, when ``history`` (earlier nights' result folders, oldest
     first) is given, ``out/trend.png`` over ``history`` and then ``run``. Every check
-    is made before anything is written.
+    is made before anything is written. The judged values are also compared one by one
+    (:mod:`dolb.results.agreement`): bit-identical, within floating-point noise (then the
+    machines of the two runs, when they differ, are named as the likely cause) or beyond
+    ``rtol`` (given, that is a regression).
 
     Raises
     ------
@@ -166,6 +189,9 @@ def compare_folders(
         len(ours - theirs),
         len(theirs - ours),
         tuple(sorted(metrics - set(deterministic_metrics()))),
+        _agreement(results[run], results[baseline], RTOL if rtol is None else rtol),
+        (_machines(run), _machines(baseline)),
+        rtol,
     )
     out.mkdir(parents=True, exist_ok=True)
     figures = change_figures(comparison.significant(), results[run], results[baseline], out)

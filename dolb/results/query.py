@@ -167,14 +167,12 @@ def summary(store: ResultStore, where: str = "TRUE", parameters: tuple = ()) -> 
     return table
 
 
-def paired_moments(run: ResultStore, baseline: ResultStore, metrics: list[str]) -> pd.DataFrame:
-    """The rows of two stores of one pipeline paired over ``split``, per configuration,
-    training size and metric of ``metrics`` present in both, reduced to what a paired
-    t-test needs (see :func:`dolb.results.stats.tests_from_moments`): ``n`` finite
-    pairs of ``pairs``, the means ``baseline`` and ``run`` and the mean ``difference``
-    over the finite pairs, and ``sd``, the standard deviation of the differences. The
-    answer has a row per group, whatever the number of rows (cells stored twice count
-    once, as everywhere)."""
+def _paired(run: ResultStore, baseline: ResultStore, metrics: list[str], select: str) -> pd.DataFrame:
+    """``select`` over ``pairs``: the values of ``metrics`` of two stores of one pipeline
+    paired over ``split``, one row per configuration, training size, metric and split
+    present in both (cells stored twice count once, as everywhere), columns
+    :data:`GROUP_COLUMNS`, ``split``, ``run`` and ``baseline`` (NULL unless both are finite)
+    and ``run_value`` and ``baseline_value`` (as stored)."""
     keys = ", ".join(GROUP_COLUMNS)
     judged = ", ".join("?" * len(metrics)) or "NULL"
 
@@ -190,14 +188,35 @@ def paired_moments(run: ResultStore, baseline: ResultStore, metrics: list[str]) 
             pairs AS (SELECT {keys},
                              split,
                              CASE WHEN isfinite(r.value) AND isfinite(b.value) THEN r.value END AS run,
-                             CASE WHEN isfinite(r.value) AND isfinite(b.value) THEN b.value END AS baseline
+                             CASE WHEN isfinite(r.value) AND isfinite(b.value) THEN b.value END AS baseline,
+                             r.value AS run_value, b.value AS baseline_value
                       FROM r JOIN b USING ({keys}, split))
-            SELECT {keys}, count(run) AS n, count(*) AS pairs, avg(baseline ORDER BY split) AS baseline,
-                   avg(run ORDER BY split) AS run, avg(run - baseline ORDER BY split) AS difference,
-                   stddev_samp(run - baseline ORDER BY split) AS sd
-            FROM pairs GROUP BY ALL ORDER BY ALL""",
+            {select}""",
             list(metrics) * 2,
         ).df()
+
+
+def paired_moments(run: ResultStore, baseline: ResultStore, metrics: list[str]) -> pd.DataFrame:
+    """The rows of two stores of one pipeline paired over ``split``, per configuration,
+    training size and metric of ``metrics`` present in both, reduced to what a paired
+    t-test needs (see :func:`dolb.results.stats.tests_from_moments`): ``n`` finite
+    pairs of ``pairs``, the means ``baseline`` and ``run`` and the mean ``difference``
+    over the finite pairs, and ``sd``, the standard deviation of the differences. The
+    answer has a row per group, whatever the number of rows (cells stored twice count
+    once, as everywhere)."""
+    keys = ", ".join(GROUP_COLUMNS)
+    return _paired(run, baseline, metrics, f"""
+        SELECT {keys}, count(run) AS n, count(*) AS pairs, avg(baseline ORDER BY split) AS baseline,
+               avg(run ORDER BY split) AS run, avg(run - baseline ORDER BY split) AS difference,
+               stddev_samp(run - baseline ORDER BY split) AS sd
+        FROM pairs GROUP BY ALL ORDER BY ALL""")
+
+
+def paired_values(run: ResultStore, baseline: ResultStore, metrics: list[str]) -> pd.DataFrame:
+    """Each value of ``metrics`` stored by both stores, paired on configuration, training
+    size, metric and split: columns ``learner``, ``run`` and ``baseline`` (as stored)."""
+    return _paired(run, baseline, metrics,
+                   "SELECT learner, run_value AS run, baseline_value AS baseline FROM pairs ORDER BY ALL")
 
 
 def distinct(store: ResultStore, columns: list[str], where: str = "TRUE", parameters: tuple = ()) -> pd.DataFrame:
