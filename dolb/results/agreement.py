@@ -22,28 +22,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import duckdb
 import numpy as np
+import pandas as pd
 
 RTOL = 1e-6
 """The largest relative difference still called floating-point noise (``--rtol``)."""
 
 
-def ulps(one: np.ndarray, two: np.ndarray) -> np.ndarray:
-    """The distance between float64 values in units in the last place: how many doubles
-    lie between them, plus one (0 when equal; ``inf`` when either is not finite)."""
-    keys = []
-    for values in (np.asarray(one, np.float64), np.asarray(two, np.float64)):
-        bits = values.view(np.int64)
-        keys.append(np.where(bits < 0, np.iinfo(np.int64).min - bits, bits))  # ordered as the values
-    high, low = np.maximum(*keys).view(np.uint64), np.minimum(*keys).view(np.uint64)
-    distance = (high - low).astype(np.float64)  # exact modulo 2**64, and below it
-    return np.where(np.isfinite(one) & np.isfinite(two), distance, np.where(_same(one, two), 0.0, np.inf))
+_SAME = "run IS NOT DISTINCT FROM baseline"  # DuckDB: NaN is NaN, -0.0 is 0.0
 
-
-def _same(one: np.ndarray, two: np.ndarray) -> np.ndarray:
-    """Bit-identical values (any two NaNs count as the same)."""
-    one, two = np.asarray(one, np.float64), np.asarray(two, np.float64)
-    return (one.view(np.int64) == two.view(np.int64)) | (np.isnan(one) & np.isnan(two))
+PER_LEARNER = f"""
+    SELECT learner, count(*) AS n, count(*) FILTER (WHERE {_SAME}) AS identical,
+           max(CASE WHEN {_SAME} THEN 0
+                    WHEN isfinite(run) AND isfinite(baseline)
+                    THEN abs(run - baseline) / greatest(abs(run), abs(baseline))
+                    ELSE 'inf'::DOUBLE END) AS relative,
+           max(CASE WHEN {_SAME} THEN 0
+                    WHEN isfinite(run) AND isfinite(baseline)
+                    THEN abs(run - baseline)
+                         / greatest(pow(2, floor(log2(least(abs(run), abs(baseline)))) - 52), pow(2, -1074))
+                    ELSE 'inf'::DOUBLE END) AS ulps
+    FROM pairs GROUP BY learner ORDER BY learner"""
+"""SQL over ``pairs`` (columns ``learner``, ``run``, ``baseline``: the same value of two
+runs): per learner, the pairs, the identical ones, the largest relative difference and
+the largest difference in ulps (of the smaller value: ``2**(exponent - 52)``, at least the
+smallest subnormal). One answer row per learner, however many values."""
 
 
 @dataclass(frozen=True)
@@ -82,19 +86,24 @@ class Agreement:
         return line
 
 
+def agreement_of(per_learner: pd.DataFrame, rtol: float = RTOL) -> Agreement:
+    """The :class:`Agreement` of the answer of :data:`PER_LEARNER`."""
+    differ = per_learner[per_learner["identical"] < per_learner["n"]]
+    return Agreement(
+        n_values=int(per_learner["n"].sum()),
+        n_identical=int(per_learner["identical"].sum()),
+        largest_relative=float(per_learner["relative"].max()) if len(per_learner) else 0.0,
+        largest_ulps=float(per_learner["ulps"].max()) if len(per_learner) else 0.0,
+        learners=tuple(differ["learner"]),
+        rtol=rtol,
+    )
+
+
 def agreement(learners: np.ndarray, one: np.ndarray, two: np.ndarray, rtol: float = RTOL) -> Agreement:
     """How the paired values ``one`` and ``two`` (the same cell, checkpoint and metric of
     two runs; ``learners``: each pair's learner) agree."""
-    one, two = np.asarray(one, np.float64), np.asarray(two, np.float64)
-    same = _same(one, two)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        relative = np.abs(one - two) / np.maximum(np.abs(one), np.abs(two))
-    relative = np.where(same | (one == two), 0.0, np.where(np.isnan(relative), np.inf, relative))
-    return Agreement(
-        n_values=len(one),
-        n_identical=int(same.sum()),
-        largest_relative=float(relative.max(initial=0.0)),
-        largest_ulps=float(ulps(one, two).max(initial=0.0)),
-        learners=tuple(sorted(set(np.asarray(learners)[~same].tolist()))),
-        rtol=rtol,
-    )
+    pairs = pd.DataFrame({"learner": learners, "run": np.asarray(one, np.float64),
+                          "baseline": np.asarray(two, np.float64)})
+    with duckdb.connect() as connection:
+        connection.register("pairs", pairs)
+        return agreement_of(connection.execute(PER_LEARNER).df(), rtol)

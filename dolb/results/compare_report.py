@@ -14,7 +14,7 @@ from dolb.data.store.format import is_url
 from dolb.errors import ConfigError, DataError
 from dolb.evaluation.metrics import METRICS, deterministic_metrics
 from dolb.results import query
-from dolb.results.agreement import RTOL, Agreement, agreement
+from dolb.results.agreement import RTOL, Agreement, agreement, agreement_of
 from dolb.results.compare import (
     ALPHA,
     FIGURE_LINES,
@@ -99,9 +99,8 @@ def _compared(run: _Results, baseline: _Results, alpha: float) -> pd.DataFrame:
 def _agreement(run: _Results, baseline: _Results, rtol: float) -> Agreement:
     """How the judged values of the two folders agree, value by value."""
     if run.frame is None and baseline.frame is None:
-        pairs = query.paired_values(run.store, baseline.store, list(deterministic_metrics()))
-    else:
-        pairs = pairs_of(run.tidy(), baseline.tidy(), finite_only=False)
+        return agreement_of(query.paired_agreement(run.store, baseline.store, list(deterministic_metrics())), rtol)
+    pairs = pairs_of(run.tidy(), baseline.tidy(), finite_only=False)
     return agreement(pairs["learner"].to_numpy(), pairs["run"].to_numpy(), pairs["baseline"].to_numpy(), rtol)
 
 

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dolb.errors import DataError
+from dolb.results.agreement import PER_LEARNER
 from dolb.results.store import ResultStore
 
 MEMORY_LIMIT = "512MB"
@@ -212,11 +213,11 @@ def paired_moments(run: ResultStore, baseline: ResultStore, metrics: list[str]) 
         FROM pairs GROUP BY ALL ORDER BY ALL""")
 
 
-def paired_values(run: ResultStore, baseline: ResultStore, metrics: list[str]) -> pd.DataFrame:
-    """Each value of ``metrics`` stored by both stores, paired on configuration, training
-    size, metric and split: columns ``learner``, ``run`` and ``baseline`` (as stored)."""
-    return _paired(run, baseline, metrics,
-                   "SELECT learner, run_value AS run, baseline_value AS baseline FROM pairs ORDER BY ALL")
+def paired_agreement(run: ResultStore, baseline: ResultStore, metrics: list[str]) -> pd.DataFrame:
+    """How the values of ``metrics`` stored by both stores agree, paired on configuration,
+    training size, metric and split: per learner, :data:`dolb.results.agreement.PER_LEARNER`."""
+    return _paired(run, baseline, metrics, PER_LEARNER.replace(
+        "FROM pairs", "FROM (SELECT learner, run_value AS run, baseline_value AS baseline FROM pairs)"))
 
 
 def distinct(store: ResultStore, columns: list[str], where: str = "TRUE", parameters: tuple = ()) -> pd.DataFrame:
