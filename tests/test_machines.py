@@ -48,3 +48,13 @@ def test_a_reproduction_names_the_machines_that_differ():
         "run r1 NOT reproduced: 2 of 10 values differ (largest difference 1e-09), 0 missing, 0 new",
         "same versions as recorded", "machines that differ: recorded 1 worker on A; now 1 worker on B"]
     assert outcome("1 worker on A", "1 worker on A")[-1] == "same versions as recorded"
+
+
+def test_more_or_fewer_workers_of_the_same_kinds_are_the_same_machines():
+    from dolb.results.history import same_machines
+
+    haswell = {"cpu": "AMD EPYC", "blas": [], "numba_cpu": "x86-64-v3"}
+    two = {"workers": {"a": {"arithmetic": haswell}, "b": {"arithmetic": haswell}}}
+    assert same_machines(two, {"workers": {"c": {"arithmetic": haswell}}})
+    assert not same_machines(two, {"workers": {"c": {"arithmetic": haswell | {"numba_cpu": "generic"}}}})
+    assert same_machines(two, {"workers": {"c": {"packages": {}}}})  # an older dolb's record does not say

@@ -138,6 +138,8 @@ def test_bad_pipelines_name_file_and_key(tmp_path, old, new, key):
          "execution.batch_examples: expected a whole number, got false"),
         ("[[reports]]", '[execution]\ncell_memory = "lots"\n[[reports]]',
          "execution.cell_memory: 'lots' is not a memory size such as '2 GB'"),
+        ("[[reports]]", '[execution]\narithmetic = "haswell"\n[[reports]]',
+         "execution.arithmetic: 'haswell' is not one of x86-64-v3, x86-64-v2, native"),
         ("count = 4 }", "count = 4, test_fraction = nan }",
          "experiments.main.split.test_fraction: only the 'holdout' scheme takes a test_fraction"),
         ("count = 4 }", 'count = 4, order = "windowed", window = 0 }',

@@ -21,7 +21,7 @@ from dolb.errors import ConfigError, DataError
 from dolb.evaluation.metrics import deterministic_metrics
 from dolb.execution.sweep import run_sweep
 from dolb.results.agreement import RTOL, Agreement, agreement
-from dolb.results.history import RUNS, find_record, machines
+from dolb.results.history import RUNS, find_record, machines, same_machines
 from dolb.results.query import rows
 from dolb.results.store import ResultStore
 
@@ -41,7 +41,8 @@ class Reproduction:
     largest_difference: float
     version_changes: dict[str, tuple] = field(default_factory=dict)
     machines: tuple[str, str] = ("", "")
-    """What did the arithmetic of the recorded run and of this one (:func:`dolb.results.history.machines`)."""
+    """What did the arithmetic of the recorded run and of this one (:func:`dolb.results.history.machines`),
+    when their kinds of worker differ; empty otherwise."""
     agreement: Agreement | None = None
     """How the values found in both runs agree (bit for bit, within floating-point noise or beyond ``--rtol``)."""
 
@@ -126,7 +127,7 @@ def _compare(record: dict, again: dict, before: pd.DataFrame, after: pd.DataFram
             float(np.nanmax(difference)) if difference.size and not np.all(np.isnan(difference)) else 0.0
         ),
         version_changes=_version_changes(record, again),
-        machines=(machines(record), machines(again)),
+        machines=("", "") if same_machines(record, again) else (machines(record), machines(again)),
         agreement=agreement(both["learner"].to_numpy(), old, new, rtol),
     )
 

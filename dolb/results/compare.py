@@ -202,7 +202,8 @@ class Comparison:
         How the judged values of the two runs agree, value by value.
     machines : tuple of str
         What did the arithmetic of the run and of the baseline
-        (:func:`dolb.results.history.machines` of their last records).
+        (:func:`dolb.results.history.machines` of their last records), when their kinds
+        of worker differ; empty otherwise.
     rtol : float, optional
         Given (``--rtol``), a value differing by more makes the comparison a regression.
     """

@@ -40,7 +40,7 @@ from dolb.results.figure_style import (
     save,
     series_style,
 )
-from dolb.results.history import machines, read_records
+from dolb.results.history import machines, read_records, same_machines
 from dolb.results.report import slug
 from dolb.results.store import ResultStore
 from dolb.results.tables import CONFIG_COLUMNS, TIDY_COLUMNS, aggregate, read_results
@@ -104,11 +104,15 @@ def _agreement(run: _Results, baseline: _Results, rtol: float) -> Agreement:
     return agreement(pairs["learner"].to_numpy(), pairs["run"].to_numpy(), pairs["baseline"].to_numpy(), rtol)
 
 
-def _machines(folder: Path) -> str:
-    """What did the arithmetic of a folder's last run (older folders: not recorded)."""
-    store = ResultStore(folder)
-    finished = [record for record in read_records(store) if record.get("ended")] if store.exists() else []
-    return machines(finished[-1]) if finished else "machines not recorded"
+def _machines(run: Path, baseline: Path) -> tuple[str, str]:
+    """What did the arithmetic of the two folders' last finished runs, when their kinds of
+    worker differ; empty otherwise (or when a folder has no record)."""
+    records = []
+    for folder in (run, baseline):
+        store = ResultStore(folder)
+        finished = [record for record in read_records(store) if record.get("ended")] if store.exists() else []
+        records.append(finished[-1] if finished else {})
+    return ("", "") if same_machines(*records) else (machines(records[0]), machines(records[1]))
 
 
 def _check_options(alpha: float, slowdown: float) -> None:
@@ -189,7 +193,7 @@ def compare_folders(
         len(theirs - ours),
         tuple(sorted(metrics - set(deterministic_metrics()))),
         _agreement(results[run], results[baseline], RTOL if rtol is None else rtol),
-        (_machines(run), _machines(baseline)),
+        _machines(run, baseline),
         rtol,
     )
     out.mkdir(parents=True, exist_ok=True)

@@ -81,18 +81,32 @@ def describe(record: dict[str, Any], stored: tuple[int, int] = (0, 0)) -> str:
     )
 
 
-def machines(record: dict[str, Any]) -> str:
-    """What did a run's arithmetic, one phrase per kind of worker: ``2 workers on AMD
-    EPYC, openblas 0.3.31 Haswell x1, Numba znver5`` (a record of an older dolb, which
-    did not say: ``machines not recorded``)."""
+def _kinds(record: dict[str, Any]) -> dict[str, int]:
+    """Each kind of worker of a run (its CPU, BLAS and Numba target, as a phrase) and how
+    many there were; empty when the record does not say (an older dolb's)."""
     kinds: dict[str, int] = {}
     for worker in record.get("workers", {}).values():
         found = worker.get("arithmetic")
         if found is None:
-            return "machines not recorded"
+            return {}
         blas = ", ".join(f"{b['library']} {b['version']} {b['kernel']} x{b['threads']}" for b in found["blas"])
         phrase = f"{found['cpu']}, {blas or 'no BLAS loaded'}, Numba {found['numba_cpu']}"
         kinds[phrase] = kinds.get(phrase, 0) + 1
+    return kinds
+
+
+def machines(record: dict[str, Any]) -> str:
+    """What did a run's arithmetic, one phrase per kind of worker: ``2 workers on AMD
+    EPYC, openblas 0.3.31 Haswell x1, Numba znver5`` (a record of an older dolb, which
+    did not say: ``machines not recorded``)."""
+    kinds = _kinds(record)
     if not kinds:
         return "machines not recorded"
     return "; ".join(f"{count} worker{'s' if count > 1 else ''} on {phrase}" for phrase, count in kinds.items())
+
+
+def same_machines(one: dict[str, Any], two: dict[str, Any]) -> bool:
+    """Whether two runs' workers were of the same kinds (however many of each), or
+    either record does not say."""
+    kinds = set(_kinds(one)), set(_kinds(two))
+    return not all(kinds) or kinds[0] == kinds[1]
