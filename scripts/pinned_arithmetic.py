@@ -1,7 +1,8 @@
 """What pinned arithmetic changes on this machine: the results of every shipped study at
 test size, and the speed.
 
-``python3 scripts/pinned_arithmetic.py studies OUT`` runs each study (the full IRMA study
+``python3 scripts/pinned_arithmetic.py studies OUT [NAME ...]`` runs each study (or the
+named ones: irma, rcv1, oms, omr) (the full IRMA study
 and the reduced RCV1, OMS and online manifold regularisation studies of
 ``tests/studies.py``; the last three need ../shared/data) twice on 2 workers, with
 ``[execution] arithmetic = "native"`` (each worker its CPU's kernel and Numba target, as
@@ -55,7 +56,7 @@ def _studies() -> dict[str, str]:
     return found
 
 
-def studies(out: Path) -> None:
+def studies(out: Path, names: list[str]) -> None:
     import numpy as np
 
     from dolb.execution.sweep import run_sweep
@@ -65,6 +66,8 @@ def studies(out: Path) -> None:
     from tests.conftest import stored_values
 
     for name, text in _studies().items():
+        if names and name not in names:
+            continue
         seconds = {}
         for mode, pipeline_text in (("native", _native(text)), ("pinned", text)):
             path = out / f"{name}-{mode}.toml"
@@ -110,7 +113,7 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["studies"]:
         folder = Path(sys.argv[2]) if len(sys.argv) > 2 else Path(tempfile.mkdtemp())
         folder.mkdir(parents=True, exist_ok=True)
-        studies(folder)
+        studies(folder, sys.argv[3:])
     elif sys.argv[1:2] == ["bench"]:
         bench(int(sys.argv[2]) if len(sys.argv) > 2 else 5)
     else:

@@ -6,7 +6,7 @@ import json
 import textwrap
 
 from dolb.cli import main
-from dolb.execution.environment import cpu_model
+from dolb.execution.environment import cpu_model, numpy_simd
 from dolb.results.history import machines
 from tests.conftest import SMALL_IRMA
 
@@ -30,6 +30,7 @@ def test_a_run_records_and_shows_its_workers_arithmetic(tmp_path, capsys):
     (worker,) = record["workers"].values()
     found = worker["arithmetic"]
     assert found["cpu"] == cpu_model() and found["numba_cpu"] == "x86-64-v3"  # pinned by default
+    assert found["numpy_simd"] == numpy_simd() and machines(record).endswith(f", NumPy {numpy_simd()}")
     assert found["blas"] and all(blas["threads"] == 1 and blas["kernel"] == "Haswell" for blas in found["blas"])
     capsys.readouterr()
     assert main(["status", str(out)]) == 0

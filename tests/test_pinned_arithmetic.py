@@ -89,5 +89,5 @@ def test_two_cpu_types_store_the_bits_of_one_when_pinned(tmp_path, capsys):
         assert "all 1,008 values bit-identical" in capsys.readouterr().out
     assert_same(again, tmp_path / "home-pinned")
     (record,) = read_records(ResultStore(again))
-    assert re.fullmatch(r"2 workers on [^;]*, openblas \S+ Haswell x1(, openblas \S+ Haswell x1)?, Numba x86-64-v3",
-                        machines(record))
+    assert re.fullmatch(r"2 workers on [^;]*, openblas \S+ Haswell x1(, openblas \S+ Haswell x1)?, Numba x86-64-v3, "
+                        r"NumPy \w+", machines(record))

@@ -50,8 +50,9 @@ def cpu_model() -> str:
 
 def arithmetic() -> dict:
     """What decides the bits of this process's floating-point results beyond the code:
-    the CPU, each loaded BLAS (library, version, the kernel it chose, threads) and the CPU
-    Numba compiles for (``NUMBA_CPU_NAME`` when set, else the host's)."""
+    the CPU, each loaded BLAS (library, version, the kernel it chose, threads), the CPU
+    Numba compiles for (``NUMBA_CPU_NAME`` when set, else the host's) and the instruction
+    set NumPy's loops dispatch to (:func:`numpy_simd`)."""
     import numba
     from llvmlite import binding
     from threadpoolctl import threadpool_info
@@ -61,7 +62,20 @@ def arithmetic() -> dict:
          "threads": info["num_threads"]}
         for info in threadpool_info() if info["user_api"] == "blas"
     ]
-    return {"cpu": cpu_model(), "blas": blas, "numba_cpu": numba.config.CPU_NAME or binding.get_host_cpu_name()}
+    return {"cpu": cpu_model(), "blas": blas, "numba_cpu": numba.config.CPU_NAME or binding.get_host_cpu_name(),
+            "numpy_simd": numpy_simd()}
+
+
+def numpy_simd() -> str:
+    """The widest instruction set NumPy's own loops (``exp``, ``log``, ``sin`` ... of
+    float64 arrays) dispatch to here, e.g. ``X86_V4`` (AVX-512), or its baseline. Their
+    float64 ``exp`` and ``log`` give other last bits on AVX-512 than on AVX2 (the IRMA
+    generator's targets, for one); ``NPY_DISABLE_CPU_FEATURES``, set before NumPy is
+    imported, narrows it."""
+    from numpy._core._multiarray_umath import __cpu_baseline__, __cpu_dispatch__, __cpu_features__
+
+    enabled = [target for target in __cpu_dispatch__ if __cpu_features__.get(target)]
+    return (enabled or __cpu_baseline__ or ["none"])[-1]
 
 
 def git_commit() -> str | None:

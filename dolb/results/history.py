@@ -91,6 +91,8 @@ def _kinds(record: dict[str, Any]) -> dict[str, int]:
             return {}
         blas = ", ".join(f"{b['library']} {b['version']} {b['kernel']} x{b['threads']}" for b in found["blas"])
         phrase = f"{found['cpu']}, {blas or 'no BLAS loaded'}, Numba {found['numba_cpu']}"
+        if "numpy_simd" in found:  # recorded since dolb pins it
+            phrase += f", NumPy {found['numpy_simd']}"
         kinds[phrase] = kinds.get(phrase, 0) + 1
     return kinds
 
