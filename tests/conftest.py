@@ -111,35 +111,51 @@ def requires_shared_data(*parts):
 @contextlib.contextmanager
 def dask_processes(folder: Path, *options: str, machines: tuple[dict[str, str], ...] = ({}, {})):
     """A `dask scheduler` and one single-threaded `dask worker` per entry of ``machines``
-    (variables added to its environment: another ``OPENBLAS_CORETYPE`` emulates another
-    CPU), started from the command line with ``options`` (e.g. TLS files), as on a real
-    cluster; yields the scheduler file."""
+    (:func:`dask_worker`), started from the command line with ``options`` (e.g. TLS
+    files), as on a real cluster; yields the scheduler file."""
     scheduler_file = folder / "scheduler.json"
-    processes = [subprocess.Popen(
+    scheduler = subprocess.Popen(
         [sys.executable, "-c", "from distributed.cli.dask_scheduler import main; main()",
          "--scheduler-file", str(scheduler_file), "--port", "0", "--host", "127.0.0.1", "--dashboard-address", ":0",
          *options],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )]
+    )
     deadline = time.monotonic() + 60
     while not scheduler_file.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
-    for machine in machines:
-        processes.append(subprocess.Popen(
-            [sys.executable, "-c", "from distributed.cli.dask_worker import main; main()",
-             "--scheduler-file", str(scheduler_file), "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
-             "--host", "127.0.0.1", *options],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1", **machine},
-        ))
     try:
-        yield scheduler_file
+        with contextlib.ExitStack() as workers:
+            for machine in machines:
+                workers.enter_context(dask_worker(scheduler_file, *options, machine=machine))
+            yield scheduler_file
     finally:
-        for process in reversed(processes):
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        _stop(scheduler)
+
+
+@contextlib.contextmanager
+def dask_worker(scheduler_file: Path, *options: str, machine: dict[str, str] | None = None):
+    """A single-threaded `dask worker` (with its nanny) of the scheduler of
+    ``scheduler_file``; ``machine``: variables added to its environment (another
+    ``OPENBLAS_CORETYPE`` emulates another CPU)."""
+    worker = subprocess.Popen(
+        [sys.executable, "-c", "from distributed.cli.dask_worker import main; main()",
+         "--scheduler-file", str(scheduler_file), "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
+         "--host", "127.0.0.1", *options],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "OMP_NUM_THREADS": "1", **(machine or {})},
+    )
+    try:
+        yield worker
+    finally:
+        _stop(worker)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
 
 
 def run_study(tmp_path_factory, name: str, pipeline_text: str, *data: str):

@@ -18,7 +18,7 @@ from dolb.results.agreement import agreement
 from dolb.results.compare import Comparison
 from dolb.results.history import machines, read_records
 from dolb.results.store import ResultStore
-from tests.conftest import SMALL_IRMA, assert_same, dask_processes
+from tests.conftest import SMALL_IRMA, assert_same, dask_processes, dask_worker
 
 OTHER_CPU = {"OPENBLAS_CORETYPE": "Prescott", "NUMBA_CPU_NAME": "generic"}
 """A worker of an older CPU: OpenBLAS's SSE3 kernels (which it reports as Katmai),
@@ -59,34 +59,36 @@ def test_two_cpu_types_store_the_bits_of_one_when_pinned(tmp_path, capsys):
     cells = textwrap.dedent(SMALL_IRMA).split("[[reports]]")[0]  # no report to draw at every run
     pinned.write_text(cells)
     native.write_text(cells + '\n[execution]\narithmetic = "native"\n')
-    for pipeline in (native, pinned):  # on one machine type: this one
-        assert main(["-q", "run", str(pipeline), "--out", str(tmp_path / f"home-{pipeline.stem}"), "--workers", "1"]) == 0
+    assert main(["-q", "run", str(pinned), "--out", str(tmp_path / "home-pinned"), "--workers", "1"]) == 0
 
-    with dask_processes(tmp_path, machines=({}, OTHER_CPU)) as scheduler_file:
-        with Client(scheduler_file=str(scheduler_file)) as client:
-            client.wait_for_workers(2, timeout=60)
+    with dask_processes(tmp_path, machines=({},)) as scheduler_file:
         where = ["--scheduler", str(scheduler_file)]
+        with Client(scheduler_file=str(scheduler_file)) as client:
+            client.wait_for_workers(1, timeout=60)
+        assert main(["-q", "run", str(native), "--out", str(tmp_path / "home-native"), *where]) == 0  # this machine
+        with dask_worker(scheduler_file, machine=OTHER_CPU), Client(scheduler_file=str(scheduler_file)) as client:
+            client.wait_for_workers(2, timeout=60)
 
-        # unpinned, the values depend on the CPU each cell ran on; reproduce and compare say so
-        mixed = str(tmp_path / "mixed-native")
-        capsys.readouterr()
-        assert main(["-q", "reproduce", str(tmp_path / "home-native"), "--out", mixed, *where]) == 1
-        printed = capsys.readouterr().out
-        assert re.search(r"NOT reproduced: [\d,]+ of 1,008 values differ", printed)
-        noise = re.search(r"differ within floating-point noise \(relative difference up to (\S+), ([\d,]+) ulps?; "
-                          r"learners: ([a-z_, ]+)\); likely cause, the machines differ \(recorded: 1 worker on (.*)"
-                          r"; now: (.*)\)", printed)
-        assert noise, printed
-        assert 0 < float(noise[1]) < 1e-6 and set(noise[3].split(", ")) <= {"irma", "batch_ls", "rls"}
-        assert "Numba generic" in noise[5] and "Katmai" in noise[5] and "Katmai" not in noise[4]
-        assert main(["compare", mixed, str(tmp_path / "home-native"), "--out", str(tmp_path / "compare")]) == 0
-        printed = capsys.readouterr().out
-        assert "values differ within floating-point noise" in printed and "Numba generic" in printed
+            # unpinned, the values depend on the CPU each cell ran on; reproduce and compare say so
+            mixed = str(tmp_path / "mixed-native")
+            capsys.readouterr()
+            assert main(["-q", "reproduce", str(tmp_path / "home-native"), "--out", mixed, *where]) == 1
+            printed = capsys.readouterr().out
+            assert re.search(r"NOT reproduced: [\d,]+ of 1,008 values differ", printed)
+            noise = re.search(r"differ within floating-point noise \(relative difference up to (\S+), ([\d,]+) ulps?; "
+                              r"learners: ([a-z_, ]+)\); likely cause, the machines differ \(recorded: 1 worker on "
+                              r"(.*); now: (.*)\)", printed)
+            assert noise, printed
+            assert 0 < float(noise[1]) < 1e-6 and set(noise[3].split(", ")) <= {"irma", "batch_ls", "rls"}
+            assert "Numba generic" in noise[5] and "Katmai" in noise[5] and "Katmai" not in noise[4]
+            assert main(["compare", mixed, str(tmp_path / "home-native"), "--out", str(tmp_path / "compare")]) == 0
+            printed = capsys.readouterr().out
+            assert "values differ within floating-point noise" in printed and "Numba generic" in printed
 
-        # pinned (the default), the other CPU's worker is restarted with the pin: the same bits
-        again = tmp_path / "mixed-pinned"
-        assert main(["-q", "reproduce", str(tmp_path / "home-pinned"), "--out", str(again), *where]) == 0
-        assert "all 1,008 values bit-identical" in capsys.readouterr().out
+            # pinned (the default), both workers are restarted with the pin: the same bits
+            again = tmp_path / "mixed-pinned"
+            assert main(["-q", "reproduce", str(tmp_path / "home-pinned"), "--out", str(again), *where]) == 0
+            assert "all 1,008 values bit-identical" in capsys.readouterr().out
     assert_same(again, tmp_path / "home-pinned")
     (record,) = read_records(ResultStore(again))
     assert re.fullmatch(r"2 workers on [^;]*, openblas \S+ Haswell x1(, openblas \S+ Haswell x1)?, Numba x86-64-v3, "
