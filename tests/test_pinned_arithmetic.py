@@ -3,6 +3,7 @@ kernel choice and Numba's target CPU) store the same bits as one machine type wh
 pipeline pins the arithmetic (the default), and `dolb reproduce` and `dolb compare`
 explain the difference when it does not."""
 
+import os
 import re
 import textwrap
 
@@ -38,6 +39,16 @@ def test_a_pin_holds_for_its_kernel_and_target_only():
     assert not pin.holds(haswell | {"blas": [{"library": "mkl", "kernel": "Haswell"}]})
     assert pin.environment == {"OPENBLAS_CORETYPE": "Haswell", "NUMBA_CPU_NAME": "x86-64-v3", "NUMBA_CPU_FEATURES": ""}
     assert not Pin("x86-64-v9", "Future", ("no_such_flag",)).supported()
+
+
+def test_the_pinned_environment_lasts_as_long_as_the_cluster(monkeypatch):
+    from dolb.execution.cluster import environment
+
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Zen")
+    monkeypatch.delenv("NUMBA_CPU_NAME", raising=False)
+    with environment(PINS["x86-64-v3"].environment):
+        assert (os.environ["OPENBLAS_CORETYPE"], os.environ["NUMBA_CPU_NAME"]) == ("Haswell", "x86-64-v3")
+    assert os.environ["OPENBLAS_CORETYPE"] == "Zen" and "NUMBA_CPU_NAME" not in os.environ
 
 
 def test_a_difference_beyond_the_tolerance_is_a_regression_when_one_is_given():
