@@ -109,7 +109,7 @@ def requires_shared_data(*parts):
 
 
 @contextlib.contextmanager
-def dask_processes(folder: Path, *options: str, machines: tuple[dict[str, str], ...] = ({}, {})):
+def dask_processes(folder: Path, *options: str, machines: tuple[dict[str, str | None], ...] = ({}, {})):
     """A `dask scheduler` and one single-threaded `dask worker` per entry of ``machines``
     (:func:`dask_worker`), started from the command line with ``options`` (e.g. TLS
     files), as on a real cluster; yields the scheduler file."""
@@ -133,16 +133,16 @@ def dask_processes(folder: Path, *options: str, machines: tuple[dict[str, str], 
 
 
 @contextlib.contextmanager
-def dask_worker(scheduler_file: Path, *options: str, machine: dict[str, str] | None = None):
+def dask_worker(scheduler_file: Path, *options: str, machine: dict[str, str | None] | None = None):
     """A single-threaded `dask worker` (with its nanny) of the scheduler of
-    ``scheduler_file``; ``machine``: variables added to its environment (another
-    ``OPENBLAS_CORETYPE`` emulates another CPU)."""
+    ``scheduler_file``; ``machine``: variables set in its environment (another
+    ``OPENBLAS_CORETYPE`` emulates another CPU), or removed from it (None)."""
     worker = subprocess.Popen(
         [sys.executable, "-c", "from distributed.cli.dask_worker import main; main()",
          "--scheduler-file", str(scheduler_file), "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
          "--host", "127.0.0.1", *options],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env={**os.environ, "OMP_NUM_THREADS": "1", **(machine or {})},
+        env={k: v for k, v in {**os.environ, "OMP_NUM_THREADS": "1", **(machine or {})}.items() if v is not None},
     )
     try:
         yield worker

@@ -21,6 +21,9 @@ from dolb.results.history import machines, read_records
 from dolb.results.store import ResultStore
 from tests.conftest import SMALL_IRMA, assert_same, dask_processes, dask_worker
 
+THIS_CPU = {"NUMBA_CPU_NAME": None, "NUMBA_CPU_FEATURES": None}
+"""A worker of this machine: OpenBLAS's kernel as the environment says, Numba compiling
+for the host (the test session's own target, set in ``conftest.py``, removed)."""
 OTHER_CPU = {"OPENBLAS_CORETYPE": "Prescott", "NUMBA_CPU_NAME": "generic"}
 """A worker of an older CPU: OpenBLAS's SSE3 kernels (which it reports as Katmai),
 Numba compiling for a generic x86-64."""
@@ -72,7 +75,7 @@ def test_two_cpu_types_store_the_bits_of_one_when_pinned(tmp_path, capsys):
     native.write_text(cells + '\n[execution]\narithmetic = "native"\n')
     assert main(["-q", "run", str(pinned), "--out", str(tmp_path / "home-pinned"), "--workers", "1"]) == 0
 
-    with dask_processes(tmp_path, machines=({},)) as scheduler_file:
+    with dask_processes(tmp_path, machines=(THIS_CPU,)) as scheduler_file:
         where = ["--scheduler", str(scheduler_file)]
         with Client(scheduler_file=str(scheduler_file)) as client:
             client.wait_for_workers(1, timeout=60)
@@ -92,6 +95,7 @@ def test_two_cpu_types_store_the_bits_of_one_when_pinned(tmp_path, capsys):
             assert noise, printed
             assert 0 < float(noise[1]) < 1e-6 and set(noise[3].split(", ")) <= {"irma", "batch_ls", "rls"}
             assert "Numba generic" in noise[5] and "Katmai" in noise[5] and "Katmai" not in noise[4]
+            assert "Numba x86-64-v3" not in noise[4]  # the host's name
             assert main(["compare", mixed, str(tmp_path / "home-native"), "--out", str(tmp_path / "compare")]) == 0
             printed = capsys.readouterr().out
             assert "values differ within floating-point noise" in printed and "Numba generic" in printed
