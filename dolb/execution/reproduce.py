@@ -75,12 +75,13 @@ class Reproduction:
         return "\n".join(lines)
 
 
-def reproduce(run_dir: str | Path, out_dir: str | Path, run_id: str | None = None, rtol: float = RTOL,
+def reproduce(run_dir: str | Path, out_dir: str | Path, run_id: str | None = None, rtol: float | None = None,
               **where) -> Reproduction:
     """Run the recorded run ``run_id`` of ``run_dir`` (default: its last finished run)
     again into the fresh folder ``out_dir`` on the cluster ``where`` (as
     :func:`dolb.execution.sweep.run_sweep` takes it) and compare (``rtol``: the largest
-    relative difference called floating-point noise)."""
+    relative difference called floating-point noise, default
+    :data:`~dolb.results.agreement.RTOL`)."""
     original = ResultStore(run_dir)
     record = find_record(original, run_id)
     _check_record(original, record)
@@ -91,7 +92,7 @@ def reproduce(run_dir: str | Path, out_dir: str | Path, run_id: str | None = Non
         record["pipeline_path"], out_dir, pipeline_text=record["pipeline_text"], progress=False, **where
     )
     again = find_record(ResultStore(out_dir), summary.run_id)
-    return _compare(record, again, before, rows(ResultStore(out_dir)), rtol)
+    return _compare(record, again, before, rows(ResultStore(out_dir)), RTOL if rtol is None else rtol)
 
 
 def _check_record(store: ResultStore, record: dict) -> None:
