@@ -13,7 +13,7 @@ import pytest
 from distributed import Client
 
 from dolb.cli import main
-from dolb.execution.arithmetic import PINS, Pin
+from dolb.execution.arithmetic import PINS, Pin, environment
 from dolb.experiment.schema import ARITHMETIC
 from dolb.results.agreement import agreement
 from dolb.results.compare import Comparison
@@ -45,8 +45,6 @@ def test_a_pin_holds_for_its_kernel_and_target_only():
 
 
 def test_the_pinned_environment_lasts_as_long_as_the_cluster(monkeypatch):
-    from dolb.execution.cluster import environment
-
     monkeypatch.setenv("OPENBLAS_CORETYPE", "Zen")
     monkeypatch.delenv("NUMBA_CPU_NAME", raising=False)
     with environment(PINS["x86-64-v3"].environment):

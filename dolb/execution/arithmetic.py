@@ -9,7 +9,7 @@ x86-64 microarchitecture level (:data:`PINS`); every worker then uses its kernel
 target, whatever its CPU, provided the CPU has the level's instructions:
 
 * the embedded cluster's worker processes are started with the pin's environment
-  (:func:`dolb.execution.cluster.environment`);
+  (:func:`environment`);
 * a worker of a scheduler or a cluster file started without it is given the environment
   through its nanny and restarted, and so is one that joins later (:class:`PinnedArithmetic`);
 * a worker that cannot be pinned (not x86-64, a CPU without the level's instructions, no
@@ -22,9 +22,11 @@ own CPU (a little faster on newer CPUs; the same bits on machines of one type on
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import platform
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from distributed.diagnostics.plugin import NannyPlugin
@@ -78,6 +80,24 @@ PINS = {
 """The levels ``[execution] arithmetic`` may name (besides ``"native"``, no pin). The
 default, x86-64-v3 (AVX2 and FMA: Intel since Haswell, 2013; AMD since Excavator and every
 Zen), runs on nearly every x86-64 server in use; x86-64-v2 serves clusters with older nodes."""
+
+
+@contextlib.contextmanager
+def environment(variables: dict[str, str]) -> Iterator[None]:
+    """``os.environ`` with ``variables`` set while the block runs, as it was afterwards.
+    The worker processes a local cluster's nannies spawn (and respawn) in the meantime
+    inherit them before they import anything; a nanny's ``env`` is set in its worker only
+    after the worker has imported NumPy, too late for OpenBLAS's ``OPENBLAS_CORETYPE``."""
+    before = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def pin_of(level: str) -> Pin | None:

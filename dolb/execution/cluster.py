@@ -51,6 +51,7 @@ from distributed.security import Security
 from pydantic import model_validator
 
 from dolb.errors import ConfigError
+from dolb.execution.arithmetic import environment
 from dolb.execution.worker_plugins import NoHTTPServer, Prepared, QuickExit, QuietHeartbeat
 from dolb.validation import ExistingFile, PositiveInt, Table, one_of, problem, read_toml, unknown_key, validate
 
@@ -304,24 +305,6 @@ def _cluster_from_file(spec: ClusterFile, path: str | Path, dashboard: bool = Fa
     cluster = _start(cls, path, **options)  # kubernetes
     cluster.scale(spec.workers or 1)
     return cluster
-
-
-@contextlib.contextmanager
-def environment(variables: dict[str, str]) -> Iterator[None]:
-    """``os.environ`` with ``variables`` set while the block runs, as it was afterwards.
-    The worker processes a local cluster's nannies spawn (and respawn) in the meantime
-    inherit them before they import anything; a nanny's ``env`` is set in its worker only
-    after the worker has imported NumPy, too late for OpenBLAS's ``OPENBLAS_CORETYPE``."""
-    before = {name: os.environ.get(name) for name in variables}
-    os.environ.update(variables)
-    try:
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def _with_workers(client: Client) -> Client:
