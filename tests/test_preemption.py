@@ -17,7 +17,8 @@ from dolb.execution.sweep import plan_groups, run_sweep
 from dolb.experiment.pipeline import load_pipeline
 from dolb.learners import learner_class
 from dolb.results.query import rows
-from dolb.results.store import CellStates, ResultStore
+from dolb.results.states import CellStates
+from dolb.results.store import ResultStore
 from tests.conftest import assert_same, stored_values
 from tests.test_faults import worker_processes
 
@@ -77,10 +78,11 @@ def test_a_stopped_cell_resumes_from_its_state_with_identical_results(long_pipel
     save = run_cell_module._save_state
 
     def save_then_stop(keeper, cell_id, state):
-        save(keeper, cell_id, state)
+        size = save(keeper, cell_id, state)
         saved.append(state["seen"])
         if len(saved) == 3:
             raise Preempted  # stopped right after its third save, as a preempted job is
+        return size
 
     monkeypatch.setattr(run_cell_module, "_save_state", save_then_stop)
     with pytest.raises(Preempted):

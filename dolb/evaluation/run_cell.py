@@ -37,7 +37,7 @@ PROCESS = psutil.Process()
 
 class StateKeeper(Protocol):
     """Where long cells keep their saved states, by cell id (in a result folder:
-    :class:`dolb.results.store.CellStates`)."""
+    :class:`dolb.results.states.CellStates`)."""
 
     def load(self, cell_id: str) -> bytes | None: ...
 
@@ -119,7 +119,7 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
     states : StateKeeper, optional
         Where the cell saves its state every ``cell.state_every`` seconds and looks for
         a state to resume from, by cell id (``load``, ``save`` and ``drop``, as
-        :class:`dolb.results.store.CellStates` does in a result folder); its states are
+        :class:`dolb.results.states.CellStates` does in a result folder); its states are
         dropped once the cell is done.
     """
     spec = cell.spec
@@ -165,6 +165,7 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
     seen, total, next_cp = state["seen"], state["total"], state["next_cp"]
     learn_seconds = state.get("learn_seconds", 0.0)  # a state saved before timing was kept has none
     peak_rss, saved = 0, time.perf_counter()
+    saves = {"state_saves": 0, "state_bytes": 0, "state_largest": 0, "state_seconds": 0.0}
     # the learner's diagnostics, test and timing metrics need the state after exactly n examples
     exact = bool(test_metrics or learner.diagnostics() or any(m.source == "timing" for m in metrics))
 
@@ -219,10 +220,12 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
             seen, start = end, stop
             _check_limits(cell, started, seen)
         peak_rss = max(peak_rss, PROCESS.memory_info().rss)  # sampled once a block
-        if states is not None and seen < last and time.perf_counter() - saved >= cell.state_every:
-            _save_state(states, cell.id, {"learner": learner, "values": values, "seen": seen, "total": total,
-                                          "next_cp": next_cp, "learn_seconds": learn_seconds})
+        now = time.perf_counter()
+        if states is not None and seen < last and now - saved >= cell.state_every:
+            size = _save_state(states, cell.id, {"learner": learner, "values": values, "seen": seen, "total": total,
+                                                 "next_cp": next_cp, "learn_seconds": learn_seconds})
             saved, kept = time.perf_counter(), True
+            _count_save(saves, size, saved - now)
     if kept:
         states.drop(cell.id)
     return {
@@ -236,6 +239,7 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
             "cell_cpu_seconds": time.process_time() - cpu_started,
             "cell_peak_rss": peak_rss,
             "resumed_from": resumed_from,
+            **saves,
         },
     }
 
@@ -248,9 +252,20 @@ def _put(table: dict[str, list], key: str, k: int, value: float) -> None:
     column.append(value)
 
 
-def _save_state(states: StateKeeper, cell_id: str, state: dict[str, Any]) -> None:
-    """Save a cell's state (whole or not at all: see ``states``)."""
-    states.save(cell_id, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+def _save_state(states: StateKeeper, cell_id: str, state: dict[str, Any]) -> int:
+    """Save a cell's state (whole or not at all: see ``states``); return its size in
+    bytes."""
+    data = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+    states.save(cell_id, data)
+    return len(data)
+
+
+def _count_save(saves: dict[str, Any], size: int, seconds: float) -> None:
+    """Add a save of ``size`` bytes that took ``seconds`` to a cell's ``saves``."""
+    saves["state_saves"] += 1
+    saves["state_bytes"] += size
+    saves["state_largest"] = max(saves["state_largest"], size)
+    saves["state_seconds"] += seconds
 
 
 def _load_state(states: StateKeeper | None, cell_id: str) -> dict[str, Any] | None:

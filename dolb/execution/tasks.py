@@ -20,7 +20,8 @@ from dolb.errors import DolbError, StorageError
 from dolb.evaluation.cell import Cell
 from dolb.evaluation.run_cell import run_cell, warm_up
 from dolb.execution.batches import Batch, Paces
-from dolb.results.store import CellRows, CellStates, ResultStore
+from dolb.results.states import CellStates
+from dolb.results.store import CellRows, ResultStore
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Destination:
         rows back to the client.
     keep_states : bool
         Long cells save their states in the result folder (``store``), as
-        :class:`dolb.results.store.CellStates`, and resume from them.
+        :class:`dolb.results.states.CellStates`, and resume from them.
     """
 
     schema: pa.Schema
@@ -63,6 +64,21 @@ class TaskOutcome:
     paces: Paces = field(default_factory=dict)
     """How long its cells took, by size (the client sizes later batches by it; none for
     a task that died)."""
+    state_saves: dict[str, float] = field(default_factory=dict)
+    """The states its cells saved (see :func:`add_saves`)."""
+
+
+STATE_SAVES = ("state_saves", "state_bytes", "state_largest", "state_seconds")
+"""What is counted of the states cells save: how many, their bytes in all, the largest,
+the seconds saving took."""
+
+
+def add_saves(total: dict[str, float], saves: dict[str, float]) -> None:
+    """Add ``saves`` (a cell's timing, or another total) to ``total``: the largest
+    state is the larger one, the rest add up."""
+    for key in STATE_SAVES:
+        value = saves.get(key, 0)
+        total[key] = max(total.get(key, 0), value) if key == "state_largest" else total.get(key, 0) + value
 
 
 def worker_name() -> str:
@@ -95,12 +111,14 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
             where = coordinates | {"split": index}
             started = time.perf_counter()
             try:
-                rows.add_ok(cell.id, where, run_cell(cell, states))
+                result = run_cell(cell, states)
+                rows.add_ok(cell.id, where, result)
             except Exception as exc:
                 stored = error_text(exc, with_traceback=True)
                 outcome.failures.append((cell.id, stored.splitlines()[0]))
                 rows.add_failed(cell.id, where, stored)
             else:  # a failed cell may stop at once: it tells nothing of the pace
+                add_saves(outcome.state_saves, result["timing"])
                 cells, seconds = outcome.paces.get(group.n_train, (0, 0.0))
                 outcome.paces[group.n_train] = (cells + 1, seconds + time.perf_counter() - started)
             outcome.n_cells += 1
