@@ -16,6 +16,7 @@ from dolb.evaluation.run_cell import run_cell
 from dolb.execution.sweep import plan_groups, run_sweep
 from dolb.experiment.pipeline import load_pipeline
 from dolb.learners import learner_class
+from dolb.results.history import read_records
 from dolb.results.query import rows
 from dolb.results.states import CellStates
 from dolb.results.store import ResultStore
@@ -160,5 +161,9 @@ def test_a_long_cell_whose_worker_is_killed_resumes_on_a_new_one(long_pipeline, 
     assert (rows(ResultStore(out))["resumed_from"] > 0).all()
     run_sweep(long_pipeline(1e-9), tmp_path / "calm", workers=1, progress=False)
     assert (rows(ResultStore(tmp_path / "calm"))["resumed_from"] == 0).all()
+    (record,) = read_records(ResultStore(tmp_path / "calm"))
+    assert record["state_saves"]["state_saves"] == 4  # after each of its five blocks but the last
+    assert 0 < record["state_saves"]["state_largest"] < record["state_saves"]["state_bytes"]
+    assert not CellStates(ResultStore(out)).files()  # the killed save's files too
     assert_same(out, tmp_path / "calm")
     assert len(stored_values(out)) > 100
