@@ -5,6 +5,8 @@ This is what a Dask task executes for each cell of its batch. A long cell can sa
 state (learner, conversions, metrics so far, position in the stream) every
 ``state_every`` seconds; run again, it resumes from there and gives results identical
 to an uninterrupted run, because it resumes at a block boundary of the same stream.
+A state holds what the learner has learned (its conversions' logs up to the rows
+learned: see :meth:`dolb.conversions.protocol.Fed.in_use`), never the data.
 """
 
 from __future__ import annotations
@@ -120,7 +122,9 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
         Where the cell saves its state every ``cell.state_every`` seconds and looks for
         a state to resume from, by cell id (``load``, ``save`` and ``drop``, as
         :class:`dolb.results.states.CellStates` does in a result folder); its states are
-        dropped once the cell is done.
+        dropped once the cell is done. Its ``timing`` counts the saves: how many
+        (``state_saves``), their bytes (``state_bytes``, the largest ``state_largest``)
+        and the seconds they took (``state_seconds``), pickling included.
     """
     spec = cell.spec
     started, cpu_started = time.perf_counter(), time.process_time()
