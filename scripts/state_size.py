@@ -4,7 +4,8 @@ The cell is issue #32's: a Perceptron with the five conversions on a ``sparse_te
 dataset (``--features`` columns, 80 values a row on average, 2,000 test rows), test
 error at 12 log-spaced checkpoints, its state saved after every block (as
 ``state_every`` tiny does). Each size runs in a process of its own, its dataset built
-beforehand, so that its peak resident memory is the cell's (and Python's).
+beforehand in another, so that its peak resident memory is the cell's (and Python's):
+on Linux a process started from a large one starts from that one's peak.
 
 Usage::
 
@@ -115,20 +116,24 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[25_000, 50_000, 100_000, 200_000, 400_000])
     parser.add_argument("--features", type=int, default=5000)
     parser.add_argument("--work", type=Path, help="data cache and scratch files (default: a temporary folder)")
-    parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # a child: measure this pipeline
+    parser.add_argument("--build", type=Path, help=argparse.SUPPRESS)  # a child: build this pipeline's data
+    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # a child: measure this pipeline's cell
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="state-size-"))
     work.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("DOLB_DATA_CACHE", str(work / "data-cache"))
-    if args.one:
-        print(json.dumps(measure(args.one, work)))
+    if args.build:
+        the_cell(args.build)
+        return
+    if args.measure:
+        print(json.dumps(measure(args.measure, work)))
         return
     print(f"rows      saves  largest MB  last MB  save s  cell s  peak RSS MB   ({args.features} features)")
     for rows in args.rows:
         path = pipeline_file(work, rows, args.features)
-        the_cell(path)  # the dataset is built here, not in the measured process
-        child = subprocess.run([sys.executable, __file__, "--one", str(path), "--work", str(work)],
-                               check=True, stdout=subprocess.PIPE, text=True)
+        for step in ("--build", "--measure"):
+            child = subprocess.run([sys.executable, __file__, step, str(path), "--work", str(work)],
+                                   check=True, stdout=subprocess.PIPE, text=True)
         m = json.loads(child.stdout.splitlines()[-1])
         print(f"{rows:<9} {m['saves']:>5}  {m['largest'] / 1e6:>10.1f}  {m['last'] / 1e6:>7.1f}  "
               f"{m['save_seconds']:>6.3f}  {m['cell_seconds']:>6.1f}  {m['peak_rss'] / 1e6:>11.0f}")
