@@ -62,6 +62,10 @@ def _check_limits(cell: Cell, started: float, seen: int) -> None:
             )
 
 
+STATE_SAVES = ("state_saves", "state_bytes", "state_largest", "state_seconds")
+"""What a cell's ``timing`` counts of the states it saved: how many, their bytes in all,
+the largest, the seconds saving took (pickling included)."""
+
 BLOCK_SIZE = 8192
 """Rows of a cell's block, at least."""
 WORKER_CHUNK_CACHE = ChunkCache(max_bytes=64 << 20)
@@ -122,9 +126,8 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
         Where the cell saves its state every ``cell.state_every`` seconds and looks for
         a state to resume from, by cell id (``load``, ``save`` and ``drop``, as
         :class:`dolb.results.states.CellStates` does in a result folder); its states are
-        dropped once the cell is done. Its ``timing`` counts the saves: how many
-        (``state_saves``), their bytes (``state_bytes``, the largest ``state_largest``)
-        and the seconds they took (``state_seconds``), pickling included.
+        dropped once the cell is done; its ``timing`` counts the saves
+        (:data:`STATE_SAVES`).
     """
     spec = cell.spec
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -169,7 +172,7 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
     seen, total, next_cp = state["seen"], state["total"], state["next_cp"]
     learn_seconds = state.get("learn_seconds", 0.0)  # a state saved before timing was kept has none
     peak_rss, saved = 0, time.perf_counter()
-    saves = {"state_saves": 0, "state_bytes": 0, "state_largest": 0, "state_seconds": 0.0}
+    saves = dict.fromkeys(STATE_SAVES, 0)
     # the learner's diagnostics, test and timing metrics need the state after exactly n examples
     exact = bool(test_metrics or learner.diagnostics() or any(m.source == "timing" for m in metrics))
 
