@@ -19,7 +19,7 @@ from dolb.errors import ConfigError
 from dolb.evaluation.metrics import deterministic_metrics
 from dolb.execution.sweep import run_sweep
 from dolb.results.history import find_record
-from dolb.results.query import rows
+from dolb.results.query import check_complete, rows
 from dolb.results.store import ResultStore
 
 KEYS = ["experiment", "dataset", "task", "learner", "params", "complexity", "split", "conversion", "n_train", "metric"]
@@ -63,6 +63,7 @@ def reproduce(run_dir: str | Path, out_dir: str | Path, run_id: str | None = Non
     again into the fresh folder ``out_dir`` on the cluster ``where`` (as
     :func:`dolb.execution.sweep.run_sweep` takes it) and compare."""
     original = ResultStore(run_dir)
+    check_complete(original)
     record = find_record(original, run_id)
     if ResultStore(out_dir).exists():
         raise ConfigError(f"{out_dir}: already holds results; reproduce into a fresh folder")

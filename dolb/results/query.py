@@ -23,6 +23,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from dolb.errors import DataError
 from dolb.results.store import ResultStore
 
 MEMORY_LIMIT = "512MB"
@@ -78,6 +79,48 @@ def stored_cells(store: ResultStore) -> tuple[set[str], set[str]]:
     ids = found.column("cell_id").to_numpy(zero_copy_only=False)
     ok = found.column("ok").to_numpy(zero_copy_only=False).astype(bool)
     return set(ids[ok].tolist()), set(ids[~ok].tolist())
+
+
+SHOWN_CELLS = 3
+"""Cell ids a message about missing cells names; the rest are counted."""
+
+
+def missing_cells(store: ResultStore) -> tuple[list[str], list[str] | None]:
+    """The committed parts gone from the folder, and the ids of the cells only they
+    held (stored in no part left, failed or not; None when a manifest of an older dolb
+    does not say which cells its parts held). After a run has computed them again a
+    part may be gone and no cell missing."""
+    gone = store.missing_parts()
+    if not gone:
+        return [], []
+    if any(cells is None for cells in gone.values()):
+        return sorted(gone), None
+    stored, failed = stored_cells(store)
+    held = {cell for cells in gone.values() for cell in cells}
+    return sorted(gone), sorted(held - stored - failed)
+
+
+def check_complete(store: ResultStore) -> None:
+    """DataError naming the folder, the parts gone and the cells missing when a
+    committed part is gone with cells stored nowhere else; nothing otherwise."""
+    message = incompleteness(store)
+    if message:
+        raise DataError(message)
+
+
+def incompleteness(store: ResultStore) -> str:
+    """What :func:`check_complete` would say, or an empty text."""
+    parts, cells = missing_cells(store)
+    if not parts or cells == []:
+        return ""
+    gone = f"{len(parts)} committed result part{'s' * (len(parts) > 1)} missing ({parts[0]}" + (
+        f" and {len(parts) - 1} more)" if len(parts) > 1 else ")")
+    if cells is None:
+        return f"{store.root}: incomplete: {gone}, holding cells its manifest does not name"
+    shown = ", ".join(cells[:SHOWN_CELLS]) + (f" and {len(cells) - SHOWN_CELLS} more" if len(cells) > SHOWN_CELLS
+                                              else "")
+    return (f"{store.root}: incomplete: {gone}; {len(cells)} cell{'s' * (len(cells) > 1)} stored nowhere else: "
+            f"{shown} (`dolb run` again computes them)")
 
 
 def rows(store: ResultStore, where: str = "TRUE", parameters: tuple = (), columns: list[str] | None = None
