@@ -116,7 +116,7 @@ def incompleteness(store: ResultStore) -> str:
     gone = f"{len(parts)} committed result part{'s' * (len(parts) > 1)} missing ({parts[0]}" + (
         f" and {len(parts) - 1} more)" if len(parts) > 1 else ")")
     if cells is None:
-        return f"{store.root}: incomplete: {gone}, holding cells its manifest does not name"
+        return f"{store.root}: incomplete: {gone}, its cells unknown (committed by an older dolb)"
     shown = ", ".join(cells[:SHOWN_CELLS]) + (f" and {len(cells) - SHOWN_CELLS} more" if len(cells) > SHOWN_CELLS
                                               else "")
     return (f"{store.root}: incomplete: {gone}; {len(cells)} cell{'s' * (len(cells) > 1)} stored nowhere else: "

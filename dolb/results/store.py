@@ -11,7 +11,8 @@ a hidden temporary name and renamed (readers, and ``pyarrow.dataset``, skip hidd
 files). Behind an fsspec URL (``s3://``, ``gs://``, ``file://``...: object stores have
 no atomic rename, so every URL is treated as one) parts get unique names too. Whoever
 wrote them, the client then commits the parts with a small manifest under
-``results/_manifests`` naming each part and the cells it holds. Behind a URL readers
+``manifests/`` naming each part and the cells it holds (beside ``results/``, which
+holds Parquet files only, as some readers read every file below it). Behind a URL readers
 trust only committed parts; in a folder every renamed part is whole and is read,
 committed or not (a run killed before it committed). Either way a committed part that
 is gone is seen (:meth:`ResultStore.missing_parts`), with the cells it took away.
@@ -56,8 +57,10 @@ from dolb.errors import ConfigError, DataError, StorageError
 
 RESULTS = "results"
 """The dataset's folder inside a result folder."""
-MANIFESTS = "_manifests"
-"""Manifests of committed parts, inside the dataset's folder."""
+MANIFESTS = "manifests"
+"""Manifests of committed parts, inside a result folder."""
+OLD_MANIFESTS = f"{RESULTS}/_manifests"
+"""Where an older dolb wrote them (result folders behind URLs only)."""
 SCHEMA_FILE = "0-schema.parquet"
 """The schema of every part (no rows), inside the dataset's folder: named to be listed
 before any part (``part-...``), so that readers taking the first file's schema see the
@@ -234,20 +237,19 @@ class ResultStore:
         new manifest listing them."""
         if not parts:
             return
-        cells = {name: sorted(ids) for name, ids in sorted(parts.items())}
-        manifest = json.dumps({"run_id": run_id, "parts": list(cells), "cells": cells})
-        self.write_text(f"{RESULTS}/{MANIFESTS}/{run_id}-{new_attempt()}.json", manifest)
+        listed = {name: sorted(cells) for name, cells in sorted(parts.items())}
+        self.write_text(f"{MANIFESTS}/{run_id}-{new_attempt()}.json", json.dumps({"run_id": run_id, "parts": listed}))
 
     def committed(self) -> dict[str, list[str] | None]:
         """Every part a manifest commits, with the ids of the cells it holds (None when
-        its manifest, written by an older dolb, does not say)."""
+        its manifest, written by an older dolb, lists the parts only)."""
         found: dict[str, list[str] | None] = {}
-        for manifest in sorted(self.fs.glob(f"{self.results}/{MANIFESTS}/*.json")):
+        for manifest in [path for folder in (OLD_MANIFESTS, MANIFESTS)
+                         for path in sorted(self.fs.glob(f"{self.path}/{folder}/*.json"))]:
             try:
-                listed = json.loads(self.fs.cat_file(manifest))
-                cells = listed.get("cells", {})
-                found.update({name: cells.get(name) for name in listed["parts"]})
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                parts = json.loads(self.fs.cat_file(manifest))["parts"]
+                found.update(parts if isinstance(parts, dict) else dict.fromkeys(parts))
+            except (ValueError, KeyError, TypeError) as exc:
                 raise DataError(f"{manifest}: not a manifest of result parts ({exc})") from None
         return found
 
