@@ -168,3 +168,49 @@ def test_a_parameter_of_another_type_is_refused_before_anything_is_written(tmp_p
     with pytest.raises(DataError, match=f"{tmp_path}/results: result parts of incompatible schemas"):
         store.extend_schema(result_schema({"C": str}))
     assert (tmp_path / "results" / "0-schema.parquet").read_bytes() == schema
+
+
+TINY = """
+[pipeline]
+name = "tiny"
+seed = 3
+
+[datasets.irma]
+generator = "irma"
+params = { n_sequences = 8, length = 20, n_test = 20 }
+
+[experiments.table]
+dataset = "irma"
+task = "regression"
+split = { scheme = "sequences", count = 8 }
+checkpoints = [20]
+metrics = ["test_mse"]
+learners = [{ learner = "rls", complexity = 3, params = { domain_high = 3.0 } }]
+
+[execution]
+batch_examples = 40
+
+[[reports]]
+kind = "table"
+experiment = "table"
+metric = "test_mse"
+"""
+
+
+@pytest.mark.e2e
+def test_dolb_run_commits_its_parts_and_computes_again_the_cells_of_one_deleted(tmp_path, capsys):
+    pipeline, out = tmp_path / "tiny.toml", tmp_path / "out"
+    pipeline.write_text(TINY)
+    assert main(["run", str(pipeline), "--out", str(out), "--workers", "1", "--no-progress"]) == 0
+    committed = ResultStore(out).committed()
+    assert sorted(committed) == sorted(p.name for p in (out / "results").glob("part-*.parquet"))
+    assert len(committed) > 1
+    assert sorted(cell for cells in committed.values() for cell in cells) == sorted(read_results(out)["cell_id"].unique())
+    name, cells = next(iter(committed.items()))
+    (out / "results" / name).unlink()
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 2
+    assert f"incomplete: 1 committed result part missing ({name}); {len(cells)} cell" in capsys.readouterr().err
+    assert main(["run", str(pipeline), "--out", str(out), "--workers", "1", "--no-progress"]) == 0
+    assert f"8 cells: {8 - len(cells)} already stored, {len(cells)} computed, 0 failed" in capsys.readouterr().out
+    assert main(["report", str(out)]) == 0
