@@ -17,7 +17,8 @@ from dolb.execution.sweep import plan_groups, run_sweep
 from dolb.experiment.pipeline import load_pipeline
 from dolb.learners import learner_class
 from dolb.results.query import rows
-from dolb.results.store import CellStates, ResultStore
+from dolb.results.states import CellStates
+from dolb.results.store import ResultStore
 from tests.conftest import assert_same, stored_values
 from tests.test_faults import worker_processes
 

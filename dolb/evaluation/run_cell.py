@@ -37,7 +37,7 @@ PROCESS = psutil.Process()
 
 class StateKeeper(Protocol):
     """Where long cells keep their saved states, by cell id (in a result folder:
-    :class:`dolb.results.store.CellStates`)."""
+    :class:`dolb.results.states.CellStates`)."""
 
     def load(self, cell_id: str) -> bytes | None: ...
 
@@ -119,7 +119,7 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
     states : StateKeeper, optional
         Where the cell saves its state every ``cell.state_every`` seconds and looks for
         a state to resume from, by cell id (``load``, ``save`` and ``drop``, as
-        :class:`dolb.results.store.CellStates` does in a result folder); its states are
+        :class:`dolb.results.states.CellStates` does in a result folder); its states are
         dropped once the cell is done.
     """
     spec = cell.spec

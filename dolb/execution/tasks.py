@@ -20,7 +20,8 @@ from dolb.errors import DolbError, StorageError
 from dolb.evaluation.cell import Cell
 from dolb.evaluation.run_cell import run_cell, warm_up
 from dolb.execution.batches import Batch, Paces
-from dolb.results.store import CellRows, CellStates, ResultStore
+from dolb.results.states import CellStates
+from dolb.results.store import CellRows, ResultStore
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Destination:
         rows back to the client.
     keep_states : bool
         Long cells save their states in the result folder (``store``), as
-        :class:`dolb.results.store.CellStates`, and resume from them.
+        :class:`dolb.results.states.CellStates`, and resume from them.
     """
 
     schema: pa.Schema
