@@ -113,14 +113,21 @@ def incompleteness(store: ResultStore) -> str:
     parts, cells = missing_cells(store)
     if not parts or cells == []:
         return ""
-    gone = f"{len(parts)} committed result part{'s' * (len(parts) > 1)} missing ({parts[0]}" + (
-        f" and {len(parts) - 1} more)" if len(parts) > 1 else ")")
+    gone = f"{store.root}: incomplete: {_counted(parts, 'committed result part')} missing ({_first(parts, 1)})"
     if cells is None:
-        return f"{store.root}: incomplete: {gone}, its cells unknown (committed by an older dolb)"
-    shown = ", ".join(cells[:SHOWN_CELLS]) + (f" and {len(cells) - SHOWN_CELLS} more" if len(cells) > SHOWN_CELLS
-                                              else "")
-    return (f"{store.root}: incomplete: {gone}; {len(cells)} cell{'s' * (len(cells) > 1)} stored nowhere else: "
-            f"{shown} (`dolb run` again computes them)")
+        return f"{gone}, its cells unknown (committed by an older dolb)"
+    return (f"{gone}; {_counted(cells, 'cell')} stored nowhere else: {_first(cells, SHOWN_CELLS)} "
+            "(`dolb run` again computes them)")
+
+
+def _counted(items: list, name: str) -> str:
+    """``"1 <name>"`` or ``"<n> <name>s"``."""
+    return f"{len(items)} {name}{'s' * (len(items) != 1)}"
+
+
+def _first(items: list[str], shown: int) -> str:
+    """The first ``shown`` of ``items``, and how many more."""
+    return ", ".join(items[:shown]) + (f" and {len(items) - shown} more" if len(items) > shown else "")
 
 
 def rows(store: ResultStore, where: str = "TRUE", parameters: tuple = (), columns: list[str] | None = None
