@@ -136,9 +136,24 @@ def test_plain_readers_see_every_column_of_two_pipelines(tmp_path):
         duckdb.sql(f"SELECT * FROM read_parquet('{results}/*.parquet')").df()
 
 
-def test_dask_reads_two_pipelines_and_two_folders_as_documented(tmp_path):
+@pytest.fixture
+def synchronous():
+    """dask.dataframe computes in this thread."""
     import dask
+
+    with dask.config.set(scheduler="synchronous"):
+        yield
+
+
+def test_dask_reads_two_pipelines_and_two_folders_as_documented(tmp_path, synchronous):
     import dask.dataframe as dd
+
+    # README: folders of one pipeline each (every part of the same columns), one at a time
+    plain = [ResultStore(tmp_path / name) for name in ("a", "b")]
+    for part, store in enumerate(plain):
+        store_run(store, "pa", {"C": 1.0}, ids(3 + part))
+    together = dd.concat([dd.read_parquet(f"{store.path}/results") for store in plain]).compute()
+    assert sorted(together["cell_id"]) == ids(3) + ids(4)
 
     mixed = two_pipelines(tmp_path)
     other = ResultStore(tmp_path / "other")
@@ -148,9 +163,7 @@ def test_dask_reads_two_pipelines_and_two_folders_as_documented(tmp_path):
     datasets = [ds.dataset(folder) for folder in folders]
     schema = pa.unify_schemas([dataset.schema for dataset in datasets])
     files = [file for dataset in datasets for file in dataset.files]
-    frame = dd.from_map(lambda path: pq.read_table(path, schema=schema).to_pandas(), files)
-    with dask.config.set(scheduler="synchronous"):
-        both = frame.compute()
+    both = dd.from_map(lambda path: pq.read_table(path, schema=schema).to_pandas(), files).compute()
     assert both["param_gamma"].dropna().tolist() == [2] * 5
     check_columns(both[both["learner"] != "ksvm"])
     # and the other readers of two folders
