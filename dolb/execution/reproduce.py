@@ -19,7 +19,7 @@ from dolb.errors import ConfigError, DataError
 from dolb.evaluation.metrics import deterministic_metrics
 from dolb.execution.sweep import run_sweep
 from dolb.results.history import RUNS, find_record, machines
-from dolb.results.query import rows
+from dolb.results.query import check_complete, rows
 from dolb.results.store import ResultStore
 
 KEYS = ["experiment", "dataset", "task", "learner", "params", "complexity", "split", "conversion", "n_train", "metric"]
@@ -71,6 +71,7 @@ def reproduce(run_dir: str | Path, out_dir: str | Path, run_id: str | None = Non
     again into the fresh folder ``out_dir`` on the cluster ``where`` (as
     :func:`dolb.execution.sweep.run_sweep` takes it) and compare."""
     original = ResultStore(run_dir)
+    check_complete(original)
     record = find_record(original, run_id)
     _check_record(original, record)
     if ResultStore(out_dir).exists():

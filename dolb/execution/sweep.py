@@ -226,7 +226,11 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
             "groups": [[group.key, group.n_splits] for group in groups],
             "client": {"host": socket.gethostname(), **fingerprint()},
         }
+        schema = result_schema(parameter_types(groups))
         held.enter_context(FolderLock(store, run_id))  # the first write: everything is checked
+        if todo:
+            with phases("write"):  # before any part of this run: readers see its columns
+                store.extend_schema(schema)
         write_record(store, record)
         store.write_text("pipeline.toml", record["pipeline_text"])
         n_failed, n_tasks, mode, client_cpu, report, saves = 0, 0, "none", 0.0, None, {}
@@ -235,7 +239,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
                 client.register_plugin(KernelWarmUp(_warm_up_samples(todo)))
                 mode = _gather_mode(client, store, gather)
             destination = Destination(
-                schema=result_schema(parameter_types(groups)),
+                schema=schema,
                 run_id=run_id,
                 store=store.root if mode == "workers" else None,
                 keep_states=mode == "workers",
@@ -375,7 +379,7 @@ def _compute(
             batches.took(outcome.paces)  # none from a task that died
             submit_next(queue)
             with phases("write"):
-                writer.take(outcome)
+                writer.take(outcome, batch)
             n_failed += len(outcome.failures)
             add_saves(saves, outcome.state_saves)
             bar.update(outcome.n_cells)
