@@ -64,12 +64,16 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if summary.ok else 1
 
 
-def _result_store(folder: str):
-    """The store of a result folder; DataError when it holds no results."""
+def _result_store(folder: str, complete: bool = True):
+    """The store of a result folder; DataError when it holds no results or (when
+    ``complete``) a part committed there is gone with cells stored nowhere else."""
+    from dolb.results.query import check_complete
     from dolb.results.store import ResultStore
 
     store = ResultStore(folder)
-    if not store.exists():
+    if complete:
+        check_complete(store)
+    if not store.exists() and not store.committed():
         raise DataError(f"{folder}: not a result folder (no results; run `dolb run` first)")
     return store
 
@@ -168,9 +172,9 @@ def _learners(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from dolb.experiment.cells import cell_id
     from dolb.results.history import describe, machines, read_records
-    from dolb.results.query import cells_by_run, failures, stored_cells
+    from dolb.results.query import cells_by_run, failures, incompleteness, stored_cells
 
-    store = _result_store(args.dir)
+    store = _result_store(args.dir, complete=False)
     records = read_records(store)
     by_run = cells_by_run(store)
     for record in records:
@@ -190,7 +194,10 @@ def _status(args: argparse.Namespace) -> int:
     print(f"{len(stored)} cells stored, {len(failed)} failed{scope}")
     for row in failed.itertuples():
         print(f"  {row.cell_id}  {row.learner} split {row.split}: {row.error.splitlines()[0]}")
-    return 1 if len(failed) else 0
+    incomplete = incompleteness(store)
+    if incomplete:
+        print(incomplete)
+    return 1 if len(failed) or incomplete else 0
 
 
 def _verify(args: argparse.Namespace) -> int:

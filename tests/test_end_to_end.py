@@ -83,7 +83,7 @@ def test_a_result_folder_behind_an_fsspec_url(small_pipeline, tmp_path):
     assert summary.n_computed == 60 and summary.gather == "workers"
     run_sweep(small_pipeline, tmp_path / "local", workers=1, progress=False)
     assert_same(url, tmp_path / "local")
-    manifests = list((tmp_path / "remote" / "results" / "_manifests").glob("*.json"))
+    manifests = list((tmp_path / "remote" / "manifests").glob("*.json"))
     assert manifests
     orphan = tmp_path / "remote" / "results" / "part-0-uncommitted.parquet"  # a part no run committed
     pq.write_table(pq.read_table(next((tmp_path / "remote" / "results").glob("part-*.parquet"))), orphan)

@@ -317,7 +317,7 @@ def test_disk_full_on_a_real_small_file_system(small_pipeline, tmp_path, capsys)
     if mounted.returncode != 0:
         pytest.skip("mounting a tmpfs is not allowed here (needs root); the monkeypatched test covers ENOSPC")
     try:
-        (disk / "filler").write_bytes(b"\0" * (512 - 24) * 1024)
+        (disk / "filler").write_bytes(b"\0" * (512 - 40) * 1024)  # room for the records, the schema and a part
         out = disk / "out"
         assert main(["-q", "run", str(small_pipeline), "--out", str(out), "--workers", "2"]) == 2
         err = capsys.readouterr().err

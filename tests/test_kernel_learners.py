@@ -18,6 +18,7 @@ from dolb.learners import learner_class
 from dolb.learners.kernel.cache import HITS, MISSES, RowCache, claim, fill_column, lookup, move_slot
 from dolb.learners.kernel.kernels import SupportRows, add_row, kernel_row, kernel_spec, remove_slot, squared_norm
 from dolb.learners.kernel.lasvm import LASVM
+from dolb.losses import zero_one_loss
 from tests.conftest import SHARED_DATA, requires_shared_data
 
 KERNEL_LEARNERS = ("kernel_perceptron", "kernel_sgd", "lasvm")
@@ -307,3 +308,35 @@ def test_labels_other_than_plus_minus_one_are_refused(name):
     with pytest.raises(DataError, match=rf"^learner '{name}': row 2 has a non-finite value$"):
         learner.learn(np.array([[np.nan, 1.0]]), np.array([1.0]))
 
+
+
+# --- LASVM before both classes have come ------------------------------------------------------
+
+
+@pytest.mark.parametrize("label", [1.0, -1.0])
+def test_lasvm_that_has_seen_one_class_predicts_it_then_is_libsvm(label):
+    """The faces study at T = 50, small: 50 examples, 10 % labelled, every labelled one of
+    one class. No pair (i, j) exists and every α is 0: the SVM on one class is w = 0 with
+    b the finite end of its one-sided interval, the label, so f predicts that class (the
+    test error is the other class's share, where f ≡ 0 erred on every test point). Once an
+    example of the other class comes, the finished machine is LIBSVM on the labelled
+    examples so far."""
+    rng = np.random.default_rng(2)
+    X, Xt = rng.normal(size=(50, 4)), rng.normal(size=(40, 4))
+    y, yt = np.where(X[:, 0] > 0, 1.0, -1.0), np.where(Xt[:, 0] > 0, 1.0, -1.0)
+    labelled = np.zeros(50, bool)
+    labelled[np.flatnonzero(y == label)[[2, 7, 11, 16, 20]]] = True
+    first = np.flatnonzero(labelled)[0]
+    machine = LASVM(4, gamma=0.2, conversions=("last", "finished"))
+    predictions = machine.learn(X, y, labelled)
+    assert (predictions[: first + 1] == 0.0).all() and (predictions[first + 1:] == label).all()
+    assert machine.n_sv == 5 and (machine.coefficients() == 0.0).all() and machine.bias == label
+    for hypothesis in machine.outputs().values():
+        assert (hypothesis.predict(Xt) == label).all()
+    assert zero_one_loss(machine.predict(Xt), yt).mean() == np.mean(yt != label) == pytest.approx(0.5, abs=0.15)
+
+    other = np.flatnonzero(y == -label)[0]
+    assert machine.learn(X[other:other + 1], y[other:other + 1])[0] == label  # predicted before it is learned
+    seen = np.vstack([X[labelled], X[other]]), np.append(y[labelled], -label)
+    svc = svc_for(machine.config, 1.0).fit(*seen)
+    np.testing.assert_allclose(machine.finished().predict(Xt), svc.decision_function(Xt), rtol=0, atol=2e-3)

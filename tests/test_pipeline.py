@@ -214,6 +214,15 @@ def test_shipped_pipelines_are_valid():
         assert pipeline.experiments, path
 
 
+def test_the_online_mr_generalisation_streams_are_iid():
+    """The online MR study's generalisation experiments are the paper's iid streams: every
+    split in a seeded random order. In stored order the faces stream is its 100 faces then
+    its 100 non-faces: at T = 50 every learner had seen faces only."""
+    pipeline = load_pipeline(ROOT / "pipelines" / "online_mr.toml")
+    orders = {name: spec.split.order for name, spec in pipeline.experiments.items() if name.startswith("gen_")}
+    assert len(orders) == 8 and set(orders.values()) == {"random"}, orders
+
+
 ROOT = Path(__file__).parents[1]
 LOADED = json.loads((ROOT / "tests" / "data" / "pipeline_reprs.json").read_text())
 """The ``repr`` of the Pipeline each file loaded to with the hand-written loader of

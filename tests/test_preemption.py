@@ -16,8 +16,10 @@ from dolb.evaluation.run_cell import run_cell
 from dolb.execution.sweep import plan_groups, run_sweep
 from dolb.experiment.pipeline import load_pipeline
 from dolb.learners import learner_class
+from dolb.results.history import read_records
 from dolb.results.query import rows
-from dolb.results.store import CellStates, ResultStore
+from dolb.results.states import CellStates
+from dolb.results.store import ResultStore
 from tests.conftest import assert_same, stored_values
 from tests.test_faults import worker_processes
 
@@ -77,10 +79,11 @@ def test_a_stopped_cell_resumes_from_its_state_with_identical_results(long_pipel
     save = run_cell_module._save_state
 
     def save_then_stop(keeper, cell_id, state):
-        save(keeper, cell_id, state)
+        size = save(keeper, cell_id, state)
         saved.append(state["seen"])
         if len(saved) == 3:
             raise Preempted  # stopped right after its third save, as a preempted job is
+        return size
 
     monkeypatch.setattr(run_cell_module, "_save_state", save_then_stop)
     with pytest.raises(Preempted):
@@ -158,5 +161,9 @@ def test_a_long_cell_whose_worker_is_killed_resumes_on_a_new_one(long_pipeline, 
     assert (rows(ResultStore(out))["resumed_from"] > 0).all()
     run_sweep(long_pipeline(1e-9), tmp_path / "calm", workers=1, progress=False)
     assert (rows(ResultStore(tmp_path / "calm"))["resumed_from"] == 0).all()
+    (record,) = read_records(ResultStore(tmp_path / "calm"))
+    assert record["state_saves"]["state_saves"] == 4  # after each of its five blocks but the last
+    assert 0 < record["state_saves"]["state_largest"] < record["state_saves"]["state_bytes"]
+    assert not CellStates(ResultStore(out)).files()  # the killed save's files too
     assert_same(out, tmp_path / "calm")
     assert len(stored_values(out)) > 100

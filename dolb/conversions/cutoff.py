@@ -129,6 +129,14 @@ class Cutoff(Conversion):
             self.W = grow(self.W, need)
             self.rowr = grow(self.rowr, need)
 
+    def in_use(self) -> dict[str, int]:
+        """Ages up to the oldest hypothesis yet (dead, or the live one); with buckets,
+        the rows of W in use."""
+        died = np.flatnonzero(self.count)
+        ages = 1 + max(self.learner.live_age, int(died[-1]) if died.size else 0)
+        rows = int(self.cc[0])
+        return {"count": ages, "lossage": ages, "slot": ages, "W": rows, "rowr": rows}
+
     # --- the bound for every k -----------------------------------------------------------
 
     def table(self) -> tuple[np.ndarray, np.ndarray]:

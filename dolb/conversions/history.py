@@ -119,6 +119,11 @@ class History(Fed):
         self.lidx = grow(self.lidx, used + nnz, used, estimate)
         self.lval = grow(self.lval, used + nnz, used, estimate)
 
+    def in_use(self) -> dict[str, int]:
+        hypotheses, logged = int(self.hc[0]), int(self.hc[1])
+        return {"hscale": hypotheses, "hphi": hypotheses, "hstart": hypotheses, "hr": hypotheses,
+                "lidx": logged, "lval": logged}
+
     @property
     def n_hypotheses(self) -> int:
         return int(self.hc[0])

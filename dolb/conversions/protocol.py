@@ -47,6 +47,11 @@ class Fed:
     the driver gets when the part is absent (same types, nothing to update). The learner
     that feeds it is held by a weak reference (no reference cycle, so its arrays are
     freed as soon as it is dropped); :meth:`bind` restores it after unpickling.
+
+    Arrays grown ahead of need (:meth:`reserve` sizes some for the whole announced
+    horizon) are pickled up to the rows in use only (:meth:`in_use`): a saved state holds
+    what was learned, not room for the rows still to come, and the next :meth:`reserve`
+    grows them again.
     """
 
     hooks: ClassVar[dict[str, Any]] = {}
@@ -58,9 +63,17 @@ class Fed:
     def learner(self):
         return self._owner()
 
+    def in_use(self) -> dict[str, int]:
+        """The leading rows that hold state of each array grown ahead of need, by
+        attribute name (beyond them: the fill :func:`grow` gives, never read before
+        :meth:`reserve` makes room again). Default: none grows."""
+        return {}
+
     def __getstate__(self):
         state = dict(self.__dict__)
         state.pop("_owner", None)
+        for key, rows in self.in_use().items():
+            state[key] = state[key][:rows]
         return state
 
     @classmethod

@@ -52,6 +52,9 @@ class Suffix(Conversion):
     def reserve(self, rows: int, nnz: int) -> None:
         self.rloss = grow(self.rloss, self.learner.rounds + rows)
 
+    def in_use(self) -> dict[str, int]:
+        return {"rloss": self.learner.rounds}
+
     def bounds(self, delta: float = DELTA) -> np.ndarray:
         """B(s) for s = 1..m (index s − 1)."""
         m = self.learner.rounds

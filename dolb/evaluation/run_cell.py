@@ -5,6 +5,8 @@ This is what a Dask task executes for each cell of its batch. A long cell can sa
 state (learner, conversions, metrics so far, position in the stream) every
 ``state_every`` seconds; run again, it resumes from there and gives results identical
 to an uninterrupted run, because it resumes at a block boundary of the same stream.
+A state holds what the learner has learned (its conversions' logs up to the rows
+learned: see :meth:`dolb.conversions.protocol.Fed.in_use`), never the data.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ PROCESS = psutil.Process()
 
 class StateKeeper(Protocol):
     """Where long cells keep their saved states, by cell id (in a result folder:
-    :class:`dolb.results.store.CellStates`)."""
+    :class:`dolb.results.states.CellStates`)."""
 
     def load(self, cell_id: str) -> bytes | None: ...
 
@@ -59,6 +61,10 @@ def _check_limits(cell: Cell, started: float, seen: int) -> None:
                 f"(worker at {rss / 2**20:.0f} MiB) after {seen} examples"
             )
 
+
+STATE_SAVES = ("state_saves", "state_bytes", "state_largest", "state_seconds")
+"""What a cell's ``timing`` counts of the states it saved: how many, their bytes in all,
+the largest, the seconds saving took (pickling included)."""
 
 BLOCK_SIZE = 8192
 """Rows of a cell's block, at least."""
@@ -119,8 +125,9 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
     states : StateKeeper, optional
         Where the cell saves its state every ``cell.state_every`` seconds and looks for
         a state to resume from, by cell id (``load``, ``save`` and ``drop``, as
-        :class:`dolb.results.store.CellStates` does in a result folder); its states are
-        dropped once the cell is done.
+        :class:`dolb.results.states.CellStates` does in a result folder); its states are
+        dropped once the cell is done; its ``timing`` counts the saves
+        (:data:`STATE_SAVES`).
     """
     spec = cell.spec
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -165,6 +172,7 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
     seen, total, next_cp = state["seen"], state["total"], state["next_cp"]
     learn_seconds = state.get("learn_seconds", 0.0)  # a state saved before timing was kept has none
     peak_rss, saved = 0, time.perf_counter()
+    saves = dict.fromkeys(STATE_SAVES, 0)
     # the learner's diagnostics, test and timing metrics need the state after exactly n examples
     exact = bool(test_metrics or learner.diagnostics() or any(m.source == "timing" for m in metrics))
 
@@ -219,10 +227,12 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
             seen, start = end, stop
             _check_limits(cell, started, seen)
         peak_rss = max(peak_rss, PROCESS.memory_info().rss)  # sampled once a block
-        if states is not None and seen < last and time.perf_counter() - saved >= cell.state_every:
-            _save_state(states, cell.id, {"learner": learner, "values": values, "seen": seen, "total": total,
-                                          "next_cp": next_cp, "learn_seconds": learn_seconds})
+        now = time.perf_counter()
+        if states is not None and seen < last and now - saved >= cell.state_every:
+            size = _save_state(states, cell.id, {"learner": learner, "values": values, "seen": seen, "total": total,
+                                                 "next_cp": next_cp, "learn_seconds": learn_seconds})
             saved, kept = time.perf_counter(), True
+            _count_save(saves, size, saved - now)
     if kept:
         states.drop(cell.id)
     return {
@@ -236,6 +246,7 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
             "cell_cpu_seconds": time.process_time() - cpu_started,
             "cell_peak_rss": peak_rss,
             "resumed_from": resumed_from,
+            **saves,
         },
     }
 
@@ -248,9 +259,20 @@ def _put(table: dict[str, list], key: str, k: int, value: float) -> None:
     column.append(value)
 
 
-def _save_state(states: StateKeeper, cell_id: str, state: dict[str, Any]) -> None:
-    """Save a cell's state (whole or not at all: see ``states``)."""
-    states.save(cell_id, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+def _save_state(states: StateKeeper, cell_id: str, state: dict[str, Any]) -> int:
+    """Save a cell's state (whole or not at all: see ``states``); return its size in
+    bytes."""
+    data = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+    states.save(cell_id, data)
+    return len(data)
+
+
+def _count_save(saves: dict[str, Any], size: int, seconds: float) -> None:
+    """Add a save of ``size`` bytes that took ``seconds`` to a cell's ``saves``."""
+    saves["state_saves"] += 1
+    saves["state_bytes"] += size
+    saves["state_largest"] = max(saves["state_largest"], size)
+    saves["state_seconds"] += seconds
 
 
 def _load_state(states: StateKeeper | None, cell_id: str) -> dict[str, Any] | None:

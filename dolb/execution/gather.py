@@ -1,6 +1,6 @@
 """What the client writes during a sweep: the rows tasks sent back (when the workers
-cannot reach the result folder), failure rows of tasks that died, and, behind an fsspec
-URL, the manifests that commit the parts."""
+cannot reach the result folder), failure rows of tasks that died, and the manifests that
+commit the parts, naming the cells of each."""
 
 from __future__ import annotations
 
@@ -17,19 +17,22 @@ CLIENT_PART_ROWS = 1_000_000
 CLIENT_PART_SECONDS = 30.0
 """...or seconds since the first of them arrived: a client killed loses at most that."""
 COMMIT_SECONDS = 5.0
-"""How often, behind an fsspec URL, the client commits the parts written so far."""
+"""How often the client commits the parts written so far."""
 
 
 class ClientWriter:
     """What the client writes: the rows tasks sent back (in large parts), failure rows
-    of tasks that died, and, on an fsspec URL, manifests committing the parts."""
+    of tasks that died, and manifests committing the parts."""
 
     def __init__(self, store: ResultStore, destination: Destination) -> None:
         self.store, self.destination = store, destination
         self.tables: list[pa.Table] = []
+        self.cells: list[str] = []
+        """The ids of the cells of ``tables``."""
         self.n_rows = 0
         self.first_at = 0.0
-        self.uncommitted: list[str] = []
+        self.uncommitted: dict[str, list[str]] = {}
+        """Each part written and not committed yet, with the ids of its cells."""
         self.committed_at = time.monotonic()
 
     def failed_batch(self, batch: Batch, error: str) -> TaskOutcome:
@@ -42,34 +45,37 @@ class ClientWriter:
                 cell_id = group.cell_id(index)
                 rows.add_failed(cell_id, group.coordinates | {"split": index}, error)
                 failures.append((cell_id, error))
-        self._append(rows.table())
+        self._append(rows.table(), [cell_id for cell_id, _ in failures])
         return TaskOutcome(n_cells=len(failures), failures=failures)
 
-    def take(self, outcome: TaskOutcome) -> None:
-        """Take a task's outcome: append the rows it sent back, note the part it wrote."""
+    def take(self, outcome: TaskOutcome, batch: Batch) -> None:
+        """Take the outcome of the task that ran ``batch``: append the rows it sent
+        back, note the part it wrote."""
+        cells = [group.cell_id(index) for group, indices in batch for index in indices.tolist()]
         if outcome.rows is not None:
-            self._append(from_ipc(outcome.rows))
+            self._append(from_ipc(outcome.rows), cells)
         if outcome.part is not None:
-            self.uncommitted.append(outcome.part)
+            self.uncommitted[outcome.part] = cells
         if time.monotonic() - self.committed_at > COMMIT_SECONDS:
             self._commit()
 
-    def _append(self, table: pa.Table) -> None:
+    def _append(self, table: pa.Table, cells: list[str]) -> None:
         if not self.tables:
             self.first_at = time.monotonic()
         self.tables.append(table)
+        self.cells.extend(cells)
         self.n_rows += table.num_rows
         if self.n_rows >= CLIENT_PART_ROWS or time.monotonic() - self.first_at > CLIENT_PART_SECONDS:
             self._flush()
 
     def _flush(self) -> None:
         if self.tables:
-            self.uncommitted.append(self.store.write_part(pa.concat_tables(self.tables)))
-            self.tables, self.n_rows = [], 0
+            self.uncommitted[self.store.write_part(pa.concat_tables(self.tables))] = self.cells
+            self.tables, self.cells, self.n_rows = [], [], 0
 
     def _commit(self) -> None:
         self.store.commit(self.uncommitted, self.destination.run_id)
-        self.uncommitted, self.committed_at = [], time.monotonic()
+        self.uncommitted, self.committed_at = {}, time.monotonic()
 
     def close(self) -> None:
         """Write what is gathered and commit every part."""

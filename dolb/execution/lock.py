@@ -24,7 +24,7 @@ from filelock import FileLock, Timeout
 from dolb.errors import ConfigError
 from dolb.results.store import ResultStore
 
-TEMPORARY_PATTERNS = ("results/.*.tmp", "runs/.*.tmp", ".*.tmp", "state/*.tmp")
+TEMPORARY_PATTERNS = ("results/.*.tmp", "manifests/.*.tmp", "runs/.*.tmp", ".*.tmp", "state/*.tmp")
 """Where the writers of a result folder keep their temporary files (relative to it)."""
 
 

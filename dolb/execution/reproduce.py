@@ -22,7 +22,7 @@ from dolb.evaluation.metrics import deterministic_metrics
 from dolb.execution.sweep import run_sweep
 from dolb.results.agreement import RTOL, Agreement, agreement
 from dolb.results.history import RUNS, find_record, machines, same_machines
-from dolb.results.query import rows
+from dolb.results.query import check_complete, rows
 from dolb.results.store import ResultStore
 
 KEYS = ["experiment", "dataset", "task", "learner", "params", "complexity", "split", "conversion", "n_train", "metric"]
@@ -83,6 +83,7 @@ def reproduce(run_dir: str | Path, out_dir: str | Path, run_id: str | None = Non
     relative difference called floating-point noise, default
     :data:`~dolb.results.agreement.RTOL`)."""
     original = ResultStore(run_dir)
+    check_complete(original)
     record = find_record(original, run_id)
     _check_record(original, record)
     if ResultStore(out_dir).exists():

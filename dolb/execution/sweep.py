@@ -27,6 +27,7 @@ from distributed import as_completed, performance_report, wait
 from tqdm import tqdm
 
 from dolb.errors import ConfigError, StorageError
+from dolb.evaluation.run_cell import STATE_SAVES
 from dolb.execution.arithmetic import pin_of
 from dolb.execution.batches import Batcher
 from dolb.execution.cluster import read_cluster_file
@@ -36,14 +37,15 @@ from dolb.execution.gather import ClientWriter
 from dolb.execution.lock import FolderLock, refuse_if_held
 from dolb.execution.phases import Phases
 from dolb.execution.sweep_client import SweepCluster
-from dolb.execution.tasks import Destination, KernelWarmUp, TaskOutcome, can_write, error_text, run_batch
-from dolb.experiment.cells import CellGroup, examples_of, expand_groups, group_ids, parameter_types
+from dolb.execution.tasks import Destination, KernelWarmUp, TaskOutcome, add_saves, can_write, error_text, run_batch
+from dolb.experiment.cells import CellGroup, cell_id, examples_of, expand_groups, group_ids, parameter_types
 from dolb.experiment.pipeline import Pipeline, load_pipeline
 from dolb.results import query
 from dolb.results.history import new_run_id, read_records, write_record
 from dolb.results.page import write_run_page
 from dolb.results.query import stored_cells
 from dolb.results.report import render_report, reports_text, write_reports, write_summary
+from dolb.results.states import CellStates
 from dolb.results.store import ResultStore, result_schema
 
 logger = logging.getLogger(__name__)
@@ -226,16 +228,20 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
             "groups": [[group.key, group.n_splits] for group in groups],
             "client": {"host": socket.gethostname(), **fingerprint()},
         }
+        schema = result_schema(parameter_types(groups))
         held.enter_context(FolderLock(store, run_id))  # the first write: everything is checked
+        if todo:
+            with phases("write"):  # before any part of this run: readers see its columns
+                store.extend_schema(schema)
         write_record(store, record)
         store.write_text("pipeline.toml", record["pipeline_text"])
-        n_failed, n_tasks, mode, client_cpu, report = 0, 0, "none", 0.0, None
+        n_failed, n_tasks, mode, client_cpu, report, saves = 0, 0, "none", 0.0, None, {}
         if todo:
             with phases("cluster"):
                 client.register_plugin(KernelWarmUp(_warm_up_samples(todo)))
                 mode = _gather_mode(client, store, gather)
             destination = Destination(
-                schema=result_schema(parameter_types(groups)),
+                schema=schema,
                 run_id=run_id,
                 store=store.root if mode == "workers" else None,
                 keep_states=mode == "workers",
@@ -250,7 +256,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
                          if report_file else contextlib.nullcontext())
             cpu_started = time.process_time()
             with recording:
-                n_failed = _compute(client, batches, n_todo, destination, store, n_workers, progress, phases)
+                n_failed, saves = _compute(client, batches, n_todo, destination, store, n_workers, progress, phases)
             client_cpu = time.process_time() - cpu_started
             n_tasks = batches.cut
             if mode == "workers":  # they can reach the folder: they draw the reports, in parallel
@@ -258,6 +264,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
     finally:
         with phases("cluster"):  # closing it
             cluster.close()
+    _tidy_states(store)
     if report is None and store.exists():
         with phases("aggregate"):
             summary = query.summary(store)
@@ -273,6 +280,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
         "tasks": n_tasks,
         "timings": phases.rounded(),
         "client_cpu_seconds": round(client_cpu, 3),
+        "state_saves": {key: round(saves.get(key, 0), 3) for key in STATE_SAVES},
         "workers": cluster.workers,
     }
     write_record(store, record)
@@ -281,6 +289,18 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
     report = "No results stored." if report is None else report
     return SweepSummary(n_cells, n_cells - n_todo, n_todo - n_failed, n_failed, seconds, report,
                         run_id, phases.rounded(), mode, n_failed_before)
+
+
+def _tidy_states(store: ResultStore) -> None:
+    """Remove the saved states that no cell will resume from: of cells that are not in
+    the last plan of any pipeline run here (their pipeline changed), and whatever saves
+    stopped midway left. (A cell that is done removed its own.)"""
+    states = CellStates(store)
+    if not states.files():
+        return
+    latest = {record["pipeline"]: record for record in read_records(store)}
+    states.keep_only({cell_id(key, index) for record in latest.values()
+                      for key, count in record.get("groups", []) for index in range(count)})
 
 
 def _report_on_cluster(client, pipeline: Pipeline, store: ResultStore, phases: Phases) -> str:
@@ -329,10 +349,11 @@ def _gather_mode(client, store: ResultStore, gather: str) -> str:
 def _compute(
     client, batches: Batcher, total: int, destination: Destination, store: ResultStore, n_workers: int,
     progress: bool, phases: Phases,
-) -> int:
+) -> tuple[int, dict[str, float]]:
     """Submit batches (a bounded number at a time, cut as they are submitted) and take
     their outcomes as they come, telling ``batches`` how long each took; return the
-    number of failed cells. ``total``: the cells, for the progress bar."""
+    number of failed cells and the states their cells saved (tasks that died tell
+    none). ``total``: the cells, for the progress bar."""
     batch_of = {}
     writer = ClientWriter(store, destination)
 
@@ -344,7 +365,7 @@ def _compute(
             queue.add(future)
 
     queue = as_completed()
-    n_failed = 0
+    n_failed, saves = 0, {}
     with tqdm(total=total, unit="cell", disable=not progress, file=sys.stderr) as bar, phases("compute"):
         for _ in range(IN_FLIGHT_PER_WORKER * n_workers):
             submit_next(queue)
@@ -360,12 +381,13 @@ def _compute(
             batches.took(outcome.paces)  # none from a task that died
             submit_next(queue)
             with phases("write"):
-                writer.take(outcome)
+                writer.take(outcome, batch)
             n_failed += len(outcome.failures)
+            add_saves(saves, outcome.state_saves)
             bar.update(outcome.n_cells)
     with phases("write"):
         writer.close()
-    return n_failed
+    return n_failed, saves
 
 
 __all__ = ["SweepSummary", "cells_to_run", "plan_groups", "run_sweep"]

@@ -20,9 +20,10 @@ from distributed import WorkerPlugin, get_worker
 
 from dolb.errors import DolbError, StorageError
 from dolb.evaluation.cell import Cell
-from dolb.evaluation.run_cell import run_cell, warm_up
+from dolb.evaluation.run_cell import STATE_SAVES, run_cell, warm_up
 from dolb.execution.batches import Batch, Paces
-from dolb.results.store import CellRows, CellStates, ResultStore
+from dolb.results.states import CellStates
+from dolb.results.store import CellRows, ResultStore
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class Destination:
         rows back to the client.
     keep_states : bool
         Long cells save their states in the result folder (``store``), as
-        :class:`dolb.results.store.CellStates`, and resume from them.
+        :class:`dolb.results.states.CellStates`, and resume from them.
     """
 
     schema: pa.Schema
@@ -65,6 +66,23 @@ class TaskOutcome:
     paces: Paces = field(default_factory=dict)
     """How long its cells took, by size (the client sizes later batches by it; none for
     a task that died)."""
+    state_saves: dict[str, float] = field(default_factory=dict)
+    """The states its cells saved (:data:`~dolb.evaluation.run_cell.STATE_SAVES`)."""
+
+
+def add_saves(total: dict[str, float], saves: dict[str, float]) -> None:
+    """Add ``saves`` (a cell's timing, or another total) to ``total``: the largest
+    state is the larger one, the rest add up.
+
+    >>> total = {}
+    >>> add_saves(total, {"state_saves": 2, "state_bytes": 30, "state_largest": 20, "state_seconds": 0.5})
+    >>> add_saves(total, {"state_saves": 1, "state_bytes": 25, "state_largest": 25, "state_seconds": 0.25})
+    >>> total
+    {'state_saves': 3, 'state_bytes': 55, 'state_largest': 25, 'state_seconds': 0.75}
+    """
+    for key in STATE_SAVES:
+        value = saves.get(key, 0)
+        total[key] = max(total.get(key, 0), value) if key == "state_largest" else total.get(key, 0) + value
 
 
 def worker_name() -> str:
@@ -111,12 +129,14 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
             where = coordinates | {"split": index}
             started = time.perf_counter()
             try:
-                rows.add_ok(cell.id, where, run_cell(cell, states))
+                result = run_cell(cell, states)
+                rows.add_ok(cell.id, where, result)
             except Exception as exc:
                 stored = error_text(exc)
                 outcome.failures.append((cell.id, stored))
                 rows.add_failed(cell.id, where, stored)
             else:  # a failed cell may stop at once: it tells nothing of the pace
+                add_saves(outcome.state_saves, result["timing"])
                 cells, seconds = outcome.paces.get(group.n_train, (0, 0.0))
                 outcome.paces[group.n_train] = (cells + 1, seconds + time.perf_counter() - started)
             outcome.n_cells += 1

@@ -54,6 +54,7 @@ class _Results:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.store = ResultStore(folder)
+        query.check_complete(self.store)
         self.frame = None if self.store.exists() else read_results(folder, tidy=True)
 
     def metrics(self) -> set[str]:

@@ -65,19 +65,31 @@ def find_record(store: ResultStore, run_id: str | None = None) -> dict[str, Any]
 
 
 def describe(record: dict[str, Any], stored: tuple[int, int] = (0, 0)) -> str:
-    """One line for a run: when, cells computed, cached and failed, workers, time. A
-    run that did not finish (killed) recorded no counts: ``stored``, the cells its
-    workers stored and how many workers did (:func:`dolb.results.query.cells_by_run`),
-    says what it did."""
+    """One line for a run: when, cells computed, cached and failed, workers, time, and
+    the states its cells saved, if any. A run that did not finish (killed) recorded no
+    counts: ``stored``, the cells its workers stored and how many workers did
+    (:func:`dolb.results.query.cells_by_run`), says what it did.
+
+    >>> saves = {"state_saves": 3, "state_bytes": 3 << 20, "state_largest": 1 << 20, "state_seconds": 0.25}
+    >>> line = describe({"run_id": "r1", "pipeline": "p", "started": "2026-11-26T21:00:00Z", "ended": "x",
+    ...                  "seconds": 12.5, "counts": {"computed": 1}, "workers": {"w1": {}}, "state_saves": saves})
+    >>> line.split("; ")[1:]
+    ['12.5 s', '3 states saved (3.0 MiB, the largest 1.0 MiB, in 0.2 s)']
+    """
     if not record.get("ended"):
         cells, workers = stored
         return (f"{record['run_id']}  {record.get('started', '?')}  did not finish: {cells} cells stored by it on "
                 f"{workers} workers")
     counts = record.get("counts", {})
+    state = f"{record.get('seconds', 0):.1f} s"
+    saves = record.get("state_saves", {})
+    if saves.get("state_saves"):
+        state += (f"; {saves['state_saves']} states saved ({saves['state_bytes'] / 2**20:.1f} MiB, the largest "
+                  f"{saves['state_largest'] / 2**20:.1f} MiB, in {saves['state_seconds']:.1f} s)")
     return (
         f"{record['run_id']}  {record.get('started', '?')}  {counts.get('computed', 0)} computed, "
         f"{counts.get('cached', 0)} cached, {counts.get('failed', 0)} failed on "
-        f"{len(record.get('workers', {}))} workers; {record.get('seconds', 0):.1f} s"
+        f"{len(record.get('workers', {}))} workers; {state}"
     )
 
 

@@ -107,6 +107,55 @@ def stored_cells(store: ResultStore) -> tuple[set[str], set[str]]:
     return set(ids[ok].tolist()), set(ids[~ok].tolist())
 
 
+SHOWN_CELLS = 3
+"""Cell ids a message about missing cells names; the rest are counted."""
+
+
+def missing_cells(store: ResultStore) -> tuple[list[str], list[str] | None]:
+    """The committed parts gone from the folder, and the ids of the cells only they
+    held (stored in no part left, failed or not; None when a manifest of an older dolb
+    does not say which cells its parts held). After a run has computed them again a
+    part may be gone and no cell missing."""
+    gone = store.missing_parts()
+    if not gone:
+        return [], []
+    if any(cells is None for cells in gone.values()):
+        return sorted(gone), None
+    stored, failed = stored_cells(store)
+    held = {cell for cells in gone.values() for cell in cells}
+    return sorted(gone), sorted(held - stored - failed)
+
+
+def check_complete(store: ResultStore) -> None:
+    """DataError naming the folder, the parts gone and the cells missing when a
+    committed part is gone with cells stored nowhere else; nothing otherwise."""
+    message = incompleteness(store)
+    if message:
+        raise DataError(message)
+
+
+def incompleteness(store: ResultStore) -> str:
+    """What :func:`check_complete` would say, or an empty text."""
+    parts, cells = missing_cells(store)
+    if not parts or cells == []:
+        return ""
+    gone = f"{store.root}: incomplete: {_counted(parts, 'committed result part')} missing ({_first(parts, 1)})"
+    if cells is None:
+        return f"{gone}, its cells unknown (committed by an older dolb)"
+    return (f"{gone}; {_counted(cells, 'cell')} stored nowhere else: {_first(cells, SHOWN_CELLS)} "
+            "(`dolb run` again computes them)")
+
+
+def _counted(items: list, name: str) -> str:
+    """``"1 <name>"`` or ``"<n> <name>s"``."""
+    return f"{len(items)} {name}{'s' * (len(items) != 1)}"
+
+
+def _first(items: list[str], shown: int) -> str:
+    """The first ``shown`` of ``items``, and how many more."""
+    return ", ".join(items[:shown]) + (f" and {len(items) - shown} more" if len(items) > shown else "")
+
+
 def rows(store: ResultStore, where: str = "TRUE", parameters: tuple = (), columns: list[str] | None = None
          ) -> pd.DataFrame:
     """The stored rows of successful cells matching the SQL condition ``where`` (with

@@ -9,9 +9,18 @@ can reach the folder, else the client with what the workers sent back.
 A part is written whole or not at all. In a folder named by a path it is written under
 a hidden temporary name and renamed (readers, and ``pyarrow.dataset``, skip hidden
 files). Behind an fsspec URL (``s3://``, ``gs://``, ``file://``...: object stores have
-no atomic rename, so every URL is treated as one) parts get unique names and a run
-commits them by writing a small manifest under ``results/_manifests`` afterwards;
-readers trust only committed parts there.
+no atomic rename, so every URL is treated as one) parts get unique names too. Whoever
+wrote them, the client then commits the parts with a small manifest under
+``manifests/`` naming each part and the cells it holds (beside ``results/``, which
+holds Parquet files only, as some readers read every file below it). Behind a URL readers
+trust only committed parts; in a folder every renamed part is whole and is read,
+committed or not (a run killed before it committed). Either way a committed part that
+is gone is seen (:meth:`ResultStore.missing_parts`), with the cells it took away.
+
+Parts of one run share a schema; runs of other learners add ``param_`` columns. The
+client keeps the union of every part's schema in ``results/0-schema.parquet``, a part
+without rows listed first, before its run's parts are written: readers that take the
+first file's schema (pandas, ``pyarrow.dataset``) see every column.
 
 The same cell may be stored twice (two runs on one folder, a worker lost after writing
 its part): results are deterministic, so the copies are equal, and readers keep one
@@ -36,7 +45,6 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +57,14 @@ from dolb.errors import ConfigError, DataError, StorageError
 
 RESULTS = "results"
 """The dataset's folder inside a result folder."""
-MANIFESTS = "_manifests"
-"""Manifests of committed parts (fsspec URLs only), inside the dataset's folder."""
-STATES = "state"
-"""Saved states of long cells still running, inside a result folder."""
+MANIFESTS = "manifests"
+"""Manifests of committed parts, inside a result folder."""
+OLD_MANIFESTS = f"{RESULTS}/_manifests"
+"""Where an older dolb wrote them (result folders behind URLs only)."""
+SCHEMA_FILE = "0-schema.parquet"
+"""The schema of every part (no rows), inside the dataset's folder: named to be listed
+before any part (``part-...``), so that readers taking the first file's schema see the
+columns of all."""
 
 CELL_COLUMNS = [
     ("cell_id", pa.string()),
@@ -191,11 +203,16 @@ class ResultStore:
         """Write ``table`` as a new part, whole or not at all; return its name.
         StorageError naming the folder if it cannot be written."""
         name = f"part-{new_attempt()}.parquet"
+        self._write_parquet(table, name)
+        return name
+
+    def _write_parquet(self, table: pa.Table, name: str) -> None:
+        """Write ``table`` as ``name`` in the dataset's folder, whole or not at all."""
         final = f"{self.results}/{name}"
         try:
             if self.local:
                 os.makedirs(self.results, exist_ok=True)
-                temporary = f"{self.results}/.{name}.tmp"
+                temporary = f"{self.results}/.{name}.{uuid.uuid4().hex[:8]}.tmp"
                 try:
                     pq.write_table(table, temporary, compression="zstd")
                     os.replace(temporary, final)
@@ -209,51 +226,83 @@ class ResultStore:
             reason = os.strerror(exc.errno) if exc.errno else str(exc).splitlines()[0]
             raise StorageError(f"{self.results}: cannot write results: {reason} (the cells stored are whole; run again "
                                "to resume)") from None
-        return name
 
-    def commit(self, parts: Iterable[str], run_id: str) -> None:
-        """Mark ``parts`` as complete (on an fsspec URL: a new manifest listing them;
-        on a local folder renaming did that already)."""
-        parts = sorted(parts)
-        if self.local or not parts:
+    def commit(self, parts: dict[str, list[str]], run_id: str) -> None:
+        """Commit ``parts`` (each part's name and the ids of the cells it holds) with a
+        new manifest listing them."""
+        if not parts:
             return
-        folder = f"{self.results}/{MANIFESTS}"
-        self.fs.makedirs(folder, exist_ok=True)
-        with self.fs.open(f"{folder}/{run_id}-{new_attempt()}.json", "w") as handle:
-            handle.write(json.dumps({"run_id": run_id, "parts": parts}))
+        listed = json.dumps({"run_id": run_id, "parts": parts})
+        self.write_text(f"{MANIFESTS}/{run_id}-{new_attempt()}.json", listed)
+
+    def committed(self) -> dict[str, list[str] | None]:
+        """Every part a manifest commits, with the ids of the cells it holds (None when
+        its manifest, written by an older dolb, lists the parts only)."""
+        found: dict[str, list[str] | None] = {}
+        for manifest in [path for folder in (OLD_MANIFESTS, MANIFESTS)
+                         for path in sorted(self.fs.glob(f"{self.path}/{folder}/*.json"))]:
+            try:
+                parts = json.loads(self.fs.cat_file(manifest))["parts"]
+                found.update(parts if isinstance(parts, dict) else dict.fromkeys(parts))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise DataError(f"{manifest}: not a manifest of result parts ({exc})") from None
+        return found
+
+    def _present(self) -> set[str]:
+        """Names of the parts in the dataset's folder, committed or not."""
+        if self.local:
+            names = os.listdir(self.results) if os.path.isdir(self.results) else []
+        else:
+            names = [Path(p).name for p in self.fs.glob(f"{self.results}/part-*.parquet")]
+        return {n for n in names if n.startswith("part-") and n.endswith(".parquet")}
 
     def parts(self) -> list[str]:
-        """Paths of every committed part, oldest first."""
-        if self.local:
-            if not os.path.isdir(self.results):
-                return []
-            names = [n for n in os.listdir(self.results) if n.startswith("part-") and n.endswith(".parquet")]
-            return [f"{self.results}/{n}" for n in sorted(names)]
-        names = set()
-        for manifest in sorted(self.fs.glob(f"{self.results}/{MANIFESTS}/*.json")):
-            try:
-                names.update(json.loads(self.fs.cat_file(manifest))["parts"])
-            except (ValueError, KeyError) as exc:
-                raise DataError(f"{manifest}: not a manifest of result parts ({exc})") from None
+        """Paths of every part to read, oldest first: in a folder every part (a part is
+        whole once renamed), behind a URL the committed ones."""
+        names = self._present()
+        if not self.local:
+            names &= set(self.committed())
         return [f"{self.results}/{n}" for n in sorted(names)]
 
+    def missing_parts(self) -> dict[str, list[str] | None]:
+        """The committed parts that are gone from the folder, each with the ids of the
+        cells it held (None when its manifest does not say)."""
+        present = self._present()
+        return {name: cells for name, cells in self.committed().items() if name not in present}
+
+    def extend_schema(self, schema: pa.Schema) -> None:
+        """Make :data:`SCHEMA_FILE` hold every column of ``schema`` (the schema of the
+        parts a run is about to write) and of the parts stored; rewritten only when a
+        column is new. DataError when a column's type differs from a stored one's."""
+        path = f"{self.results}/{SCHEMA_FILE}"
+        known = self.fs.exists(path)  # else a folder of an older dolb: its parts say
+        stored = [self._schema_of(path)] if known else [self._schema_of(part) for part in self.parts()]
+        unified = self._unified([*stored, schema]).remove_metadata()
+        if not (known and unified.equals(stored[0])):
+            self._write_parquet(unified.empty_table(), SCHEMA_FILE)
+
     def dataset(self) -> pds.Dataset:
-        """Every committed part as one ``pyarrow.dataset`` (schemas unified: a part
+        """Every part to read as one ``pyarrow.dataset`` (schemas unified: a part
         without a parameter column reads it as null)."""
         parts = self.parts()
         if not parts:
             raise DataError(f"{self.root}: no results stored (run `dolb run` first)")
-        schemas = []
-        for part in parts:
-            try:
-                schemas.append(pq.read_schema(part, filesystem=self.fs))
-            except (OSError, pa.ArrowInvalid) as exc:
-                raise DataError(f"{part}: unreadable result part ({str(exc).strip().splitlines()[0]})") from None
+        schema = self._unified([self._schema_of(part) for part in parts])
+        return pds.dataset(parts, schema=schema, format="parquet", filesystem=self.fs)
+
+    def _schema_of(self, part: str) -> pa.Schema:
+        """The schema of a part; DataError naming it when it cannot be read."""
         try:
-            schema = pa.unify_schemas(schemas, promote_options="permissive")
+            return pq.read_schema(part, filesystem=self.fs)
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise DataError(f"{part}: unreadable result part ({str(exc).strip().splitlines()[0]})") from None
+
+    def _unified(self, schemas: list[pa.Schema]) -> pa.Schema:
+        """One schema holding the columns of all; DataError when a column's types differ."""
+        try:
+            return pa.unify_schemas(schemas, promote_options="permissive")
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             raise DataError(f"{self.results}: result parts of incompatible schemas ({exc})") from None
-        return pds.dataset(parts, schema=schema, format="parquet", filesystem=self.fs)
 
     def write_text(self, name: str, text: str) -> None:
         """Write a small file of the result folder (``name`` relative to it) whole or
@@ -310,59 +359,3 @@ class ResultStore:
         if not os.access(existing, os.W_OK | os.X_OK):
             code = errno.EROFS if os.statvfs(existing).f_flag & os.ST_RDONLY else errno.EACCES
             raise OSError(code, os.strerror(code), str(path))
-
-
-class CellStates:
-    """The saved states of long cells in a result folder (a path or an fsspec URL), as
-    parts are saved: each state under a unique name (``state/<cell id>-<attempt>.pkl``),
-    then a small pointer naming it (``state/<cell id>.json``) written last. A state is
-    therefore read whole or not at all wherever the folder is (an object store has no
-    atomic rename); a pointer that cannot be read counts as no state (the cell starts
-    over, with the same results).
-
-    Parameters
-    ----------
-    store : ResultStore
-        The result folder.
-    """
-
-    def __init__(self, store: ResultStore) -> None:
-        self.store = store
-        self.folder = f"{store.path}/{STATES}"
-
-    def _pointed(self, cell_id: str) -> str | None:
-        """The name of the state the pointer of ``cell_id`` names, or None."""
-        try:
-            text = self.store.read_text(f"{STATES}/{cell_id}.json")
-            return None if text is None else json.loads(text)["state"]
-        except (DataError, ValueError, KeyError, TypeError):  # torn or foreign: start over
-            return None
-
-    def save(self, cell_id: str, data: bytes) -> None:
-        """Save a state of ``cell_id``; the one it replaces is removed afterwards."""
-        previous = self._pointed(cell_id)
-        name = f"{cell_id}-{new_attempt()}.pkl"
-        self.store.fs.makedirs(self.folder, exist_ok=True)
-        self.store.fs.pipe_file(f"{self.folder}/{name}", data)
-        self.store.write_text(f"{STATES}/{cell_id}.json", json.dumps({"state": name}))
-        if previous is not None:
-            self.store.fs.rm_file(f"{self.folder}/{previous}")
-
-    def load(self, cell_id: str) -> bytes | None:
-        """The last state saved of ``cell_id``, or None."""
-        name = self._pointed(cell_id)
-        if name is None:
-            return None
-        try:
-            return self.store.fs.cat_file(f"{self.folder}/{name}")
-        except FileNotFoundError:
-            return None
-
-    def drop(self, cell_id: str) -> None:
-        """Remove the states of ``cell_id`` (its cell is done): the pointer first, then
-        every state file, those a preempted save left unnamed included."""
-        pointer = f"{self.folder}/{cell_id}.json"
-        if self.store.fs.exists(pointer):
-            self.store.fs.rm_file(pointer)
-        for path in self.store.fs.glob(f"{self.folder}/{cell_id}-*.pkl"):
-            self.store.fs.rm_file(path)

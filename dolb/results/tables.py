@@ -33,7 +33,9 @@ def read_results(folder, tidy: bool = False) -> pd.DataFrame:
     Raises
     ------
     DataError
-        The folder holds no results, or they are unreadable or lack a column.
+        The folder holds no results, they are unreadable or lack a column, or a part
+        committed there is gone with cells stored nowhere else
+        (:func:`dolb.results.query.check_complete`).
 
     Examples
     --------
@@ -43,6 +45,7 @@ def read_results(folder, tidy: bool = False) -> pd.DataFrame:
     dolb.errors.DataError: no-such-folder: not a result folder (no results; run `dolb run` first)
     """
     store = ResultStore(folder)
+    query.check_complete(store)
     if store.exists():
         frame = query.rows(store, columns=TIDY_COLUMNS if tidy else None)
     elif Path(folder, "results.csv").is_file():

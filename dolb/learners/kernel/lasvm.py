@@ -12,7 +12,7 @@ from dolb.learners.base import Param, register
 from dolb.learners.kernel.cache import HITS, MISSES, RowCache
 from dolb.learners.kernel.kernels import KERNEL_PARAMS, LABEL
 from dolb.learners.kernel.learner import KernelLearner
-from dolb.learners.kernel.solver import STEPS, finish, lasvm_block
+from dolb.learners.kernel.solver import STEPS, decision_bias, finish, lasvm_block
 
 
 @register
@@ -29,7 +29,10 @@ class LASVM(KernelLearner):
     τ-violating; with the pair chosen again after the step, every s with α_s = 0 and
     (y_s = −1, g_s ≥ g_i) or (y_s = +1, g_s ≤ g_j) leaves S; b = (g_i + g_j)/2. While
     seeding, the first ``seed_per_class`` examples of each class are PROCESSed without
-    REPROCESS. The curvature K_ii + K_jj − 2K_ij of a step is floored at 1e-12.
+    REPROCESS. The curvature K_ii + K_jj − 2K_ij of a step is floored at 1e-12. While
+    the examples seen are of one class only (no pair, every α = 0), b is that class's
+    label, so f predicts it (the SVM optimum on one class; see
+    :func:`~.solver.decision_bias`); before any example f ≡ 0.
 
     Kernel rows of support vectors are kept in an LRU cache of ``cache_mb`` (float32
     rows); memory is O(cache + #SV·d) whatever the stream length. Conversions: ``last``
@@ -45,7 +48,7 @@ class LASVM(KernelLearner):
     >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [0.1, 0.0], [0.9, 1.0]])
     >>> learner = LASVM(2, C=10.0, seed_per_class=1)
     >>> learner.learn(X, np.array([-1.0, 1.0, -1.0, 1.0])).round(3)
-    array([ 0.   ,  0.   , -0.956,  0.952])
+    array([ 0.   , -1.   , -0.956,  0.952])
     >>> np.sign(learner.predict(np.array([[0.2, 0.1], [0.8, 0.9]])))
     array([-1.,  1.])
     >>> learner.diagnostics()["n_sv"], learner.finished().n_sv
@@ -134,6 +137,11 @@ class LASVM(KernelLearner):
     def labels(self) -> np.ndarray:
         """y of the support vectors, in slot order."""
         return np.zeros(0) if self.store is None else self.store.slot_f[: self.n_sv, LABEL].copy()
+
+    @property
+    def bias(self) -> float:
+        """b, the class's label while one class only has been seen (:func:`~.solver.decision_bias`)."""
+        return float(decision_bias(self.F, self.I))
 
     @property
     def delta(self) -> float:

@@ -146,6 +146,21 @@ def finish(spec, store, cache, P, F, buffers, I):
 
 
 @numba.njit(cache=True)
+def decision_bias(F, I):
+    """b of f(x) = Σ α_s K(x_s, x) + b: that of the last REPROCESS (0 before one), except
+    while the examples seen so far are of one class only. Then no pair (i, j) exists,
+    every α is 0 and b's optimal interval is one-sided (b ≥ 1 for positives, b ≤ −1 for
+    negatives: the SVM on one class is w = 0 and a b that meets every margin), so b is its
+    finite end, the class's label: f predicts the only class seen, as LIBSVM trained on
+    one class does. Before any example, f ≡ 0 (a mistake for the 0-1 loss)."""
+    if I[SEEN_NEG] == 0 and I[SEEN_POS] > 0:
+        return 1.0
+    if I[SEEN_POS] == 0 and I[SEEN_NEG] > 0:
+        return -1.0
+    return F[0]
+
+
+@numba.njit(cache=True)
 def holds(store, row_id):
     """Whether an example of this id is a support vector (ids < 0 never are)."""
     ids = store[6]
@@ -167,7 +182,7 @@ def lasvm_block(spec, P, seeding, indptr, indices, data, y, ids, start, store, c
         if not has_room(store, idx.shape[0]):
             return t
         n, sq_x, sum_row = scored_row(spec, store, idx, val, buffers[2], row, I)
-        pred[t] = sum_row + F[0]
+        pred[t] = sum_row + decision_bias(F, I)
         if not holds(store, ids[t]):
             process(spec, store, cache, P, idx, val, sq_x, y[t], ids[t], sum_row, buffers, I)
         seen = SEEN_POS if y[t] > 0 else SEEN_NEG

@@ -1,0 +1,229 @@
+"""The result store's promises: a committed part that is gone is named by every reader
+(with the cells it took away) until a run computes them again, and the plain readers
+(pandas, pyarrow.dataset, DuckDB, dask.dataframe) see the columns of every run of a
+folder, and of several folders, as README documents them."""
+
+import json
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+
+from dolb.cli import main
+from dolb.errors import DataError
+from dolb.results.store import CellRows, ResultStore, result_schema
+from dolb.results.tables import read_results
+
+
+def store_run(store: ResultStore, learner: str, params: dict, cells: list[str], run_id: str = "run",
+              commit: bool = True) -> str:
+    """Store ``cells`` of ``learner`` (each one row, its parameters set to 1) as one part,
+    as a run does: the folder's schema extended first, the part committed after; return
+    the part's name."""
+    schema = result_schema({name: type(value) for name, value in params.items()})
+    store.extend_schema(schema)
+    rows = CellRows(schema, run_id, "w")
+    coordinates = {"experiment": "e", "dataset": "d", "task": "binary", "learner": learner, "params": "", "complexity": ""}
+    for index, cell in enumerate(cells):
+        result = {"checkpoints": [10], "metrics": {"last": {"test_error": [index / 10]}}}
+        rows.add_ok(cell, coordinates | {"split": index} | {f"param_{k}": v for k, v in params.items()}, result)
+    name = store.write_part(rows.table())
+    if commit:
+        store.commit({name: cells}, run_id)
+    return name
+
+
+def ids(part: int) -> list[str]:
+    return [f"cell-{part:02d}-{split}" for split in range(5)]
+
+
+@pytest.fixture(params=["path", "url"])
+def folder(request, tmp_path):
+    """A result folder of 160 cells in 32 committed parts, as a path or a file:// URL."""
+    root = str(tmp_path / "out") if request.param == "path" else f"file://{tmp_path}/out"
+    store = ResultStore(root)
+    for part in range(32):
+        store_run(store, "pa", {"C": 1.0}, ids(part))
+    return root
+
+
+def test_a_deleted_part_is_named_by_every_reader_until_its_cells_are_stored_again(folder, tmp_path, capsys):
+    store = ResultStore(folder)
+    assert len(read_results(folder)) == 160
+    gone = store.parts()[7]
+    Path(gone).unlink()
+    name = Path(gone).name
+    message = (f"{folder}: incomplete: 1 committed result part missing ({name}); 5 cells stored nowhere else: "
+               "cell-07-0, cell-07-1, cell-07-2 and 2 more (`dolb run` again computes them)")
+    with pytest.raises(DataError) as raised:
+        read_results(folder)
+    assert str(raised.value) == message
+    compare = [["compare", folder, folder]] if "://" not in folder else []  # it takes paths only
+    for command in [["report", folder], ["export", folder], *compare]:
+        assert main(command) == 2
+        assert capsys.readouterr().err == f"dolb: error: {message}\n"
+    assert main(["status", folder]) == 1
+    assert capsys.readouterr().out.splitlines() == ["155 cells stored, 0 failed", message]
+
+    store_run(store, "pa", {"C": 1.0}, ids(7), run_id="again")  # what `dolb run` does next
+    assert len(read_results(folder)) == 160
+    assert main(["status", folder]) == 0
+
+
+def test_parts_gone_are_counted_and_cells_listed_once(tmp_path):
+    store = ResultStore(tmp_path)
+    names = [store_run(store, "pa", {"C": 1.0}, ids(part)) for part in range(3)]
+    store_run(store, "pa", {"C": 1.0}, ids(0)[:2], run_id="twice")  # two of part 0's cells are stored twice
+    for name in names[:2]:
+        (tmp_path / "results" / name).unlink()
+    with pytest.raises(DataError, match=r"incomplete: 2 committed result parts missing \(part-\S+ and 1 more\); "
+                                         r"8 cells stored nowhere else: cell-00-2, cell-00-3, cell-00-4 and 5 more"):
+        read_results(tmp_path)
+
+
+def test_uncommitted_parts_and_folders_of_an_older_dolb(tmp_path):
+    """In a folder every whole part is read, committed or not (a run killed before it
+    committed; a folder of a dolb that committed nothing there): nothing to tell gone.
+    Behind a URL a part counts once committed; an older dolb's manifests listed parts
+    only, in results/_manifests: a part of theirs gone is said to be, cells unknown."""
+    local = ResultStore(tmp_path / "local")
+    store_run(local, "pa", {"C": 1.0}, ids(0))
+    store_run(local, "pa", {"C": 1.0}, ids(1), commit=False)
+    assert len(read_results(local.root)) == 10
+
+    url = ResultStore(f"file://{tmp_path}/remote")
+    kept = store_run(url, "pa", {"C": 1.0}, ids(0), commit=False)
+    lost = store_run(url, "pa", {"C": 1.0}, ids(1), commit=False)
+    assert url.parts() == [] and read_results(local.root).shape[0] == 10
+    older = tmp_path / "remote" / "results" / "_manifests"
+    older.mkdir()
+    (older / "run-1.json").write_text(json.dumps({"run_id": "run", "parts": [kept, lost]}))
+    assert set(read_results(url.root)["cell_id"]) == set(ids(0) + ids(1))
+    (tmp_path / "remote" / "results" / lost).unlink()
+    with pytest.raises(DataError, match=rf"incomplete: 1 committed result part missing \({lost}\), its cells unknown"):
+        read_results(url.root)
+
+
+def two_pipelines(tmp_path) -> str:
+    """A result folder where pipeline one stored perceptron cells (parameter C) and then
+    pipeline two SGD cells with a new parameter (eta): parts of two schemas."""
+    store = ResultStore(tmp_path / "mixed")
+    store_run(store, "pa", {"C": 1.0}, ids(0), run_id="one")
+    store_run(store, "sgd", {"C": 1.0, "eta": 0.5}, ids(1), run_id="two")
+    return store.path
+
+
+def check_columns(frame: pd.DataFrame) -> None:
+    """Both runs' rows, and ``param_eta`` set on SGD's rows only."""
+    frame = frame.dropna(subset=["cell_id"]).sort_values("cell_id")
+    assert frame["cell_id"].tolist() == ids(0) + ids(1)
+    assert frame["param_eta"].isna().tolist() == [True] * 5 + [False] * 5
+    assert frame["param_eta"].dropna().tolist() == [0.5] * 5
+
+
+def test_plain_readers_see_every_column_of_two_pipelines(tmp_path):
+    folder = two_pipelines(tmp_path)
+    results = f"{folder}/results"
+    check_columns(pd.read_parquet(results))
+    check_columns(ds.dataset(results).to_table().to_pandas())
+    check_columns(duckdb.sql(f"SELECT * FROM read_parquet('{results}/*.parquet', union_by_name = true)").df())
+    check_columns(read_results(folder))
+    with pytest.raises(duckdb.InvalidInputException, match="param_eta"):  # loud, never a column dropped
+        duckdb.sql(f"SELECT * FROM read_parquet('{results}/*.parquet')").df()
+
+
+@pytest.fixture
+def synchronous():
+    """dask.dataframe computes in this thread."""
+    import dask
+
+    with dask.config.set(scheduler="synchronous"):
+        yield
+
+
+def test_dask_reads_two_pipelines_and_two_folders_as_documented(tmp_path, synchronous):
+    import dask.dataframe as dd
+
+    # README: folders of one pipeline each (every part of the same columns), one at a time
+    plain = [ResultStore(tmp_path / name) for name in ("a", "b")]
+    for part, store in enumerate(plain):
+        store_run(store, "pa", {"C": 1.0}, ids(3 + part))
+    together = dd.concat([dd.read_parquet(f"{store.path}/results") for store in plain]).compute()
+    assert sorted(together["cell_id"]) == ids(3) + ids(4)
+
+    mixed = two_pipelines(tmp_path)
+    other = ResultStore(tmp_path / "other")
+    store_run(other, "ksvm", {"gamma": 2}, ids(2), run_id="three")
+    folders = [f"{mixed}/results", f"{other.path}/results"]
+    # README: dask.dataframe reads the parts with the union of their schemas
+    datasets = [ds.dataset(folder) for folder in folders]
+    schema = pa.unify_schemas([dataset.schema for dataset in datasets])
+    files = [file for dataset in datasets for file in dataset.files]
+    both = dd.from_map(lambda path: pq.read_table(path, schema=schema).to_pandas(), files).compute()
+    assert both["param_gamma"].dropna().tolist() == [2] * 5
+    check_columns(both[both["learner"] != "ksvm"])
+    # and the other readers of two folders
+    union = ds.dataset(datasets).to_table().to_pandas()
+    assert sorted(union["cell_id"]) == sorted(both["cell_id"]) == ids(0) + ids(1) + ids(2)
+    listed = ", ".join(f"'{folder}/*.parquet'" for folder in folders)
+    assert len(duckdb.sql(f"SELECT * FROM read_parquet([{listed}], union_by_name = true)").df()) == 15
+    assert len(pd.concat([pd.read_parquet(folder) for folder in folders])) == 15
+
+
+def test_a_parameter_of_another_type_is_refused_before_anything_is_written(tmp_path):
+    store = ResultStore(tmp_path)
+    store_run(store, "pa", {"C": 1.0}, ids(0))
+    schema = (tmp_path / "results" / "0-schema.parquet").read_bytes()
+    with pytest.raises(DataError, match=f"{tmp_path}/results: result parts of incompatible schemas"):
+        store.extend_schema(result_schema({"C": str}))
+    assert (tmp_path / "results" / "0-schema.parquet").read_bytes() == schema
+
+
+TINY = """
+[pipeline]
+name = "tiny"
+seed = 3
+
+[datasets.irma]
+generator = "irma"
+params = { n_sequences = 8, length = 20, n_test = 20 }
+
+[experiments.table]
+dataset = "irma"
+task = "regression"
+split = { scheme = "sequences", count = 8 }
+checkpoints = [20]
+metrics = ["test_mse"]
+learners = [{ learner = "rls", complexity = 3, params = { domain_high = 3.0 } }]
+
+[execution]
+batch_examples = 40
+
+[[reports]]
+kind = "table"
+experiment = "table"
+metric = "test_mse"
+"""
+
+
+@pytest.mark.e2e
+def test_dolb_run_commits_its_parts_and_computes_again_the_cells_of_one_deleted(tmp_path, capsys):
+    pipeline, out = tmp_path / "tiny.toml", tmp_path / "out"
+    pipeline.write_text(TINY)
+    assert main(["run", str(pipeline), "--out", str(out), "--workers", "1", "--no-progress"]) == 0
+    committed = ResultStore(out).committed()
+    assert sorted(committed) == sorted(p.name for p in (out / "results").glob("part-*.parquet"))
+    assert len(committed) > 1
+    assert sorted(cell for cells in committed.values() for cell in cells) == sorted(read_results(out)["cell_id"].unique())
+    name, cells = next(iter(committed.items()))
+    (out / "results" / name).unlink()
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 2
+    assert f"incomplete: 1 committed result part missing ({name}); {len(cells)} cell" in capsys.readouterr().err
+    assert main(["run", str(pipeline), "--out", str(out), "--workers", "1", "--no-progress"]) == 0
+    assert f"8 cells: {8 - len(cells)} already stored, {len(cells)} computed, 0 failed" in capsys.readouterr().out
+    assert main(["report", str(out)]) == 0
