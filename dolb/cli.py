@@ -45,17 +45,9 @@ def _run(args: argparse.Namespace) -> int:
     from dolb.results.store import ResultStore
 
     _writable_file("--performance-report", args.performance_report)
-    summary = run_sweep(
-        args.pipeline,
-        args.out,
-        **_where(args),
-        retry_failed=args.retry_failed,
-        progress=not args.no_progress and args.verbosity >= 0,
-        report_file=args.performance_report,
-        gather=args.gather,
-        data_dir=args.data_cache,
-        force=args.force,
-    )
+    summary = run_sweep(args.pipeline, args.out, **_where(args), retry_failed=args.retry_failed,
+                        progress=not args.no_progress and args.verbosity >= 0, report_file=args.performance_report,
+                        gather=args.gather, data_dir=args.data_cache, force=args.force)
     print(summary.report)
     print(f"{summary.counts_line()}; {summary.seconds:.1f} s; results in {args.out} (run {summary.run_id})")
     print(summary.time_line())
