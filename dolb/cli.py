@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import dolb
@@ -122,6 +123,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     from dolb.bench import LEARNERS, as_json, as_text, run_bench
+    from dolb.execution.environment import load_average
 
     if args.omr:
         from dolb.bench_omr import omr_bench
@@ -145,8 +147,9 @@ def _bench(args: argparse.Namespace) -> int:
     for name in names or ():
         if name not in LEARNERS:
             raise ConfigError(f"--only: unknown learner {name!r} (known: {', '.join(LEARNERS)})")
+    load_before = load_average()
     found = run_bench(names, quick=args.quick, repeat=args.repeat, zarr=not args.no_zarr)
-    print(json.dumps(as_json(*found), indent=1) if args.json else as_text(*found))
+    print(json.dumps(as_json(*found, load_before=load_before), indent=1) if args.json else as_text(*found))
     return 0
 
 
@@ -206,13 +209,15 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from dolb.bench_ab import confirm_commits
     from dolb.results.compare_page import console_text
     from dolb.results.compare_report import compare_folders
 
     out = Path(args.out) if args.out else Path(args.run) / "compare"
-    comparison = compare_folders(
-        args.run, args.baseline, out, alpha=args.alpha, slowdown=args.slowdown, history=args.history
-    )
+    with tempfile.TemporaryDirectory(prefix="dolb-ab-") as scratch:
+        confirm = confirm_commits(args.confirm, scratch, args.ab_rounds) if args.confirm else None
+        comparison = compare_folders(args.run, args.baseline, out, alpha=args.alpha, slowdown=args.slowdown,
+                                     history=args.history, confirm=confirm)
     print(console_text(comparison, out, args.max_rows))
     return 1 if comparison.regressed else 0
 
@@ -363,7 +368,13 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--max-rows", type=positive_int, default=20, metavar="N",
                          help="significant changes printed at most (default 20; all are in the page)")
     compare.add_argument("--history", nargs="+", default=[], metavar="DIR",
-                         help="earlier nights' result folders, oldest first: draw DIR/trend.png")
+                         help="earlier nights' result folders, oldest first: draw DIR/trend.png and the "
+                              "history band of every speed")
+    compare.add_argument("--confirm", metavar="REPO",
+                         help="a git checkout of dolb: re-measure a suspected slowdown A/B, both nights' commits "
+                              "side by side, interleaved; alarm only when that confirms it (nightly)")
+    compare.add_argument("--ab-rounds", type=positive_int, default=7, metavar="N",
+                         help="with --confirm: interleaved rounds of the A/B (default 7)")
     compare.set_defaults(handler=_compare)
     return parser
 

@@ -23,9 +23,7 @@ from dolb.results.compare import (
     Comparison,
     compare_frames,
     compare_stores,
-    compare_throughput,
     pipeline_name,
-    read_bench,
 )
 from dolb.results.compare_page import write_pages
 from dolb.results.figure_style import (
@@ -38,6 +36,7 @@ from dolb.results.figure_style import (
     save,
     series_style,
 )
+from dolb.results.nightly_gate import Confirm, judge_nights
 from dolb.results.report import slug
 from dolb.results.store import ResultStore
 from dolb.results.tables import CONFIG_COLUMNS, TIDY_COLUMNS, aggregate, read_results
@@ -121,6 +120,7 @@ def compare_folders(
     alpha: float = ALPHA,
     slowdown: float = SLOWDOWN,
     history: tuple[str | Path, ...] | list[str | Path] = (),
+    confirm: Confirm | None = None,
 ) -> Comparison:
     """Compare the result folder ``run`` with ``baseline`` and write the report.
 
@@ -129,7 +129,10 @@ def compare_folders(
     metric with a significant change, ``out/throughput.csv`` when there are
     ``bench.json`` files and, when ``history`` (earlier nights' result folders, oldest
     first) is given, ``out/trend.png`` over ``history`` and then ``run``. Every check
-    is made before anything is written.
+    is made before anything is written. The throughput is judged by
+    :func:`dolb.results.nightly_gate.judge_nights` (the history band over
+    ``history``); with ``confirm`` (:func:`dolb.bench_ab.confirm_commits`) a
+    suspected slowdown is an alarm only when an interleaved A/B confirms it.
 
     Raises
     ------
@@ -158,14 +161,18 @@ def compare_folders(
         raise DataError(f"{run} and {baseline}: no configuration, training size and judged metric in common")
     ours, theirs = results[run].judged_keys(), results[baseline].judged_keys()
     metrics = results[run].metrics() | results[baseline].metrics()
+    speed = judge_nights(run, baseline, history, slowdown, confirm)
     comparison = Comparison(
         table,
-        compare_throughput(read_bench(run), read_bench(baseline), slowdown),
+        speed.table,
         alpha,
         slowdown,
         len(ours - theirs),
         len(theirs - ours),
         tuple(sorted(metrics - set(deterministic_metrics()))),
+        speed.ab,
+        speed.machines,
+        speed.note,
     )
     out.mkdir(parents=True, exist_ok=True)
     figures = change_figures(comparison.significant(), results[run], results[baseline], out)
