@@ -230,12 +230,15 @@ class NightGate:
         The two nights' machines (:func:`read_machine`), rows ``baseline`` and ``run``.
     note : str
         What the gate did, one sentence or two.
+    rounds : DataFrame
+        The A/B's speeds, round by round (empty when none ran).
     """
 
     table: pd.DataFrame
     ab: pd.DataFrame
     machines: pd.DataFrame
     note: str
+    rounds: pd.DataFrame
 
 
 Confirm = Callable[[str, str, list[str]], pd.DataFrame]
@@ -261,7 +264,7 @@ def judge_nights(run: str | Path, baseline: str | Path, history=(), slowdown: fl
     earlier = [night for night in history if Path(night).resolve() != Path(run).resolve()
                and read_machine(night)["cpu"] == machines["run"]["cpu"]]
     table = table.merge(history_band([read_bench(night) for night in earlier]), on=BENCH_KEYS, how="left")
-    chosen, ab = [], pd.DataFrame(columns=BENCH_KEYS + AB_COLUMNS)
+    chosen, ab, rounds = [], pd.DataFrame(columns=BENCH_KEYS + AB_COLUMNS), pd.DataFrame()
     if confirm is None:
         note = "No A/B asked: a learner judged slower is an alarm."
         if not same_cpu:
@@ -276,10 +279,11 @@ def judge_nights(run: str | Path, baseline: str | Path, history=(), slowdown: fl
                 if not commit:
                     raise DataError(f"{folder}: its git commit is not recorded (bench.json, run record): "
                                     "no A/B of a suspected slowdown is possible")
-            ab = judge_ab(confirm(*commits, chosen), slowdown)
+            rounds = confirm(*commits, chosen)
+            ab = judge_ab(rounds, slowdown)
             confirmed = sorted(set(ab.loc[ab["confirmed"], "learner"]))
             note = (f"A/B: {', '.join(chosen)} re-measured on both commits ({commits[0][:10]}, {commits[1][:10]}), "
                     f"{int(ab['rounds'].max())} interleaved rounds; confirmed slower: "
                     f"{', '.join(confirmed) or 'none'}.")
     return NightGate(gate(table, slowdown, same_cpu, ab if confirm is not None else None, tuple(chosen)), ab,
-                     pd.DataFrame(machines).T.rename_axis("night").reset_index(), note)
+                     pd.DataFrame(machines).T.rename_axis("night").reset_index(), note, rounds)
