@@ -104,24 +104,29 @@ def history_band(nights: list[pd.DataFrame]) -> pd.DataFrame:
     return band.reset_index()[columns]
 
 
-def suspects(throughput: pd.DataFrame) -> list[str]:
+def suspects(throughput: pd.DataFrame, slowdown: float = SLOWDOWN) -> list[str]:
     """The learners to re-measure A/B: significantly slower (q <
     :data:`~dolb.results.throughput.SPEED_ALPHA`) with a median ratio below
-    :data:`SUSPECT`, the most surprising first (the log of their median ratio over
-    the median ``band_sd`` of their measurements, or 0.1 without a band), at most
+    :data:`SUSPECT`, or slower than ``slowdown`` relative to the night's own change
+    (the median of every learner's ratio: a learner slowed by its code on a night the
+    machine got faster), the most surprising first (the log of their relative ratio
+    over the median ``band_sd`` of their measurements, or 0.1 without a band), at most
     :data:`MAX_AB`.
 
     Examples
     --------
     >>> import pandas as pd
-    >>> table = pd.DataFrame({"learner": ["pa", "sgd", "ftrl"], "q": [0.001, 0.001, 0.5],
-    ...                       "learner_ratio": [0.95, 0.8, 0.5], "band_sd": [0.01, 0.2, 0.1]})
-    >>> suspects(table)
+    >>> table = pd.DataFrame({"learner": ["pa", "sgd", "ftrl", "ogd"], "q": [0.001, 0.5, 0.5, 0.5],
+    ...                       "learner_ratio": [0.95, 0.95, 1.2, 1.3], "band_sd": [0.01, 0.2, 0.1, 0.1]})
+    >>> suspects(table)  # pa significantly slower; sgd 0.88x the night's median ratio (1.075)
     ['pa', 'sgd']
     """
-    found = throughput[(throughput["q"] < SPEED_ALPHA) & (throughput["learner_ratio"] < SUSPECT)]
-    by_learner = found.groupby("learner").agg(ratio=("learner_ratio", "first"), sd=("band_sd", "median"))
-    surprise = np.log(by_learner["ratio"]) / by_learner["sd"].fillna(0.1)
+    judged = throughput[throughput["q"].notna()]
+    by_learner = judged.groupby("learner").agg(ratio=("learner_ratio", "first"), q=("q", "first"),
+                                                sd=("band_sd", "median"))
+    relative = by_learner["ratio"] / by_learner["ratio"].median()
+    chosen = ((by_learner["q"] < SPEED_ALPHA) & (by_learner["ratio"] < SUSPECT)) | (relative < slowdown)
+    surprise = np.log(relative[chosen]) / by_learner.loc[chosen, "sd"].fillna(0.1)
     return surprise.sort_values(kind="stable").index[:MAX_AB].tolist()
 
 
@@ -271,7 +276,7 @@ def judge_nights(run: str | Path, baseline: str | Path, history=(), slowdown: fl
             note = (f"The nights ran on different CPU models ({machines['baseline']['cpu']}; "
                     f"{machines['run']['cpu']}): throughput not compared (no A/B asked).")
     else:
-        chosen = suspects(table)
+        chosen = suspects(table, slowdown)
         note = "A/B: no learner suspected."
         if chosen:
             commits = [machines[night]["git_commit"] for night in ("baseline", "run")]
