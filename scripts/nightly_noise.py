@@ -30,8 +30,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dolb.results.nightly_gate import judge_ab, suspects  # noqa: E402
-from dolb.results.throughput import SLOWDOWN, judge_throughput  # noqa: E402
+from dolb.results.nightly_gate import judge_ab, suspects
+from dolb.results.throughput import SLOWDOWN, judge_throughput
 
 MEASUREMENTS = [(i, s, c) for i in ("sparse", "dense") for s in ("memory", "zarr") for c in ("last", "all")]
 REPEATS = 7
