@@ -18,6 +18,8 @@ from dolb.bench_ab import environment, interleave, side_environment
 from dolb.cli import main
 from dolb.errors import DataError
 from dolb.results.compare import Comparison, compare_frames
+from dolb.results.compare_page import console_text
+from dolb.results.compare_report import compare_folders
 from dolb.results.nightly_gate import history_band, judge_ab, judge_nights
 from dolb.results.tables import TIDY_COLUMNS
 
@@ -175,14 +177,34 @@ def test_worktrees_of_two_commits(tmp_path):
     assert environment(trees[0], trees[0], False, tmp_path).python == sys.executable
 
 
-def test_cli_confirm_outside_a_git_checkout_is_one_line(nights, tmp_path, capsys):
-    run, base = nights
-    for folder in (run, base):
+def with_results(*folders):
+    """Give night folders the results `dolb compare` needs (the same in all)."""
+    for folder in folders:
         (folder / "run.json").write_text(json.dumps({"pipeline": "nightly"}))
         pd.DataFrame([dict(experiment="e", dataset="d", task="binary", learner="pa", split=i, params="",
                            complexity="", conversion="last", n_train=100, metric="test_error", value=0.1,
                            cell_id=f"c{i}") for i in range(3)])[TIDY_COLUMNS].to_csv(folder / "results.csv",
                                                                                       index=False)
+
+
+def test_the_page_shows_both_figures_the_band_and_the_machines(nights, tmp_path):
+    run, base = nights
+    earlier = [night(tmp_path / f"n{i}", {"pa": 100.0, "sgd": 200.0, "ftrl": 300.0}) for i in range(3)]
+    with_results(run, base, *earlier)
+    comparison = compare_folders(run, base, tmp_path / "out", history=[*earlier, base],
+                                 confirm=fake_ab({"pa": 0.8})[0])
+    assert comparison.regressed and set(comparison.slower()["learner"]) == {"pa"}
+    page = (tmp_path / "out" / "compare.md").read_text()
+    for text in ("## A/B re-measurement", "## Machines", "band_low", "ab_ratio", "confirmed slower: pa",
+                 "AMD EPYC", "b" * 40):
+        assert text in page
+    console = console_text(comparison, tmp_path / "out")
+    assert "confirmed slower: pa" in console and "ab_ratio" in console
+
+
+def test_cli_confirm_outside_a_git_checkout_is_one_line(nights, tmp_path, capsys):
+    run, base = nights
+    with_results(run, base)
     assert main(["compare", str(run), str(base), "--confirm", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "nowhere" in err[0] and not (run / "compare").exists()
