@@ -2,7 +2,7 @@
 identical code, and how often does it see a 20 % slowdown of one learner, when nights
 differ by a shift of the whole machine and of each learner?
 
-    python scripts/nightly_noise.py [--nights 200] [--learners 13] [--night-sd 0.12] [--learner-sd 0.08]
+    python scripts/nightly_noise.py [--nights 200] [--learners 8] [--night-sd 0.12] [--learner-sd 0.08]
                                     [--repeat-sd 0.05] [--ab-sd 0.04] [--seed 0]
 
 A night's log speed of one repeat of measurement m of learner l is the night's shift
@@ -67,11 +67,13 @@ def simulate(nights: int, n_learners: int, sd: dict, slowed: str | None, seed: i
     """``nights`` nights judged against a baseline night each; ``slowed`` (a learner
     name such as ``l0``) runs at 0.8x in the judged night and on the A/B's after
     side. Returns the nights with an alarm from the rank test alone (``rank``), with
-    the A/B (``gate``), and with the A/B naming ``slowed`` (``named``)."""
+    the A/B (``gate``), with the A/B naming ``slowed`` (``named``), with ``slowed``
+    re-measured (``suspected``), all as fractions of the nights, and the learners
+    re-measured per night (``ab_learners``)."""
     rng = np.random.default_rng(seed)
     learners = [f"l{i}" for i in range(n_learners)]
     slow = {slowed: 0.8} if slowed else {}
-    counts = {"rank": 0, "gate": 0, "named": 0, "suspected": 0}
+    counts = {"rank": 0, "gate": 0, "named": 0, "suspected": 0, "ab_learners": 0}
     for _ in range(nights):
         base, run = night(rng, learners, sd, {}), night(rng, learners, sd, slow)
         table = pd.DataFrame({"learner": [k[0] for k in run], "repeats_run": [tuple(v) for v in run.values()],
@@ -80,6 +82,7 @@ def simulate(nights: int, n_learners: int, sd: dict, slowed: str | None, seed: i
         counts["rank"] += bool(judged["slower"].any())
         chosen = suspects(judged, SLOWDOWN)
         counts["suspected"] += bool(slowed in chosen)
+        counts["ab_learners"] += len(chosen)
         if chosen:
             ab = judge_ab(ab_rounds(rng, chosen, sd["ab"], slow), SLOWDOWN, intervals=False)
             confirmed = set(ab.loc[ab["confirmed"], "learner"])
@@ -91,7 +94,7 @@ def simulate(nights: int, n_learners: int, sd: dict, slowed: str | None, seed: i
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nights", type=int, default=200)
-    parser.add_argument("--learners", type=int, default=13)
+    parser.add_argument("--learners", type=int, default=8, help="learners benchmarked (dolb bench has 8)")
     parser.add_argument("--night-sd", type=float, default=0.12, help="sd of the log shift of a whole night")
     parser.add_argument("--learner-sd", type=float, default=0.08, help="sd of a learner's own shift in a night")
     parser.add_argument("--repeat-sd", type=float, default=0.05, help="sd of a repeat's log speed in a night")
@@ -102,7 +105,8 @@ def main() -> None:
     same = simulate(args.nights, args.learners, sd, None, args.seed)
     slower = simulate(args.nights, args.learners, sd, "l0", args.seed + 1)
     print(f"{args.nights} nights, {args.learners} learners, spreads {sd}")
-    print(f"identical code: alarms {same['gate']:.1%} with the A/B, {same['rank']:.1%} from the rank test alone")
+    print(f"identical code: alarms {same['gate']:.1%} with the A/B, {same['rank']:.1%} from the rank test alone; "
+          f"{same['ab_learners']:.2f} learners re-measured A/B per night")
     print(f"one learner 0.8x: detected and named {slower['named']:.1%} (suspected {slower['suspected']:.1%}), "
           f"rank test alone {slower['rank']:.1%}")
 

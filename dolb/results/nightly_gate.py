@@ -6,7 +6,8 @@ Two nights on a shared machine differ by more than the code: tonight the machine
 The rank test of :func:`dolb.results.throughput.judge_throughput` models the noise
 within a night, so it only *suspects*: a learner significantly slower (q <
 :data:`~dolb.results.throughput.SPEED_ALPHA`) with a median ratio below
-:data:`SUSPECT` is re-measured A/B (:mod:`dolb.bench_ab`: both nights' commits
+:data:`SUSPECT`, or much slower than the night's other learners (:func:`suspects`),
+is re-measured A/B (:mod:`dolb.bench_ab`: both nights' commits
 side by side, their benchmarks interleaved in the same rounds on this machine, which
 cancels the machine's change), at most :data:`MAX_AB` learners, the most surprising
 first given the history band. The A/B judges each measurement by its per-round
@@ -107,25 +108,25 @@ def history_band(nights: list[pd.DataFrame]) -> pd.DataFrame:
 def suspects(throughput: pd.DataFrame, slowdown: float = SLOWDOWN) -> list[str]:
     """The learners to re-measure A/B: significantly slower (q <
     :data:`~dolb.results.throughput.SPEED_ALPHA`) with a median ratio below
-    :data:`SUSPECT`, or slower than ``slowdown`` relative to the night's own change
-    (the median of every learner's ratio: a learner slowed by its code on a night the
-    machine got faster), the most surprising first (the log of their relative ratio
-    over the median ``band_sd`` of their measurements, or 0.1 without a band), at most
-    :data:`MAX_AB`.
+    :data:`SUSPECT`, or, relative to the night's own change (the median of every
+    learner's ratio: a learner slowed by its code on a night the machine got faster),
+    below halfway between 1 and ``slowdown``; the most surprising first (the log of
+    their relative ratio over the median ``band_sd`` of their measurements, or 0.1
+    without a band), at most :data:`MAX_AB`.
 
     Examples
     --------
     >>> import pandas as pd
     >>> table = pd.DataFrame({"learner": ["pa", "sgd", "ftrl", "ogd"], "q": [0.001, 0.5, 0.5, 0.5],
     ...                       "learner_ratio": [0.95, 0.95, 1.2, 1.3], "band_sd": [0.01, 0.2, 0.1, 0.1]})
-    >>> suspects(table)  # pa significantly slower; sgd 0.88x the night's median ratio (1.075)
+    >>> suspects(table)  # pa significantly slower; sgd 0.88x the night's median ratio (1.075), below 0.95
     ['pa', 'sgd']
     """
     judged = throughput[throughput["q"].notna()]
     by_learner = judged.groupby("learner").agg(ratio=("learner_ratio", "first"), q=("q", "first"),
                                                 sd=("band_sd", "median"))
     relative = by_learner["ratio"] / by_learner["ratio"].median()
-    chosen = ((by_learner["q"] < SPEED_ALPHA) & (by_learner["ratio"] < SUSPECT)) | (relative < slowdown)
+    chosen = ((by_learner["q"] < SPEED_ALPHA) & (by_learner["ratio"] < SUSPECT)) | (relative < (1 + slowdown) / 2)
     surprise = np.log(relative[chosen]) / by_learner.loc[chosen, "sd"].fillna(0.1)
     return surprise.sort_values(kind="stable").index[:MAX_AB].tolist()
 
