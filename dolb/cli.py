@@ -368,13 +368,10 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--max-rows", type=positive_int, default=20, metavar="N",
                          help="significant changes printed at most (default 20; all are in the page)")
     compare.add_argument("--history", nargs="+", default=[], metavar="DIR",
-                         help="earlier nights' result folders, oldest first: draw DIR/trend.png and the "
-                              "history band of every speed")
-    compare.add_argument("--confirm", metavar="REPO",
-                         help="a git checkout of dolb: re-measure a suspected slowdown A/B, both nights' commits "
-                              "side by side, interleaved; alarm only when that confirms it (nightly)")
-    compare.add_argument("--ab-rounds", type=positive_int, default=7, metavar="N",
-                         help="with --confirm: interleaved rounds of the A/B (default 7)")
+                         help="earlier nights' result folders, oldest first: trend.png, each speed's band")
+    compare.add_argument("--confirm", metavar="REPO", help="a git checkout of dolb: a suspected slowdown alarms "
+                         "only if an A/B of both nights' commits, interleaved, confirms it")
+    compare.add_argument("--ab-rounds", type=positive_int, default=7, metavar="N", help="A/B rounds (default 7)")
     compare.set_defaults(handler=_compare)
     return parser
 

@@ -217,6 +217,6 @@ def test_noise_model_few_false_alarms_and_sees_a_slowdown():
     sd = {"night": 0.12, "learner": 0.05, "repeat": 0.05, "ab": 0.04}
     same = noise.simulate(25, 5, sd, None, seed=1)
     slower = noise.simulate(25, 5, sd, "l0", seed=2)
-    assert same["gate"] == 0 and same["rank"] > 0.3  # the rank test alone cries wolf
+    assert same["gate"] == 0 and same["rank"] > 0.2  # the rank test alone cries wolf
     assert slower["named"] >= 0.9
     assert os.environ.get("DOLB_TEST_SLOWDOWN_LEARNER") is None
