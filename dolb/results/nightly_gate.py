@@ -15,7 +15,8 @@ ratios after / before (median, BCa bootstrap interval, one-sided Wilcoxon signed
 p), each learner by its measurements together (median ratio, Fisher's method,
 Benjamini–Hochberg over the learners re-measured): *confirmed* when q <
 ``alpha`` and the median ratio is below the slowdown threshold. Only a confirmed
-learner's measurements whose A/B ratio is below the threshold are *slower*.
+learner's measurements whose A/B ratio is below the threshold are *slower* (the A/B
+measures from memory only: its Zarr rows are judged by their nightly ratio).
 
 The history band of a measurement is the spread of its speed between nights: over the
 earlier nights on the same CPU model (at least :data:`BAND_NIGHTS`), the median of the
@@ -202,7 +203,8 @@ def gate(throughput: pd.DataFrame, slowdown: float, same_cpu: bool, ab: pd.DataF
     -------
     DataFrame
         With an A/B: its columns joined on; ``slower`` where the learner is confirmed
-        and the measurement's A/B ratio is below ``slowdown``; verdicts ``slower``,
+        and the measurement's A/B ratio (the night's ratio for a measurement the A/B
+        does not make: from a Zarr store) is below ``slowdown``; verdicts ``slower``,
         ``not confirmed`` (re-measured, not slower), ``suspected`` (a suspect left out
         of the A/B by :data:`MAX_AB`), else as before. Without: ``slower`` as
         before on the same CPU model; on another every judged row ``other machine``.
@@ -214,7 +216,9 @@ def gate(throughput: pd.DataFrame, slowdown: float, same_cpu: bool, ab: pd.DataF
         judged = table["verdict"].isin(["slower", "unchanged"])
         return table.assign(slower=False, verdict=table["verdict"].where(~judged, "other machine"))
     table = table.merge(ab, on=BENCH_KEYS, how="left")
-    confirmed = table["confirmed"].fillna(False).astype(bool) & (table["ab_ratio"] < slowdown)
+    learners = set(table.loc[table["confirmed"].fillna(False).astype(bool), "learner"])
+    below = table["ab_ratio"].fillna(table["ratio"]) < slowdown  # the A/B's figure, else (Zarr) the night's
+    confirmed = table["learner"].isin(learners) & below & (table["verdict"] != "reference")
     suspected = (table["q"] < SPEED_ALPHA) & (table["learner_ratio"] < SUSPECT) & (table["verdict"] != "reference")
     verdict = np.select([confirmed, table["learner"].isin(remeasured) & suspected, suspected],
                         ["slower", "not confirmed", "suspected"], table["verdict"].where(lambda v: v != "slower",
