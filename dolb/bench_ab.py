@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,25 +162,29 @@ def environment(tree: Path, other: Path, after: bool, scratch: Path) -> Tree:
     return Tree(tree, str(venv / "bin" / "python"), env)
 
 
-def confirm_commits(repo: str | Path, scratch: str | Path, rounds: int = ROUNDS,
+def confirm_commits(repo: str | Path, scratch: str | Path | None = None, rounds: int = ROUNDS,
                     quick: bool = True) -> Callable[[str, str, list[str]], pd.DataFrame]:
     """The A/B step of the nightly gate, for :func:`dolb.results.compare_report.compare_folders`:
     a function (baseline commit, run commit, learners) -> :func:`interleave`'s table,
     which checks both commits of the git repository ``repo`` out as worktrees in
-    ``scratch`` (removed after), each in its own environment (:func:`environment`)."""
-    repo, scratch = Path(repo).resolve(), Path(scratch).resolve()
+    ``scratch`` (default: a temporary folder, deleted after), each in its own
+    environment (:func:`environment`); the worktrees are removed after."""
+    repo = Path(repo).resolve()
 
     def confirm(before: str, after: str, learners: list[str]) -> pd.DataFrame:
-        scratch.mkdir(parents=True, exist_ok=True)
-        trees = [scratch / f"before-{before[:12]}", scratch / f"after-{after[:12]}"]
+        folder = Path(scratch).resolve() if scratch else Path(tempfile.mkdtemp(prefix="dolb-ab-"))
+        folder.mkdir(parents=True, exist_ok=True)
+        trees = [folder / f"before-{before[:12]}", folder / f"after-{after[:12]}"]
         try:
             for tree, commit in zip(trees, (before, after)):
                 checkout(repo, commit, tree)
-            sides = [environment(trees[0], trees[1], False, scratch), environment(trees[1], trees[0], True, scratch)]
+            sides = [environment(trees[0], trees[1], False, folder), environment(trees[1], trees[0], True, folder)]
             return interleave(*sides, learners, rounds, quick)
         finally:
             for tree in trees:
                 if tree.exists():
                     _git(repo, "worktree", "remove", "--force", str(tree))
+            if not scratch:
+                shutil.rmtree(folder, ignore_errors=True)
 
     return confirm

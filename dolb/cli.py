@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import dolb
@@ -122,8 +121,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from dolb.bench import LEARNERS, as_json, as_text, run_bench
-    from dolb.execution.environment import load_average
+    from dolb.bench import LEARNERS, as_json, as_text, load_average, run_bench
 
     if args.omr:
         from dolb.bench_omr import omr_bench
@@ -214,10 +212,9 @@ def _compare(args: argparse.Namespace) -> int:
     from dolb.results.compare_report import compare_folders
 
     out = Path(args.out) if args.out else Path(args.run) / "compare"
-    with tempfile.TemporaryDirectory(prefix="dolb-ab-") as scratch:
-        confirm = confirm_commits(args.confirm, scratch, args.ab_rounds) if args.confirm else None
-        comparison = compare_folders(args.run, args.baseline, out, alpha=args.alpha, slowdown=args.slowdown,
-                                     history=args.history, confirm=confirm)
+    confirm = confirm_commits(args.confirm) if args.confirm else None
+    comparison = compare_folders(args.run, args.baseline, out, alpha=args.alpha, slowdown=args.slowdown,
+                                 history=args.history, confirm=confirm)
     print(console_text(comparison, out, args.max_rows))
     return 1 if comparison.regressed else 0
 
@@ -369,9 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="significant changes printed at most (default 20; all are in the page)")
     compare.add_argument("--history", nargs="+", default=[], metavar="DIR",
                          help="earlier nights' result folders, oldest first: trend.png, each speed's band")
-    compare.add_argument("--confirm", metavar="REPO", help="a git checkout of dolb: a suspected slowdown alarms "
-                         "only if an A/B of both nights' commits, interleaved, confirms it")
-    compare.add_argument("--ab-rounds", type=positive_int, default=7, metavar="N", help="A/B rounds (default 7)")
+    compare.add_argument("--confirm", metavar="REPO", help="a git checkout: a slowdown alarms only if an A/B confirms it")
     compare.set_defaults(handler=_compare)
     return parser
 
