@@ -366,7 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="significant changes printed at most (default 20; all are in the page)")
     compare.add_argument("--history", nargs="+", default=[], metavar="DIR",
                          help="earlier nights' result folders, oldest first: trend.png, each speed's band")
-    compare.add_argument("--confirm", metavar="REPO", help="a git checkout: a slowdown alarms only if an A/B confirms it")
+    compare.add_argument("--confirm", metavar="REPO", help="git checkout: alarm on a slowdown only if an A/B confirms")
     compare.set_defaults(handler=_compare)
     return parser
 
