@@ -122,7 +122,8 @@ def test_metrics_are_compared_exactly_without_ab():
                                          base["value"]))
     table = compare_frames(changed, base).set_index("learner")
     assert table.loc["sgd", "verdict"] == "changed" and table.loc["pa", "verdict"] == "unchanged"
-    assert Comparison(table, pd.DataFrame(columns=["slower"])).regressed
+    comparison = Comparison(table.reset_index(), pd.DataFrame(columns=["slower"]))
+    assert comparison.regressed and comparison.significant()["learner"].tolist() == ["sgd"]  # printed, named
     assert not Comparison(compare_frames(base, base), pd.DataFrame(columns=["slower"])).regressed
 
 

@@ -219,8 +219,9 @@ class Comparison:
     gate_note: str = ""
 
     def significant(self) -> pd.DataFrame:
-        """Rows judged worse, then better, each by increasing q."""
-        rows = self.table[self.table["verdict"].isin(["worse", "better"])]
+        """Rows judged worse, then changed (not significantly, yet not identical), then
+        better, each by increasing q."""
+        rows = self.table[self.table["verdict"].isin(["worse", "changed", "better"])]
         return rows.sort_values(["verdict", "q"], ascending=[False, True], kind="stable")
 
     def slower(self) -> pd.DataFrame:
