@@ -28,14 +28,14 @@ KEYS = [(i, c) for i in ("sparse", "dense") for c in ("last", "all")]
 REPEATS = [1.00, 1.02, 0.98, 1.01, 0.99, 1.03, 0.97]
 
 
-def night(folder, speeds, cpu="AMD EPYC", commit="a" * 40, scale=1.0):
+def night(folder, speeds, cpu="AMD EPYC", commit="a" * 40, scale=1.0, sources=("memory",)):
     """A night's folder with a bench.json: ``speeds`` learner -> speed, every measurement
     of it at that speed times :data:`REPEATS` times ``scale`` (the machine's change)."""
     folder.mkdir(parents=True)
     rows = [{"kind": "machine", "cpu": cpu, "cpus": 2, "load_before": 1.0, "load_after": 1.2, "git_commit": commit}]
-    rows += [{"kind": "throughput", "learner": learner, "input": i, "source": "memory", "conversions": c,
+    rows += [{"kind": "throughput", "learner": learner, "input": i, "source": source, "conversions": c,
               "examples_per_s": speed * scale, "repeats": [speed * scale * r for r in REPEATS]}
-             for learner, speed in speeds.items() for i, c in KEYS]
+             for learner, speed in speeds.items() for i, c in KEYS for source in sources]
     (folder / "bench.json").write_text(json.dumps(rows))
     return folder
 
@@ -76,6 +76,16 @@ def test_alarm_only_where_the_ab_confirms(nights):
     assert "confirmed slower: pa" in found.note
     confirm, _ = fake_ab({})  # identical code: the A/B sees nothing
     assert not judge_nights(run, base, confirm=confirm).table["slower"].any()
+
+
+def test_the_zarr_rows_of_a_confirmed_learner_go_by_the_nights_ratio(tmp_path):
+    both = ("memory", "zarr")
+    base = night(tmp_path / "base", {"pa": 100.0, "sgd": 200.0}, sources=both)
+    run = night(tmp_path / "run", {"pa": 70.0, "sgd": 170.0}, sources=both)
+    table = judge_nights(run, base, confirm=fake_ab({"pa": 0.8})[0]).table  # the A/B: from memory only
+    slower = table[table["slower"]]
+    assert set(slower["learner"]) == {"pa"} and set(slower["source"]) == {"memory", "zarr"}
+    assert slower.loc[slower["source"] == "zarr", "ab_ratio"].isna().all()
 
 
 def test_another_cpu_compares_metrics_only_unless_the_ab_confirms(tmp_path):
