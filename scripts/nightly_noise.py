@@ -2,8 +2,8 @@
 identical code, and how often does it see a 20 % slowdown of one learner, when nights
 differ by a shift of the whole machine and of each learner?
 
-    python scripts/nightly_noise.py [--nights 200] [--learners 8] [--night-sd 0.12] [--learner-sd 0.08]
-                                    [--repeat-sd 0.05] [--ab-sd 0.04] [--seed 0]
+    python scripts/nightly_noise.py [--nights 200] [--learners 8] [--night-sd 0.07] [--learner-sd 0.02]
+                                    [--repeat-sd 0.07] [--ab-sd 0.14] [--seed 0]
 
 A night's log speed of one repeat of measurement m of learner l is the night's shift
 (normal, sd ``--night-sd``, every learner alike) + the learner's shift that night (sd
@@ -15,8 +15,9 @@ gate's own code (:func:`~dolb.results.throughput.judge_throughput`,
 the A/B measures both sides in the same rounds, so the nights' shifts cancel and only
 its within-round noise (sd ``--ab-sd`` per side) remains, over 7 rounds of the 4
 measurements from memory. Defaults: the spreads measured by ``scripts/nightly_trial.py``
-on a shared 2-core machine (see the README). Prints the false-alarm rate (identical
-code) and the detection rate (one learner 0.8x), with and without the A/B.
+over 11 nights on a shared 2-core machine (load average 8-14; see
+``cluster/nightly/README.md``). Prints the false-alarm rate (identical code) and the
+detection rate (one learner 0.8x), with and without the A/B.
 """
 
 from __future__ import annotations
@@ -95,10 +96,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nights", type=int, default=200)
     parser.add_argument("--learners", type=int, default=8, help="learners benchmarked (dolb bench has 8)")
-    parser.add_argument("--night-sd", type=float, default=0.12, help="sd of the log shift of a whole night")
-    parser.add_argument("--learner-sd", type=float, default=0.08, help="sd of a learner's own shift in a night")
-    parser.add_argument("--repeat-sd", type=float, default=0.05, help="sd of a repeat's log speed in a night")
-    parser.add_argument("--ab-sd", type=float, default=0.04, help="sd of one side's log speed in an A/B round")
+    parser.add_argument("--night-sd", type=float, default=0.07, help="sd of the log shift of a whole night")
+    parser.add_argument("--learner-sd", type=float, default=0.02, help="sd of a learner's own shift in a night")
+    parser.add_argument("--repeat-sd", type=float, default=0.07, help="sd of a repeat's log speed in a night")
+    parser.add_argument("--ab-sd", type=float, default=0.14, help="sd of one side's log speed in an A/B round")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     sd = {"night": args.night_sd, "learner": args.learner_sd, "repeat": args.repeat_sd, "ab": args.ab_sd}
