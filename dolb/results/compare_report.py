@@ -137,9 +137,11 @@ def compare_folders(
     Raises
     ------
     DataError
-        A folder is not a result folder, or the runs have nothing in common.
+        A folder is not a result folder, the runs have nothing in common, or (with
+        ``confirm`` and a suspect) a night's git commit is not recorded.
     ConfigError
-        The folders ran different pipelines, or a threshold is out of range.
+        The folders ran different pipelines, a threshold is out of range, or the A/B
+        could not run (git, an environment, a benchmark).
 
     Examples
     --------
