@@ -44,6 +44,7 @@ import scipy.sparse as sp
 import dolb
 from dolb.bench_bare import perceptron
 from dolb.data import generate, open_dataset, stream_blocks, write_dataset
+from dolb.execution.environment import cpu_model, frequency_governor, git_commit, load_average
 from dolb.learners import learner_class, registered_learners
 
 BLOCK = 8192
@@ -168,26 +169,17 @@ def cutoff_memory(sizes: Iterable[int], d: int = 100) -> list[dict]:
     return rows
 
 
-def machine_info() -> dict:
-    """What the speeds depend on besides the code: the machine, its processor, and the
-    versions of Python, NumPy, SciPy, Numba and dolb."""
+def machine_info(load_before: float | None = None) -> dict:
+    """What the speeds depend on besides the code: the machine (its CPU model, cores,
+    frequency governor, the load average before the benchmark, ``load_before``, and
+    now), the git commit of the code, and the versions of Python, NumPy, SciPy, Numba
+    and dolb. ``dolb compare`` reads it from ``bench.json``."""
     return {
-        "host": platform.node(), "machine": platform.machine(), "cpu": _cpu_model(), "cpus": os.cpu_count(),
-        "system": platform.platform(), "python": platform.python_version(), "numpy": np.__version__,
-        "scipy": scipy.__version__, "numba": numba.__version__, "dolb": dolb.__version__,
+        "host": platform.node(), "machine": platform.machine(), "cpu": cpu_model(), "cpus": os.cpu_count(),
+        "governor": frequency_governor(), "load_before": load_before, "load_after": load_average(),
+        "git_commit": git_commit(), "system": platform.platform(), "python": platform.python_version(),
+        "numpy": np.__version__, "scipy": scipy.__version__, "numba": numba.__version__, "dolb": dolb.__version__,
     }
-
-
-def _cpu_model() -> str:
-    """The processor's model name (Linux: /proc/cpuinfo), else what platform says."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def run_bench(
@@ -208,11 +200,13 @@ def run_bench(
     return found, {"reference_perceptron_sparse_memory": reference}, memory
 
 
-def as_json(found: list[Measurement], reference: dict[str, list[float]], memory: list[dict]) -> list[dict]:
-    """The benchmark as a JSON list: the machine, one object per measurement (with every
+def as_json(found: list[Measurement], reference: dict[str, list[float]], memory: list[dict],
+            load_before: float | None = None) -> list[dict]:
+    """The benchmark as a JSON list: the machine (:func:`machine_info`, ``load_before``
+    the load average before the benchmark), one object per measurement (with every
     repeat), then the reference loop and the cutoff memory rows (``kind`` tells them
     apart)."""
-    rows = [{"kind": "machine", **machine_info()}]
+    rows = [{"kind": "machine", **machine_info(load_before)}]
     rows += [{"kind": "throughput", **asdict(m)} for m in found]
     rows += [{"kind": "reference", "learner": "reference_perceptron", "input": "sparse", "source": "memory",
               "conversions": "none", "examples_per_s": statistics.median(speeds), "repeats": speeds}

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import dolb
+from dolb.cli_arguments import fraction, lasting_folder, positive_int, writable_file
 from dolb.console import configure_logging, quiet_on_interrupt
 from dolb.errors import ConfigError, DataError, DolbError
 
@@ -29,22 +30,11 @@ def _where(args: argparse.Namespace) -> dict:
             "dashboard": args.dashboard}
 
 
-def _writable_file(option: str, path: str | None) -> None:
-    """ConfigError, before anything runs, when ``path`` cannot become a file."""
-    if path is None:
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise ConfigError(f"{option} {path}: is a folder, expected a file name")
-    if not target.absolute().parent.is_dir():
-        raise ConfigError(f"{option} {path}: its folder {target.absolute().parent} does not exist")
-
-
 def _run(args: argparse.Namespace) -> int:
     from dolb.execution.sweep import run_sweep
     from dolb.results.store import ResultStore
 
-    _writable_file("--performance-report", args.performance_report)
+    writable_file("--performance-report", args.performance_report)
     summary = run_sweep(args.pipeline, args.out, **_where(args), retry_failed=args.retry_failed,
                         progress=not args.no_progress and args.verbosity >= 0, report_file=args.performance_report,
                         gather=args.gather, data_dir=args.data_cache, force=args.force)
@@ -88,7 +78,7 @@ def _export(args: argparse.Namespace) -> int:
     from dolb.results.query import rows
 
     store = _result_store(args.dir)
-    _writable_file("--to", args.to)
+    writable_file("--to", args.to)
     target = Path(args.to) if args.to else Path(args.dir) / "results.csv"
     frame = rows(store)
     partial = target.with_name(f".{target.name}.tmp")
@@ -117,7 +107,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from dolb.bench import LEARNERS, as_json, as_text, run_bench
+    from dolb.bench import LEARNERS, as_json, as_text, load_average, run_bench
 
     if args.omr:
         from dolb.bench_omr import omr_bench
@@ -141,8 +131,9 @@ def _bench(args: argparse.Namespace) -> int:
     for name in names or ():
         if name not in LEARNERS:
             raise ConfigError(f"--only: unknown learner {name!r} (known: {', '.join(LEARNERS)})")
+    load_before = load_average()
     found = run_bench(names, quick=args.quick, repeat=args.repeat, zarr=not args.no_zarr)
-    print(json.dumps(as_json(*found), indent=1) if args.json else as_text(*found))
+    print(json.dumps(as_json(*found, load_before=load_before), indent=1) if args.json else as_text(*found))
     return 0
 
 
@@ -205,47 +196,16 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from dolb.bench_ab import confirm_commits
     from dolb.results.compare_page import console_text
     from dolb.results.compare_report import compare_folders
 
     out = Path(args.out) if args.out else Path(args.run) / "compare"
-    comparison = compare_folders(
-        args.run, args.baseline, out, alpha=args.alpha, slowdown=args.slowdown, history=args.history, rtol=args.rtol
-    )
+    confirm = confirm_commits(args.confirm) if args.confirm else None
+    comparison = compare_folders(args.run, args.baseline, out, alpha=args.alpha, slowdown=args.slowdown,
+                                 history=args.history, rtol=args.rtol, confirm=confirm)
     print(console_text(comparison, out, args.max_rows))
     return 1 if comparison.regressed else 0
-
-
-def positive_int(text: str) -> int:
-    """An argument that must be a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
-    return value
-
-
-def fraction(text: str) -> float:
-    """An argument that must be a number strictly between 0 and 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text}")
-    return value
-
-
-def lasting_folder(text: str) -> str:
-    """A result folder a command writes: not ``memory://``, whose files would vanish
-    with this process before anyone could read them (``dolb.run`` takes it)."""
-    if text.startswith("memory://"):
-        raise argparse.ArgumentTypeError(
-            f"{text}: results in memory vanish when dolb exits; give a folder or a URL of lasting storage"
-        )
-    return text
 
 
 class _Parser(argparse.ArgumentParser):
@@ -364,7 +324,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--max-rows", type=positive_int, default=20, metavar="N",
                          help="significant changes printed at most (default 20; all are in the page)")
     compare.add_argument("--history", nargs="+", default=[], metavar="DIR",
-                         help="earlier nights' result folders, oldest first: draw DIR/trend.png")
+                         help="earlier nights' result folders, oldest first: trend.png, each speed's band")
+    compare.add_argument("--confirm", metavar="REPO", help="git checkout: alarm on a slowdown only if an A/B confirms")
     compare.set_defaults(handler=_compare)
     return parser
 

@@ -37,7 +37,7 @@ def test_every_learner_input_source_and_conversion_is_measured(quick_bench):
 
 
 def test_json_and_text(quick_bench):
-    rows = as_json(*quick_bench)
+    rows = as_json(*quick_bench, load_before=1.5)
     throughput = [r for r in rows if r["kind"] == "throughput"]
     assert len(throughput) == 16
     for row in throughput:
@@ -45,7 +45,8 @@ def test_json_and_text(quick_bench):
     json.dumps(rows)  # serialisable
     machine = rows[0]
     assert machine["kind"] == "machine" and machine["cpus"] >= 1
-    assert {"host", "cpu", "system", "python", "numpy", "scipy", "numba", "dolb"} <= set(machine)
+    assert {"host", "cpu", "system", "python", "numpy", "scipy", "numba", "dolb", "governor", "git_commit"} <= set(machine)
+    assert machine["load_before"] == 1.5 and machine["load_after"] >= 0  # the load around the benchmark
     for row in throughput + [r for r in rows if r["kind"] == "reference"]:  # every repeat kept, the median shown
         assert len(row["repeats"]) == 1 and row["examples_per_s"] == row["repeats"][0]
     text = as_text(*quick_bench)

@@ -63,9 +63,10 @@ def test_identical_runs_and_informational_metrics_are_never_flagged(informationa
     assert table["verdict"].tolist() == ["unchanged"] and table["p"].tolist() == [1.0]
 
 
-def test_one_pair_is_never_flagged_and_a_constant_shift_is_certain():
+def test_one_pair_is_untested_yet_changed_and_a_constant_shift_is_certain():
     single = compare_frames(tidy([0.9]), tidy([0.1])).iloc[0]
-    assert np.isnan(single["p"]) and np.isnan(single["q"]) and single["verdict"] == "untested"
+    assert np.isnan(single["p"]) and np.isnan(single["q"]) and single["verdict"] == "changed"
+    assert compare_frames(tidy([0.1]), tidy([0.1])).iloc[0]["verdict"] == "untested"
     shifted = compare_frames(tidy([0.25, 0.5, 0.75]), tidy([0.0, 0.25, 0.5])).iloc[0]
     assert (shifted["t"], shifted["p"], shifted["verdict"]) == (np.inf, 0.0, "worse")
 

@@ -52,6 +52,8 @@ def test_a_good_night_runs_every_step_and_exits_0(tmp_path):
     code, calls, tonight, _ = night(tmp_path)
     assert (code, calls) == (0, ["pip", "run", "bench", "compare"])
     assert (tonight / "bench.json").read_text() == "[]\n"
+    compare = (tmp_path / "calls").read_text().splitlines()[-1]
+    assert compare.endswith("--confirm .")  # a suspected slowdown is re-measured A/B in this checkout
 
 
 def test_failed_cells_are_still_benched_and_compared(tmp_path):

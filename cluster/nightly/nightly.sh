@@ -6,9 +6,10 @@
 #
 #   cluster/nightly/nightly.sh [RUNS_DIR]      (default: runs/nightly)
 #
-# Exit status: 0 all well; 1 failed cells, or something significantly worse or slower
-# than the previous night; 2 an error (a step could not run: bad input, a crash, no
-# results). Each problem is named on standard error as it happens.
+# Exit status: 0 all well; 1 failed cells, a metric changed, or something significantly
+# worse or slower (confirmed A/B) than the previous night; 2 an error (a step could not
+# run: bad input, a crash, no results). Each problem is named on standard error as it
+# happens.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-runs/nightly}
@@ -43,8 +44,10 @@ if [ -z "$previous" ]; then
   say "first night: nothing to compare with"
 else
   history=$(find "$runs" -mindepth 1 -maxdepth 1 -type d -name '????-??-??' | sort | tail -n 30)
+  # a suspected slowdown is re-measured A/B (both nights' commits, worktrees of this
+  # checkout, interleaved) and is an alarm only if that confirms it
   # shellcheck disable=SC2086  # one folder per word
-  dolb compare "$tonight" "$previous" --history $history
+  dolb compare "$tonight" "$previous" --history $history --confirm .
   case $? in
     0) ;;
     1) worse=1 ;;

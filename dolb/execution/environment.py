@@ -48,6 +48,23 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def load_average() -> float | None:
+    """The machine's load average over the last minute (None where the system has none)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
+def frequency_governor() -> str | None:
+    """The CPU frequency governor of the first CPU (Linux ``cpufreq``; None where it is
+    not readable, as in most containers and virtual machines)."""
+    try:
+        return Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").read_text().strip() or None
+    except OSError:
+        return None
+
+
 def arithmetic() -> dict:
     """What decides the bits of this process's floating-point results beyond the code:
     the CPU, each loaded BLAS (library, version, the kernel it chose, threads), the CPU

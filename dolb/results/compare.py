@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -120,7 +120,9 @@ def pairs_of(run: pd.DataFrame, baseline: pd.DataFrame, finite_only: bool = True
 def _judge(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
     """Add Benjamini–Hochberg q-values over every test of ``table`` and the verdict:
     ``worse`` (q < alpha, mean difference > 0), ``better`` (q < alpha, < 0),
-    ``unchanged``, or ``untested`` (fewer than two finite pairs)."""
+    ``changed`` (not significant, but a pair differs: the metrics are deterministic, so
+    identical code gives identical values), ``unchanged``, or ``untested`` (fewer than
+    two finite pairs, all equal)."""
     p = table["p"].to_numpy(dtype=float)
     tested = np.isfinite(p)
     q = np.full(p.shape, np.nan)
@@ -128,9 +130,11 @@ def _judge(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
         q[tested] = st.false_discovery_control(p[tested], method="bh")
     significant = tested & (np.nan_to_num(q, nan=1.0) < alpha)
     difference = table["difference"].to_numpy(dtype=float)
+    spread = (table["ci_high"] - table["ci_low"]).to_numpy(dtype=float)
+    changed = (np.nan_to_num(difference) != 0) | (np.nan_to_num(spread) > 0)
     verdict = np.select(
-        [~tested, significant & (difference > 0), significant & (difference < 0)],
-        ["untested", "worse", "better"],
+        [significant & (difference > 0), significant & (difference < 0), changed, ~tested],
+        ["worse", "better", "changed", "untested"],
         "unchanged",
     )
     return table.assign(q=q, verdict=verdict)
@@ -206,6 +210,11 @@ class Comparison:
         of worker differ; empty otherwise.
     rtol : float, optional
         Given (``--rtol``), a value differing by more makes the comparison a regression.
+    ab, bench_machines : DataFrame
+        The nightly gate's A/B re-measurement and both nights' machines
+        (:class:`dolb.results.nightly_gate.NightGate`; empty when not given).
+    gate_note : str
+        What the throughput gate did.
     """
 
     table: pd.DataFrame
@@ -218,10 +227,14 @@ class Comparison:
     agreement: Agreement | None = None
     machines: tuple[str, str] = ("", "")
     rtol: float | None = None
+    ab: pd.DataFrame = field(default_factory=pd.DataFrame)
+    bench_machines: pd.DataFrame = field(default_factory=pd.DataFrame)
+    gate_note: str = ""
 
     def significant(self) -> pd.DataFrame:
-        """Rows judged worse, then better, each by increasing q."""
-        rows = self.table[self.table["verdict"].isin(["worse", "better"])]
+        """Rows judged worse, then changed (not significantly, yet not identical), then
+        better, each by increasing q."""
+        rows = self.table[self.table["verdict"].isin(["worse", "changed", "better"])]
         return rows.sort_values(["verdict", "q"], ascending=[False, True], kind="stable")
 
     def slower(self) -> pd.DataFrame:
@@ -230,10 +243,11 @@ class Comparison:
 
     @property
     def regressed(self) -> bool:
-        """Whether anything got significantly worse or slower, or (with ``rtol``) a value
-        differs beyond it (``dolb compare`` exits 1)."""
+        """Whether anything got significantly worse, changed or got slower, or (with
+        ``rtol``) a value differs beyond it (``dolb compare`` exits 1)."""
         beyond = self.rtol is not None and self.agreement is not None and self.agreement.verdict == "beyond"
-        return bool((self.table["verdict"] == "worse").any() or self.throughput["slower"].any() or beyond)
+        changed = self.table["verdict"].isin(["worse", "changed"]).any()
+        return bool(changed or self.throughput["slower"].any() or beyond)
 
     def summary(self) -> str:
         """One line: how many rows were compared, worse, better, unchanged (untested),
@@ -243,6 +257,8 @@ class Comparison:
             f"{len(self.table)} compared: {counts.get('worse', 0)} worse, {counts.get('better', 0)} better, "
             f"{counts.get('unchanged', 0)} unchanged"
         )
+        if counts.get("changed", 0):
+            line += f", {counts['changed']} changed (not significantly, but not identical)"
         if counts.get("untested", 0):
             line += f", {counts['untested']} untested (fewer than two finite pairs)"
         if len(self.throughput):
@@ -250,4 +266,6 @@ class Comparison:
                 f"; throughput: {len(self.slower())} of {len(self.throughput)} below "
                 f"{self.slowdown:g}x the baseline"
             )
+            if len(self.ab):
+                line += " (confirmed A/B)"
         return line

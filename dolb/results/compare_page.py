@@ -22,6 +22,9 @@ WORST = 3
 CONSOLE = ["experiment", "dataset", "configuration", "metric", "n_train", "baseline", "run", "relative", "q",
            "verdict"]
 """Columns of the console's table of significant changes."""
+SLOWER = ["learner", "input", "source", "conversions", "examples_per_s_baseline", "examples_per_s_run", "ratio",
+          "ab_ratio", "ab_low", "ab_high", "verdict"]
+"""Columns of the console's table of slower measurements (the A/B's where there is one)."""
 
 
 def shown(table: pd.DataFrame) -> pd.DataFrame:
@@ -105,8 +108,26 @@ def sections(comparison: Comparison, figures: list[Path]) -> list[Section]:
              f"learners (q < {SPEED_ALPHA:g}); a learner is slower when significant and its median ratio "
              f"(learner_ratio) is below {comparison.slowdown:g}, and so are its measurements below that. "
              f"Measurements with fewer than {MIN_REPEATS} repeats on a side are not judged, nor the "
-             "reference loop (the machine's own change).",),
+             "reference loop (the machine's own change). A learner significantly slower is only suspected: "
+             "with --confirm it is re-measured A/B and is slower only if that confirms it (see below). "
+             "band_low-band_high: the history band, the spread of the speed between earlier nights on this "
+             "CPU model (median of the nights' medians times exp(+-2 robust sd), band_sd in log units).",
+             comparison.gate_note),
             comparison.throughput))
+    if len(comparison.ab):
+        parts.append(Section(
+            "A/B re-measurement",
+            ("Both nights' commits checked out side by side, each in its own environment, their benchmarks "
+             "interleaved round by round on this machine (the machine's change cancels). Per measurement: "
+             "medians of each side, the median per-round ratio after / before with its 95 % BCa bootstrap "
+             "interval, the one-sided Wilcoxon signed-rank p; per learner: the median ratio and Fisher's method, "
+             f"Benjamini-Hochberg over the learners; confirmed when q < {SPEED_ALPHA:g} and the ratio is below "
+             f"{comparison.slowdown:g}.",),
+            comparison.ab))
+    if len(comparison.bench_machines):
+        parts.append(Section("Machines", ("The machine of each night, from its bench.json: CPU model, cores, "
+                                          "frequency governor, load average before and after the benchmark, "
+                                          "the git commit benchmarked.",), comparison.bench_machines))
     if figures:
         parts.append(Section("Figures", ("Significant changes: mean over splits with the 95 % t band; solid: run, "
                                          "dashed: baseline. Trend: the mean at the largest size, night by night.",),
@@ -172,7 +193,11 @@ def console_text(comparison: Comparison, out: str | Path, max_rows: int = MAX_RO
         if len(significant) > max_rows:
             heading += f", the first {max_rows} of {len(significant)} (--max-rows)"
         parts.append(f"{heading}:\n" + (f"{caption}\n" if caption else "") + to_markdown(table))
+    if comparison.gate_note:
+        parts.append(comparison.gate_note)
     if len(comparison.slower()):
-        parts.append(f"Slower than {comparison.slowdown:g}x the baseline:\n{to_markdown(comparison.slower())}")
+        slower = comparison.slower()
+        parts.append(f"Slower than {comparison.slowdown:g}x the baseline:\n"
+                     f"{to_markdown(slower[[c for c in SLOWER if c in slower]])}")
     parts.append(f"Page: {Path(out) / 'compare.html'} (also compare.md; every row in compare.csv)")
     return "\n\n".join(parts)

@@ -24,10 +24,8 @@ from dolb.results.compare import (
     Comparison,
     compare_frames,
     compare_stores,
-    compare_throughput,
     pairs_of,
     pipeline_name,
-    read_bench,
 )
 from dolb.results.compare_page import write_pages
 from dolb.results.figure_style import (
@@ -41,6 +39,7 @@ from dolb.results.figure_style import (
     series_style,
 )
 from dolb.results.history import machines, read_records, same_machines
+from dolb.results.nightly_gate import Confirm, judge_nights
 from dolb.results.report import slug
 from dolb.results.store import ResultStore
 from dolb.results.tables import CONFIG_COLUMNS, TIDY_COLUMNS, aggregate, read_results
@@ -145,6 +144,7 @@ def compare_folders(
     slowdown: float = SLOWDOWN,
     history: tuple[str | Path, ...] | list[str | Path] = (),
     rtol: float | None = None,
+    confirm: Confirm | None = None,
 ) -> Comparison:
     """Compare the result folder ``run`` with ``baseline`` and write the report.
 
@@ -157,13 +157,19 @@ def compare_folders(
     (:mod:`dolb.results.agreement`): bit-identical, within floating-point noise (then the
     machines of the two runs, when they differ, are named as the likely cause) or beyond
     ``rtol`` (given, that is a regression).
+    The throughput is judged by
+    :func:`dolb.results.nightly_gate.judge_nights` (the history band over
+    ``history``); with ``confirm`` (:func:`dolb.bench_ab.confirm_commits`) a
+    suspected slowdown is an alarm only when an interleaved A/B confirms it.
 
     Raises
     ------
     DataError
-        A folder is not a result folder, or the runs have nothing in common.
+        A folder is not a result folder, the runs have nothing in common, or (with
+        ``confirm`` and a suspect) a night's git commit is not recorded.
     ConfigError
-        The folders ran different pipelines, or a threshold is out of range.
+        The folders ran different pipelines, a threshold is out of range, or the A/B
+        could not run (git, an environment, a benchmark).
 
     Examples
     --------
@@ -185,9 +191,10 @@ def compare_folders(
         raise DataError(f"{run} and {baseline}: no configuration, training size and judged metric in common")
     ours, theirs = results[run].judged_keys(), results[baseline].judged_keys()
     metrics = results[run].metrics() | results[baseline].metrics()
+    speed = judge_nights(run, baseline, history, slowdown, confirm)
     comparison = Comparison(
         table,
-        compare_throughput(read_bench(run), read_bench(baseline), slowdown),
+        speed.table,
         alpha,
         slowdown,
         len(ours - theirs),
@@ -196,6 +203,9 @@ def compare_folders(
         _agreement(results[run], results[baseline], RTOL if rtol is None else rtol),
         _machines(run, baseline),
         rtol,
+        speed.ab,
+        speed.machines,
+        speed.note,
     )
     out.mkdir(parents=True, exist_ok=True)
     figures = change_figures(comparison.significant(), results[run], results[baseline], out)

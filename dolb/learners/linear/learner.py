@@ -4,7 +4,9 @@ the hub that builds their conversions and runs the compiled driver."""
 from __future__ import annotations
 
 import functools
+import os
 import sys
+import time
 from typing import Any, ClassVar, NoReturn
 
 import numpy as np
@@ -20,6 +22,19 @@ from dolb.learners.base import OnlineLearner
 from dolb.learners.linear.driver import FED, compile_driver, listens_to_nothing, switches
 from dolb.learners.linear.layout import DenseLayout, csr_parts, row_arrays
 from dolb.learners.linear.params import step_params_class, step_value
+
+TEST_SLOWDOWN = "DOLB_TEST_SLOWDOWN_LEARNER"
+"""Test only (``scripts/nightly_trial.py``, never set otherwise): ``NAME`` or
+``NAME:FRACTION`` makes learner NAME spend FRACTION (default 0.25) more CPU time on
+every block of :meth:`LinearLearner.learn_running`, a busy loop after the block: a
+slowdown to 1 / (1 + FRACTION) of its speed (0.8), to check that the nightly gate
+sees one."""
+
+
+def _test_slowdown(name: str) -> float:
+    """The extra CPU time fraction :data:`TEST_SLOWDOWN` asks of learner ``name`` (0.0)."""
+    target, _, fraction = os.environ.get(TEST_SLOWDOWN, "").partition(":")
+    return float(fraction or 0.25) if target == name else 0.0
 
 
 def read_only(a: np.ndarray) -> np.ndarray:
@@ -196,9 +211,14 @@ class LinearLearner(OnlineLearner):
         predictions after, a second pass over 0.5 MB)."""
         if labelled is not None:
             return super().learn_running(X, y, labelled, total)
+        extra, start = _test_slowdown(self.name), time.thread_time()
         X, y, _ = self._block(X, y, None)
         running = self._learn(X, y, float(total))
         self.n_seen += y.shape[0]
+        if extra:
+            until = time.thread_time() + extra * (time.thread_time() - start)
+            while time.thread_time() < until:
+                pass
         return running
 
     def _learn(self, X, y, total: float | None = None):

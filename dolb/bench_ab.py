@@ -1,0 +1,190 @@
+"""Speed of two source trees of dolb side by side (A/B): ``dolb bench`` run alternately
+on each, round after round (before, after, after, before, ...), so that a machine that
+slows down or speeds up during the measurement weighs on both alike; the nightly gate
+(``dolb compare --confirm``) re-measures a suspected slowdown this way before it alarms,
+and ``scripts/bench_ab.py`` compares two checkouts by hand.
+
+Each tree runs in its own environment: its ``dolb`` package first on PYTHONPATH, with
+this interpreter, when its ``requirements.lock`` is the same as the other tree's (the
+installed packages are then the locked ones of both); otherwise a virtual environment
+with the tree installed at its own locked versions (``pip install -c requirements.lock
+-e TREE``, which needs the package index). Environment variables ``DOLB_TEST_*``
+(test-only switches such as :data:`dolb.learners.linear.learner.TEST_SLOWDOWN`) reach
+the *after* tree only, so that an injected slowdown behaves as a change of its code.
+
+dolb's plugins are found through the installed package's entry points, which may name
+modules a tree does not have (an older tree, say): each run sees only the ``dolb.*``
+entry points whose module its own tree can import (:data:`LAUNCH`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from dolb.errors import ConfigError
+
+LAUNCH = """
+import importlib, importlib.metadata as metadata, sys
+installed = metadata.entry_points
+def importable(point):
+    try:
+        importlib.import_module(point.module)
+    except ImportError:
+        return False
+    return True
+def entry_points(**selection):
+    found = installed(**selection)
+    if not selection.get("group", "").startswith("dolb."):
+        return found
+    return metadata.EntryPoints(p for p in found if importable(p))
+metadata.entry_points = entry_points
+from dolb.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+"""Runs ``dolb`` with the ``dolb.*`` entry points limited to the modules the tree on
+PYTHONPATH can import."""
+TEST_ONLY = "DOLB_TEST_"
+"""Prefix of the environment variables given to the after tree only."""
+ROUNDS = 7
+"""Rounds of an A/B: each runs ``dolb bench`` once on each tree."""
+KEY = ("learner", "input", "source", "conversions")
+
+
+@dataclass
+class Tree:
+    """A dolb source tree and how to run it: ``python`` (an interpreter; this one, or a
+    virtual environment's) and ``env``, its environment."""
+
+    path: Path
+    python: str = sys.executable
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def side_environment(tree: Path, after: bool) -> dict[str, str]:
+    """The environment of one side: ours with ``tree`` as PYTHONPATH, the ``DOLB_TEST_*``
+    variables kept on the after side only.
+
+    Examples
+    --------
+    >>> import os
+    >>> os.environ["DOLB_TEST_X"] = "1"
+    >>> "DOLB_TEST_X" in side_environment(Path("a"), after=False), "DOLB_TEST_X" in side_environment(Path("b"), True)
+    (False, True)
+    """
+    env = {k: v for k, v in os.environ.items() if after or not k.startswith(TEST_ONLY)}
+    return {**env, "PYTHONPATH": str(Path(tree).resolve())}
+
+
+def bench_once(tree: Tree, only: list[str], quick: bool = True, repeat: int = 3) -> dict[tuple, float]:
+    """One ``dolb bench --json --no-zarr`` process on ``tree`` (``repeat`` interleaved
+    repeats inside it): examples per second, the median of the repeats, by (learner,
+    input, source, conversions)."""
+    command = [tree.python, "-c", LAUNCH, "bench", "--json", "--no-zarr", "--repeat", str(repeat),
+               "--only", ",".join(only)] + (["--quick"] if quick else [])
+    done = subprocess.run(command, env=tree.env, cwd=tree.path, capture_output=True, text=True)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise ConfigError(f"dolb bench failed in {tree.path}: {last}")
+    return {tuple(row[k] for k in KEY): row["examples_per_s"] for row in json.loads(done.stdout)
+            if row.get("kind") == "throughput"}
+
+
+def interleave(before: Tree, after: Tree, only: list[str], rounds: int = ROUNDS, quick: bool = True,
+               measure: Callable[[Tree], dict[tuple, float]] | None = None) -> pd.DataFrame:
+    """``rounds`` rounds of the benchmark on both trees, alternating which goes first.
+
+    Parameters
+    ----------
+    before, after : Tree
+        The baseline's and the run's trees.
+    only : list of str
+        The learners measured.
+    measure : callable, optional
+        Tree -> examples per second by key (default :func:`bench_once` of ``only``).
+
+    Returns
+    -------
+    DataFrame
+        One row per round × measurement in both: learner, input, source, conversions,
+        ``round``, ``before`` and ``after`` (examples per second).
+    """
+    measure = measure or (lambda tree: bench_once(tree, only, quick))
+    rows = []
+    for r in range(rounds):
+        order = [before, after] if r % 2 == 0 else [after, before]
+        found = {id(tree): measure(tree) for tree in order}
+        speeds_before, speeds_after = found[id(before)], found[id(after)]
+        rows += [(*key, r, speeds_before[key], speed) for key, speed in speeds_after.items() if key in speeds_before]
+    return pd.DataFrame(rows, columns=[*KEY, "round", "before", "after"])
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise ConfigError(f"git {' '.join(args)} in {repo}: {last}")
+    return done.stdout
+
+
+def checkout(repo: Path, commit: str, folder: Path) -> Path:
+    """A git worktree of ``repo`` at ``commit`` in ``folder`` (detached)."""
+    _git(repo, "worktree", "add", "--detach", "--force", str(folder), commit)
+    return folder
+
+
+def environment(tree: Path, other: Path, after: bool, scratch: Path) -> Tree:
+    """How to run ``tree``: with this interpreter when its ``requirements.lock`` is the
+    same as ``other``'s, else in a new virtual environment in ``scratch`` with ``tree``
+    installed at its locked versions."""
+    lock, theirs = tree / "requirements.lock", other / "requirements.lock"
+    env = side_environment(tree, after)
+    if lock.is_file() and theirs.is_file() and lock.read_bytes() == theirs.read_bytes():
+        return Tree(tree, sys.executable, env)
+    venv = scratch / f"venv-{tree.name}"
+    steps = [[sys.executable, "-m", "venv", str(venv)],
+             [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "-e", str(tree)]
+             + (["-c", str(lock)] if lock.is_file() else [])]
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise ConfigError(f"cannot build the environment of {tree}: {(done.stderr.strip() or 'failed')[-300:]}")
+    env.pop("PYTHONPATH")
+    return Tree(tree, str(venv / "bin" / "python"), env)
+
+
+def confirm_commits(repo: str | Path, scratch: str | Path | None = None, rounds: int = ROUNDS,
+                    quick: bool = True) -> Callable[[str, str, list[str]], pd.DataFrame]:
+    """The A/B step of the nightly gate, for :func:`dolb.results.compare_report.compare_folders`:
+    a function (baseline commit, run commit, learners) -> :func:`interleave`'s table,
+    which checks both commits of the git repository ``repo`` out as worktrees in
+    ``scratch`` (default: a temporary folder, deleted after), each in its own
+    environment (:func:`environment`); the worktrees are removed after."""
+    repo = Path(repo).resolve()
+
+    def confirm(before: str, after: str, learners: list[str]) -> pd.DataFrame:
+        folder = Path(scratch).resolve() if scratch else Path(tempfile.mkdtemp(prefix="dolb-ab-"))
+        folder.mkdir(parents=True, exist_ok=True)
+        trees = [folder / f"before-{before[:12]}", folder / f"after-{after[:12]}"]
+        try:
+            for tree, commit in zip(trees, (before, after)):
+                checkout(repo, commit, tree)
+            sides = [environment(trees[0], trees[1], False, folder), environment(trees[1], trees[0], True, folder)]
+            return interleave(*sides, learners, rounds, quick)
+        finally:
+            for tree in trees:
+                if tree.exists():
+                    _git(repo, "worktree", "remove", "--force", str(tree))
+            if not scratch:
+                shutil.rmtree(folder, ignore_errors=True)
+
+    return confirm

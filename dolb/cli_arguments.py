@@ -1,0 +1,53 @@
+"""The types of the ``dolb`` command's arguments: each turns a mistake into argparse's
+one line (``dolb run: error: argument --workers: expected at least 1, got 0``), or,
+for a file to write, a ConfigError before anything runs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from dolb.errors import ConfigError
+
+
+def positive_int(text: str) -> int:
+    """An argument that must be a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
+
+
+def fraction(text: str) -> float:
+    """An argument that must be a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text}")
+    return value
+
+
+def lasting_folder(text: str) -> str:
+    """A result folder a command writes: not ``memory://``, whose files would vanish
+    with this process before anyone could read them (``dolb.run`` takes it)."""
+    if text.startswith("memory://"):
+        raise argparse.ArgumentTypeError(
+            f"{text}: results in memory vanish when dolb exits; give a folder or a URL of lasting storage"
+        )
+    return text
+
+
+def writable_file(option: str, path: str | None) -> None:
+    """ConfigError, before anything runs, when ``path`` cannot become a file."""
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise ConfigError(f"{option} {path}: is a folder, expected a file name")
+    if not target.absolute().parent.is_dir():
+        raise ConfigError(f"{option} {path}: its folder {target.absolute().parent} does not exist")

@@ -1,0 +1,138 @@
+"""Nights of the nightly throughput gate on this machine, simulated: identical code,
+a background load that changes from night to night, and optionally a slowdown injected
+into one learner; each night after the first (the reference night) is judged against
+it as ``dolb compare --confirm`` would (the rank test, the history band, the A/B of
+the suspects on the commits of both nights).
+
+    python scripts/nightly_trial.py OUT [--nights 5] [--busy 1,0,1,0,0] [--inject LEARNER]
+                                        [--learners perceptron,pa,sgd,dual_averaging] [--rounds 7]
+
+A night runs ``dolb bench --quick --json --only LEARNERS`` into ``OUT/night-NN/bench.json``
+while, where ``--busy`` says 1 (the pattern repeats), a busy-loop process keeps one core
+busy (bounded in time, stopped after the night, A/B included). ``--inject LEARNER``
+sets ``DOLB_TEST_SLOWDOWN_LEARNER`` (test-only: 25 % more CPU time per block, a speed
+of 0.8x) for every night after the reference night and for the A/B's tonight side.
+The code benchmarked is this checkout's commit (commit first). Prints one line per night
+and writes ``OUT/trial.json``: per night the load, the suspects, the alarms, the A/B
+ratios; over the nights, the between-night spread of every measurement (robust sd of
+the log of its medians) and the A/B's within-round spread, what
+``scripts/nightly_noise.py`` takes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from dolb.bench_ab import confirm_commits  # noqa: E402
+from dolb.learners.linear.learner import TEST_SLOWDOWN  # noqa: E402
+from dolb.results.nightly_gate import judge_nights  # noqa: E402
+from dolb.results.throughput import BENCH_KEYS, read_bench  # noqa: E402
+
+BUSY_SECONDS = 1800
+"""A busy-loop process ends by itself after this, whatever happens to the script."""
+
+
+def busy_core() -> subprocess.Popen:
+    """A process that keeps one core busy for at most :data:`BUSY_SECONDS`."""
+    loop = f"import time\nend = time.time() + {BUSY_SECONDS}\nwhile time.time() < end:\n    pass\n"
+    return subprocess.Popen([sys.executable, "-c", loop])
+
+
+def bench_night(folder: Path, learners: str, inject: str | None) -> None:
+    """``dolb bench --quick --json`` of ``learners`` into ``folder/bench.json``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k != TEST_SLOWDOWN}
+    env["PYTHONPATH"] = str(ROOT)
+    if inject:
+        env[TEST_SLOWDOWN] = inject
+    done = subprocess.run([sys.executable, "-m", "dolb", "bench", "--quick", "--json", "--only", learners],
+                          env=env, cwd=ROOT, capture_output=True, text=True, check=True)
+    (folder / "bench.json").write_text(done.stdout)
+
+
+def judge(night: Path, reference: Path, history: list[Path], rounds: int, scratch: Path, inject: str | None):
+    """The gate of ``night`` against ``reference``, the injected slowdown (if any)
+    reaching the A/B's tonight side through the environment."""
+    os.environ.pop(TEST_SLOWDOWN, None)
+    if inject:
+        os.environ[TEST_SLOWDOWN] = inject
+    try:
+        return judge_nights(night, reference, history, confirm=confirm_commits(ROOT, scratch, rounds))
+    finally:
+        os.environ.pop(TEST_SLOWDOWN, None)
+
+
+def spreads(nights: list[Path], abs_: list[pd.DataFrame]) -> dict:
+    """The between-night robust sd of the log median of every measurement, and the
+    A/B's within-round sd of the log ratio (median over measurements)."""
+    logs = pd.concat([read_bench(n).set_index(BENCH_KEYS)["examples_per_s"] for n in nights], axis=1).apply(np.log)
+    between = 1.4826 * logs.sub(logs.median(axis=1), axis=0).abs().median(axis=1)
+    common = logs.sub(logs.iloc[:, 0], axis=0).median(axis=0)  # each night's shift of the median row
+    within = [np.log(r["after"] / r["before"]).groupby([r[k] for k in BENCH_KEYS]).std().median()
+              for r in abs_ if len(r)]
+    return {"between_night_sd_median": float(between.median()), "between_night_sd_max": float(between.max()),
+            "night_shift": common.round(4).tolist(), "ab_round_sd_median": float(np.median(within)) if within else None}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--nights", type=int, default=5, help="nights, the reference night included")
+    parser.add_argument("--busy", default="1,0,1,0,0", help="busy core per night (1) or not (0), repeated")
+    parser.add_argument("--inject", metavar="LEARNER", help="inject a 0.8x slowdown into LEARNER after night 0")
+    parser.add_argument("--learners", default="perceptron,pa,sgd,dual_averaging")
+    parser.add_argument("--rounds", type=int, default=7, help="A/B rounds")
+    args = parser.parse_args()
+    busy = [int(b) for b in args.busy.split(",")]
+    folders = [args.out / f"night-{i:02d}" for i in range(args.nights)]
+    nights, ab_rounds = [], []
+    for i, folder in enumerate(folders):
+        loaded = busy[i % len(busy)]
+        inject = args.inject if i else None
+        load = busy_core() if loaded else None
+        try:
+            time.sleep(2 if loaded else 0)
+            bench_night(folder, args.learners, inject)
+            if i == 0:
+                print(f"night 0 (reference): busy core {loaded}", flush=True)
+                continue
+            start = time.monotonic()
+            found = judge(folder, folders[0], folders[:i], args.rounds, args.out / "scratch", inject)
+            seconds = time.monotonic() - start
+        finally:
+            if load is not None:
+                load.kill()
+                load.wait()
+        table, ab = found.table, found.ab
+        judged = table[table["verdict"] != "reference"]
+        alarms = sorted(set(table.loc[table["slower"], "learner"]))
+        night = {"night": i, "busy": loaded, "inject": inject, "load": found.machines.set_index("night").loc[
+            "run", ["load_before", "load_after"]].tolist(), "below_0.9": int((judged["ratio"] < 0.9).sum()),
+            "rows": len(judged), "suspects": sorted(set(ab["learner"])) if len(ab) else [], "alarms": alarms,
+            "ab_seconds": round(seconds, 1), "learner_ratio": judged.groupby("learner")["ratio"].median().round(3)
+            .to_dict(), "ab_ratio": ab.groupby("learner")["learner_ab_ratio"].first().round(3).to_dict() if len(ab)
+            else {}, "note": found.note}
+        nights.append(night)
+        ab_rounds.append(found.rounds)
+        print(json.dumps(night), flush=True)
+    summary = {"command": sys.argv, "nights": nights, **spreads(folders, ab_rounds),
+               "alarm_nights": sum(bool(n["alarms"]) for n in nights),
+               "named": sum(args.inject in n["alarms"] for n in nights) if args.inject else None}
+    (args.out / "trial.json").write_text(json.dumps(summary, indent=1))
+    print(json.dumps({k: v for k, v in summary.items() if k != "nights"}))
+
+
+if __name__ == "__main__":
+    main()
