@@ -94,7 +94,8 @@ def test_two_cpu_types_store_the_bits_of_one_when_pinned(tmp_path, capsys):
             assert 0 < float(noise[1]) < 1e-6 and set(noise[3].split(", ")) <= {"irma", "batch_ls", "rls"}
             assert "Numba generic" in noise[5] and "Katmai" in noise[5] and "Katmai" not in noise[4]
             assert "Numba x86-64-v3" not in noise[4]  # the host's name
-            assert main(["compare", mixed, str(tmp_path / "home-native"), "--out", str(tmp_path / "compare")]) == 0
+            # a deterministic metric that changed is a nightly alarm (exit 1), explained
+            assert main(["compare", mixed, str(tmp_path / "home-native"), "--out", str(tmp_path / "compare")]) == 1
             printed = capsys.readouterr().out
             assert "values differ within floating-point noise" in printed and "Numba generic" in printed
 
