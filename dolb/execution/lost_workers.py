@@ -14,7 +14,8 @@ the same results with one worker fewer.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from distributed import Client, LocalCluster
@@ -82,11 +83,32 @@ def lost_line(lost: int, running: int) -> str:
     return f"dolb: {what} lost while the cluster started; going on with {running} worker{'s' * (running != 1)}"
 
 
+def _not_a_closed_broadcast(record: logging.LogRecord) -> bool:
+    """False for the error a scheduler logs when a worker's connection closes during a
+    call to every worker."""
+    message = record.getMessage()
+    return not (message.startswith("broadcast to ") and "CommClosedError" in message)
+
+
+@contextlib.contextmanager
+def _lost_workers_unlogged() -> Iterator[None]:
+    """Drop, while a call to every worker lasts, the error the embedded scheduler (it
+    runs in this process) logs for a worker lost during the call: the call leaves it
+    out, and its nanny logs that it starts another."""
+    logger = logging.getLogger("distributed.scheduler")
+    logger.addFilter(_not_a_closed_broadcast)
+    try:
+        yield
+    finally:
+        logger.removeFilter(_not_a_closed_broadcast)
+
+
 def run_on_workers(client: Client, function: Callable, *args: Any) -> dict[str, Any]:
     """``client.run(function, *args)``: the result of each worker, by address, except of
     a worker lost meanwhile (its connection closed; its nanny starts another). An error
     of ``function`` itself is raised, as ``client.run`` raises it."""
-    answers = client.run(function, *args, on_error="return")
+    with _lost_workers_unlogged():
+        answers = client.run(function, *args, on_error="return")
     for answer in answers.values():
         if isinstance(answer, Exception) and not isinstance(answer, OSError):
             raise answer
@@ -97,5 +119,5 @@ def register_on_workers(client: Client, plugin: WorkerPlugin) -> None:
     """Register ``plugin`` on every worker, those that join later included. A worker
     lost while it sets the plugin up closes the scheduler's call; the scheduler has
     stored the plugin by then and gives it to the worker started in its place."""
-    with contextlib.suppress(CommClosedError):
+    with contextlib.suppress(CommClosedError), _lost_workers_unlogged():
         client.register_plugin(plugin)
