@@ -15,9 +15,10 @@ The pipeline runs once undisturbed, then once per trial and moment with a worker
 (SIGKILL) at that moment, each into a fresh folder and with the same data cache (built
 by the first run, so the others start their cluster in the background, as a rerun
 does). One row per trial: the exit status, whether standard error holds a traceback,
-its lines, and whether the results are identical to the undisturbed run's (or, after a
-failure, whether nothing was written). The workers load this file as a Dask preload:
-:func:`dask_setup` marks each moment with a file ``PID.MOMENT`` that the script watches.
+how many lines it holds (all are counted at the end), and whether the results are
+identical to the undisturbed run's (or, after a failure, whether nothing was written).
+The workers load this file as a Dask preload: :func:`dask_setup` marks each moment with
+a file ``PID.MOMENT`` that the script watches.
 """
 
 from __future__ import annotations
@@ -214,14 +215,14 @@ def main() -> None:
               flush=True)
         reference = stored(scratch / "undisturbed")
         rows, lines = [], collections.Counter()
-        print(f"{'moment':<11} {'trial':>5} {'killed':>6} {'exit':>4} {'traceback':>9}  results")
+        print(f"{'moment':<11} {'trial':>5} {'killed':>6} {'exit':>4} {'traceback':>9} {'lines':>5}  results")
         for moment in args.moments:
             for i in range(args.trials):
                 row = trial(pipeline, moment, scratch, f"{moment}-{i}", reference, args)
                 rows.append(row)
                 lines.update(without_times(line) for line in row["lines"])
                 print(f"{moment:<11} {i:>5} {'yes' if row['killed'] else 'NO':>6} {row['status']:>4} "
-                      f"{'YES' if row['traceback'] else 'no':>9}  {row['outcome']}", flush=True)
+                      f"{'YES' if row['traceback'] else 'no':>9} {len(row['lines']):>5}  {row['outcome']}", flush=True)
     good = sum(r["killed"] and not r["traceback"] and r["outcome"] in ("identical", "nothing written") for r in rows)
     print(f"\n{good} of {len(rows)} trials killed a worker and ended well (no traceback; identical results, "
           "or nothing written)")

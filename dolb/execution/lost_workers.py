@@ -51,14 +51,13 @@ class ReplacingCluster(LocalCluster):
         self._drop_missing()
 
     def _replace(self, failed: list) -> None:
-        """Forget the nannies ``failed`` and ask for as many new workers (new names:
-        the scheduler may not have seen the lost ones go yet)."""
+        """Forget the nannies ``failed``: the next round starts their workers again,
+        under the same names (a lost worker never joined the scheduler, or the
+        scheduler sees it go long before its successor, a second of imports later,
+        joins)."""
         for name in failed:
             del self.workers[name]
-            del self.worker_spec[name]
         self.lost += len(failed)
-        for _ in failed:
-            self.worker_spec.update(self.new_worker_spec())
 
     def _drop_missing(self) -> None:
         """Give up the workers that did not start in :data:`START_ROUNDS` attempts;
