@@ -5,7 +5,7 @@ out-of-memory killer on a loaded machine). Before its nanny's start handshake is
 Dask's LocalCluster gives up the whole cluster (``RuntimeError: Nanny failed to
 start``); after it, the nanny starts another process, but a call the client is making
 to every worker at that moment (checking their versions, warming their kernels) fails
-with the lost worker's closed connection. Here the cluster replaces a worker lost as it
+with the lost worker's closed connection (or a timeout connecting to it). Here the cluster replaces a worker lost as it
 starts (once) and goes on with those that started; the calls to every worker leave the
 lost one out. Results do not depend on which worker computes a cell, so a run stores
 the same results with one worker fewer.
@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from distributed import Client, LocalCluster
-from distributed.comm.core import CommClosedError
 from distributed.core import Status
 from distributed.diagnostics.plugin import WorkerPlugin
 
@@ -82,29 +81,29 @@ def lost_line(lost: int, running: int) -> str:
     return f"dolb: {what} lost while the cluster started; going on with {running} worker{'s' * (running != 1)}"
 
 
-def _not_a_closed_broadcast(record: logging.LogRecord) -> bool:
-    """False for the error a scheduler logs when a worker's connection closes during a
-    call to every worker."""
-    message = record.getMessage()
-    return not (message.startswith("broadcast to ") and "CommClosedError" in message)
+def _not_a_failed_broadcast(record: logging.LogRecord) -> bool:
+    """False for the error a scheduler logs when it cannot reach a worker (its
+    connection closed, or refused until a timeout) during a call to every worker."""
+    return not record.getMessage().startswith("broadcast to ")
 
 
 @contextlib.contextmanager
 def _lost_workers_unlogged() -> Iterator[None]:
     """Drop, while a call to every worker lasts, the error the embedded scheduler (it
-    runs in this process) logs for a worker lost during the call: the call leaves it
-    out, and its nanny logs that it starts another."""
+    runs in this process) logs for a worker it cannot reach during the call: the call
+    leaves it out, and its nanny logs that it starts another. (Errors of the function
+    called are answers, not broadcast failures: they are not dropped.)"""
     logger = logging.getLogger("distributed.scheduler")
-    logger.addFilter(_not_a_closed_broadcast)
+    logger.addFilter(_not_a_failed_broadcast)
     try:
         yield
     finally:
-        logger.removeFilter(_not_a_closed_broadcast)
+        logger.removeFilter(_not_a_failed_broadcast)
 
 
 def run_on_workers(client: Client, function: Callable, *args: Any) -> dict[str, Any]:
     """``client.run(function, *args)``: the result of each worker, by address, except of
-    a worker lost meanwhile (its connection closed; its nanny starts another). An error
+    a worker lost meanwhile (out of reach: an OSError; its nanny starts another). An error
     of ``function`` itself is raised, as ``client.run`` raises it."""
     with _lost_workers_unlogged():
         answers = client.run(function, *args, on_error="return")
@@ -116,7 +115,9 @@ def run_on_workers(client: Client, function: Callable, *args: Any) -> dict[str, 
 
 def register_on_workers(client: Client, plugin: WorkerPlugin) -> None:
     """Register ``plugin`` on every worker, those that join later included. A worker
-    lost while it sets the plugin up closes the scheduler's call; the scheduler has
-    stored the plugin by then and gives it to the worker started in its place."""
-    with contextlib.suppress(CommClosedError), _lost_workers_unlogged():
+    lost while it sets the plugin up (or just before) fails the scheduler's call with
+    its closed connection or a connection timeout; the scheduler has stored the plugin
+    by then and gives it to the worker started in its place. (If the scheduler itself
+    is the one out of reach, the client's next call says so.)"""
+    with contextlib.suppress(OSError), _lost_workers_unlogged():
         client.register_plugin(plugin)
