@@ -126,6 +126,84 @@ def test_worker_killed_mid_sweep(slow_pipeline, undisturbed, tmp_path):
     assert same_as(out, undisturbed)
 
 
+def kill_workers_spawned(killed: list, spared: set, count: int, timeout=120.0) -> threading.Thread:
+    """In a thread: SIGKILL the first ``count`` worker processes not in ``spared``, one
+    at a time, each as soon as it is spawned (it has not imported dolb yet, let alone
+    joined); their pids into ``killed``."""
+
+    def watch():
+        deadline = time.monotonic() + timeout
+        while len(killed) < count and time.monotonic() < deadline:
+            for victim in worker_processes():
+                if victim.pid not in spared and victim.pid not in killed:
+                    victim.send_signal(signal.SIGKILL)
+                    killed.append(victim.pid)
+                    break
+            time.sleep(0.005)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_worker_killed_while_the_cluster_starts(small_pipeline, tmp_path, capfd):
+    """A worker that dies before it joins no longer ends the run (it was `RuntimeError:
+    Nanny failed to start` and a page of traceback): another is started in its place, one
+    line says so, and the results are those of an undisturbed run."""
+    from dolb.cli import main
+    from tests.conftest import assert_same
+
+    undisturbed, out = tmp_path / "undisturbed", tmp_path / "out"
+    run = ["-q", "run", str(small_pipeline), "--workers", "2", "--out"]
+    assert main([*run, str(undisturbed)]) == 0  # builds the dataset: the next run starts its cluster in the background
+    capfd.readouterr()
+    killed = []
+    watcher = kill_workers_spawned(killed, {p.pid for p in worker_processes()}, count=1)
+    status = main([*run, str(out)])
+    watcher.join()
+    assert len(killed) == 1
+    err = capfd.readouterr().err
+    assert (status, err) == (0, "dolb: a worker was lost while the cluster started; going on with 2 workers\n")
+    assert_same(out, undisturbed)
+
+
+def test_no_worker_starts_is_one_line(small_pipeline, tmp_path, capfd):
+    """The one worker asked for dies as it starts, and so does the one started in its
+    place: one line, exit 2, nothing written."""
+    from dolb.cli import main
+
+    out = tmp_path / "out"
+    killed = []
+    watcher = kill_workers_spawned(killed, {p.pid for p in worker_processes()}, count=2)
+    status = main(["-q", "run", str(small_pipeline), "--workers", "1", "--out", str(out)])
+    watcher.join()
+    assert len(killed) == 2
+    err = capfd.readouterr().err
+    assert (status, err) == (2, "dolb: error: the local cluster could not start a worker (2 lost while starting)\n")
+    assert not out.exists()
+
+
+def test_a_call_to_every_worker_leaves_out_one_lost_meanwhile():
+    """What a worker lost during ``client.run`` answers (its closed connection) is left
+    out; an error of the function itself is raised, as ``client.run`` raises it."""
+    from distributed.comm.core import CommClosedError
+
+    from dolb.execution.lost_workers import run_on_workers
+
+    class Client:
+        def __init__(self, answers):
+            self.answers = answers
+
+        def run(self, function, *args, on_error):
+            assert on_error == "return"
+            return self.answers
+
+    lost = {"tls://a": 1, "tls://b": CommClosedError("in <TLS (closed)>: Stream is closed"), "tls://c": 3}
+    assert run_on_workers(Client(lost), len) == {"tls://a": 1, "tls://c": 3}
+    with pytest.raises(ZeroDivisionError):
+        run_on_workers(Client({"tls://a": 1, "tls://b": ZeroDivisionError()}), len)
+
+
 def dolb_run(pipeline, out, *extra):
     return subprocess.Popen(
         [sys.executable, "-m", "dolb.cli", "run", str(pipeline), "--out", str(out), "--workers", "2",

@@ -52,6 +52,7 @@ from pydantic import model_validator
 
 from dolb.errors import ConfigError
 from dolb.execution.arithmetic import environment
+from dolb.execution.lost_workers import ReplacingCluster, lost_line
 from dolb.execution.worker_plugins import NoHTTPServer, Prepared, QuickExit, QuietHeartbeat
 from dolb.validation import ExistingFile, PositiveInt, Table, one_of, problem, read_toml, unknown_key, validate
 
@@ -102,12 +103,14 @@ KINDS = {
 def _local(n_workers: int, dashboard: bool = False, **options: Any) -> LocalCluster:
     """The embedded cluster: ``n_workers`` single-threaded worker processes on
     127.0.0.1, mutual TLS with temporary credentials, no HTTP server (``dashboard``:
-    but the scheduler's dashboard on 127.0.0.1)."""
+    but the scheduler's dashboard on 127.0.0.1). A worker lost while it starts is
+    replaced, or left out, as a line on standard error says (see
+    :class:`~dolb.execution.lost_workers.ReplacingCluster`)."""
     if n_workers < 1:
         raise ConfigError(f"a local cluster needs at least 1 worker, got {n_workers}")
     routes = NO_HTTP_ROUTES | (DASHBOARD_ROUTES if dashboard else {})
     with _interrupts_ignored(), dask.config.set(routes):
-        cluster = LocalCluster(
+        cluster = ReplacingCluster(
             n_workers=n_workers,
             threads_per_worker=1,
             processes=True,
@@ -122,6 +125,8 @@ def _local(n_workers: int, dashboard: bool = False, **options: Any) -> LocalClus
         )
     if not dashboard:
         cluster.scheduler.http_server.stop()  # the scheduler runs in this process
+    if cluster.lost:
+        print(lost_line(cluster.lost, len(cluster.workers)), file=sys.stderr, flush=True)
     return cluster
 
 

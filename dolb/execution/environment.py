@@ -13,6 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from dolb.errors import ConfigError
+from dolb.execution.lost_workers import run_on_workers
 
 PACKAGES = ("dolb", "numpy", "scipy", "numba", "llvmlite", "zarr", "numcodecs", "dask", "distributed", "pandas")
 """Packages whose versions can change results or their speed."""
@@ -128,10 +129,10 @@ def worker_fingerprint() -> dict:
 
 def check_workers(client) -> dict:
     """Ask the scheduler and every worker for their environment; ConfigError naming the
-    first whose package versions differ from the client's. Returns the workers'
-    fingerprints."""
+    first whose package versions differ from the client's. Returns the fingerprints
+    of the workers (but of one lost meanwhile)."""
     ours = package_versions()
-    theirs = client.run(worker_fingerprint)
+    theirs = run_on_workers(client, worker_fingerprint)
     scheduler = {f"scheduler {client.scheduler.address}": client.run_on_scheduler(worker_fingerprint)}
     for address, found in sorted(theirs.items()) + list(scheduler.items()):
         for name, wanted in ours.items():

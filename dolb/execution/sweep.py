@@ -35,6 +35,7 @@ from dolb.execution.datasets import data_cache, open_datasets
 from dolb.execution.environment import fingerprint
 from dolb.execution.gather import ClientWriter
 from dolb.execution.lock import FolderLock, refuse_if_held
+from dolb.execution.lost_workers import register_on_workers, run_on_workers
 from dolb.execution.phases import Phases
 from dolb.execution.sweep_client import SweepCluster
 from dolb.execution.tasks import Destination, KernelWarmUp, TaskOutcome, add_saves, can_write, error_text, run_batch
@@ -238,7 +239,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
         n_failed, n_tasks, mode, client_cpu, report, saves = 0, 0, "none", 0.0, None, {}
         if todo:
             with phases("cluster"):
-                client.register_plugin(KernelWarmUp(_warm_up_samples(todo)))
+                register_on_workers(client, KernelWarmUp(_warm_up_samples(todo)))
                 mode = _gather_mode(client, store, gather)
             destination = Destination(
                 schema=schema,
@@ -340,7 +341,7 @@ def _gather_mode(client, store: ResultStore, gather: str) -> str:
     probe = f".probe-{token}"
     store.write_text(probe, token)
     try:
-        seen = client.run(can_write, store.root, token)
+        seen = run_on_workers(client, can_write, store.root, token)
     finally:
         store.fs.rm_file(f"{store.path}/{probe}")
     return "workers" if seen and all(seen.values()) else "client"
