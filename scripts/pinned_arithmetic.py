@@ -2,9 +2,10 @@
 test size, and the speed.
 
 ``python3 scripts/pinned_arithmetic.py studies OUT [NAME ...]`` runs each study (or the
-named ones: irma, rcv1, oms, omr) (the full IRMA study
-and the reduced RCV1, OMS and online manifold regularisation studies of
-``tests/studies.py``; the last three need ../shared/data) twice on 2 workers, with
+named ones: irma, nightly, linear_zoo, peers_a9a, rcv1, oms, omr) (the shipped IRMA,
+nightly, linear zoo and peers pipelines as they are, and the reduced RCV1, OMS and online
+manifold regularisation studies of ``tests/studies.py``; all but IRMA need
+../shared/data) twice on 2 workers, with
 ``[execution] arithmetic = "native"`` (each worker its CPU's kernel and Numba target, as
 dolb computed before pinning) and pinned (the default, x86-64-v3), and prints per study
 whether the stored values are bit-identical (timing metrics such as ``learn_seconds`` left
@@ -44,16 +45,22 @@ def _native(text: str) -> str:
     return text + '\n[execution]\narithmetic = "native"\n'
 
 
-def _studies() -> dict[str, str]:
+SHIPPED = ("irma", "nightly", "linear_zoo", "peers_a9a")
+"""Shipped pipelines run as they are (their relative paths resolve against pipelines/)."""
+
+
+def _studies() -> dict[str, tuple[Path | None, str]]:
+    """Each study's pipeline file (None: a test-size text of ``tests/studies.py``) and text."""
     from tests import studies
 
-    found = {"irma": (ROOT / "pipelines" / "irma.toml").read_text()}
+    found = {name: (ROOT / "pipelines" / f"{name}.toml", (ROOT / "pipelines" / f"{name}.toml").read_text())
+             for name in SHIPPED}
     if studies.RCV1.exists():
-        found["rcv1"] = studies.rcv1_pipeline()
+        found["rcv1"] = (None, studies.rcv1_pipeline())
     if (studies.SHARED_DATA / "mnist").exists():
-        found["oms"] = studies.oms_pipeline()
+        found["oms"] = (None, studies.oms_pipeline())
         if (studies.SHARED_DATA / "face").exists():
-            found["omr"] = studies.omr_pipeline()
+            found["omr"] = (None, studies.omr_pipeline())
     return found
 
 
@@ -67,14 +74,15 @@ def studies(out: Path, names: list[str]) -> None:
     from dolb.results.store import ResultStore
     from tests.conftest import stored_values
 
-    for name, text in _studies().items():
+    for name, (shipped, text) in _studies().items():
         if names and name not in names:
             continue
         seconds = {}
         for mode, pipeline_text in (("native", _native(text)), ("pinned", text)):
-            path = out / f"{name}-{mode}.toml"
-            path.write_text(pipeline_text)
-            run_sweep(path, out / f"{name}-{mode}", workers=2, progress=False)
+            path = shipped or out / f"{name}-{mode}.toml"
+            if shipped is None:
+                path.write_text(pipeline_text)
+            run_sweep(path, out / f"{name}-{mode}", workers=2, progress=False, pipeline_text=pipeline_text)
             (record,) = read_records(ResultStore(out / f"{name}-{mode}"))
             seconds[mode] = record["timings"].get("compute", 0.0)
         native, pinned = (stored_values(out / f"{name}-{mode}") for mode in ("native", "pinned"))
