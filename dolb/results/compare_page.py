@@ -58,9 +58,6 @@ def summary_paragraph(comparison: Comparison) -> str:
     Worst: e/d irma (3) test_mse at n = 10: 2.5 -> 3.06 (+22.5 %, q = 0.0029).
     """
     text = comparison.summary() + "."
-    if comparison.agreement is not None:
-        machines = dict(zip(("run", "baseline"), comparison.machines))
-        text += f"\nValues: {comparison.agreement.describe(machines)}."
     rows, word = worst_changes(comparison), "Worst"
     if rows.empty:
         better = comparison.table[comparison.table["verdict"] == "better"]
@@ -73,6 +70,9 @@ def summary_paragraph(comparison: Comparison) -> str:
             for row, label in zip(rows.itertuples(), labels)
         ]
         text += f" {word}: " + "; ".join(changes) + "."
+    if comparison.agreement is not None:
+        machines = dict(zip(("run", "baseline"), comparison.machines))
+        text += f"\nValues: {comparison.agreement.describe(machines)}."
     return text
 
 
