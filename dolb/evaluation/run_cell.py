@@ -232,7 +232,8 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
             size = _save_state(states, cell.id, {"learner": learner, "values": values, "seen": seen, "total": total,
                                                  "next_cp": next_cp, "learn_seconds": learn_seconds})
             saved, kept = time.perf_counter(), True
-            _count_save(saves, size, saved - now)
+            add_saves(saves, {"state_saves": 1, "state_bytes": size, "state_largest": size,
+                              "state_seconds": saved - now})
     if kept:
         states.drop(cell.id)
     return {
@@ -267,12 +268,19 @@ def _save_state(states: StateKeeper, cell_id: str, state: dict[str, Any]) -> int
     return len(data)
 
 
-def _count_save(saves: dict[str, Any], size: int, seconds: float) -> None:
-    """Add a save of ``size`` bytes that took ``seconds`` to a cell's ``saves``."""
-    saves["state_saves"] += 1
-    saves["state_bytes"] += size
-    saves["state_largest"] = max(saves["state_largest"], size)
-    saves["state_seconds"] += seconds
+def add_saves(total: dict[str, float], saves: dict[str, float]) -> None:
+    """Add ``saves`` (a cell's timing, or another total) to ``total``: the largest
+    state is the larger one, the rest add up.
+
+    >>> total = {}
+    >>> add_saves(total, {"state_saves": 2, "state_bytes": 30, "state_largest": 20, "state_seconds": 0.5})
+    >>> add_saves(total, {"state_saves": 1, "state_bytes": 25, "state_largest": 25, "state_seconds": 0.25})
+    >>> total
+    {'state_saves': 3, 'state_bytes': 55, 'state_largest': 25, 'state_seconds': 0.75}
+    """
+    for key in STATE_SAVES:
+        value = saves.get(key, 0)
+        total[key] = max(total.get(key, 0), value) if key == "state_largest" else total.get(key, 0) + value
 
 
 def _load_state(states: StateKeeper | None, cell_id: str) -> dict[str, Any] | None:

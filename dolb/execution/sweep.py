@@ -27,7 +27,7 @@ from distributed import as_completed, performance_report, wait
 from tqdm import tqdm
 
 from dolb.errors import ConfigError, StorageError
-from dolb.evaluation.run_cell import STATE_SAVES
+from dolb.evaluation.run_cell import STATE_SAVES, add_saves
 from dolb.execution.arithmetic import pin_of
 from dolb.execution.batches import Batcher
 from dolb.execution.cluster import read_cluster_file
@@ -38,7 +38,7 @@ from dolb.execution.lock import FolderLock, refuse_if_held
 from dolb.execution.lost_workers import register_on_workers, run_on_workers
 from dolb.execution.phases import Phases
 from dolb.execution.sweep_client import SweepCluster
-from dolb.execution.tasks import Destination, KernelWarmUp, TaskOutcome, add_saves, can_write, error_text, run_batch
+from dolb.execution.tasks import Destination, KernelWarmUp, TaskOutcome, can_write, error_text, run_batch
 from dolb.experiment.cells import CellGroup, cell_id, examples_of, expand_groups, group_ids, parameter_types
 from dolb.experiment.pipeline import Pipeline, load_pipeline
 from dolb.results import query

@@ -20,7 +20,7 @@ from distributed import WorkerPlugin, get_worker
 
 from dolb.errors import DolbError, StorageError
 from dolb.evaluation.cell import Cell
-from dolb.evaluation.run_cell import STATE_SAVES, run_cell, warm_up
+from dolb.evaluation.run_cell import add_saves, run_cell, warm_up
 from dolb.execution.batches import Batch, Paces
 from dolb.results.states import CellStates
 from dolb.results.store import CellRows, ResultStore
@@ -68,21 +68,6 @@ class TaskOutcome:
     a task that died)."""
     state_saves: dict[str, float] = field(default_factory=dict)
     """The states its cells saved (:data:`~dolb.evaluation.run_cell.STATE_SAVES`)."""
-
-
-def add_saves(total: dict[str, float], saves: dict[str, float]) -> None:
-    """Add ``saves`` (a cell's timing, or another total) to ``total``: the largest
-    state is the larger one, the rest add up.
-
-    >>> total = {}
-    >>> add_saves(total, {"state_saves": 2, "state_bytes": 30, "state_largest": 20, "state_seconds": 0.5})
-    >>> add_saves(total, {"state_saves": 1, "state_bytes": 25, "state_largest": 25, "state_seconds": 0.25})
-    >>> total
-    {'state_saves': 3, 'state_bytes': 55, 'state_largest': 25, 'state_seconds': 0.75}
-    """
-    for key in STATE_SAVES:
-        value = saves.get(key, 0)
-        total[key] = max(total.get(key, 0), value) if key == "state_largest" else total.get(key, 0) + value
 
 
 def worker_name() -> str:
