@@ -146,3 +146,26 @@ def labelled_rows(n_rows: int, rate: float, first: int, seed: np.random.SeedSequ
     labelled = np.random.default_rng(seed).random(n_rows) < rate
     labelled[:first] = True
     return labelled
+
+
+def validation_rows(train: np.ndarray, fraction: float, seed: np.random.SeedSequence) -> tuple[np.ndarray, np.ndarray]:
+    """A tuning stream and its validation: a seeded ``fraction`` of a split's training
+    rows held out (sorted), the rest in their training order.
+
+    >>> learn, held = validation_rows(np.array([5, 3, 9, 1, 7]), 0.4, np.random.SeedSequence(0))
+    >>> len(learn), len(held), sorted(learn.tolist() + held.tolist())
+    (3, 2, [1, 3, 5, 7, 9])
+    """
+    n_held = validation_size(len(train), fraction)
+    held = np.zeros(len(train), dtype=bool)
+    held[np.random.default_rng(seed).permutation(len(train))[:n_held]] = True
+    return train[~held], np.sort(train[held])
+
+
+def validation_size(n_rows: int, fraction: float) -> int:
+    """Rows a ``fraction`` holds out of ``n_rows``; ConfigError if that leaves none on
+    either side."""
+    n_held = int(round(fraction * n_rows))
+    if n_held < 1 or n_held >= n_rows:
+        raise ConfigError(f"a holdout of {fraction} leaves no tuning or no validation rows of {n_rows}")
+    return n_held

@@ -22,3 +22,6 @@ class Cell:
     timeout: float | None = None
     memory: int | None = None
     state_every: float | None = None
+    trial_state: str | None = None
+    """A tuning trial's state between rungs (its id): a rung resumes from the state the
+    trial's previous rung left and leaves its own for the next (None: not a trial)."""

@@ -26,7 +26,7 @@ from dolb.data.store import Dataset
 from dolb.errors import ConfigError
 from dolb.evaluation.cell import Cell
 from dolb.evaluation.checkpoints import resolve_checkpoints
-from dolb.experiment.pipeline import ExperimentSpec, Pipeline, SplitSpec
+from dolb.experiment.pipeline import ExperimentSpec, LearnerSpec, Pipeline, SplitSpec
 from dolb.identity import digest
 from dolb.learners import learner_class
 from dolb.seeding import seed_for
@@ -59,9 +59,11 @@ class CellGroup:
         """The cell of split ``index``, spec and all."""
         spec = dict(self.template)
         spec["split"] = dict(spec["split"], index=int(index))
+        trial = spec.get("tuning", {}).get("state")
         return Cell(
             self.cell_id(index), spec, self.train_path, self.test_path,
             self.n_train, self.timeout, self.memory, self.state_every,
+            None if trial is None else cell_id(trial, index),
         )
 
     @property
@@ -74,11 +76,19 @@ class CellGroup:
             "dataset": s["dataset"],
             "task": s["task"],
             "learner": s["learner"],
-            "params": format_params(s["params"], s["complexity_param"]),
+            "params": TUNED if "tuned" in s else format_params(s["params"], s["complexity_param"]),
             "complexity": complexity_label(s["complexity"]),
             "seed": s["seed"],
-        } | {f"param_{k}": v for k, v in s["params"].items()}
+        } | {f"param_{k}": v for k, v in s["params"].items()} | {
+            key: s["tuning"][key] for key in TRIAL_COLUMNS if "tuning" in s}
 
+
+
+TUNED = "tuned"
+"""The ``params`` label of a tuned learner's cells: their values, chosen per split, are in
+the ``param_`` columns."""
+TRIAL_COLUMNS = ("trial", "bracket", "rung", "budget")
+"""The columns that place a tuning trial's rows (see :mod:`dolb.experiment.tuned_cells`)."""
 
 
 def format_params(params: dict[str, Any], skip: str | None = None) -> str:
@@ -214,59 +224,82 @@ def _experiment_groups(
     pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, parts: dict[str, Dataset]
 ) -> Iterator[CellGroup]:
     """The cell groups of one experiment on one of its datasets."""
-    train, test = parts["train"], parts.get("test")
-    n_train = n_train_rows(pipeline, experiment, train)
+    n_train = n_train_rows(pipeline, experiment, parts["train"])
     _check_checkpoints(pipeline, experiment, n_train)
     _check_report_sizes(pipeline, experiment, dataset, n_train)
     _check_labels(pipeline, experiment, dataset, n_train)
-    split = experiment.split
     for learner in experiment.learners:
-        cls = learner_class(learner.learner)
-        for combo in learner.grid:
-            for level in learner.complexity:
-                values = dict(combo)
-                if level is not None:
-                    values[cls.complexity_param] = level
-                if "label_rate" in cls.params and experiment.label_rate < 1.0:
-                    values.setdefault("label_rate", experiment.label_rate)  # T/l: the stream's, unless set
-                template = {
-                    "experiment": experiment.name,  # two experiments never share a cell
-                    "dataset": dataset,
-                    "fingerprints": {
-                        "train": train.fingerprint,
-                        "test": None if test is None else test.fingerprint,
-                    },
-                    "task": experiment.task,
-                    "split": {
-                        "scheme": split.scheme,
-                        "length": n_train if split.scheme == "sequences" else None,
-                        "test_fraction": split.test_fraction if split.scheme == "holdout" else None,
-                        "order": split.order,
-                    } | _window(split),
-                    "learner": learner.learner,
-                    "params": cls.check_params(values),
-                    "complexity": level,
-                    "complexity_param": cls.complexity_param,
-                    "checkpoints": list(experiment.checkpoints)
-                    if isinstance(experiment.checkpoints, tuple)
-                    else experiment.checkpoints,
-                    "metrics": list(experiment.metrics),
-                    "conversions": list(experiment.conversions),
-                    "seed": pipeline.seed,
-                    "dolb": dolb.__version__,
-                } | _labels(experiment)
-                yield CellGroup(
-                    key=spec_hash(template),
-                    experiment=experiment.name,
-                    template=template,
-                    train_path=train.path,
-                    test_path=None if test is None else test.path,
-                    n_train=n_train,
-                    n_splits=split.count,
-                    timeout=pipeline.cell_timeout,
-                    memory=pipeline.cell_memory,
-                    state_every=pipeline.state_every,
-                )
+        if learner.search and not experiment.tuning.defaults:
+            continue  # tuned only: its cells come from the tuning (dolb.experiment.tuned_cells)
+        for values, level in configurations(experiment, learner):
+            template = cell_template(pipeline, experiment, dataset, parts, n_train, learner.learner, values, level)
+            yield make_group(pipeline, experiment, template, parts, n_train)
+
+
+def configurations(experiment: ExperimentSpec, learner: LearnerSpec) -> Iterator[tuple[dict[str, Any], Any]]:
+    """Each configuration of a learner entry: its parameter values (unchecked) and
+    complexity level."""
+    cls = learner_class(learner.learner)
+    for combo in learner.grid:
+        for level in learner.complexity:
+            values = dict(combo)
+            if level is not None:
+                values[cls.complexity_param] = level
+            if "label_rate" in cls.params and experiment.label_rate < 1.0:
+                values.setdefault("label_rate", experiment.label_rate)  # T/l: the stream's, unless set
+            yield values, level
+
+
+def cell_template(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, parts: dict[str, Dataset],
+                  n_train: int, learner: str, values: dict[str, Any], level: Any) -> dict[str, Any]:
+    """The canonical spec of the cells of one configuration (all but the split index)."""
+    cls = learner_class(learner)
+    train, test = parts["train"], parts.get("test")
+    split = experiment.split
+    return {
+        "experiment": experiment.name,  # two experiments never share a cell
+        "dataset": dataset,
+        "fingerprints": {
+            "train": train.fingerprint,
+            "test": None if test is None else test.fingerprint,
+        },
+        "task": experiment.task,
+        "split": {
+            "scheme": split.scheme,
+            "length": n_train if split.scheme == "sequences" else None,
+            "test_fraction": split.test_fraction if split.scheme == "holdout" else None,
+            "order": split.order,
+        } | _window(split),
+        "learner": learner,
+        "params": cls.check_params(values),
+        "complexity": level,
+        "complexity_param": cls.complexity_param,
+        "checkpoints": list(experiment.checkpoints)
+        if isinstance(experiment.checkpoints, tuple)
+        else experiment.checkpoints,
+        "metrics": list(experiment.metrics),
+        "conversions": list(experiment.conversions),
+        "seed": pipeline.seed,
+        "dolb": dolb.__version__,
+    } | _labels(experiment)
+
+
+def make_group(pipeline: Pipeline, experiment: ExperimentSpec, template: dict[str, Any], parts: dict[str, Dataset],
+               n_train: int, name: str | None = None) -> CellGroup:
+    """The group of ``template``'s cells, one per split of ``experiment``."""
+    test = parts.get("test")
+    return CellGroup(
+        key=spec_hash(template),
+        experiment=name or experiment.name,
+        template=template,
+        train_path=parts["train"].path,
+        test_path=None if test is None else test.path,
+        n_train=n_train,
+        n_splits=experiment.split.count,
+        timeout=pipeline.cell_timeout,
+        memory=pipeline.cell_memory,
+        state_every=pipeline.state_every,
+    )
 
 
 def examples_of(cells: list[tuple[CellGroup, np.ndarray]]) -> int:

@@ -58,6 +58,8 @@ from pathlib import Path
 from typing import Any
 
 from dolb.experiment import schema
+from dolb.experiment.schema_tuning import default_metric
+from dolb.experiment.search import Dimension, Tuning
 from dolb.results.kinds import ReportSpec, default_title
 from dolb.validation import read_toml, validate
 
@@ -103,6 +105,8 @@ class LearnerSpec:
     learner: str
     complexity: tuple[Any, ...]
     grid: tuple[tuple[tuple[str, Any], ...], ...]
+    search: tuple[Dimension, ...] = ()
+    """The parameters tuned in each split (:mod:`dolb.experiment.search`); none: not tuned."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,7 @@ class ExperimentSpec:
     conversions: tuple[str, ...] = ("last",)
     label_rate: float = 1.0
     labelled_first: int = 0
+    tuning: Tuning | None = None
 
 
 @dataclass(frozen=True)
@@ -198,10 +203,29 @@ def _experiment(name: str, spec: schema.Experiment) -> ExperimentSpec:
         SplitSpec(split.scheme, split.count, split.length, split.test_fraction, split.order, split.window),
         spec.checkpoints,
         spec.metrics,
-        tuple(LearnerSpec(learner.learner, learner.levels(), learner.grid()) for learner in spec.learners),
+        tuple(LearnerSpec(learner.learner, learner.levels(), learner.grid(), _search(learner))
+              for learner in spec.learners),
         spec.conversions,
         spec.label_rate,
         spec.labelled_first,
+        _tuning(spec),
+    )
+
+
+def _search(learner: schema.Learner) -> tuple[Dimension, ...]:
+    return tuple(Dimension(name, None if d.choices is None else tuple(d.choices), d.low, d.high, d.log, d.steps)
+                 for name, d in sorted(learner.search.items()))
+
+
+def _tuning(spec: schema.Experiment) -> Tuning | None:
+    """The experiment's tuning, its metric and conversion filled in."""
+    tuning = spec.tuning
+    if tuning is None:
+        return None
+    return Tuning(
+        tuning.method, tuning.trials, tuning.eta, tuning.min_budget, tuning.max_budget, tuning.validation,
+        tuning.holdout, tuning.metric or default_metric(tuning.validation, spec.task),
+        tuning.conversion or spec.conversions[0], tuning.defaults, tuning.seed,
     )
 
 

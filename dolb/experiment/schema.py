@@ -29,6 +29,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from dolb.errors import ConfigError
 from dolb.evaluation.metrics import INFO_METRICS, METRICS
+from dolb.experiment.schema_tuning import Dimension, Tuning, check_search, check_tuning
 from dolb.learners import learner_class
 from dolb.registry import did_you_mean
 from dolb.results.kinds import REPORTS
@@ -176,6 +177,7 @@ class Learner(Table):
     learner: str
     params: dict[str, Any] = {}
     complexity: Any = None
+    search: dict[str, Dimension] = {}
 
     def levels(self) -> tuple[Any, ...]:
         """The complexity levels; ``(None,)`` when none is given."""
@@ -222,6 +224,7 @@ class Learner(Table):
             if name not in cls.params:
                 what = f"unknown parameter of learner {self.learner!r}"
                 raise unknown_key(name, sorted(cls.params), what, (*at, "params"))
+        check_search(self.search, self.params, cls, *at)
         names_, value_lists = self.value_lists()
         for name, values in zip(names_, value_lists):
             if not values:
@@ -278,6 +281,7 @@ class Experiment(Table):
     learners: Annotated[list[Learner], Field(min_length=1)]
     label_rate: Annotated[float, AfterValidator(_label_rate)] = 1.0
     labelled_first: NonNegativeInt = 0
+    tuning: Tuning | None = None
 
     @model_validator(mode="after")
     def _metrics_and_learners(self) -> "Experiment":
@@ -287,6 +291,7 @@ class Experiment(Table):
                 raise problem(f"{metric!r} is not one of {', '.join(known)}{did_you_mean(metric, known)}", "metrics", i)
         for i, learner in enumerate(self.learners):
             learner.check(self.task, self.conversions, "learners", i)
+        check_tuning(self.tuning, self.learners, self.task, self.conversions)
         return self
 
 

@@ -1,0 +1,172 @@
+"""The pipeline schema of tuning: an experiment's ``[tuning]`` and a learner's ``search``.
+
+::
+
+    [experiments.zoo.tuning]
+    method = "halving"          # grid, random, halving or hyperband
+    eta = 3                     # each rung keeps 1/eta of its trials, budget times eta
+    min_budget = 500            # training examples of the first rung
+    # max_budget = 20000        # of the last (default: the whole tuning stream)
+    # trials = 27               # configurations drawn (halving over choices: the grid)
+    validation = "holdout"      # or "progressive" (the online loss of the stream)
+    holdout = 0.2               # of each split's training stream, kept for validation
+    metric = "test_error"       # minimised on the validation
+    conversion = "last"         # whose hypothesis is scored
+    defaults = true             # also run each tuned learner at its listed params
+    seed = 0
+
+    learners = [{ learner = "sgd", params = { loss = "hinge" },
+                  search = { eta = { low = 0.001, high = 10.0, log = true, steps = 27 } } }]
+
+A ``search`` value is a list (the choices) or a range ``{ low, high, log, steps }``.
+
+Examples
+--------
+>>> from dolb.validation import validate
+>>> validate(Dimension, {"low": 2.0, "high": 1.0}, "p.toml")
+Traceback (most recent call last):
+...
+dolb.errors.ConfigError: p.toml: low: must not exceed high (got low 2, high 1)
+"""
+
+import math
+from typing import Any
+
+from pydantic import model_validator
+
+from dolb.experiment.search import METHODS, VALIDATIONS
+from dolb.validation import PositiveInt, Table, one_of, problem, shown
+
+
+class Dimension(Table):
+    """One searched parameter: ``choices``, or a range ``low``..``high``."""
+
+    choices: list[Any] | None = None
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+    steps: PositiveInt | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _listed(cls, raw: Any) -> Any:
+        return {"choices": raw} if isinstance(raw, list) else raw
+
+    @model_validator(mode="after")
+    def _bounds(self) -> "Dimension":
+        if self.choices is not None:
+            if not self.choices:
+                raise problem("an empty list of choices gives no configuration", "choices")
+            extra = sorted(k for k in ("low", "high", "log", "steps") if k in self.model_fields_set)
+            if extra:
+                raise problem("give either choices or a range (low, high), not both", extra[0])
+            return self
+        for key in ("low", "high"):
+            if getattr(self, key) is None:
+                raise problem("a range needs both low and high (or give choices)", key)
+            if not math.isfinite(getattr(self, key)):
+                raise problem(f"expected a finite number, got {shown(getattr(self, key))}", key)
+        if self.low > self.high:
+            raise problem(f"must not exceed high (got low {self.low:g}, high {self.high:g})", "low")
+        if self.log and self.low <= 0:
+            raise problem(f"a log-scale range needs low > 0, got {self.low:g}", "low")
+        return self
+
+
+class Tuning(Table):
+    """``[experiments.<name>.tuning]``: how the experiment's searched learners are tuned."""
+
+    method: one_of(METHODS)
+    trials: PositiveInt | None = None
+    eta: PositiveInt = 3
+    min_budget: PositiveInt | None = None
+    max_budget: PositiveInt | None = None
+    validation: one_of(VALIDATIONS) = "holdout"
+    holdout: float = 0.2
+    metric: str | None = None
+    conversion: str | None = None
+    defaults: bool = True
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Tuning":
+        if self.eta < 2:
+            raise problem(f"must be at least 2, got {self.eta}", "eta")
+        if not 0.0 < self.holdout < 1.0:
+            raise problem(f"must lie strictly between 0 and 1, got {self.holdout}", "holdout")
+        if "holdout" in self.model_fields_set and self.validation != "holdout":
+            raise problem("only holdout validation takes a holdout fraction", "holdout")
+        if self.min_budget and self.max_budget and self.min_budget > self.max_budget:
+            raise problem(f"must not exceed max_budget ({self.max_budget}), got {self.min_budget}", "min_budget")
+        if self.method in ("halving", "hyperband") and self.min_budget is None:
+            raise problem(f"{self.method} needs the budget of its first rung", "min_budget")
+        if self.method == "random" and self.trials is None:
+            raise problem("random search needs a number of trials", "trials")
+        if self.method in ("grid", "hyperband") and self.trials is not None:
+            raise problem(f"{self.method} sets its own number of trials", "trials")
+        return self
+
+
+def check_search(search: dict[str, Dimension], params: dict[str, Any], cls: type, *at: str | int) -> None:
+    """A :func:`~dolb.validation.problem` (below the learner entry at ``at``) if a searched
+    parameter is not the learner's, is also fixed in its ``params``, or has a value or
+    bound the learner refuses."""
+    from dolb.validation import unknown_key
+
+    for name, dimension in search.items():
+        where = (*at, "search", name)
+        if name not in cls.params:
+            raise unknown_key(name, sorted(cls.params), f"unknown parameter of learner {cls.name!r}", (*at, "search"))
+        if name in params:
+            raise problem("searched, and also fixed in params: give it in one place", *where)
+        if name == cls.complexity_param:
+            raise problem("a complexity level is not searched: list the levels in 'complexity'", *where)
+        kind = cls.params[name].kind
+        if dimension.choices is None and kind not in (int, float):
+            raise problem(f"a {kind.__name__} parameter is searched over a list of choices", *where)
+        values = dimension.choices if dimension.choices is not None else _range_ends(dimension, kind)
+        for i, value in enumerate(values):
+            try:
+                cls.params[name].check(cls.name, name, value)
+            except Exception as exc:  # ConfigError: the learner's own words, at the value
+                message = str(exc).split(": ", 1)[-1]
+                key = ("choices", i) if dimension.choices is not None else ("low" if i == 0 else "high",)
+                raise problem(message, *where, *key) from None
+
+
+def _range_ends(dimension: Dimension, kind: type) -> tuple[Any, Any]:
+    if kind is int:
+        return int(math.ceil(dimension.low)), int(math.floor(dimension.high))
+    return dimension.low, dimension.high
+
+
+def check_tuning(tuning: Tuning | None, learners: list, task: str, conversions: tuple[str, ...]) -> None:
+    """A problem if an experiment tunes nothing, or searches without ``[tuning]``, or its
+    tuning scores a metric or conversion the experiment cannot."""
+    from dolb.evaluation.metrics import METRICS
+
+    searched = [i for i, learner in enumerate(learners) if learner.search]
+    if tuning is None:
+        if searched:
+            raise problem("a learner with a search needs the experiment's [tuning] table",
+                          "learners", searched[0], "search")
+        return
+    if not searched:
+        raise problem("nothing to tune: give a learner a 'search'", "tuning")
+    metric = tuning.metric or default_metric(tuning.validation, task)
+    source = "online" if tuning.validation == "progressive" else "test"
+    known = [m for m, found in METRICS.items() if task in found.tasks and found.source == source]
+    if metric not in known:
+        raise problem(f"{tuning.validation} validation scores one of {', '.join(known)}, got {metric!r}",
+                      "tuning", "metric")
+    if tuning.conversion is not None and tuning.conversion not in conversions:
+        raise problem(f"{tuning.conversion!r} is not one of the experiment's conversions "
+                      f"({', '.join(conversions)})", "tuning", "conversion")
+
+
+def default_metric(validation: str, task: str) -> str:
+    """What tuning minimises unless told: the validation error (binary) or mean squared
+    error (regression) on the holdout, or the online loss of progressive validation."""
+    if validation == "progressive":
+        return "online_loss"
+    return "test_error" if task == "binary" else "test_mse"

@@ -1,0 +1,224 @@
+"""Adaptive hyper-parameter search: the search space, the trials and the rungs they run.
+
+A tuned learner is searched *inside* each split of an experiment: its trials learn from
+the split's training stream (less a seeded validation holdout, or all of it with
+progressive validation) and are scored on that validation, never on the split's test
+part. Each trial is one configuration; a *rung* runs trials up to a *budget* of training
+examples; successive halving keeps the best ``1/eta`` of a rung's trials for the next,
+larger budget, continuing them from their state (Jamieson & Talwalkar, *Non-stochastic
+best arm identification and hyperparameter optimization*, AISTATS 2016); Hyperband runs
+several such brackets that trade the number of trials against their first budget (Li et
+al., *Hyperband: a novel bandit-based approach to hyperparameter optimization*, JMLR
+18(185), 2018). ``grid`` and ``random`` run every trial at the largest budget.
+
+This module is pure: which trials exist, their budgets, and which a rung promotes (from
+the rung's losses alone, ties to the lower trial number, so the choice does not depend
+on the order results arrive). :mod:`dolb.execution.tuning` runs them as cells.
+
+Examples
+--------
+>>> rate = Dimension("eta", low=0.001, high=10.0, log=True, steps=5)
+>>> [f"{v:g}" for v in rate.grid(float)]
+['0.001', '0.01', '0.1', '1', '10']
+>>> [b.budgets for b in brackets(Tuning("halving", trials=9, eta=3, min_budget=100), [rate], {"eta": float},
+...                                     900, seed=np.random.SeedSequence(1))]
+[(100, 300, 900)]
+>>> promote({0: 0.3, 1: 0.1, 2: float("nan"), 3: 0.1}, keep=2)
+[1, 3]
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+METHODS = ("grid", "random", "halving", "hyperband")
+VALIDATIONS = ("holdout", "progressive")
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """One searched parameter: a list of ``choices``, or a range ``[low, high]``
+    (``log``: uniform in its logarithm); ``steps``: the grid points of a range."""
+
+    name: str
+    choices: tuple[Any, ...] | None = None
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+    steps: int | None = None
+
+    def grid(self, kind: type) -> tuple[Any, ...]:
+        """The values a grid tries: the choices, or ``steps`` points spread over the range
+        (rounded to whole numbers, without repeats, for an ``int`` parameter)."""
+        if self.choices is not None:
+            return self.choices
+        if self.log:
+            points = np.geomspace(self.low, self.high, self.steps)
+        else:
+            points = np.linspace(self.low, self.high, self.steps)
+        return _typed(points, kind)
+
+    def sample(self, rng: np.random.Generator, kind: type) -> Any:
+        """One value drawn from ``rng``."""
+        if self.choices is not None:
+            return self.choices[int(rng.integers(len(self.choices)))]
+        if self.log:
+            value = math.exp(rng.uniform(math.log(self.low), math.log(self.high)))
+        else:
+            value = rng.uniform(self.low, self.high)
+        return _typed(np.array([min(max(value, self.low), self.high)]), kind)[0]
+
+
+def _typed(points: np.ndarray, kind: type) -> tuple[Any, ...]:
+    if kind is int:
+        return tuple(dict.fromkeys(int(round(float(p))) for p in points))
+    return tuple(float(p) for p in points)
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """An experiment's ``[tuning]``: how each tuned learner is searched.
+
+    ``trials``: configurations drawn (``random``, ``halving``; for ``halving`` over a
+    space of choices only, the whole grid when not given); ``eta``: each rung keeps
+    ``1/eta`` of its trials and multiplies the budget by ``eta``; ``min_budget`` and
+    ``max_budget``: training examples of the first and last rungs (``max_budget``
+    defaults to the whole tuning stream); ``validation``: ``holdout`` scores each rung on
+    a seeded ``holdout`` fraction of the split's training stream kept out of learning,
+    ``progressive`` on the online loss of the stream itself; ``metric``: what is
+    minimised (a test metric on the holdout, ``online_loss`` for progressive);
+    ``conversion``: whose hypothesis is scored; ``defaults``: also run each tuned
+    learner at its listed parameters, to compare; ``seed``: of the draws and holdout.
+    """
+
+    method: str
+    trials: int | None = None
+    eta: int = 3
+    min_budget: int | None = None
+    max_budget: int | None = None
+    validation: str = "holdout"
+    holdout: float = 0.2
+    metric: str = "test_error"
+    conversion: str = "last"
+    defaults: bool = True
+    seed: int = 0
+
+    def summary(self) -> dict[str, Any]:
+        """What a tuned cell's identity holds of its tuning (JSON-ready)."""
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """Trials that start together and are halved rung by rung: ``candidates[t]`` is
+    trial ``first + t``; rung ``r`` runs ``keep[r]`` of them to ``budgets[r]``."""
+
+    index: int
+    first: int
+    candidates: tuple[tuple[tuple[str, Any], ...], ...]
+    budgets: tuple[int, ...]
+    keep: tuple[int, ...]
+
+    @property
+    def trials(self) -> range:
+        """The trial numbers of this bracket."""
+        return range(self.first, self.first + len(self.candidates))
+
+    def config(self, trial: int) -> dict[str, Any]:
+        """The parameter values of ``trial``."""
+        return dict(self.candidates[trial - self.first])
+
+
+def rung_sizes(n: int, budgets: tuple[int, ...], eta: int) -> tuple[int, ...]:
+    """Trials run at each rung: ``n``, then ``1/eta`` as many (at least one), stopping
+    after the first rung of a single trial.
+
+    >>> rung_sizes(27, (1, 3, 9, 27), 3), rung_sizes(5, (1, 3, 9), 3)
+    ((27, 9, 3, 1), (5, 1))
+    """
+    sizes = [n]
+    while len(sizes) < len(budgets) and sizes[-1] > 1:
+        sizes.append(max(1, sizes[-1] // eta))
+    return tuple(sizes)
+
+
+def halving_budgets(low: int, high: int, eta: int) -> tuple[int, ...]:
+    """``low``, ``low * eta``, ... while below ``high``, then ``high``.
+
+    >>> halving_budgets(100, 1000, 3)
+    (100, 300, 900, 1000)
+    >>> halving_budgets(100, 900, 3)
+    (100, 300, 900)
+    """
+    budgets = [low]
+    while budgets[-1] * eta < high:
+        budgets.append(budgets[-1] * eta)
+    if budgets[-1] < high:
+        budgets.append(high)
+    return tuple(budgets)
+
+
+def candidates(space: list[Dimension], kinds: dict[str, type], n: int | None, rng: np.random.Generator):
+    """``n`` configurations drawn from ``space`` (``None``: every grid point)."""
+    if n is None:
+        names = [d.name for d in space]
+        return tuple(tuple(zip(names, combo)) for combo in itertools.product(*(d.grid(kinds[d.name]) for d in space)))
+    return tuple(tuple((d.name, d.sample(rng, kinds[d.name])) for d in space) for _ in range(n))
+
+
+def brackets(tuning: Tuning, space: list[Dimension], kinds: dict[str, type], n_stream: int,
+             seed: np.random.SeedSequence) -> list[Bracket]:
+    """The brackets of one tuned learner on a stream of ``n_stream`` training examples
+    (the same in every split: the splits differ in which trials they promote)."""
+    high = tuning.max_budget or n_stream
+    low = tuning.min_budget or high
+    finite = all(d.choices is not None or d.steps is not None for d in space)
+    rng = np.random.default_rng(seed)
+    if tuning.method in ("grid", "random"):
+        drawn = candidates(space, kinds, None if tuning.method == "grid" else tuning.trials, rng)
+        return [Bracket(0, 0, drawn, (high,), (len(drawn),))]
+    if tuning.method == "halving":
+        drawn = candidates(space, kinds, None if finite and tuning.trials is None else tuning.trials, rng)
+        budgets = halving_budgets(low, high, tuning.eta)
+        return [Bracket(0, 0, drawn, budgets, rung_sizes(len(drawn), budgets, tuning.eta))]
+    return _hyperband(tuning, space, kinds, low, high, rng)
+
+
+def _hyperband(tuning: Tuning, space, kinds, low: int, high: int, rng: np.random.Generator) -> list[Bracket]:
+    """Li et al.'s brackets s = s_max, ..., 0: ``ceil((s_max + 1) / (s + 1) * eta**s)``
+    trials from budget ``high / eta**s``, each rung keeping ``1/eta``."""
+    eta = tuning.eta
+    s_max = int(math.floor(math.log(high / low, eta) + 1e-9))
+    found, first = [], 0
+    for s in range(s_max, -1, -1):
+        n = int(math.ceil((s_max + 1) / (s + 1) * eta**s))
+        budgets = tuple(int(round(high / eta ** (s - i))) for i in range(s + 1))
+        drawn = candidates(space, kinds, n, rng)
+        found.append(Bracket(len(found), first, drawn, budgets, tuple(max(1, n // eta**i) for i in range(s + 1))))
+        first += n
+    return found
+
+
+def promote(losses: dict[int, float], keep: int) -> list[int]:
+    """The ``keep`` trials of lowest loss, in trial order; ties go to the lower trial
+    number and a missing loss (NaN: the trial failed) ranks last."""
+    ranked = sorted(losses, key=lambda trial: (_rank_value(losses[trial]), trial))
+    return sorted(ranked[:keep])
+
+
+def best(losses: dict[int, float]) -> int:
+    """The trial of lowest loss (ties to the lower trial number)."""
+    return min(losses, key=lambda trial: (_rank_value(losses[trial]), trial))
+
+
+def _rank_value(loss: float) -> float:
+    return math.inf if loss is None or loss != loss else loss
+
+
+__all__ = ["METHODS", "VALIDATIONS", "Bracket", "Dimension", "Tuning", "best", "brackets", "halving_budgets",
+           "promote", "rung_sizes"]
