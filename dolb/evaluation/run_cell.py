@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 import psutil
 
-from dolb.data.splits import labelled_rows, split_rows
+from dolb.data.splits import labelled_rows, split_rows, validation_rows
 from dolb.data.store import ChunkCache, Dataset, open_dataset
 from dolb.data.stream import stream_blocks
 from dolb.errors import DataError, DolbError
@@ -115,6 +115,33 @@ def _targets(y: np.ndarray, task: str, where: str) -> np.ndarray:
     return y
 
 
+def cell_rows(cell: Cell, train: Dataset) -> tuple[np.ndarray, np.ndarray | None, str | None]:
+    """The rows ``cell`` learns from (in order), the rows it is tested on (None: the
+    test part's), and the file those are in. A tuning trial learns from its split's
+    training rows less a seeded holdout, and is tested on that holdout (or, with
+    progressive validation, on nothing but the stream)."""
+    spec = cell.spec
+    split = spec["split"]
+    train_rows, test_rows = split_rows(
+        split["scheme"],
+        split["index"],
+        train.n_rows,
+        seed_for(spec["seed"], "split", spec["dataset"], split["index"]),
+        length=split["length"],
+        test_fraction=split["test_fraction"] or 0.2,
+        order=split["order"],
+        window=split.get("window"),
+    )
+    trial = spec.get("tuning")
+    if trial is None:
+        return train_rows, test_rows, cell.train_path if test_rows is not None else cell.test_path
+    if trial["validation"] != "holdout":
+        return train_rows, None, None
+    seed = seed_for(spec["seed"], "validation", spec["dataset"], split["index"], trial["seed"])
+    learn, held = validation_rows(train_rows, trial["holdout"], seed)
+    return learn, held, cell.train_path
+
+
 def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
     """Run ``cell``; return its result record (deterministic but for ``timing``).
 
@@ -127,46 +154,29 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
         a state to resume from, by cell id (``load``, ``save`` and ``drop``, as
         :class:`dolb.results.states.CellStates` does in a result folder); its states are
         dropped once the cell is done; its ``timing`` counts the saves
-        (:data:`STATE_SAVES`).
+        (:data:`STATE_SAVES`). A tuning trial's rung also resumes from the state its
+        previous rung left under ``cell.trial_state``, and leaves its own there.
     """
     spec = cell.spec
     started, cpu_started = time.perf_counter(), time.process_time()
     train = _dataset(cell.train_path)
-    split = spec["split"]
-    train_rows, test_rows = split_rows(
-        split["scheme"],
-        split["index"],
-        train.n_rows,
-        seed_for(spec["seed"], "split", spec["dataset"], split["index"]),
-        length=split["length"],
-        test_fraction=split["test_fraction"] or 0.2,
-        order=split["order"],
-        window=split.get("window"),
-    )
+    train_rows, test_rows, test_path = cell_rows(cell, train)
     checkpoints = resolve_checkpoints(spec["checkpoints"], len(train_rows))
     labels = spec.get("labels")
     labelled = None if labels is None else labelled_rows(
         len(train_rows), labels["rate"], labels["first"], seed_for(spec["seed"], "labels", spec["dataset"],
-                                                                   split["index"]))
+                                                                   spec["split"]["index"]))
     metrics = [METRICS[name] for name in spec["metrics"]]
     test_metrics = [m for m in metrics if m.source == "test"]
     if test_metrics:
-        test_path = cell.train_path if test_rows is not None else cell.test_path
         X_test, y_test = _test_set(
             test_path,
             _dataset(test_path).fingerprint,
             None if test_rows is None else tuple(test_rows.tolist()),
             spec["task"],
         )
-    states = states if cell.state_every is not None else None
-    state = _load_state(states, cell.id)
-    kept = state is not None  # a state of this cell exists: drop it at the end
-    if state is None:
-        learner = learner_class(spec["learner"])(
-            train.n_features, n_train=len(train_rows), conversions=tuple(spec["conversions"]), **spec["params"]
-        )
-        # values[conversion][metric] -> one value per checkpoint; online metrics under "online"
-        state = {"learner": learner, "values": {}, "seen": 0, "total": 0.0, "next_cp": 0, "learn_seconds": 0.0}
+    periodic = states if cell.state_every is not None else None
+    state, kept = _start(cell, states, len(train_rows), train.n_features)
     resumed_from = state["seen"]
     learner, values = state["learner"], state["values"]
     seen, total, next_cp = state["seen"], state["total"], state["next_cp"]
@@ -196,44 +206,53 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
             for key, value in hypothesis.info.items():
                 _put(found, key, k, float(value))
 
-    # A resumed cell starts at a block boundary of the full stream (states are saved only
+    def now_state() -> dict[str, Any]:
+        return {"learner": learner, "values": values, "seen": seen, "total": total, "next_cp": next_cp,
+                "learn_seconds": learn_seconds}
+
+    # A resumed cell starts at a block boundary of the same stream (states are saved only
     # after whole blocks), so its blocks, and every sum over them, are the same.
     # Nothing is recorded after the last checkpoint: the stream stops there (the learner
     # still knows the split's full length, n_train, for horizon-dependent steps).
     last = int(checkpoints[-1]) if len(checkpoints) else len(train_rows)
-    blocks = stream_blocks(train, rows=train_rows[seen:last], block_size=block_rows(type(learner), train),
-                           cache=WORKER_CHUNK_CACHE, in_place=learner.reads_spans)
-    for X, y in blocks:
-        y = _targets(y, spec["task"], cell.train_path)
-        start = 0
-        while start < len(y):
-            # With test metrics or diagnostics the block is cut at each checkpoint (the
-            # learner must be the one after exactly that many examples); online metrics
-            # need no cut.
-            stop = len(y)
-            if exact and next_cp < len(checkpoints):
-                stop = min(stop, int(checkpoints[next_cp]) - seen + start)
-            flags = None if labelled is None else labelled[seen : seen + stop - start]
-            learning = time.perf_counter()
-            whole = start == 0 and stop == len(y)  # not sliced: a slice copies, and loses the block's flags
-            running = learner.learn_running(X if whole else X[start:stop], y[start:stop], flags, total)
-            learn_seconds += time.perf_counter() - learning
-            end = seen + (stop - start)
-            while next_cp < len(checkpoints) and checkpoints[next_cp] <= end:
-                n = int(checkpoints[next_cp])
-                record(next_cp, n, float(running[n - seen - 1]))
-                next_cp += 1
-            total = float(running[-1]) if len(running) else total
-            seen, start = end, stop
-            _check_limits(cell, started, seen)
-        peak_rss = max(peak_rss, PROCESS.memory_info().rss)  # sampled once a block
-        now = time.perf_counter()
-        if states is not None and seen < last and now - saved >= cell.state_every:
-            size = _save_state(states, cell.id, {"learner": learner, "values": values, "seen": seen, "total": total,
-                                                 "next_cp": next_cp, "learn_seconds": learn_seconds})
-            saved, kept = time.perf_counter(), True
-            add_saves(saves, {"state_saves": 1, "state_bytes": size, "state_largest": size,
-                              "state_seconds": saved - now})
+    for low, high in _pieces(spec, last):
+        if high <= seen:
+            continue
+        blocks = stream_blocks(train, rows=train_rows[max(low, seen):high],
+                               block_size=block_rows(type(learner), train),
+                               cache=WORKER_CHUNK_CACHE, in_place=learner.reads_spans)
+        for X, y in blocks:
+            y = _targets(y, spec["task"], cell.train_path)
+            start = 0
+            while start < len(y):
+                # With test metrics or diagnostics the block is cut at each checkpoint (the
+                # learner must be the one after exactly that many examples); online metrics
+                # need no cut.
+                stop = len(y)
+                if exact and next_cp < len(checkpoints):
+                    stop = min(stop, int(checkpoints[next_cp]) - seen + start)
+                flags = None if labelled is None else labelled[seen : seen + stop - start]
+                learning = time.perf_counter()
+                whole = start == 0 and stop == len(y)  # not sliced: a slice copies, and loses the block's flags
+                running = learner.learn_running(X if whole else X[start:stop], y[start:stop], flags, total)
+                learn_seconds += time.perf_counter() - learning
+                end = seen + (stop - start)
+                while next_cp < len(checkpoints) and checkpoints[next_cp] <= end:
+                    n = int(checkpoints[next_cp])
+                    record(next_cp, n, float(running[n - seen - 1]))
+                    next_cp += 1
+                total = float(running[-1]) if len(running) else total
+                seen, start = end, stop
+                _check_limits(cell, started, seen)
+            peak_rss = max(peak_rss, PROCESS.memory_info().rss)  # sampled once a block
+            now = time.perf_counter()
+            if periodic is not None and seen < last and now - saved >= cell.state_every:
+                size = _save_state(periodic, cell.id, now_state())
+                saved, kept = time.perf_counter(), True
+                add_saves(saves, {"state_saves": 1, "state_bytes": size, "state_largest": size,
+                                  "state_seconds": saved - now})
+    if states is not None and cell.trial_state is not None and spec["tuning"]["save"]:
+        _save_state(states, cell.trial_state, now_state())  # where the trial's next rung starts
     if kept:
         states.drop(cell.id)
     return {
@@ -250,6 +269,32 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
             **saves,
         },
     }
+
+
+def _start(cell: Cell, states: StateKeeper | None, n_train: int, n_features: int) -> tuple[dict[str, Any], bool]:
+    """The state ``cell`` starts from, and whether it is one of its own saves (to drop
+    once it is done): its own last save, else (a tuning trial) the state its previous
+    rung left, recording anew from there, else a new learner."""
+    spec = cell.spec
+    state = _load_state(states if cell.state_every is not None else None, cell.id)
+    if state is not None:
+        return state, True
+    state = _load_state(states, cell.trial_state) if cell.trial_state is not None else None
+    if state is not None:
+        return state | {"values": {}, "next_cp": 0}, False
+    learner = learner_class(spec["learner"])(
+        n_features, n_train=n_train, conversions=tuple(spec["conversions"]), **spec["params"]
+    )
+    # values[conversion][metric] -> one value per checkpoint; online metrics under "online"
+    return {"learner": learner, "values": {}, "seen": 0, "total": 0.0, "next_cp": 0, "learn_seconds": 0.0}, False
+
+
+def _pieces(spec: dict[str, Any], last: int) -> list[tuple[int, int]]:
+    """The pieces of the stream learned one after another: the whole of it up to
+    ``last``, or a tuning trial's rungs (``[0, b0)``, ``[b0, b1)``...), whether it resumes
+    from the previous rung's state or starts anew (its blocks are then the same)."""
+    ends = spec["tuning"]["budgets"] if "tuning" in spec else [last]
+    return list(zip([0, *ends[:-1]], ends))
 
 
 def _put(table: dict[str, list], key: str, k: int, value: float) -> None:

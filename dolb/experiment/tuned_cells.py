@@ -1,0 +1,156 @@
+"""The cells of tuning: each tuned configuration's trials, rung by rung, and the cells of
+the configuration each split chose.
+
+A :class:`TuningPlan` is one configuration of a learner entry with a ``search``, on one
+dataset of an experiment with ``[tuning]``: its brackets of trials
+(:func:`dolb.experiment.search.brackets`) are the same in every split; the splits differ
+in which trials they promote. A trial's rung is a cell group (:func:`trial_group`) of the
+experiment ``<name>/tuning`` whose cells (one per split where the trial reached that
+rung) learn from the split's tuning stream up to the rung's budget and score the
+validation; the rung after resumes from the state the trial left (:attr:`Cell.trial_state
+<dolb.evaluation.cell.Cell.trial_state>`). The configuration a split chose then runs as
+any cell of the experiment (:func:`tuned_group`), labelled ``params = "tuned"`` with its
+values in the ``param_`` columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from dolb.data.splits import validation_size
+from dolb.data.store import Dataset
+from dolb.errors import ConfigError
+from dolb.experiment.cells import CellGroup, cell_template, configurations, make_group, n_train_rows, spec_hash
+from dolb.experiment.pipeline import ExperimentSpec, Pipeline
+from dolb.experiment.search import Bracket, Dimension, Tuning, brackets
+from dolb.learners import learner_class
+from dolb.seeding import seed_for
+
+TUNING_SUFFIX = "/tuning"
+"""Trials' rows are stored under their experiment's name and this suffix: no table of
+the experiment mixes them with its cells."""
+
+
+@dataclass(frozen=True)
+class TuningPlan:
+    """One tuned configuration on one dataset: its brackets, and what its cells share."""
+
+    pipeline: Pipeline
+    experiment: ExperimentSpec
+    learner_index: int
+    dataset: str
+    parts: dict[str, Dataset]
+    template: dict[str, Any]
+    """The configuration's cell template at its listed values (the defaults)."""
+    values: dict[str, Any]
+    space: tuple[Dimension, ...]
+    brackets: tuple[Bracket, ...]
+    n_train: int
+    n_stream: int
+
+    @property
+    def tuning(self) -> Tuning:
+        return self.experiment.tuning
+
+    @property
+    def n_splits(self) -> int:
+        return self.experiment.split.count
+
+    @property
+    def label(self) -> str:
+        """Where the plan is, in a message: experiment, dataset and learner."""
+        return f"{self.experiment.name}/{self.dataset}/{self.template['learner']}"
+
+    def params_of(self, config: dict[str, Any]) -> dict[str, Any]:
+        """The full parameters of a trial's configuration."""
+        return learner_class(self.template["learner"]).check_params(self.values | config)
+
+
+def tuning_plans(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]]) -> list[TuningPlan]:
+    """Every tuned configuration of ``pipeline``, in a fixed order (experiment, dataset,
+    learner, configuration); ConfigError for a budget the splits cannot give."""
+    plans = []
+    for experiment in pipeline.experiments.values():
+        if experiment.tuning is None:
+            continue
+        for dataset in experiment.datasets:
+            plans.extend(_plans(pipeline, experiment, dataset, datasets[dataset]))
+    return plans
+
+
+def _plans(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, parts) -> Iterator[TuningPlan]:
+    n_train = n_train_rows(pipeline, experiment, parts["train"])
+    n_stream = _stream_length(pipeline, experiment, n_train)
+    for index, learner in enumerate(experiment.learners):
+        if not learner.search:
+            continue
+        kinds = {d.name: learner_class(learner.learner).params[d.name].kind for d in learner.search}
+        for number, (values, level) in enumerate(configurations(experiment, learner)):
+            template = cell_template(pipeline, experiment, dataset, parts, n_train, learner.learner, values, level)
+            seed = seed_for(pipeline.seed, "tuning", experiment.name, index, number, experiment.tuning.seed)
+            found = brackets(experiment.tuning, list(learner.search), kinds, n_stream, seed)
+            yield TuningPlan(pipeline, experiment, index, dataset, parts, template, values, learner.search,
+                             tuple(found), n_train, n_stream)
+
+
+def _stream_length(pipeline: Pipeline, experiment: ExperimentSpec, n_train: int) -> int:
+    """Training examples a split leaves for tuning; ConfigError if a budget exceeds it."""
+    tuning = experiment.tuning
+    at = f"{pipeline.path}: experiments.{experiment.name}.tuning"
+    n_stream = n_train
+    if tuning.validation == "holdout":
+        try:
+            n_stream = n_train - validation_size(n_train, tuning.holdout)
+        except ConfigError as exc:
+            raise ConfigError(f"{at}.holdout: {exc}") from None
+    for key in ("max_budget", "min_budget"):
+        budget = getattr(tuning, key)
+        if budget is not None and budget > n_stream:
+            raise ConfigError(f"{at}.{key}: {budget} exceeds the {n_stream} training examples a split leaves "
+                              "for tuning")
+    return n_stream
+
+
+def trial_group(plan: TuningPlan, bracket: Bracket, trial: int, rung: int) -> CellGroup:
+    """The cells of ``trial`` at ``rung`` of ``bracket``, one per split."""
+    tuning = plan.tuning
+    template = dict(plan.template)
+    template |= {
+        "experiment": plan.experiment.name + TUNING_SUFFIX,
+        "fingerprints": {"train": template["fingerprints"]["train"], "test": None},  # never the test part
+        "params": plan.params_of(bracket.config(trial)),
+        "metrics": [tuning.metric],
+        "conversions": [tuning.conversion],
+        "tuning": {
+            "validation": tuning.validation,
+            "holdout": tuning.holdout if tuning.validation == "holdout" else None,
+            "seed": tuning.seed,
+            "bracket": bracket.index,
+            "trial": trial,
+        },
+    }
+    template["tuning"]["state"] = spec_hash({k: v for k, v in template.items() if k != "checkpoints"})
+    template["checkpoints"] = [bracket.budgets[rung]]
+    template["tuning"] |= {
+        "rung": rung,
+        "budget": bracket.budgets[rung],
+        "budgets": list(bracket.budgets[: rung + 1]),  # the stream is learned in these pieces
+        "save": rung + 1 < len(bracket.keep),
+    }
+    return make_group(plan.pipeline, plan.experiment, template, plan.parts, bracket.budgets[rung],
+                      name=plan.experiment.name + TUNING_SUFFIX)
+
+
+def tuned_group(plan: TuningPlan, config: dict[str, Any]) -> CellGroup:
+    """The cells of the configuration ``config`` chosen by the tuning of ``plan`` (the
+    caller runs those of the splits that chose it)."""
+    template = plan.template | {
+        "params": plan.params_of(config),
+        "tuned": {"tuning": plan.tuning.summary(), "space": [vars(d) for d in plan.space]},
+    }
+    return make_group(plan.pipeline, plan.experiment, template, plan.parts, plan.n_train)
+
+
+__all__ = ["TUNING_SUFFIX", "TuningPlan", "trial_group", "tuned_group", "tuning_plans"]
