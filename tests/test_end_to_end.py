@@ -282,7 +282,7 @@ def test_tasks_in_flight_stay_bounded(small_pipeline, tmp_path, monkeypatch):
     of cells, by their ids: README, Sweeps at scale)."""
     import distributed
 
-    from dolb.execution import sweep
+    from dolb.execution import compute
     from dolb.execution.tasks import run_batch
 
     pipeline = tmp_path / "one-cell-per-task.toml"
@@ -299,7 +299,7 @@ def test_tasks_in_flight_stay_bounded(small_pipeline, tmp_path, monkeypatch):
     monkeypatch.setattr(distributed.Client, "submit", counting_submit)
     summary = run_sweep(pipeline, tmp_path / "out", workers=1, progress=False)
     assert summary.n_computed == 60 and len(peak) == 60  # one task per cell
-    assert max(peak) <= sweep.IN_FLIGHT_PER_WORKER
+    assert max(peak) <= compute.IN_FLIGHT_PER_WORKER
 
 
 def test_later_batches_hold_the_work_the_finished_ones_show(small_pipeline, tmp_path, monkeypatch):
@@ -310,7 +310,7 @@ def test_later_batches_hold_the_work_the_finished_ones_show(small_pipeline, tmp_
 
     import distributed
 
-    from dolb.execution import batches, sweep
+    from dolb.execution import batches, compute
     from dolb.execution.tasks import run_batch
 
     sizes = []
@@ -322,10 +322,10 @@ def test_later_batches_hold_the_work_the_finished_ones_show(small_pipeline, tmp_
         return submit(client, function, *args, **kwargs)
 
     monkeypatch.setattr(distributed.Client, "submit", counting_submit)
-    monkeypatch.setattr(sweep, "Batcher", functools.partial(batches.Batcher, min_seconds=1e9))
+    monkeypatch.setattr(compute, "Batcher", functools.partial(batches.Batcher, min_seconds=1e9))
     summary = run_sweep(small_pipeline, tmp_path / "out", workers=1, progress=False)
     assert summary.n_computed == 60 and sum(sizes) == 60
-    assert len(sizes) == sweep.IN_FLIGHT_PER_WORKER + 1  # without the floor: 22 batches
+    assert len(sizes) == compute.IN_FLIGHT_PER_WORKER + 1  # without the floor: 22 batches
     assert sizes[-1] == 60 - sum(sizes[:-1]) > max(sizes[:-1])
     assert read_records(ResultStore(tmp_path / "out"))[-1]["tasks"] == len(sizes)  # the run record counts them
 

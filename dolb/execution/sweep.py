@@ -16,31 +16,29 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
-import sys
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from distributed import as_completed, performance_report, wait
-from tqdm import tqdm
+from distributed import performance_report, wait
 
-from dolb.errors import ConfigError, StorageError
-from dolb.evaluation.run_cell import STATE_SAVES, add_saves
+from dolb.errors import ConfigError
+from dolb.evaluation.run_cell import STATE_SAVES
 from dolb.execution.arithmetic import pin_of
-from dolb.execution.batches import Batcher
 from dolb.execution.cluster import read_cluster_file
+from dolb.execution.compute import CellRunner, gather_mode, warm_up_samples
 from dolb.execution.datasets import data_cache, open_datasets
 from dolb.execution.environment import fingerprint
-from dolb.execution.gather import ClientWriter
 from dolb.execution.lock import FolderLock, refuse_if_held
-from dolb.execution.lost_workers import register_on_workers, run_on_workers
+from dolb.execution.lost_workers import register_on_workers
 from dolb.execution.phases import Phases
 from dolb.execution.sweep_client import SweepCluster
-from dolb.execution.tasks import Destination, KernelWarmUp, TaskOutcome, can_write, error_text, run_batch
+from dolb.execution.tasks import Destination, KernelWarmUp
+from dolb.execution.tuning import first_wave, run_tuning, write_decisions
 from dolb.experiment.cells import CellGroup, cell_id, examples_of, expand_groups, group_ids, parameter_types
 from dolb.experiment.pipeline import Pipeline, load_pipeline
+from dolb.experiment.tuned_cells import tuning_plans
 from dolb.results import query
 from dolb.results.history import new_run_id, read_records, write_record
 from dolb.results.page import write_run_page
@@ -51,8 +49,6 @@ from dolb.results.store import ResultStore, result_schema
 
 logger = logging.getLogger(__name__)
 
-IN_FLIGHT_PER_WORKER = 4
-"""Batches kept submitted per worker; more are sent as these complete."""
 GATHER_MODES = ("auto", "workers", "client")
 """Who writes the result parts: the workers when they can reach the folder (``auto``,
 checked at start), always the workers, or always the client."""
@@ -203,6 +199,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
             datasets = open_datasets(pipeline, cache, builder=cluster.client)
         with phases("plan"):
             groups = expand_groups(pipeline, datasets)  # the last check of the pipeline
+            plans = tuning_plans(pipeline, datasets)
             if not force:
                 check_owner(store, pipeline.name)
             refuse_if_held(store)
@@ -210,12 +207,11 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
         with phases("plan"):
             stored, failed = stored_cells(store)
             todo = cells_to_run(groups, stored, failed, retry_failed)
-        n_cells = sum(group.n_splits for group in groups)
-        n_todo = sum(len(indices) for _, indices in todo)
+        n_cells = sum(group.n_splits for group in groups) + sum(plan.n_splits for plan in plans)
         n_failed_before = 0 if retry_failed else len(failed & {i for g in groups for i in group_ids(g)})
-        logger.info("%s: %d cells, %d stored, %d to compute; results in %s",
-                    pipeline.name, n_cells, n_cells - n_todo, n_todo, store.root)
-        client = cluster.client() if todo else None  # a scheduler out of reach: nothing written
+        logger.info("%s: %d cells, %d to compute; results in %s", pipeline.name, n_cells,
+                    sum(len(indices) for _, indices in todo), store.root)
+        client = cluster.client() if todo or plans else None  # a scheduler out of reach: nothing written
         record = {
             "run_id": run_id,
             "pipeline": pipeline.name,
@@ -229,18 +225,19 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
             "groups": [[group.key, group.n_splits] for group in groups],
             "client": {"host": socket.gethostname(), **fingerprint()},
         }
-        schema = result_schema(parameter_types(groups))
+        first_trials = first_wave(plans)
+        schema = result_schema(parameter_types(groups + [group for group, _ in first_trials]), trials=bool(plans))
         held.enter_context(FolderLock(store, run_id))  # the first write: everything is checked
-        if todo:
+        if todo or plans:
             with phases("write"):  # before any part of this run: readers see its columns
                 store.extend_schema(schema)
         write_record(store, record)
         store.write_text("pipeline.toml", record["pipeline_text"])
-        n_failed, n_tasks, mode, client_cpu, report, saves = 0, 0, "none", 0.0, None, {}
-        if todo:
+        mode, client_cpu, report, runner, tuned = "none", 0.0, None, None, None
+        if todo or plans:
             with phases("cluster"):
-                register_on_workers(client, KernelWarmUp(_warm_up_samples(todo)))
-                mode = _gather_mode(client, store, gather)
+                register_on_workers(client, KernelWarmUp(warm_up_samples(todo + first_trials)))
+                mode = gather_mode(client, store, gather)
             destination = Destination(
                 schema=schema,
                 run_id=run_id,
@@ -249,23 +246,27 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
             )
             n_workers = max(1, len(cluster.workers))
             logger.info("%d workers; result parts written by the %s", n_workers, mode)
-            # the longest cells first, in batches that shrink as the sweep goes on: the
-            # last ones are short, so no worker idles long at the end
-            longest_first = sorted(todo, key=lambda item: -item[0].n_train)
-            batches = Batcher(longest_first, pipeline.batch_examples, n_workers=n_workers)
+            runner = CellRunner(client, destination, store, pipeline.batch_examples, n_workers, progress, phases)
             recording = (performance_report(filename=str(report_file), mode="inline")  # no CDN: opens offline
                          if report_file else contextlib.nullcontext())
             cpu_started = time.process_time()
             with recording:
-                n_failed, saves = _compute(client, batches, n_todo, destination, store, n_workers, progress, phases)
+                if plans:
+                    tuned = run_tuning(plans, store, runner, stored)
+                    write_decisions(store, pipeline.name, tuned)
+                    todo += tuned.cells_to_run(stored, failed, retry_failed)
+                if todo:
+                    runner(todo)
             client_cpu = time.process_time() - cpu_started
-            n_tasks = batches.cut
             if mode == "workers":  # they can reach the folder: they draw the reports, in parallel
                 report = _report_on_cluster(client, pipeline, store, phases)
     finally:
         with phases("cluster"):  # closing it
             cluster.close()
     _tidy_states(store)
+    n_todo = sum(len(indices) for _, indices in todo)
+    n_failed = 0 if runner is None else runner.n_failed - (tuned.n_failed if tuned else 0)
+    saves = {} if runner is None else runner.saves
     if report is None and store.exists():
         with phases("aggregate"):
             summary = query.summary(store)
@@ -278,10 +279,11 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
         "counts": {"cells": n_cells, "cached": n_cells - n_todo, "computed": n_todo - n_failed, "failed": n_failed},
         "examples": examples_of(todo),
         "gather": mode,
-        "tasks": n_tasks,
+        "tasks": 0 if runner is None else runner.n_tasks,
         "timings": phases.rounded(),
         "client_cpu_seconds": round(client_cpu, 3),
         "state_saves": {key: round(saves.get(key, 0), 3) for key in STATE_SAVES},
+        **({} if tuned is None else {"tuning": tuned.counts()}),
         "workers": cluster.workers,
     }
     write_record(store, record)
@@ -320,75 +322,6 @@ def _report_on_cluster(client, pipeline: Pipeline, store: ResultStore, phases: P
                  for i in range(len(pipeline.reports))]
         client.gather([written])
         return reports_text(client.gather(texts), store)
-
-
-def _warm_up_samples(todo: list[tuple[CellGroup, np.ndarray]]):
-    """One cell per distinct learner, parameters, conversions and dataset."""
-    samples = {}
-    for group, indices in todo:
-        t = group.template
-        key = (t["learner"], repr(sorted(t["params"].items())), tuple(t["conversions"]), group.train_path)
-        samples.setdefault(key, group.cell(int(indices[0])))
-    return list(samples.values())
-
-
-def _gather_mode(client, store: ResultStore, gather: str) -> str:
-    """``"workers"`` when every worker can write into the result folder (or that was
-    asked), else ``"client"``."""
-    if gather != "auto":
-        return gather
-    token = uuid.uuid4().hex
-    probe = f".probe-{token}"
-    store.write_text(probe, token)
-    try:
-        seen = run_on_workers(client, can_write, store.root, token)
-    finally:
-        store.fs.rm_file(f"{store.path}/{probe}")
-    return "workers" if seen and all(seen.values()) else "client"
-
-
-def _compute(
-    client, batches: Batcher, total: int, destination: Destination, store: ResultStore, n_workers: int,
-    progress: bool, phases: Phases,
-) -> tuple[int, dict[str, float]]:
-    """Submit batches (a bounded number at a time, cut as they are submitted) and take
-    their outcomes as they come, telling ``batches`` how long each took; return the
-    number of failed cells and the states their cells saved (tasks that died tell
-    none). ``total``: the cells, for the progress bar."""
-    batch_of = {}
-    writer = ClientWriter(store, destination)
-
-    def submit_next(queue) -> None:
-        batch = next(batches, None)
-        if batch is not None:
-            future = client.submit(run_batch, batch, destination, pure=False, retries=2)
-            batch_of[future.key] = batch
-            queue.add(future)
-
-    queue = as_completed()
-    n_failed, saves = 0, {}
-    with tqdm(total=total, unit="cell", disable=not progress, file=sys.stderr) as bar, phases("compute"):
-        for _ in range(IN_FLIGHT_PER_WORKER * n_workers):
-            submit_next(queue)
-        for future in queue:
-            batch = batch_of.pop(future.key)
-            try:
-                outcome: TaskOutcome = future.result()
-            except Exception as exc:
-                outcome = writer.failed_batch(batch, error_text(exc))
-            future.release()
-            if outcome.storage_error:
-                raise StorageError(outcome.storage_error)
-            batches.took(outcome.paces)  # none from a task that died
-            submit_next(queue)
-            with phases("write"):
-                writer.take(outcome, batch)
-            n_failed += len(outcome.failures)
-            add_saves(saves, outcome.state_saves)
-            bar.update(outcome.n_cells)
-    with phases("write"):
-        writer.close()
-    return n_failed, saves
 
 
 __all__ = ["SweepSummary", "cells_to_run", "plan_groups", "run_sweep"]

@@ -29,6 +29,7 @@ from dolb.evaluation.checkpoints import resolve_checkpoints
 from dolb.experiment.pipeline import ExperimentSpec, LearnerSpec, Pipeline, SplitSpec
 from dolb.identity import digest
 from dolb.learners import learner_class
+from dolb.results import store
 from dolb.seeding import seed_for
 
 
@@ -76,7 +77,7 @@ class CellGroup:
             "dataset": s["dataset"],
             "task": s["task"],
             "learner": s["learner"],
-            "params": TUNED if "tuned" in s else format_params(s["params"], s["complexity_param"]),
+            "params": store.TUNED if "tuned" in s else format_params(s["params"], s["complexity_param"]),
             "complexity": complexity_label(s["complexity"]),
             "seed": s["seed"],
         } | {f"param_{k}": v for k, v in s["params"].items()} | {
@@ -84,10 +85,7 @@ class CellGroup:
 
 
 
-TUNED = "tuned"
-"""The ``params`` label of a tuned learner's cells: their values, chosen per split, are in
-the ``param_`` columns."""
-TRIAL_COLUMNS = ("trial", "bracket", "rung", "budget")
+TRIAL_COLUMNS = tuple(name for name, _ in store.TRIAL_COLUMNS)
 """The columns that place a tuning trial's rows (see :mod:`dolb.experiment.tuned_cells`)."""
 
 

@@ -23,6 +23,8 @@ import textwrap
 import numpy as np
 import pandas as pd
 
+from dolb.results.store import TUNED
+
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000")
 """Okabe and Ito's colour-blind-safe colours (blue, orange, bluish green, vermillion,
 reddish purple, sky blue, black), their yellow left out: too pale on white."""
@@ -139,6 +141,8 @@ def config_order(key: tuple) -> tuple:
 
 
 def _parameters(params: str) -> dict[str, str]:
+    if params == TUNED:
+        return {}
     return dict(part.split("=", 1) for part in params.split(", ") if part)
 
 
@@ -156,18 +160,22 @@ def config_labels(keys: list[tuple]) -> list[str]:
     ['pa, C=1', 'pa, C=2']
     >>> config_labels([("irma", "basis=legendre", "4", "last")])
     ['irma (4)']
+    >>> config_labels([("sgd", "eta0=0.1", "", "last"), ("sgd", "tuned", "", "last")])
+    ['sgd', 'sgd, tuned']
     """
     split = [_parameters(params) for _, params, _, _ in keys]
     by_learner: dict[str, list[dict]] = {}
-    for (learner, *_), params in zip(keys, split):
-        by_learner.setdefault(learner, []).append(params)
+    for (learner, params_label, *_), params in zip(keys, split):
+        if params_label != TUNED:  # a tuned configuration's values are chosen per split
+            by_learner.setdefault(learner, []).append(params)
     varying = {learner: {k for d in group for k in d if len({e.get(k) for e in group}) > 1}
                for learner, group in by_learner.items()}
     several_conversions = len({conversion for *_, conversion in keys}) > 1
     labels = []
     for (learner, _, complexity, conversion), params in zip(keys, split):
         parts = [f"{learner} ({complexity})" if complexity else learner]
-        parts += [f"{k}={params[k]}" for k in sorted(params) if k in varying[learner]]
+        parts += [f"{k}={params[k]}" for k in sorted(params) if k in varying.get(learner, ())]
+        parts += [TUNED] if _ == TUNED else []
         parts += [conversion] if several_conversions else []
         labels.append(", ".join(parts))
     return labels

@@ -107,11 +107,20 @@ These differ between runs; every other column is deterministic."""
 ARROW_TYPES = {float: pa.float64(), int: pa.int64(), str: pa.string(), bool: pa.bool_()}
 
 
-def result_schema(param_types: dict[str, type]) -> pa.Schema:
+TUNED = "tuned"
+"""The ``params`` label of a tuned learner's cells: their values, chosen per split by its
+tuning, are in the ``param_`` columns."""
+TRIAL_COLUMNS = [("trial", pa.int64()), ("bracket", pa.int64()), ("rung", pa.int64()), ("budget", pa.int64())]
+"""Where a tuning trial's row belongs: its trial, bracket, rung and budget (training
+examples); empty in other rows (see :mod:`dolb.experiment.tuned_cells`)."""
+
+
+def result_schema(param_types: dict[str, type], trials: bool = False) -> pa.Schema:
     """The schema of a run's parts, given the Python type of each learner parameter
-    (a ``param_<name>`` column each, in name order)."""
+    (a ``param_<name>`` column each, in name order), with :data:`TRIAL_COLUMNS` when
+    the run tunes."""
     params = [(f"param_{name}", ARROW_TYPES[kind]) for name, kind in sorted(param_types.items())]
-    return pa.schema(CELL_COLUMNS + params + VALUE_COLUMNS + RUN_COLUMNS)
+    return pa.schema(CELL_COLUMNS + params + (TRIAL_COLUMNS if trials else []) + VALUE_COLUMNS + RUN_COLUMNS)
 
 
 def new_attempt() -> str:
@@ -206,13 +215,15 @@ class ResultStore:
         self._write_parquet(table, name)
         return name
 
-    def _write_parquet(self, table: pa.Table, name: str) -> None:
-        """Write ``table`` as ``name`` in the dataset's folder, whole or not at all."""
-        final = f"{self.results}/{name}"
+    def _write_parquet(self, table: pa.Table, name: str, folder: str | None = None) -> None:
+        """Write ``table`` as ``name`` in ``folder`` (default: the dataset's), whole or
+        not at all."""
+        final = f"{folder or self.results}/{name}"
+        where = os.path.dirname(final)
         try:
             if self.local:
-                os.makedirs(self.results, exist_ok=True)
-                temporary = f"{self.results}/.{name}.{uuid.uuid4().hex[:8]}.tmp"
+                os.makedirs(where, exist_ok=True)
+                temporary = f"{where}/.{os.path.basename(final)}.{uuid.uuid4().hex[:8]}.tmp"
                 try:
                     pq.write_table(table, temporary, compression="zstd")
                     os.replace(temporary, final)
@@ -220,12 +231,17 @@ class ResultStore:
                     if os.path.exists(temporary):
                         os.unlink(temporary)
             else:
-                self.fs.makedirs(self.results, exist_ok=True)
+                self.fs.makedirs(where, exist_ok=True)
                 pq.write_table(table, final, filesystem=self.fs, compression="zstd")
         except OSError as exc:
             reason = os.strerror(exc.errno) if exc.errno else str(exc).splitlines()[0]
-            raise StorageError(f"{self.results}: cannot write results: {reason} (the cells stored are whole; run again "
+            raise StorageError(f"{where}: cannot write results: {reason} (the cells stored are whole; run again "
                                "to resume)") from None
+
+    def write_table(self, name: str, table: pa.Table) -> None:
+        """Write a Parquet file of the result folder (``name`` relative to it, outside
+        ``results/``) whole or not at all."""
+        self._write_parquet(table, name, self.path)
 
     def commit(self, parts: dict[str, list[str]], run_id: str) -> None:
         """Commit ``parts`` (each part's name and the ids of the cells it holds) with a

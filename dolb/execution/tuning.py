@@ -1,0 +1,193 @@
+"""The tuning stage of a sweep: trials run rung by rung on the cluster, then the
+configuration each split chose runs as the experiment's cell.
+
+Rung ``r`` of every tuned configuration, dataset, bracket and split runs as one wave of
+cells (the parallelism is theirs: trials × splits × learners × datasets); once the wave
+is stored, each split promotes the best of its trials from the stored losses alone
+(:func:`dolb.experiment.search.promote`: ties to the lower trial number), so a tuning
+gives the same trials, promotions and choices on any number of workers, and after a
+kill: a rung already stored is read, not run again.
+
+Every decision is kept in the result folder's ``tuning/<pipeline>.parquet``, one typed row
+per trial and rung (see :func:`decisions_schema`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from dolb.experiment.cells import CellGroup, format_params
+from dolb.experiment.search import best, promote
+from dolb.experiment.tuned_cells import TUNING_SUFFIX, TuningPlan, trial_group, tuned_group
+from dolb.results import query
+from dolb.results.store import ARROW_TYPES, ResultStore
+
+logger = logging.getLogger(__name__)
+
+Todo = list[tuple[CellGroup, np.ndarray]]
+TUNING_FOLDER = "tuning"
+"""Where a result folder keeps its tunings' decisions, one Parquet file per pipeline."""
+
+
+@dataclass
+class Tuned:
+    """What the tuning stage did and chose."""
+
+    todo: Todo = field(default_factory=list)
+    """The cells of the chosen configurations (every split's; the caller skips those stored)."""
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    """One row per trial, rung and split."""
+    n_cells: int = 0
+    n_computed: int = 0
+    n_failed: int = 0
+    examples: int = 0
+
+    def counts(self) -> dict[str, int]:
+        """What the run record keeps of the tuning: trial cells, computed, failed, and the
+        training examples the computed ones learned (at most)."""
+        return {"cells": self.n_cells, "computed": self.n_computed - self.n_failed, "failed": self.n_failed,
+                "examples": self.examples}
+
+    def cells_to_run(self, stored: set[str], failed: set[str], retry_failed: bool) -> Todo:
+        """The chosen configurations' cells not stored yet (nor failed, unless
+        ``retry_failed``)."""
+        todo = []
+        for group, splits in self.todo:
+            ids = [group.cell_id(i) for i in splits]
+            keep = [i for i, cell in zip(splits, ids) if cell not in stored and (retry_failed or cell not in failed)]
+            if keep:
+                todo.append((group, np.asarray(keep, dtype=np.int64)))
+        return todo
+
+
+def run_tuning(plans: list[TuningPlan], store: ResultStore, compute: Callable[[Todo], int],
+               stored: set[str]) -> Tuned:
+    """Run every plan's trials, wave by wave (``compute`` runs a wave's cells that are
+    not in ``stored`` and returns how many failed); return the chosen cells and the
+    decisions."""
+    tuned = Tuned()
+    alive = {(p, b.index, i): list(b.trials) for p, plan in enumerate(plans) for b in plan.brackets
+             for i in range(plan.n_splits)}
+    finals: dict[tuple[int, int], dict[int, float]] = {}
+    rung = 0
+    while alive:
+        wave = _wave(plans, alive, rung)
+        todo = [(group, np.asarray([i for i in indices if group.cell_id(i) not in stored], dtype=np.int64))
+                for group, indices in wave.values()]
+        todo = [(group, indices) for group, indices in todo if len(indices)]
+        tuned.n_cells += sum(len(indices) for _, indices in wave.values())
+        if todo:
+            tuned.n_failed += compute(todo)
+            tuned.n_computed += sum(len(indices) for _, indices in todo)
+            tuned.examples += sum(int(group.n_train) * len(indices) for group, indices in todo)
+            stored |= {group.cell_id(int(i)) for group, indices in todo for i in indices}
+        losses = trial_losses(store)
+        alive = _promote(plans, alive, wave, losses, rung, tuned, finals)
+        rung += 1
+    for (p, i), found in sorted(finals.items()):
+        _choose(plans[p], i, found, tuned)
+    return tuned
+
+
+def _wave(plans: list[TuningPlan], alive: dict, rung: int) -> dict[tuple[int, int, int], tuple[CellGroup, list[int]]]:
+    """The cells of ``rung``: per plan, bracket and trial, the splits where it is alive."""
+    wave = {}
+    for (p, b, i), trials in sorted(alive.items()):
+        bracket = plans[p].brackets[b]
+        for trial in trials:
+            if (p, b, trial) not in wave:
+                wave[(p, b, trial)] = (trial_group(plans[p], bracket, trial, rung), [])
+            wave[(p, b, trial)][1].append(i)
+    return wave
+
+
+def _promote(plans, alive: dict, wave: dict, losses: dict[tuple[str, str], float], rung: int, tuned: Tuned,
+             finals: dict) -> dict:
+    """The trials alive at the next rung, per plan, bracket and split; the decisions of
+    this rung added to ``tuned``; each bracket's last losses kept in ``finals``."""
+    promoted = {}
+    for (p, b, i), trials in sorted(alive.items()):
+        plan, bracket = plans[p], plans[p].brackets[b]
+        metric = plan.tuning.metric
+        found = {t: losses.get((wave[(p, b, t)][0].cell_id(i), metric), float("nan")) for t in trials}
+        more = rung + 1 < len(bracket.keep)
+        kept = promote(found, bracket.keep[rung + 1]) if more else []
+        if more:
+            promoted[(p, b, i)] = kept
+        else:
+            finals.setdefault((p, i), {}).update(found)
+        for trial in trials:
+            group = wave[(p, b, trial)][0]
+            tuned.decisions.append(_decision(plan, group, i, found[trial], trial in kept))
+    return promoted
+
+
+def _choose(plan: TuningPlan, split: int, finals: dict[int, float], tuned: Tuned) -> None:
+    """The trial ``split`` chose, marked in the decisions; its cell added to the todo."""
+    chosen = best(finals)
+    if finals[chosen] != finals[chosen]:
+        logger.warning("%s: split %d: every trial failed; its cell runs the first trial's values", plan.label, split)
+    bracket = next(b for b in plan.brackets if chosen in b.trials)
+    config = bracket.config(chosen)
+    for row in tuned.decisions:
+        if row["plan"] is plan and row["split"] == split and row["trial"] == chosen:
+            row["chosen"] = True
+    group = tuned_group(plan, config)
+    for listed, indices in tuned.todo:
+        if listed.key == group.key:
+            indices.append(split)
+            return
+    tuned.todo.append((group, [split]))
+
+
+def _decision(plan: TuningPlan, group: CellGroup, split: int, loss: float, promoted: bool) -> dict[str, Any]:
+    t = group.template
+    return {
+        "plan": plan, "experiment": plan.experiment.name, "dataset": plan.dataset, "learner": t["learner"],
+        "configuration": format_params(plan.template["params"], t["complexity_param"]), "split": split,
+        **{key: t["tuning"][key] for key in ("bracket", "trial", "rung", "budget")},
+        "params": format_params(t["params"], t["complexity_param"]), "validation_loss": loss,
+        "promoted": promoted, "chosen": False, "cell_id": group.cell_id(split),
+        **{f"param_{name}": t["params"][name] for name in sorted(d.name for d in plan.space)},
+    }
+
+
+def trial_losses(store: ResultStore) -> dict[tuple[str, str], float]:
+    """Every stored value of a tuning trial (one conversion, one checkpoint each), by
+    cell id and metric."""
+    found = query.rows(store, "experiment LIKE ?", (f"%{TUNING_SUFFIX}",), columns=["cell_id", "metric", "value"])
+    return dict(zip(zip(found["cell_id"], found["metric"]), found["value"]))
+
+
+def first_wave(plans: list[TuningPlan]) -> Todo:
+    """The cells of every plan's first rung (all splits): what a run's workers warm up."""
+    return [(trial_group(plan, bracket, trial, 0), np.arange(plan.n_splits))
+            for plan in plans for bracket in plan.brackets for trial in bracket.trials]
+
+
+def write_decisions(store: ResultStore, pipeline: str, tuned: Tuned) -> None:
+    """Keep the decisions in ``tuning/<pipeline>.parquet`` (replaced whole: they are the
+    same each time the tuning is read or run again)."""
+    store.write_table(f"{TUNING_FOLDER}/{pipeline}.parquet", decisions_table(tuned))
+
+
+def decisions_table(tuned: Tuned) -> pa.Table:
+    """The decisions as a typed table (``param_`` columns typed as the learners declare)."""
+    rows = [{k: v for k, v in row.items() if k != "plan"} for row in tuned.decisions]
+    frame = pd.DataFrame(rows)
+    fields = []
+    for name in frame.columns:
+        values = [v for v in frame[name] if v is not None]
+        kind = type(values[0]) if values else str
+        fields.append(pa.field(name, ARROW_TYPES.get(kind, pa.string())))
+    return pa.Table.from_pandas(frame, schema=pa.schema(fields), preserve_index=False)
+
+
+__all__ = ["TUNING_FOLDER", "Tuned", "decisions_table", "first_wave", "run_tuning", "trial_losses", "write_decisions"]
