@@ -135,15 +135,15 @@ class Bracket:
 
 
 def rung_sizes(n: int, budgets: tuple[int, ...], eta: int) -> tuple[int, ...]:
-    """Trials run at each rung: ``n``, then ``1/eta`` as many (at least one), stopping
-    after the first rung of a single trial.
+    """Trials run at each rung: ``n``, then ``1/eta`` as many, while that leaves two or
+    more to compare (a lone survivor needs no rung: its values are chosen).
 
-    >>> rung_sizes(27, (1, 3, 9, 27), 3), rung_sizes(5, (1, 3, 9), 3)
-    ((27, 9, 3, 1), (5, 1))
+    >>> rung_sizes(27, (1, 3, 9, 27), 3), rung_sizes(5, (1, 3, 9), 3), rung_sizes(6, (1, 3, 9), 3)
+    ((27, 9, 3), (5,), (6, 2))
     """
     sizes = [n]
-    while len(sizes) < len(budgets) and sizes[-1] > 1:
-        sizes.append(max(1, sizes[-1] // eta))
+    while len(sizes) < len(budgets) and sizes[-1] // eta >= 2:
+        sizes.append(sizes[-1] // eta)
     return tuple(sizes)
 
 
