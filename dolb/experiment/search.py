@@ -22,7 +22,7 @@ Examples
 ['0.001', '0.01', '0.1', '1', '10']
 >>> [b.budgets for b in brackets(Tuning("halving", trials=9, eta=3, min_budget=100), [rate], {"eta": float},
 ...                                     900, seed=np.random.SeedSequence(1))]
-[(100, 300, 900)]
+[(300, 900)]
 >>> promote({0: 0.3, 1: 0.1, 2: float("nan"), 3: 0.1}, keep=2)
 [1, 3]
 """
@@ -148,19 +148,18 @@ def rung_sizes(n: int, budgets: tuple[int, ...], eta: int) -> tuple[int, ...]:
 
 
 def halving_budgets(low: int, high: int, eta: int) -> tuple[int, ...]:
-    """``low``, ``low * eta``, ... while below ``high``, then ``high``.
+    """The rungs' budgets from ``high`` down: ``high``, ``high / eta``, ... while at
+    least ``low``, in increasing order.
 
     >>> halving_budgets(100, 1000, 3)
-    (100, 300, 900, 1000)
+    (111, 333, 1000)
     >>> halving_budgets(100, 900, 3)
     (100, 300, 900)
     """
-    budgets = [low]
-    while budgets[-1] * eta < high:
-        budgets.append(budgets[-1] * eta)
-    if budgets[-1] < high:
-        budgets.append(high)
-    return tuple(budgets)
+    budgets = [high]
+    while budgets[-1] // eta >= low:
+        budgets.append(budgets[-1] // eta)
+    return tuple(reversed(budgets))
 
 
 def candidates(space: list[Dimension], kinds: dict[str, type], n: int | None, rng: np.random.Generator):
@@ -174,7 +173,10 @@ def candidates(space: list[Dimension], kinds: dict[str, type], n: int | None, rn
 def brackets(tuning: Tuning, space: list[Dimension], kinds: dict[str, type], n_stream: int,
              seed: np.random.SeedSequence) -> list[Bracket]:
     """The brackets of one tuned learner on a stream of ``n_stream`` training examples
-    (the same in every split: the splits differ in which trials they promote)."""
+    (the same in every split: the splits differ in which trials they promote).
+
+    Halving's last rung is at ``max_budget`` and its first no lower than ``min_budget``,
+    with as many rungs as halving its trials takes (scikit-learn's ``"exhaust"``)."""
     high = tuning.max_budget or n_stream
     low = tuning.min_budget or high
     finite = all(d.choices is not None or d.steps is not None for d in space)
@@ -185,7 +187,8 @@ def brackets(tuning: Tuning, space: list[Dimension], kinds: dict[str, type], n_s
     if tuning.method == "halving":
         drawn = candidates(space, kinds, None if finite and tuning.trials is None else tuning.trials, rng)
         budgets = halving_budgets(low, high, tuning.eta)
-        return [Bracket(0, 0, drawn, budgets, rung_sizes(len(drawn), budgets, tuning.eta))]
+        sizes = rung_sizes(len(drawn), budgets, tuning.eta)
+        return [Bracket(0, 0, drawn, budgets[len(budgets) - len(sizes):], sizes)]  # the last rung at high
     return _hyperband(tuning, space, kinds, low, high, rng)
 
 

@@ -91,8 +91,16 @@ def _plans(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, parts) 
             template = cell_template(pipeline, experiment, dataset, parts, n_train, learner.learner, values, level)
             seed = seed_for(pipeline.seed, "tuning", experiment.name, index, number, experiment.tuning.seed)
             found = brackets(experiment.tuning, list(learner.search), kinds, n_stream, seed)
-            yield TuningPlan(pipeline, experiment, index, dataset, parts, template, values, learner.search,
-                             tuple(found), n_train, n_stream)
+            plan = TuningPlan(pipeline, experiment, index, dataset, parts, template, values, learner.search,
+                              tuple(found), n_train, n_stream)
+            for bracket in found:  # every trial's values, now rather than on a worker later
+                for trial in bracket.trials:
+                    try:
+                        plan.params_of(bracket.config(trial))
+                    except ConfigError as exc:
+                        raise ConfigError(f"{pipeline.path}: experiments.{experiment.name}.learners[{index}].search: "
+                                          f"{exc}") from None
+            yield plan
 
 
 def _stream_length(pipeline: Pipeline, experiment: ExperimentSpec, n_train: int) -> int:

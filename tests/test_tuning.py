@@ -1,0 +1,219 @@
+"""Tuning as a stage of the sweep: the search itself against closed forms and a
+brute-force replay, no leakage from the test part, the same choices on 1 and 2 workers
+and after a kill, and bad search spaces refused at the pipeline check."""
+
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dolb.cli import main
+from dolb.evaluation.run_cell import run_cell
+from dolb.execution.datasets import data_cache, open_datasets
+from dolb.execution.sweep import run_sweep
+from dolb.experiment.pipeline import load_pipeline
+from dolb.experiment.search import Dimension, Tuning, best, brackets, halving_budgets, promote, rung_sizes
+from dolb.experiment.tuned_cells import trial_group, tuning_plans
+from dolb.results.store import ResultStore
+from tests.conftest import assert_same
+
+ALPHAS = [1e-05, 10.0, 100.0, 300.0, 1000.0, 3000.0]
+
+
+def _write_svmlight(path, X, y) -> None:
+    lines = [" ".join([f"{label:+d}"] + [f"{j + 1}:{v:.6g}" for j, v in enumerate(row)]) for row, label in zip(X, y)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture
+def problem(tmp_path):
+    """A linearly separable problem with 10% label noise: 3,000 training and 1,000 test
+    examples in svmlight files."""
+    rng = np.random.default_rng(5)
+    w = rng.normal(size=8)
+    for name, n in (("train", 3000), ("test", 1000)):
+        X = rng.normal(size=(n, 8))
+        y = np.where(X @ w > 0, 1, -1) * np.where(rng.random(n) < 0.1, -1, 1)
+        _write_svmlight(tmp_path / f"{name}.svm", X, y)
+    return tmp_path
+
+
+def pipeline_text(folder, method="halving", extra="") -> str:
+    return textwrap.dedent(f"""
+        [pipeline]
+        name = "tuned"
+        seed = 11
+
+        [datasets.noisy]
+        importer = "svmlight"
+        params = {{ path = "{folder}/train.svm", test_path = "{folder}/test.svm" }}
+
+        [experiments.e]
+        dataset = "noisy"
+        task = "binary"
+        split = {{ scheme = "given", count = 3, order = "random" }}
+        checkpoints = [2400]
+        metrics = ["test_error"]
+        conversions = ["last", "average"]
+        learners = [
+          {{ learner = "sgd", params = {{ loss = "hinge", schedule = "sqrt", eta0 = 0.0003 }}, search = {{ alpha = {ALPHAS} }} }},
+        ]
+        tuning = {{ method = "{method}", min_budget = 100, eta = 2, conversion = "average" {extra} }}
+    """)
+
+
+def write_pipeline(folder, name="p.toml", **kwargs):
+    path = folder / name
+    path.write_text(pipeline_text(folder, **kwargs))
+    return path
+
+
+def decisions(out) -> pd.DataFrame:
+    frame = pd.read_parquet(out / "tuning" / "tuned.parquet")
+    return frame.sort_values(["split", "rung", "trial"]).reset_index(drop=True)
+
+
+# -- the search, by itself -------------------------------------------------------------
+
+
+def test_hyperband_brackets_are_li_et_al_table_1():
+    """R = 81, eta = 3: Li et al. (2018), Table 1: (n, r) = (81, 1), (34, 3), (15, 9),
+    (8, 27), (5, 81), each rung keeping 1/3."""
+    space = [Dimension("eta0", low=0.01, high=1.0, log=True)]
+    found = brackets(Tuning("hyperband", min_budget=1, eta=3), space, {"eta0": float}, 81, np.random.SeedSequence(0))
+    assert [(len(b.candidates), b.budgets[0]) for b in found] == [(81, 1), (34, 3), (15, 9), (8, 27), (5, 81)]
+    assert found[0].keep == (81, 27, 9, 3, 1) and found[0].budgets == (1, 3, 9, 27, 81)
+    assert [b.first for b in found] == [0, 81, 115, 130, 138]
+    assert all(0.01 <= v <= 1.0 for b in found for c in b.candidates for _, v in c)
+
+
+def test_halving_schedule_and_promotions():
+    assert halving_budgets(100, 2400, 2) == (150, 300, 600, 1200, 2400)
+    assert rung_sizes(27, (1, 3, 9, 27), 3) == (27, 9, 3)
+    assert promote({4: 0.2, 1: 0.2, 7: 0.1, 2: float("nan")}, 2) == [1, 7]  # a tie goes to the lower trial
+    assert promote({4: 0.2, 7: 0.1, 2: float("nan")}, 3) == [2, 4, 7]  # a failed trial ranks last
+
+
+def test_integer_ranges_give_whole_numbers_without_repeats():
+    assert Dimension("k", low=1, high=4, steps=7).grid(int) == (1, 2, 3, 4)
+    rng = np.random.default_rng(0)
+    drawn = {Dimension("k", low=1, high=1000, log=True).sample(rng, int) for _ in range(200)}
+    assert all(isinstance(v, int) and 1 <= v <= 1000 for v in drawn) and len(drawn) > 50
+
+
+# -- on the engine ---------------------------------------------------------------------
+
+
+def test_halving_finds_the_best_and_its_promotions_replay_exactly(problem):
+    """Every trial's every rung computed from scratch, by itself, gives the stored losses
+    bit for bit (the rungs a run continued from saved states included), and replaying
+    the promotions over them gives the stored promotions and choices."""
+    path = write_pipeline(problem)
+    out = problem / "out"
+    run_sweep(path, out, workers=2, progress=False)
+    stored = decisions(out)
+    plan = tuning_plans(load_pipeline(path), open_datasets(load_pipeline(path), data_cache(None)))[0]
+    bracket = plan.brackets[0]
+    for split in range(3):
+        alive = list(bracket.trials)
+        for rung in range(len(bracket.keep)):
+            losses = {}
+            for trial in alive:
+                result = run_cell(trial_group(plan, bracket, trial, rung).cell(split))  # no state: from scratch
+                losses[trial] = result["metrics"]["average"]["test_error"][0]
+            here = stored[(stored.split == split) & (stored.rung == rung)]
+            assert dict(zip(here.trial, here.validation_loss)) == losses
+            kept = promote(losses, bracket.keep[rung + 1]) if rung + 1 < len(bracket.keep) else []
+            assert sorted(here.trial[here.promoted]) == kept
+            alive = kept
+        full = {trial: run_cell(trial_group(plan, bracket, trial, len(bracket.keep) - 1).cell(split))
+                ["metrics"]["average"]["test_error"][0] for trial in bracket.trials}
+        chosen = stored[(stored.split == split) & stored.chosen].trial.unique().tolist()
+        assert chosen == [best(full)], (split, full)  # the full grid's best on the validation
+    tuned = pd.read_parquet(out / "results", filters=[("params", "==", "tuned")])
+    assert set(tuned.param_alpha) <= set(ALPHAS) and set(tuned.param_eta0) == {0.0003}
+
+
+def test_the_test_part_never_enters_tuning(problem):
+    """Changing every test label changes no trial and no choice (only the test errors of
+    the chosen configurations)."""
+    out_a, out_b = problem / "a", problem / "b"
+    run_sweep(write_pipeline(problem), out_a, workers=1, progress=False)
+    test = (problem / "test.svm").read_text().splitlines()
+    (problem / "test.svm").write_text("\n".join(("-1" if line[0] == "+" else "+1") + line[2:] for line in test) + "\n")
+    run_sweep(write_pipeline(problem), out_b, workers=1, progress=False)
+    a, b = decisions(out_a), decisions(out_b)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    test_a = pd.read_parquet(out_a / "results", filters=[("params", "==", "tuned")])
+    test_b = pd.read_parquet(out_b / "results", filters=[("params", "==", "tuned")])
+    assert (test_a.value.sort_values().to_numpy() != test_b.value.sort_values().to_numpy()).any()
+
+
+def test_one_or_two_workers_and_a_kill_during_tuning_give_the_same_bits(problem, monkeypatch):
+    from dolb.execution import compute
+
+    path = write_pipeline(problem, method="hyperband", extra=", max_budget = 1600")
+    run_sweep(path, problem / "two", workers=2, progress=False)
+    calls = []
+    original = compute.CellRunner.__call__
+
+    def killed_at_second_wave(self, todo):
+        calls.append(len(todo))
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the client is killed once the first rung is stored
+        return original(self, todo)
+
+    monkeypatch.setattr(compute.CellRunner, "__call__", killed_at_second_wave)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(path, problem / "one", workers=1, progress=False)
+    monkeypatch.setattr(compute.CellRunner, "__call__", original)
+    summary = run_sweep(path, problem / "one", workers=1, progress=False)
+    assert summary.ok
+    assert_same(problem / "two", problem / "one")
+    pd.testing.assert_frame_equal(decisions(problem / "two"), decisions(problem / "one"), check_exact=True)
+    assert decisions(problem / "one").bracket.nunique() == 5  # log2(1600/100) = 4: brackets s = 4..0
+
+
+# -- bad input -------------------------------------------------------------------------
+
+BAD = [
+    ("search = { alpha = [] }", "search.alpha.choices: an empty list of choices gives no configuration"),
+    ("search = { alpha = { low = 1.0, high = 0.1 } }", "search.alpha.low: must not exceed high"),
+    ("search = { alpha = { low = 0.0, high = 1.0, log = true } }", "search.alpha.low: a log-scale range needs low > 0"),
+    ("search = { alpha = { low = -1.0, high = 1.0 } }", "search.alpha.low: -1.0 is below the minimum 0.0"),
+    ("search = { alpah = [0.1] }", "search.alpah: unknown parameter of learner 'sgd' (did you mean 'alpha'?)"),
+    ("search = { loss = ['hinge'] }", "search.loss: searched, and also fixed in params"),
+    ("search = { alpha = [5000.0] }", "learners[0].search: learner 'sgd': eta0 * alpha must be at most 1"),
+]
+
+
+@pytest.mark.parametrize("search, message", BAD)
+def test_a_bad_search_is_refused_with_one_line(problem, capsys, search, message):
+    text = pipeline_text(problem).replace(f"search = {{ alpha = {ALPHAS} }}", search)
+    path = problem / "bad.toml"
+    path.write_text(text)
+    assert main(["run", str(path), "--out", str(problem / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err, err
+    assert not (problem / "out").exists()
+
+
+@pytest.mark.parametrize("tuning, message", [
+    ('method = "annealing"', "tuning.method: 'annealing' is not one of grid, random, halving, hyperband"),
+    ('method = "halving", min_budget = 5000', "tuning.min_budget: 5000 exceeds the 2400 training examples"),
+    ('method = "halving", min_budget = 100, max_budget = 9000', "tuning.max_budget: 9000 exceeds"),
+    ('method = "halving", min_budget = 100, eta = 1', "tuning.eta: must be at least 2"),
+    ('method = "halving"', "tuning.min_budget: halving needs the budget of its first rung"),
+    ('method = "halving", min_budget = 100, metric = "online_loss"', "tuning.metric: holdout validation scores"),
+])
+def test_bad_tuning_is_refused_with_one_line(problem, capsys, tuning, message):
+    text = pipeline_text(problem).replace(
+        'tuning = { method = "halving", min_budget = 100, eta = 2, conversion = "average"  }', f"tuning = {{ {tuning} }}")
+    assert tuning in text
+    path = problem / "bad.toml"
+    path.write_text(text)
+    assert main(["run", str(path), "--out", str(problem / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err, err
+    assert not (problem / "out").exists()
