@@ -15,7 +15,9 @@ from dolb.execution.sweep import run_sweep
 from dolb.experiment.pipeline import load_pipeline
 from dolb.experiment.search import Dimension, Tuning, best, brackets, halving_budgets, promote, rung_sizes
 from dolb.experiment.tuned_cells import trial_group, tuning_plans
+from dolb.results import query
 from dolb.results.store import ResultStore
+from dolb.results.tuning_report import tuning_table
 from tests.conftest import assert_same
 
 ALPHAS = [1e-05, 10.0, 100.0, 300.0, 1000.0, 3000.0]
@@ -133,6 +135,12 @@ def test_halving_finds_the_best_and_its_promotions_replay_exactly(problem):
         assert chosen == [best(full)], (split, full)  # the full grid's best on the validation
     tuned = pd.read_parquet(out / "results", filters=[("params", "==", "tuned")])
     assert set(tuned.param_alpha) <= set(ALPHAS) and set(tuned.param_eta0) == {0.0003}
+    # the report's tuning table: what each split chose, and the examples its tuning spent
+    store = ResultStore(out)
+    table = tuning_table("e", "test_error", query.summary(store), store)
+    chosen = stored[stored.chosen & (stored.rung == 0)].sort_values("split").param_alpha
+    assert table["alpha per split"].tolist() == [", ".join(f"{v:.4g}" for v in chosen)]
+    assert table["examples per split"].tolist() == [6 * 1200 + 3 * 2400]
 
 
 def test_the_test_part_never_enters_tuning(problem):

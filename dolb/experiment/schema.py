@@ -357,6 +357,8 @@ class PipelineFile(Table):
                 hint = did_you_mean(report.experiment, self.experiments)
                 raise problem(f"no experiment {report.experiment!r}{hint}", "reports", i, "experiment")
             spec = self.experiments[report.experiment]
+            if report.kind == "tuning" and spec.tuning is None:
+                raise problem(f"experiment {report.experiment!r} has no [tuning]", "reports", i, "kind")
             reported = spec.metrics + tuple(m for c in spec.conversions for m in INFO_METRICS.get(c, ()))
             if report.metric not in reported:
                 raise problem(

@@ -8,7 +8,7 @@ same registry, so a new kind is one entry here.
 Examples
 --------
 >>> REPORTS.names()
-['curve', 'paired', 'ranking', 'table']
+['curve', 'paired', 'ranking', 'table', 'tuning']
 >>> REPORTS["paired"].paired, REPORTS["table"].figure is None
 (True, True)
 """
@@ -63,7 +63,7 @@ class ReportKind:
     table : callable
         ``table(report, summary, store)``: the table it shows, or None for none.
     figure : callable or None
-        ``figure(report, summary, table, path)``: draws its figure as a PNG at ``path``
+        ``figure(report, summary, table, path, store)``: draws its figure as a PNG at ``path``
         (or nothing, when there is nothing to draw) and returns what the page says
         about it, paragraphs of text.
     paired : bool
@@ -73,7 +73,7 @@ class ReportKind:
     name: str
     doc: str
     table: Callable[[ReportSpec, pd.DataFrame, ResultStore], pd.DataFrame | None]
-    figure: Callable[[ReportSpec, pd.DataFrame, pd.DataFrame | None, Path], tuple[str, ...]] | None = None
+    figure: Callable[[ReportSpec, pd.DataFrame, pd.DataFrame | None, Path, ResultStore], tuple[str, ...]] | None = None
     paired: bool = False
 
 
@@ -88,7 +88,7 @@ def _paired(report: ReportSpec, summary: pd.DataFrame, store: ResultStore) -> pd
     return paired_table(rows, report.experiment, report.metric, report.at, report.compare, report.baseline)
 
 
-def _curve(report: ReportSpec, summary: pd.DataFrame, table, path: Path) -> tuple[str, ...]:
+def _curve(report: ReportSpec, summary: pd.DataFrame, table, path: Path, store: ResultStore) -> tuple[str, ...]:
     from dolb.results.figures import curve_figure  # matplotlib: only when a figure is drawn
 
     statistic = "median" if report.stats[0] == "median" else "mean"
@@ -96,7 +96,8 @@ def _curve(report: ReportSpec, summary: pd.DataFrame, table, path: Path) -> tupl
     return ()
 
 
-def _ranking_figure(report: ReportSpec, summary: pd.DataFrame, table: pd.DataFrame, path: Path) -> tuple[str, ...]:
+def _ranking_figure(report: ReportSpec, summary: pd.DataFrame, table: pd.DataFrame, path: Path,
+                    store: ResultStore) -> tuple[str, ...]:
     from dolb.results.ranking import cd_diagram, friedman
 
     ranked = [c for c in table.columns if c.startswith("mean on ")]
@@ -116,6 +117,19 @@ def _ranking(report: ReportSpec, summary: pd.DataFrame, store: ResultStore) -> p
     return table[[c for c in table.columns if c not in keys] + keys]
 
 
+def _tuning(report: ReportSpec, summary: pd.DataFrame, store: ResultStore) -> pd.DataFrame:
+    from dolb.results.tuning_report import tuning_table
+
+    return tuning_table(report.experiment, report.metric, summary, store)
+
+
+def _tuning_figure(report: ReportSpec, summary: pd.DataFrame, table, path: Path, store: ResultStore
+                   ) -> tuple[str, ...]:
+    from dolb.results.tuning_report import tuning_figure
+
+    return tuning_figure(report.experiment, report.title, store, path)
+
+
 def default_title(report: ReportSpec) -> str:
     """A title telling a report from the others of a pipeline: its metric, experiment,
     kind and what it compares.
@@ -131,6 +145,7 @@ def default_title(report: ReportSpec) -> str:
         "curve": "against training size",
         "paired": f"each {report.compare} against {report.baseline} (paired over splits)",
         "ranking": "configurations ranked across datasets",
+        "tuning": "the values each split's tuning chose, ranked tuned and at the listed values",
     }.get(report.kind, report.kind)
     at = "" if report.at is None else " at n = " + ", ".join(map(str, report.at))
     return f"{report.experiment}: {report.metric}, {what}{at}"
@@ -146,5 +161,7 @@ for _kind in (
                paired=True),
     ReportKind("ranking", "configurations ranked on every dataset at the largest size of `at`, Friedman test, "
                "post-hoc test and critical-difference diagram", _ranking, figure=_ranking_figure),
+    ReportKind("tuning", "the values each split's tuning chose and their spread, the mean rank tuned beside the "
+               "rank at the listed values, validation loss against budget", _tuning, figure=_tuning_figure),
 ):
     REPORTS.add(_kind.name, _kind)

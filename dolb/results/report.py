@@ -93,7 +93,7 @@ def render_report(reports: tuple[ReportSpec, ...], index: int, store: ResultStor
             return text + f"\nNot available: {exc}\n"
         stem.with_suffix(".png").unlink(missing_ok=True)  # an older run's figure
         if kind.figure is not None:
-            shown["notes"] = list(kind.figure(report, summary, table, stem.with_suffix(".png")))
+            shown["notes"] = list(kind.figure(report, summary, table, stem.with_suffix(".png"), store))
             if stem.with_suffix(".png").is_file():
                 shown["figure"] = stem.with_suffix(".png").name
         text += "".join(f"\n{markdown_text(note)}\n" for note in shown["notes"])
