@@ -12,8 +12,10 @@ from dolb.errors import DataError
 from dolb.evaluation.run_cell import run_cell
 from dolb.execution.datasets import data_cache, open_datasets
 from dolb.execution.sweep import cells_to_run
+from dolb.execution.tuning import first_wave, planned
 from dolb.experiment.cells import examples_of, expand_groups, group_ids
 from dolb.experiment.pipeline import load_pipeline
+from dolb.experiment.tuned_cells import tuning_plans
 from dolb.results.history import find_record
 from dolb.results.query import stored_cells
 from dolb.results.store import ResultStore
@@ -37,6 +39,9 @@ class Plan:
     seconds_per_example: float
     estimated_seconds: float
     workers: int
+    tuning: tuple[int, int, int, int] = (0, 0, 0, 0)
+    """Trial cells, their training examples and waves (:func:`dolb.execution.tuning.planned`),
+    and the cells of the configurations the tuning will choose."""
 
     def describe(self) -> str:
         """The plan as a few lines of text."""
@@ -45,7 +50,11 @@ class Plan:
             f"(run again only with --retry-failed), {self.n_todo} to compute "
             f"({self.examples_todo:,} training examples)",
         ]
-        if self.n_todo:
+        if self.tuning[0]:
+            trials, examples, waves, chosen = self.tuning
+            lines.append(f"tuning: at most {trials} trial cells in {waves} waves ({examples:,} training examples; "
+                         f"those stored are read, not run), then {chosen} cells of the chosen configurations")
+        if self.n_todo or self.tuning[0]:
             lines.append(
                 f"estimated {self.estimated_seconds:.0f} s on {self.workers} workers "
                 f"({self.seconds_per_example * 1e6:.2f} µs per example measured on {SAMPLE_CELLS} sample cells, "
@@ -63,7 +72,10 @@ def make_plan(
     of the folder's last run, or :data:`CLUSTER_START_SECONDS`. Generated or imported
     datasets are built into the data cache as ``dolb run`` would, and reused by it."""
     pipeline = load_pipeline(pipeline_path)
-    groups = expand_groups(pipeline, open_datasets(pipeline, data_cache(data_dir)))
+    datasets = open_datasets(pipeline, data_cache(data_dir))
+    groups = expand_groups(pipeline, datasets)
+    plans = tuning_plans(pipeline, datasets)
+    tuning = planned(plans)
     store = ResultStore(out_dir)
     stored, failed = stored_cells(store)
     todo = cells_to_run(groups, stored, failed, retry_failed=False)
@@ -72,18 +84,21 @@ def make_plan(
     n_stored = sum(int(cell in stored) for group in groups for cell in group_ids(group))
     workers = workers or os.cpu_count() or 1
     examples = examples_of(todo)
+    tuned_examples = tuning[1] + sum(plan.n_train * plan.n_splits for plan in plans)  # at most: some may be stored
     per_example, estimate = 0.0, 0.0
-    if todo:
-        cells = [group.cell(int(i)) for group, indices in todo for i in indices[:SAMPLE_CELLS]]
+    sampled = todo or first_wave(plans)
+    if sampled:
+        cells = [group.cell(int(i)) for group, indices in sampled for i in indices[:SAMPLE_CELLS]]
         sample = cells[:: max(1, len(cells) // SAMPLE_CELLS)][:SAMPLE_CELLS]
         run_cell(sample[0])  # compile and open once, outside the timing
         started = time.perf_counter()
         for cell in sample:
             run_cell(cell)
         per_example = (time.perf_counter() - started) / max(1, sum(c.n_train for c in sample))
-        estimate = _fixed_seconds(store) + per_example * examples / workers
+        estimate = _fixed_seconds(store) + per_example * (examples + tuned_examples) / workers
     n_failed = n_cells - n_stored - n_todo
-    return Plan(n_cells, n_stored, n_failed, n_todo, examples, per_example, estimate, workers)
+    chosen = sum(plan.n_splits for plan in plans)  # their configurations are known once tuned
+    return Plan(n_cells, n_stored, n_failed, n_todo, examples, per_example, estimate, workers, (*tuning, chosen))
 
 
 def _fixed_seconds(store: ResultStore) -> float:

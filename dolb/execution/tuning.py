@@ -166,6 +166,21 @@ def trial_losses(store: ResultStore) -> dict[tuple[str, str], float]:
     return dict(zip(zip(found["cell_id"], found["metric"]), found["value"]))
 
 
+def planned(plans: list[TuningPlan]) -> tuple[int, int, int]:
+    """The trial cells of ``plans`` (every rung of every bracket, every split), the
+    training examples they learn (a promoted trial continues from its previous rung),
+    and the waves they take; the chosen configurations' cells are not counted."""
+    n_cells = examples = waves = 0
+    for plan in plans:
+        for bracket in plan.brackets:
+            starts = (0, *bracket.budgets)
+            for rung, kept in enumerate(bracket.keep):
+                n_cells += kept * plan.n_splits
+                examples += kept * plan.n_splits * (bracket.budgets[rung] - starts[rung])
+            waves = max(waves, len(bracket.keep))
+    return n_cells, examples, waves
+
+
 def first_wave(plans: list[TuningPlan]) -> Todo:
     """The cells of every plan's first rung (all splits): what a run's workers warm up."""
     return [(trial_group(plan, bracket, trial, 0), np.arange(plan.n_splits))
@@ -190,4 +205,5 @@ def decisions_table(tuned: Tuned) -> pa.Table:
     return pa.Table.from_pandas(frame, schema=pa.schema(fields), preserve_index=False)
 
 
-__all__ = ["TUNING_FOLDER", "Tuned", "decisions_table", "first_wave", "run_tuning", "trial_losses", "write_decisions"]
+__all__ = ["TUNING_FOLDER", "Tuned", "decisions_table", "first_wave", "planned", "run_tuning", "trial_losses",
+           "write_decisions"]
