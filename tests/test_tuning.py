@@ -11,6 +11,7 @@ import pytest
 from dolb.cli import main
 from dolb.evaluation.run_cell import run_cell
 from dolb.execution.datasets import data_cache, open_datasets
+from dolb.execution.reproduce import reproduce
 from dolb.execution.sweep import run_sweep
 from dolb.experiment.pipeline import load_pipeline
 from dolb.experiment.search import Dimension, Tuning, best, brackets, halving_budgets, promote, rung_sizes
@@ -181,6 +182,8 @@ def test_one_or_two_workers_and_a_kill_during_tuning_give_the_same_bits(problem,
     assert_same(problem / "two", problem / "one")
     pd.testing.assert_frame_equal(decisions(problem / "two"), decisions(problem / "one"), check_exact=True)
     assert decisions(problem / "one").bracket.nunique() == 5  # log2(1600/100) = 4: brackets s = 4..0
+    again = reproduce(problem / "two", problem / "again", workers=1)  # trials, promotions and choices again
+    assert again.identical, again.describe()
 
 
 # -- bad input -------------------------------------------------------------------------

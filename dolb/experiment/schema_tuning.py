@@ -5,8 +5,8 @@
     [experiments.zoo.tuning]
     method = "halving"          # grid, random, halving or hyperband
     eta = 3                     # each rung keeps 1/eta of its trials, budget times eta
-    min_budget = 500            # training examples of the first rung
-    # max_budget = 20000        # of the last (default: the whole tuning stream)
+    min_budget = 500            # training examples of the first rung (or a fraction
+    # max_budget = 0.5          #   of the tuning stream); of the last (default: all of it)
     # trials = 27               # configurations drawn (halving over choices: the grid)
     validation = "holdout"      # or "progressive" (the online loss of the stream)
     holdout = 0.2               # of each split's training stream, kept for validation
@@ -30,9 +30,9 @@ dolb.errors.ConfigError: p.toml: low: must not exceed high (got low 2, high 1)
 """
 
 import math
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import model_validator
+from pydantic import AfterValidator, model_validator
 
 from dolb.experiment.search import METHODS, VALIDATIONS
 from dolb.validation import PositiveInt, Table, one_of, problem, shown
@@ -73,14 +73,29 @@ class Dimension(Table):
         return self
 
 
+def _budget(value: Any) -> Any:
+    """A budget: a whole number of training examples, or a fraction in (0, 1] of the
+    tuning stream (a float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise problem(f"expected a number of training examples or a fraction of the stream, got {shown(value)}")
+    if isinstance(value, int) and value < 1:
+        raise problem(f"expected a positive number of training examples, got {value}")
+    if isinstance(value, float) and not 0.0 < value <= 1.0:
+        raise problem(f"a fraction of the tuning stream lies in (0, 1], got {value}")
+    return value
+
+
+Budget = Annotated[Any, AfterValidator(_budget)]
+
+
 class Tuning(Table):
     """``[experiments.<name>.tuning]``: how the experiment's searched learners are tuned."""
 
     method: one_of(METHODS)
     trials: PositiveInt | None = None
     eta: PositiveInt = 3
-    min_budget: PositiveInt | None = None
-    max_budget: PositiveInt | None = None
+    min_budget: Budget = None
+    max_budget: Budget = None
     validation: one_of(VALIDATIONS) = "holdout"
     holdout: float = 0.2
     metric: str | None = None
@@ -96,7 +111,8 @@ class Tuning(Table):
             raise problem(f"must lie strictly between 0 and 1, got {self.holdout}", "holdout")
         if "holdout" in self.model_fields_set and self.validation != "holdout":
             raise problem("only holdout validation takes a holdout fraction", "holdout")
-        if self.min_budget and self.max_budget and self.min_budget > self.max_budget:
+        same_kind = type(self.min_budget) is type(self.max_budget)
+        if self.min_budget is not None and same_kind and self.min_budget > self.max_budget:
             raise problem(f"must not exceed max_budget ({self.max_budget}), got {self.min_budget}", "min_budget")
         if self.method in ("halving", "hyperband") and self.min_budget is None:
             raise problem(f"{self.method} needs the budget of its first rung", "min_budget")

@@ -113,11 +113,14 @@ def _stream_length(pipeline: Pipeline, experiment: ExperimentSpec, n_train: int)
             n_stream = n_train - validation_size(n_train, tuning.holdout)
         except ConfigError as exc:
             raise ConfigError(f"{at}.holdout: {exc}") from None
-    for key in ("max_budget", "min_budget"):
-        budget = getattr(tuning, key)
-        if budget is not None and budget > n_stream:
+    for key, budget in zip(("min_budget", "max_budget"), tuning.budgets(n_stream)):
+        if budget > n_stream:
             raise ConfigError(f"{at}.{key}: {budget} exceeds the {n_stream} training examples a split leaves "
                               "for tuning")
+    low, high = tuning.budgets(n_stream)
+    if low > high:
+        raise ConfigError(f"{at}.min_budget: {low} examples exceed the max_budget's {high} on dataset of "
+                          f"{n_stream} tuning examples")
     return n_stream
 
 
