@@ -209,8 +209,10 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
             todo = cells_to_run(groups, stored, failed, retry_failed)
         n_cells = sum(group.n_splits for group in groups) + sum(plan.n_splits for plan in plans)
         n_failed_before = 0 if retry_failed else len(failed & {i for g in groups for i in group_ids(g)})
-        logger.info("%s: %d cells, %d to compute; results in %s", pipeline.name, n_cells,
-                    sum(len(indices) for _, indices in todo), store.root)
+        n_todo = sum(len(indices) for _, indices in todo)
+        logger.info("%s: %d cells, %d stored, %d to compute%s; results in %s", pipeline.name, n_cells,
+                    n_cells - n_todo - sum(p.n_splits for p in plans), n_todo,
+                    " and a tuning" if plans else "", store.root)
         client = cluster.client() if todo or plans else None  # a scheduler out of reach: nothing written
         record = {
             "run_id": run_id,
