@@ -51,7 +51,7 @@ class Tuned:
 
     def counts(self) -> dict[str, int]:
         """What the run record keeps of the tuning: trial cells, computed, failed, and the
-        training examples the computed ones learned (at most)."""
+        training examples the computed ones learned (continuing from their previous rung)."""
         return {"cells": self.n_cells, "computed": self.n_computed - self.n_failed, "failed": self.n_failed,
                 "examples": self.examples}
 
@@ -86,7 +86,7 @@ def run_tuning(plans: list[TuningPlan], store: ResultStore, compute: Callable[[T
         if todo:
             tuned.n_failed += compute(todo)
             tuned.n_computed += sum(len(indices) for _, indices in todo)
-            tuned.examples += sum(int(group.n_train) * len(indices) for group, indices in todo)
+            tuned.examples += sum(_learned(group) * len(indices) for group, indices in todo)
             stored |= {group.cell_id(int(i)) for group, indices in todo for i in indices}
         losses = trial_losses(store)
         alive = _promote(plans, alive, wave, losses, rung, tuned, finals)
@@ -94,6 +94,12 @@ def run_tuning(plans: list[TuningPlan], store: ResultStore, compute: Callable[[T
     for (p, i), found in sorted(finals.items()):
         _choose(plans[p], i, found, tuned)
     return tuned
+
+
+def _learned(group: CellGroup) -> int:
+    """Training examples a trial's rung learns: from the previous rung's budget on."""
+    budgets = group.template["tuning"]["budgets"]
+    return budgets[-1] - (budgets[-2] if len(budgets) > 1 else 0)
 
 
 def _wave(plans: list[TuningPlan], alive: dict, rung: int) -> dict[tuple[int, int, int], tuple[CellGroup, list[int]]]:
