@@ -70,21 +70,27 @@ class SweepSummary:
     n_failed_before: int = 0
     """Cells of the pipeline whose stored attempt failed in an earlier run and that were
     not run again (``retry_failed`` off): they count among ``n_cached``."""
+    tuning: dict[str, int] = field(default_factory=dict)
+    """What the tuning stage did (:meth:`dolb.execution.tuning.Tuned.counts`); empty without one."""
 
     @property
     def ok(self) -> bool:
         """Whether every cell of the pipeline is stored with a result (none failed, now
-        or before)."""
-        return self.n_failed == 0 and self.n_failed_before == 0
+        or before, tuning trials included)."""
+        return self.n_failed == 0 and self.n_failed_before == 0 and not self.tuning.get("failed")
 
     def counts_line(self) -> str:
         """What the run did, on one line."""
         before = ""
         if self.n_failed_before:
             before = f" ({self.n_failed_before} failed in an earlier run: --retry-failed runs them again)"
+        tuning = ""
+        if self.tuning:
+            tuning = (f"; tuning: {self.tuning['cells']} trial cells, {self.tuning['computed']} computed, "
+                      f"{self.tuning['failed']} failed")
         return (
             f"{self.n_cells} cells: {self.n_cached} already stored, {self.n_computed} computed, "
-            f"{self.n_failed + self.n_failed_before} failed{before}"
+            f"{self.n_failed + self.n_failed_before} failed{before}{tuning}"
         )
 
     def time_line(self) -> str:
@@ -293,7 +299,7 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
         write_run_page(store, pipeline.reports, record, pipeline.description, failures=bool(failed) or n_failed > 0)
     report = "No results stored." if report is None else report
     return SweepSummary(n_cells, n_cells - n_todo, n_todo - n_failed, n_failed, seconds, report,
-                        run_id, phases.rounded(), mode, n_failed_before)
+                        run_id, phases.rounded(), mode, n_failed_before, {} if tuned is None else tuned.counts())
 
 
 def _tidy_states(store: ResultStore) -> None:
