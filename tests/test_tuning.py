@@ -134,13 +134,14 @@ def test_halving_finds_the_best_and_its_promotions_replay_exactly(problem):
                 ["metrics"]["average"]["test_error"][0] for trial in bracket.trials}
         chosen = stored[(stored.split == split) & stored.chosen].trial.unique().tolist()
         assert chosen == [best(full)], (split, full)  # the full grid's best on the validation
-    tuned = pd.read_parquet(out / "results", filters=[("params", "==", "tuned")])
-    assert set(tuned.param_alpha) <= set(ALPHAS) and set(tuned.param_eta0) == {0.0003}
+    tuned = pd.read_parquet(out / "results", filters=[("params", "==", "tuned, eta0=0.0003, loss=hinge, schedule=sqrt")])
+    assert set(tuned.param_alpha) <= set(ALPHAS) and set(tuned.param_eta0) == {0.0003} and len(tuned)
     # the report's tuning table: what each split chose, and the examples its tuning spent
     store = ResultStore(out)
     table = tuning_table("e", "test_error", query.summary(store), store)
     chosen = stored[stored.chosen & (stored.rung == 0)].sort_values("split").param_alpha
-    assert table["alpha per split"].tolist() == [", ".join(f"{v:.4g}" for v in chosen)]
+    assert table["parameter"].tolist() == ["alpha"]
+    assert table["chosen per split"].tolist() == [", ".join(f"{v:.4g}" for v in chosen)]
     assert table["examples per split"].tolist() == [6 * 1200 + 3 * 2400]
 
 
@@ -154,8 +155,9 @@ def test_the_test_part_never_enters_tuning(problem):
     run_sweep(write_pipeline(problem), out_b, workers=1, progress=False)
     a, b = decisions(out_a), decisions(out_b)
     pd.testing.assert_frame_equal(a, b, check_exact=True)
-    test_a = pd.read_parquet(out_a / "results", filters=[("params", "==", "tuned")])
-    test_b = pd.read_parquet(out_b / "results", filters=[("params", "==", "tuned")])
+    tuned = ("params", "==", "tuned, eta0=0.0003, loss=hinge, schedule=sqrt")
+    test_a = pd.read_parquet(out_a / "results", filters=[tuned])
+    test_b = pd.read_parquet(out_b / "results", filters=[tuned])
     assert (test_a.value.sort_values().to_numpy() != test_b.value.sort_values().to_numpy()).any()
 
 

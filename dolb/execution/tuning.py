@@ -157,7 +157,8 @@ def _decision(plan: TuningPlan, group: CellGroup, split: int, loss: float, promo
     t = group.template
     return {
         "plan": plan, "experiment": plan.experiment.name, "dataset": plan.dataset, "learner": t["learner"],
-        "configuration": format_params(plan.template["params"], t["complexity_param"]), "split": split,
+        "configuration": format_params(plan.template["params"], t["complexity_param"]), "tuned": plan.tuned_label,
+        "conversion": plan.tuning.conversion if plan.tuning.validation == "holdout" else "online", "split": split,
         **{key: t["tuning"][key] for key in ("bracket", "trial", "rung", "budget")},
         "params": format_params(t["params"], t["complexity_param"]), "validation_loss": loss,
         "promoted": promoted, "chosen": False, "cell_id": group.cell_id(split),

@@ -22,7 +22,15 @@ from typing import Any
 from dolb.data.splits import validation_size
 from dolb.data.store import Dataset
 from dolb.errors import ConfigError
-from dolb.experiment.cells import CellGroup, cell_template, configurations, make_group, n_train_rows, spec_hash
+from dolb.experiment.cells import (
+    CellGroup,
+    cell_template,
+    configurations,
+    make_group,
+    n_train_rows,
+    params_label,
+    spec_hash,
+)
 from dolb.experiment.pipeline import ExperimentSpec, Pipeline
 from dolb.experiment.search import Bracket, Dimension, Tuning, brackets
 from dolb.learners import learner_class
@@ -62,6 +70,11 @@ class TuningPlan:
     def label(self) -> str:
         """Where the plan is, in a message: experiment, dataset and learner."""
         return f"{self.experiment.name}/{self.dataset}/{self.template['learner']}"
+
+    @property
+    def tuned_label(self) -> str:
+        """The ``params`` label of the chosen configurations' cells (:func:`params_label`)."""
+        return params_label(self.template | {"tuned": {"space": [vars(d) for d in self.space]}})
 
     def params_of(self, config: dict[str, Any]) -> dict[str, Any]:
         """The full parameters of a trial's configuration."""

@@ -7,6 +7,7 @@ trial, rung and split: see :mod:`dolb.execution.tuning`) and the experiment's su
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -27,31 +28,32 @@ def decisions(store: ResultStore) -> pd.DataFrame:
 
 
 def tuning_table(experiment: str, metric: str, summary: pd.DataFrame, store: ResultStore) -> pd.DataFrame:
-    """One row per tuned configuration and dataset: the values each split chose (and
-    their spread), the trials and examples its tuning spent, and the mean ``metric`` and
-    mean rank across the experiment's learners, tuned and at the listed values."""
+    """One row per tuned configuration, dataset and searched parameter: the values each
+    split chose and their spread, the trials and training examples its tuning spent per
+    split, and the mean ``metric`` and mean rank among the experiment's configurations
+    (of the tuning's conversion), tuned and at the listed values."""
     found = decisions(store)
-    if found.empty:
+    if found.empty or not (found["experiment"] == experiment).any():
         return pd.DataFrame()
     found = found[found["experiment"] == experiment]
-    chosen = found[found["chosen"] & (found["rung"] == found.groupby(["dataset", "learner", "configuration",
-                                                                       "split", "trial"])["rung"].transform("max"))]
-    params = [c for c in found.columns if c.startswith("param_")]
+    keys = ["dataset", "learner", "configuration", "tuned", "conversion"]
     rows = []
-    for (dataset, learner, configuration), group in chosen.groupby(["dataset", "learner", "configuration"]):
-        spent = found[(found.dataset == dataset) & (found.learner == learner) & (found.configuration == configuration)]
-        row = {"dataset": dataset, "learner": learner, "listed": configuration,
-               "trials": spent.trial.nunique(), "examples per split": int(spent.groupby("split").budget.sum().mean())}
-        for name in params:
-            values = group.sort_values("split")[name].dropna()
+    for key, spent in found.groupby(keys, sort=True):
+        chosen = spent[spent["chosen"]].sort_values("rung").groupby("split").last()
+        common = dict(zip(keys, key)) | {"trials": spent.trial.nunique(),
+                                         "examples per split": int(spent.groupby("split").budget.sum().mean())}
+        for name in sorted(c for c in found.columns if c.startswith("param_")):
+            values = chosen[name].dropna()
             if len(values):
-                row[f"{name.removeprefix('param_')} per split"] = ", ".join(f"{v:.4g}" for v in values)
-                row[f"{name.removeprefix('param_')} spread"] = _spread(values.to_numpy())
-        rows.append(row)
+                rows.append(common | {"parameter": name.removeprefix("param_"),
+                                      "chosen per split": ", ".join(f"{v:.4g}" for v in values),
+                                      "spread": _spread(values.to_numpy())})
     table = pd.DataFrame(rows)
-    searched = [c for c in table.columns if c.endswith((" per split", " spread"))]
-    table[searched] = table[searched].fillna("")  # a parameter another learner searched
-    return table.merge(_ranks(summary, experiment, metric), on=["dataset", "learner"], how="left")
+    ranks = _ranks(summary, experiment, metric)
+    for arm, label in (("tuned", "tuned"), ("listed", "configuration")):
+        arm_ranks = ranks.rename(columns={"params": label, "mean": f"mean {metric} {arm}", "rank": f"rank {arm}"})
+        table = table.merge(arm_ranks, on=["dataset", "learner", label, "conversion"], how="left")
+    return table.drop(columns=["conversion"])
 
 
 def _spread(values: np.ndarray) -> str:
@@ -65,20 +67,17 @@ def _spread(values: np.ndarray) -> str:
 
 
 def _ranks(summary: pd.DataFrame, experiment: str, metric: str) -> pd.DataFrame:
-    """Each learner's mean ``metric`` and mean rank across datasets, among the tuned
-    configurations and among the listed ones (its first conversion's)."""
+    """Every configuration's mean ``metric`` at the end of training on each dataset, and
+    its rank there among the tuned configurations or among the listed ones (by
+    conversion)."""
     ranked = ranking_table(summary, experiment, metric, None)
-    tuned = ranked[ranked["params"] == TUNED]
-    listed = ranked[ranked["params"] != TUNED]
-    columns = []
-    for name, part in (("tuned", tuned), ("listed", listed)):
-        means = part.melt(id_vars=["learner", "params", "complexity", "conversion"],
-                          value_vars=[c for c in part.columns if c.startswith("mean on ")],
-                          var_name="dataset", value_name=f"mean {metric} {name}")
-        means["dataset"] = means["dataset"].str.removeprefix("mean on ")
-        means[f"rank {name}"] = means.groupby(["dataset", "conversion"])[f"mean {metric} {name}"].rank()
-        columns.append(means.groupby(["dataset", "learner"])[[f"mean {metric} {name}", f"rank {name}"]].min())
-    return pd.concat(columns, axis=1).reset_index()
+    means = ranked.melt(id_vars=["learner", "params", "complexity", "conversion"],
+                        value_vars=[c for c in ranked.columns if c.startswith("mean on ")],
+                        var_name="dataset", value_name="mean")
+    means["dataset"] = means["dataset"].str.removeprefix("mean on ")
+    means["arm"] = means["params"].str.split(", ").str[0] == TUNED
+    means["rank"] = means.groupby(["dataset", "conversion", "arm"])["mean"].rank()
+    return means.drop(columns=["complexity", "arm"])
 
 
 def tuning_figure(experiment: str, title: str, store: ResultStore, path: Path) -> tuple[str, ...]:
@@ -92,10 +91,10 @@ def tuning_figure(experiment: str, title: str, store: ResultStore, path: Path) -
     found = found[(found["experiment"] == experiment) & (found["split"] == 0)]
     dataset = sorted(found["dataset"].unique())[0]
     found = found[found["dataset"] == dataset]
-    panels = sorted(set(zip(found["learner"], found["configuration"])))
+    panels = sorted(set(zip(found["learner"], found["tuned"])))
     figure, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False, sharey=True)
     for ax, (learner, configuration) in zip(axes[0], panels):
-        panel = found[(found.learner == learner) & (found.configuration == configuration)]
+        panel = found[(found.learner == learner) & (found.tuned == configuration)]
         for _, runs in panel.groupby(["bracket", "trial"]):
             runs = runs.sort_values("budget")
             chosen = bool(runs["chosen"].any())
@@ -103,7 +102,7 @@ def tuning_figure(experiment: str, title: str, store: ResultStore, path: Path) -
                     color="black" if chosen else "0.6", linewidth=2.4 if chosen else 0.7, zorder=3 if chosen else 2,
                     label="chosen" if chosen else None)
         ax.set_xscale("log")
-        ax.set_title(learner, fontsize=10)
+        ax.set_title(textwrap.shorten(f"{learner}, {configuration}", 48), fontsize=9)
         ax.set_xlabel("budget (training examples)")
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("validation loss")
