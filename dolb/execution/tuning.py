@@ -15,6 +15,7 @@ per trial and rung (see :func:`decisions_schema`).
 from __future__ import annotations
 
 import logging
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,13 +28,12 @@ from dolb.experiment.cells import CellGroup, format_params
 from dolb.experiment.search import best, promote
 from dolb.experiment.tuned_cells import TUNING_SUFFIX, TuningPlan, trial_group, tuned_group
 from dolb.results import query
-from dolb.results.store import ARROW_TYPES, ResultStore
+from dolb.results.store import ResultStore
+from dolb.results.tuning_report import TUNING_FOLDER
 
 logger = logging.getLogger(__name__)
 
 Todo = list[tuple[CellGroup, np.ndarray]]
-TUNING_FOLDER = "tuning"
-"""Where a result folder keeps its tunings' decisions, one Parquet file per pipeline."""
 
 
 @dataclass
@@ -201,16 +201,20 @@ def write_decisions(store: ResultStore, pipeline: str, tuned: Tuned) -> None:
 
 
 def decisions_table(tuned: Tuned) -> pa.Table:
-    """The decisions as a typed table (``param_`` columns typed as the learners declare)."""
-    rows = [{k: v for k, v in row.items() if k != "plan"} for row in tuned.decisions]
-    frame = pd.DataFrame(rows)
-    fields = []
-    for name in frame.columns:
-        values = [v for v in frame[name] if v is not None]
-        kind = type(values[0]) if values else str
-        fields.append(pa.field(name, ARROW_TYPES.get(kind, pa.string())))
+    """The decisions as a typed table (``param_`` columns typed as the learners declare:
+    a column is empty where its learner has no such parameter)."""
+    frame = pd.DataFrame([{k: v for k, v in row.items() if k != "plan"} for row in tuned.decisions])
+    fields = [pa.field(name, _arrow_type([v for v in frame[name] if v is not None])) for name in frame.columns]
     return pa.Table.from_pandas(frame, schema=pa.schema(fields), preserve_index=False)
 
 
-__all__ = ["TUNING_FOLDER", "Tuned", "decisions_table", "first_wave", "planned", "run_tuning", "trial_losses",
+def _arrow_type(values: list) -> pa.DataType:
+    """The type of a column of Python (or NumPy) scalars: bool, whole number, number or text."""
+    for kind, arrow in ((bool, pa.bool_()), (numbers.Integral, pa.int64()), (numbers.Real, pa.float64())):
+        if values and all(isinstance(v, (kind, np.bool_) if kind is bool else kind) for v in values):
+            return arrow
+    return pa.string()
+
+
+__all__ = ["Tuned", "decisions_table", "first_wave", "planned", "run_tuning", "trial_losses",
            "write_decisions"]
