@@ -230,3 +230,50 @@ def test_bad_tuning_is_refused_with_one_line(problem, capsys, tuning, message):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err, err
     assert not (problem / "out").exists()
+
+
+class MemoryStates(dict):
+    """States kept in memory (the keeper a result folder's ``state/`` is, without the files)."""
+
+    def load(self, key):
+        return self.get(key)
+
+    def save(self, key, data):
+        self[key] = data
+
+    def drop(self, key):
+        self.pop(key, None)
+
+
+def test_a_rung_from_scratch_equals_the_rung_continued_from_its_state(tmp_path):
+    """Progressive validation sums real-valued losses block by block: a rung started anew
+    (its state lost) learns the stream in the rungs' pieces, so its online loss is the
+    continued rung's to the bit (learned in one piece, the last bits differ)."""
+    path = tmp_path / "regression.toml"
+    path.write_text(textwrap.dedent("""
+        [pipeline]
+        name = "regression"
+        seed = 11
+        [datasets.irma]
+        generator = "irma"
+        params = { n_sequences = 2, length = 20000, n_test = 200 }
+        [experiments.e]
+        dataset = "irma"
+        task = "regression"
+        split = { scheme = "sequences", count = 2 }
+        checkpoints = [9000]
+        metrics = ["online_loss"]
+        learners = [{ learner = "ngd", complexity = 5, params = { domain_high = 3.0 }, search = { eta = [0.1, 0.3, 0.6, 0.9] } }]
+        tuning = { method = "halving", min_budget = 1000, eta = 2, validation = "progressive", max_budget = 9000 }
+    """))
+    pipeline = load_pipeline(path)
+    plan = tuning_plans(pipeline, open_datasets(pipeline, data_cache(None)))[0]
+    bracket = plan.brackets[0]
+    assert bracket.budgets == (4500, 9000) and bracket.keep == (4, 2)
+    for split in range(2):
+        states = MemoryStates()
+        continued = [run_cell(trial_group(plan, bracket, 0, rung).cell(split), states) for rung in range(2)]
+        assert continued[1]["timing"]["resumed_from"] == 4500  # it did continue
+        anew = run_cell(trial_group(plan, bracket, 0, 1).cell(split))
+        assert anew["timing"]["resumed_from"] == 0
+        assert anew["metrics"]["online"]["online_loss"] == continued[1]["metrics"]["online"]["online_loss"]
