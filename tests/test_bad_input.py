@@ -329,7 +329,7 @@ PIPELINE_MISTAKES = [
     ('{ learner = "irma", complexity = [3, 5]', '{ learner = "perceptron", complexity = [3, 5]',
      "experiments.table.learners[0].learner: 'perceptron' is a binary learner, the experiment is regression"),
     ('{ learner = "irma", complexity = [3, 5], params', '{ learner = "irma", extra = 1, complexity = [3, 5], params',
-     "experiments.table.learners[0].extra: unknown key (allowed: learner, params, complexity, search)"),
+     "experiments.table.learners[0].extra: unknown key (allowed: learner, params, complexity, search, tuning)"),
     ('kind = "table"', 'kind = "tabel"',
      "reports[0].kind: 'tabel' is not one of curve, paired, ranking, table, tuning (did you mean 'table'?)"),
     ('experiment = "table"\nmetric = "test_mse"', 'experiment = "tabel"\nmetric = "test_mse"',

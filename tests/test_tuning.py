@@ -188,6 +188,21 @@ def test_one_or_two_workers_and_a_kill_during_tuning_give_the_same_bits(problem,
     assert again.identical, again.describe()
 
 
+def test_a_learner_may_have_its_own_tuning(problem):
+    """A learner entry's ``tuning`` replaces the experiment's for it (here: grid search on
+    progressive validation instead of halving on the holdout)."""
+    own = ', tuning = { method = "grid", validation = "progressive" }'
+    text = pipeline_text(problem).replace("search = {", own.removeprefix(", ") + ", search = {", 1)
+    text = text.replace('learners = [\n', 'learners = [\n  { learner = "sgd", params = { loss = "logistic", '
+                        'schedule = "sqrt", eta0 = 0.0003 }, search = { alpha = [1e-05, 10.0] } },\n', 1)
+    path = problem / "own.toml"
+    path.write_text(text)
+    pipeline = load_pipeline(path)
+    plans = tuning_plans(pipeline, open_datasets(pipeline, data_cache(None)))
+    assert [(p.tuning.method, p.tuning.validation, p.brackets[0].budgets) for p in plans] == [
+        ("halving", "holdout", (2400,)), ("grid", "progressive", (3000,))]  # two trials: one rung
+
+
 # -- bad input -------------------------------------------------------------------------
 
 BAD = [
@@ -219,6 +234,7 @@ def test_a_bad_search_is_refused_with_one_line(problem, capsys, search, message)
     ('method = "halving", min_budget = 100, eta = 1', "tuning.eta: must be at least 2"),
     ('method = "halving"', "tuning.min_budget: halving needs the budget of its first rung"),
     ('method = "halving", min_budget = 100, metric = "online_loss"', "tuning.metric: holdout validation scores"),
+    ('method = "halving", min_budget = 0.0', "tuning.min_budget: a fraction of the tuning stream lies in (0, 1]"),
 ])
 def test_bad_tuning_is_refused_with_one_line(problem, capsys, tuning, message):
     text = pipeline_text(problem).replace(

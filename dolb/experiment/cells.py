@@ -243,7 +243,7 @@ def _experiment_groups(
     _check_report_sizes(pipeline, experiment, dataset, n_train)
     _check_labels(pipeline, experiment, dataset, n_train)
     for learner in experiment.learners:
-        if learner.search and not experiment.tuning.defaults:
+        if learner.search and not learner.tuning.defaults:
             continue  # tuned only: its cells come from the tuning (dolb.experiment.tuned_cells)
         for values, level in configurations(experiment, learner):
             template = cell_template(pipeline, experiment, dataset, parts, n_train, learner.learner, values, level)

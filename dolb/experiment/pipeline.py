@@ -107,6 +107,8 @@ class LearnerSpec:
     grid: tuple[tuple[tuple[str, Any], ...], ...]
     search: tuple[Dimension, ...] = ()
     """The parameters tuned in each split (:mod:`dolb.experiment.search`); none: not tuned."""
+    tuning: Tuning | None = None
+    """How they are tuned: the learner's own ``tuning``, else its experiment's."""
 
 
 @dataclass(frozen=True)
@@ -203,12 +205,13 @@ def _experiment(name: str, spec: schema.Experiment) -> ExperimentSpec:
         SplitSpec(split.scheme, split.count, split.length, split.test_fraction, split.order, split.window),
         spec.checkpoints,
         spec.metrics,
-        tuple(LearnerSpec(learner.learner, learner.levels(), learner.grid(), _search(learner))
+        tuple(LearnerSpec(learner.learner, learner.levels(), learner.grid(), _search(learner),
+                          _tuning(learner.tuning or spec.tuning, spec) if learner.search else None)
               for learner in spec.learners),
         spec.conversions,
         spec.label_rate,
         spec.labelled_first,
-        _tuning(spec),
+        _tuning(spec.tuning, spec),
     )
 
 
@@ -217,9 +220,8 @@ def _search(learner: schema.Learner) -> tuple[Dimension, ...]:
                  for name, d in sorted(learner.search.items()))
 
 
-def _tuning(spec: schema.Experiment) -> Tuning | None:
-    """The experiment's tuning, its metric and conversion filled in."""
-    tuning = spec.tuning
+def _tuning(tuning: schema.Tuning | None, spec: schema.Experiment) -> Tuning | None:
+    """A tuning of the experiment ``spec``, its metric and conversion filled in."""
     if tuning is None:
         return None
     return Tuning(

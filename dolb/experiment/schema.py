@@ -178,6 +178,7 @@ class Learner(Table):
     params: dict[str, Any] = {}
     complexity: Any = None
     search: dict[str, Dimension] = {}
+    tuning: Tuning | None = None
 
     def levels(self) -> tuple[Any, ...]:
         """The complexity levels; ``(None,)`` when none is given."""

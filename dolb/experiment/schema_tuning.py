@@ -157,27 +157,37 @@ def _range_ends(dimension: Dimension, kind: type) -> tuple[Any, Any]:
 
 
 def check_tuning(tuning: Tuning | None, learners: list, task: str, conversions: tuple[str, ...]) -> None:
-    """A problem if an experiment tunes nothing, or searches without ``[tuning]``, or its
-    tuning scores a metric or conversion the experiment cannot."""
+    """A problem if an experiment's tuning tunes nothing, a learner searches without a
+    tuning (the experiment's, or its own ``tuning``), or a tuning scores a metric or
+    conversion the experiment cannot."""
+    searched = [i for i, learner in enumerate(learners) if learner.search]
+    for i, learner in enumerate(learners):
+        if learner.tuning is not None and not learner.search:
+            raise problem("nothing to tune: give the learner a 'search'", "learners", i, "tuning")
+        if learner.search and learner.tuning is None and tuning is None:
+            raise problem("a learner with a search needs a tuning: the experiment's [tuning] table or its own "
+                          "'tuning'", "learners", i, "search")
+        if learner.tuning is not None:
+            _check_scores(learner.tuning, task, conversions, "learners", i, "tuning")
+    if tuning is not None:
+        if not any(learners[i].tuning is None for i in searched):
+            raise problem("nothing to tune: give a learner a 'search' (that has no 'tuning' of its own)", "tuning")
+        _check_scores(tuning, task, conversions, "tuning")
+
+
+def _check_scores(tuning: Tuning, task: str, conversions: tuple[str, ...], *at: str | int) -> None:
+    """A problem if ``tuning`` scores a metric or conversion the experiment cannot."""
     from dolb.evaluation.metrics import METRICS
 
-    searched = [i for i, learner in enumerate(learners) if learner.search]
-    if tuning is None:
-        if searched:
-            raise problem("a learner with a search needs the experiment's [tuning] table",
-                          "learners", searched[0], "search")
-        return
-    if not searched:
-        raise problem("nothing to tune: give a learner a 'search'", "tuning")
     metric = tuning.metric or default_metric(tuning.validation, task)
     source = "online" if tuning.validation == "progressive" else "test"
     known = [m for m, found in METRICS.items() if task in found.tasks and found.source == source]
     if metric not in known:
         raise problem(f"{tuning.validation} validation scores one of {', '.join(known)}, got {metric!r}",
-                      "tuning", "metric")
+                      *at, "metric")
     if tuning.conversion is not None and tuning.conversion not in conversions:
         raise problem(f"{tuning.conversion!r} is not one of the experiment's conversions "
-                      f"({', '.join(conversions)})", "tuning", "conversion")
+                      f"({', '.join(conversions)})", *at, "conversion")
 
 
 def default_metric(validation: str, task: str) -> str:

@@ -60,7 +60,8 @@ class TuningPlan:
 
     @property
     def tuning(self) -> Tuning:
-        return self.experiment.tuning
+        """How this configuration is tuned (its learner entry's, or its experiment's)."""
+        return self.experiment.learners[self.learner_index].tuning
 
     @property
     def n_splits(self) -> int:
@@ -86,7 +87,7 @@ def tuning_plans(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]]) ->
     learner, configuration); ConfigError for a budget the splits cannot give."""
     plans = []
     for experiment in pipeline.experiments.values():
-        if experiment.tuning is None:
+        if not any(learner.search for learner in experiment.learners):
             continue
         for dataset in experiment.datasets:
             plans.extend(_plans(pipeline, experiment, dataset, datasets[dataset]))
@@ -95,15 +96,17 @@ def tuning_plans(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]]) ->
 
 def _plans(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, parts) -> Iterator[TuningPlan]:
     n_train = n_train_rows(pipeline, experiment, parts["train"])
-    n_stream = _stream_length(pipeline, experiment, n_train)
     for index, learner in enumerate(experiment.learners):
         if not learner.search:
             continue
+        where = f"{pipeline.path}: experiments.{experiment.name}." + (
+            "tuning" if learner.tuning == experiment.tuning else f"learners[{index}].tuning")
+        n_stream = _stream_length(learner.tuning, n_train, where)
         kinds = {d.name: learner_class(learner.learner).params[d.name].kind for d in learner.search}
         for number, (values, level) in enumerate(configurations(experiment, learner)):
             template = cell_template(pipeline, experiment, dataset, parts, n_train, learner.learner, values, level)
-            seed = seed_for(pipeline.seed, "tuning", experiment.name, index, number, experiment.tuning.seed)
-            found = brackets(experiment.tuning, list(learner.search), kinds, n_stream, seed)
+            seed = seed_for(pipeline.seed, "tuning", experiment.name, index, number, learner.tuning.seed)
+            found = brackets(learner.tuning, list(learner.search), kinds, n_stream, seed)
             plan = TuningPlan(pipeline, experiment, index, dataset, parts, template, values, learner.search,
                               tuple(found), n_train, n_stream)
             for bracket in found:  # every trial's values, now rather than on a worker later
@@ -116,10 +119,9 @@ def _plans(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, parts) 
             yield plan
 
 
-def _stream_length(pipeline: Pipeline, experiment: ExperimentSpec, n_train: int) -> int:
-    """Training examples a split leaves for tuning; ConfigError if a budget exceeds it."""
-    tuning = experiment.tuning
-    at = f"{pipeline.path}: experiments.{experiment.name}.tuning"
+def _stream_length(tuning: Tuning, n_train: int, at: str) -> int:
+    """Training examples a split leaves for tuning; ConfigError (at the key path ``at``)
+    if a budget exceeds it."""
     n_stream = n_train
     if tuning.validation == "holdout":
         try:
