@@ -84,6 +84,7 @@ def tuning_figure(experiment: str, title: str, store: ResultStore, path: Path) -
     """Validation loss against budget, one panel per tuned learner on the first
     dataset and split: every trial a thin line, the chosen one bold."""
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     found = decisions(store)
     if found.empty or not (found["experiment"] == experiment).any():
@@ -92,8 +93,12 @@ def tuning_figure(experiment: str, title: str, store: ResultStore, path: Path) -
     dataset = sorted(found["dataset"].unique())[0]
     found = found[found["dataset"] == dataset]
     panels = sorted(set(zip(found["learner"], found["tuned"])))
-    figure, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False, sharey=True)
-    for ax, (learner, configuration) in zip(axes[0], panels):
+    columns = min(3, len(panels))
+    rows = -(-len(panels) // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(4.4 * columns, 3.2 * rows), squeeze=False, sharey=True)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, (learner, configuration) in zip(axes.flat, panels):
         panel = found[(found.learner == learner) & (found.tuned == configuration)]
         for _, runs in panel.groupby(["bracket", "trial"]):
             runs = runs.sort_values("budget")
@@ -102,10 +107,15 @@ def tuning_figure(experiment: str, title: str, store: ResultStore, path: Path) -
                     color="black" if chosen else "0.6", linewidth=2.4 if chosen else 0.7, zorder=3 if chosen else 2,
                     label="chosen" if chosen else None)
         ax.set_xscale("log")
+        budgets = sorted(panel["budget"].unique())
+        ax.set_xticks(budgets, [f"{b:,}" for b in budgets])
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         ax.set_title(textwrap.shorten(f"{learner}, {configuration}", 48), fontsize=9)
-        ax.set_xlabel("budget (training examples)")
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("validation loss")
+    for ax in axes[-1]:
+        ax.set_xlabel("budget (training examples)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("validation loss")
     axes[0][0].legend(loc="upper right", fontsize=8)
     figure.suptitle(f"{title}: {dataset}, split 0", fontsize=11)
     figure.tight_layout()
