@@ -216,15 +216,20 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("search, message", BAD)
-def test_a_bad_search_is_refused_with_one_line(problem, capsys, search, message):
-    text = pipeline_text(problem).replace(f"search = {{ alpha = {ALPHAS} }}", search)
-    path = problem / "bad.toml"
+def assert_refused(folder, capsys, text: str, message: str) -> None:
+    """``dolb run`` of the pipeline ``text`` says ``message`` on one line, exits 2 and
+    writes nothing."""
+    path = folder / "bad.toml"
     path.write_text(text)
-    assert main(["run", str(path), "--out", str(problem / "out")]) == 2
+    assert main(["run", str(path), "--out", str(folder / "out")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err, err
-    assert not (problem / "out").exists()
+    assert not (folder / "out").exists()
+
+
+@pytest.mark.parametrize("search, message", BAD)
+def test_a_bad_search_is_refused_with_one_line(problem, capsys, search, message):
+    assert_refused(problem, capsys, pipeline_text(problem).replace(f"search = {{ alpha = {ALPHAS} }}", search), message)
 
 
 @pytest.mark.parametrize("tuning, message", [
@@ -240,12 +245,7 @@ def test_bad_tuning_is_refused_with_one_line(problem, capsys, tuning, message):
     text = pipeline_text(problem).replace(
         'tuning = { method = "halving", min_budget = 100, eta = 2, conversion = "average"  }', f"tuning = {{ {tuning} }}")
     assert tuning in text
-    path = problem / "bad.toml"
-    path.write_text(text)
-    assert main(["run", str(path), "--out", str(problem / "out")]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and message in err, err
-    assert not (problem / "out").exists()
+    assert_refused(problem, capsys, text, message)
 
 
 class MemoryStates(dict):
