@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dolb.results.figure_style import config_labels
 from dolb.results.store import TUNED, ResultStore
 from dolb.results.tables import ranking_table
 
@@ -31,7 +32,8 @@ def tuning_table(experiment: str, metric: str, summary: pd.DataFrame, store: Res
     """One row per tuned configuration, dataset and searched parameter: the values each
     split chose and their spread, the trials and training examples its tuning spent per
     split, and the mean ``metric`` and mean rank among the experiment's configurations
-    (of the tuning's conversion), tuned and at the listed values."""
+    (of the tuning's conversion): tuned, among the tuned ones, and at the best of the
+    learner's listed values that share what was not tuned, among the listed ones."""
     found = decisions(store)
     if found.empty or not (found["experiment"] == experiment).any():
         return pd.DataFrame()
@@ -50,10 +52,34 @@ def tuning_table(experiment: str, metric: str, summary: pd.DataFrame, store: Res
                                       "spread": _spread(values.to_numpy())})
     table = pd.DataFrame(rows)
     ranks = _ranks(summary, experiment, metric)
-    for arm, label in (("tuned", "tuned"), ("listed", "configuration")):
-        arm_ranks = ranks.rename(columns={"params": label, "mean": f"mean {metric} {arm}", "rank": f"rank {arm}"})
-        table = table.merge(arm_ranks, on=["dataset", "learner", label, "conversion"], how="left")
-    return table.drop(columns=["conversion"])
+    tuned = ranks.rename(columns={"params": "tuned", "mean": f"mean {metric} tuned", "rank": "rank tuned"})
+    table = table.merge(tuned, on=["dataset", "learner", "tuned", "conversion"], how="left")
+    listed = [_listed(ranks, row) for row in table.itertuples()]
+    table["listed"] = [params for params, _, _ in listed]
+    table[f"mean {metric} listed"] = [mean for _, mean, _ in listed]
+    table["rank listed"] = [rank for _, _, rank in listed]
+    keys = list(zip(table["learner"], table["tuned"], [""] * len(table), table["conversion"]))
+    table.insert(1, "tuned configuration", config_labels(keys) if keys else [])
+    return table.drop(columns=["learner", "configuration", "tuned", "conversion"])
+
+
+def _listed(ranks: pd.DataFrame, row) -> tuple[str, float, float]:
+    """The best listed configuration to set beside a tuned one: of its learner, on its
+    dataset and conversion, with the values it was not tuned over (its searched
+    parameters shown); empty when the experiment lists none."""
+    fixed = set(row.tuned.split(", ")[1:])
+    found = ranks[(ranks["dataset"] == row.dataset) & (ranks["learner"] == row.learner)
+                  & (ranks["conversion"] == row.conversion) & ~ranks["params"].map(_is_tuned)]
+    found = found[[fixed <= set(params.split(", ")) for params in found["params"]]]
+    if found.empty:
+        return "", float("nan"), float("nan")
+    best = found.sort_values("rank").iloc[0]
+    shown = ", ".join(part for part in best["params"].split(", ") if part not in fixed)
+    return shown, best["mean"], best["rank"]
+
+
+def _is_tuned(params: str) -> bool:
+    return params.split(", ")[0] == TUNED
 
 
 def _spread(values: np.ndarray) -> str:
@@ -75,7 +101,7 @@ def _ranks(summary: pd.DataFrame, experiment: str, metric: str) -> pd.DataFrame:
                         value_vars=[c for c in ranked.columns if c.startswith("mean on ")],
                         var_name="dataset", value_name="mean")
     means["dataset"] = means["dataset"].str.removeprefix("mean on ")
-    means["arm"] = means["params"].str.split(", ").str[0] == TUNED
+    means["arm"] = means["params"].map(_is_tuned)
     means["rank"] = means.groupby(["dataset", "conversion", "arm"])["mean"].rank()
     return means.drop(columns=["complexity", "arm"])
 
