@@ -8,6 +8,7 @@ learner registry, the performance pages from the benchmark records in
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import importlib.util
 from pathlib import Path
@@ -34,12 +35,27 @@ def performance_pages() -> dict[str, str]:
     return importlib.import_module("dolb.bench.pages").performance_pages(RECORDS)
 
 
+def cli_reference() -> str:
+    """Every command of ``dolb`` with its options: the parser's own help."""
+    from dolb.cli import build_parser
+
+    parser = build_parser()
+    out = ["# Command line", "", "Generated from `dolb.cli.build_parser` when the site is built: "
+           "what `dolb COMMAND --help` prints.", ""]
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, command in commands.choices.items():
+        command.formatter_class = lambda prog: argparse.HelpFormatter(prog, width=100)
+        out += [f"## dolb {name}", "", "```", command.format_help().rstrip(), "```", ""]
+    return "\n".join(out)
+
+
 def generated_pages() -> dict[str, str]:
     """Every generated page: ``{path under docs/: Markdown}``."""
     from dolb.experiment.reference import pipeline_reference
     from dolb.learners.pages import learner_pages
 
-    return {"reference/pipeline.md": pipeline_reference(), **learner_pages(), **performance_pages()}
+    return {"reference/pipeline.md": pipeline_reference(), "reference/cli.md": cli_reference(),
+            **learner_pages(), **performance_pages()}
 
 
 def on_files(files, config):
