@@ -238,7 +238,7 @@ def _choice(choices: tuple[str, ...]):
 
 
 def _listed(value: Any) -> Any:
-    """One string stands for a list of it."""
+    """A single string is a list of one."""
     return [value] if isinstance(value, str) else value
 
 

@@ -135,6 +135,7 @@ def learner_page(cls: type[OnlineLearner]) -> str:
     path = cls.__module__.replace(".", "/") + ".py"
     return "\n\n".join([
         f"# {cls.name}", markdown(summary_line(cls)), " · ".join(facts),
+        f"Source: `{path}` · [all learners](index.md)",
         "## Parameters", parameter_table(cls),
         "## The update", markdown(update) if update else "As the paper states it (above).",
         "## Example", f"The example of `{cls.__name__}`'s docstring, run by `pytest --doctest-modules` "
