@@ -43,9 +43,9 @@ def cli_reference() -> str:
     out = ["# Command line", "", "Generated from `dolb.cli.build_parser` when the site is built: "
            "what `dolb COMMAND --help` prints.", ""]
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    for name, command in commands.choices.items():
+    for name, command in [("dolb", parser)] + [(f"dolb {name}", c) for name, c in commands.choices.items()]:
         command.formatter_class = lambda prog: argparse.HelpFormatter(prog, width=100)
-        out += [f"## dolb {name}", "", "```", command.format_help().rstrip(), "```", ""]
+        out += [f"## {name}", "", "```", command.format_help().rstrip(), "```", ""]
     return "\n".join(out)
 
 
