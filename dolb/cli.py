@@ -294,7 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     learners = commands.add_parser("learners", help="the registered learners and their parameters")
     learners.add_argument("names", nargs="*", metavar="NAME", help="learners to show (default: all)")
     learners.add_argument("--json", action="store_true", help="as a JSON list")
-    learners.add_argument("--markdown", action="store_true", help="README's table of every learner")
+    learners.add_argument("--markdown", action="store_true", help="a Markdown table of every learner")
     learners.set_defaults(handler=_learners)
 
     _folder_command(commands, "report", _report, "render tables and figures of a result folder")

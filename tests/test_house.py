@@ -94,14 +94,6 @@ def test_learners_command_lists_every_learner_with_its_parameters(capsys):
     assert "did you mean 'perceptron'" in capsys.readouterr().err
 
 
-def test_readme_learner_table_is_the_registry():
-    from dolb.learners.listing import markdown_table
-
-    assert markdown_table() in (ROOT / "README.md").read_text(encoding="utf-8"), (
-        "README's learner table is out of date: paste dolb.learners.listing.markdown_table()"
-    )
-
-
 def test_python_dash_m_dolb_runs_the_command():
     done = subprocess.run([sys.executable, "-m", "dolb", "--version"], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == f"dolb {dolb.__version__}"

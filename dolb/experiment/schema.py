@@ -59,7 +59,8 @@ def _whole(value: Any, *at: str | int) -> int:
 
 
 def _checkpoints(raw: Any) -> Any:
-    """``"all"``, ``("log", n)`` or a tuple of strictly increasing training sizes."""
+    """A list of strictly increasing training sizes, ``{ log = N }`` (about N sizes
+    spaced evenly on a log scale up to the training size) or ``"all"`` (every size)."""
     if raw == "all":
         return "all"
     if isinstance(raw, dict):
@@ -78,6 +79,7 @@ def _checkpoints(raw: Any) -> Any:
 
 
 def _seconds(value: float) -> float:
+    """Seconds: above 0 and finite."""
     if not 0 < value < math.inf:
         raise problem(f"must be a positive, finite number of seconds, got {value}")
     return float(value)
@@ -101,6 +103,7 @@ Checkpoints = Annotated[Any, AfterValidator(_checkpoints)]
 
 
 def _named(name: str) -> str:
+    """Not empty."""
     if not name.strip():
         raise problem("must not be empty: results, reports and the folder check carry it")
     return name
@@ -134,6 +137,9 @@ class Dataset(Table):
 
     @model_validator(mode="after")
     def _one_source(self) -> "Dataset":
+        """Exactly one of ``generator``, ``importer`` or ``train``; ``params`` only with a
+        generator or an importer, ``test`` only with ``train``; file parameters are paths
+        relative to the pipeline file."""
         sources = [k for k in ("generator", "importer", "train") if getattr(self, k) is not None]
         if len(sources) != 1:
             raise problem("give exactly one of 'generator', 'importer' or 'train'")
@@ -159,6 +165,9 @@ class Split(Table):
 
     @model_validator(mode="after")
     def _scheme_keys(self) -> "Split":
+        """``window`` only with the ``windowed`` order, ``length`` only with the
+        ``sequences`` scheme, ``test_fraction`` only with ``holdout`` and strictly between
+        0 and 1."""
         if self.window is not None and self.order != "windowed":
             raise problem("only the 'windowed' order takes a window", "window")
         if self.length is not None and self.scheme != "sequences":
@@ -259,12 +268,14 @@ class Learner(Table):
 
 
 def _unique(values: tuple[str, ...]) -> tuple[str, ...]:
+    """No conversion listed twice."""
     if len(set(values)) != len(values):
         raise problem("lists a conversion twice")
     return values
 
 
 def _label_rate(rate: float) -> float:
+    """In (0, 1]: the probability that a training example reveals its label."""
     if not (math.isfinite(rate) and 0.0 < rate <= 1.0):
         raise problem(f"the fraction of labelled examples must lie in (0, 1], got {rate}")
     return rate
@@ -286,6 +297,9 @@ class Experiment(Table):
 
     @model_validator(mode="after")
     def _metrics_and_learners(self) -> "Experiment":
+        """Every metric is one of the task's; every learner exists, fits the task and the
+        conversions, and its parameter declarations accept every configuration of the
+        grid and every complexity level."""
         known = tuple(m for m, metric in METRICS.items() if self.task in metric.tasks)
         for i, metric in enumerate(self.metrics):
             if metric not in known:
@@ -311,6 +325,8 @@ class Report(Table):
 
     @model_validator(mode="after")
     def _paired_keys(self) -> "Report":
+        """A paired report needs ``baseline`` (and may set ``compare``); no other report
+        takes them; only a ranking report takes ``posthoc``."""
         if REPORTS[self.kind].paired:
             if self.baseline is None:
                 raise problem("a paired report needs the baseline it compares with", "baseline")
@@ -342,6 +358,9 @@ class PipelineFile(Table):
 
     @model_validator(mode="after")
     def _references(self) -> "PipelineFile":
+        """An experiment's datasets exist (with a test part for the ``sequences`` and
+        ``given`` schemes); a report's experiment exists, its metric is one the experiment
+        records, its baseline one of the experiment's conversions or learners."""
         for name, experiment in self.experiments.items():
             for dataset in experiment.dataset:
                 if dataset not in self.datasets:
