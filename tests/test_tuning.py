@@ -203,6 +203,22 @@ def test_a_learner_may_have_its_own_tuning(problem):
         ("halving", "holdout", (2400,)), ("grid", "progressive", (3000,))]  # two trials: one rung
 
 
+def test_a_split_whose_every_trial_failed_chooses_nothing(problem):
+    """Failed trials rank last; where every trial failed (a radius smaller than the rows'
+    norms) no configuration is chosen, no cell of it runs and the run is not ok."""
+    text = pipeline_text(problem).replace(
+        '{ learner = "sgd", params = { loss = "hinge", schedule = "sqrt", eta0 = 0.0003 }, '
+        f'search = {{ alpha = {ALPHAS} }} }}', '{ learner = "margin_perceptron", search = { radius = [0.01, 0.02] } }')
+    path = problem / "failing.toml"
+    path.write_text(text)
+    summary = run_sweep(path, problem / "out", workers=1, progress=False)
+    assert not summary.ok and summary.tuning["untuned"] == 3 and summary.tuning["failed"] == 6
+    assert "3 splits without a choice (every trial failed)" in summary.counts_line()
+    assert not decisions(problem / "out").chosen.any()
+    stored = pd.read_parquet(problem / "out" / "results")
+    assert not stored.params.str.startswith("tuned").any()  # the listed radius (1.0) ran, and failed too
+
+
 # -- bad input -------------------------------------------------------------------------
 
 BAD = [

@@ -77,7 +77,8 @@ class SweepSummary:
     def ok(self) -> bool:
         """Whether every cell of the pipeline is stored with a result (none failed, now
         or before, tuning trials included)."""
-        return self.n_failed == 0 and self.n_failed_before == 0 and not self.tuning.get("failed")
+        return (self.n_failed == 0 and self.n_failed_before == 0 and not self.tuning.get("failed")
+                and not self.tuning.get("untuned"))
 
     def counts_line(self) -> str:
         """What the run did, on one line."""
@@ -88,6 +89,8 @@ class SweepSummary:
         if self.tuning:
             tuning = (f"; tuning: {self.tuning['cells']} trial cells, {self.tuning['computed']} computed, "
                       f"{self.tuning['failed']} failed")
+            if self.tuning.get("untuned"):
+                tuning += f", {self.tuning['untuned']} splits without a choice (every trial failed)"
         return (
             f"{self.n_cells} cells: {self.n_cached} already stored, {self.n_computed} computed, "
             f"{self.n_failed + self.n_failed_before} failed{before}{tuning}"

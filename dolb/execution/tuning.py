@@ -48,12 +48,16 @@ class Tuned:
     n_computed: int = 0
     n_failed: int = 0
     examples: int = 0
+    n_untuned: int = 0
+    """Splits of a tuned configuration where every trial of every bracket failed: no cell
+    of theirs runs (a choice among failures would be a wrong result in silence)."""
 
     def counts(self) -> dict[str, int]:
-        """What the run record keeps of the tuning: trial cells, computed, failed, and the
-        training examples the computed ones learned (continuing from their previous rung)."""
+        """What the run record keeps of the tuning: trial cells, computed, failed, the
+        training examples the computed ones learned (continuing from their previous rung),
+        and the splits left without a choice (:attr:`n_untuned`)."""
         return {"cells": self.n_cells, "computed": self.n_computed - self.n_failed, "failed": self.n_failed,
-                "examples": self.examples}
+                "examples": self.examples, "untuned": self.n_untuned}
 
     def cells_to_run(self, stored: set[str], failed: set[str], retry_failed: bool) -> Todo:
         """The chosen configurations' cells not stored yet (nor failed, unless
@@ -93,6 +97,7 @@ def run_tuning(plans: list[TuningPlan], store: ResultStore, compute: Callable[[T
         rung += 1
     for (p, i), found in sorted(finals.items()):
         _choose(plans[p], i, found, tuned)
+    tuned.n_untuned = sum(plan.n_splits for plan in plans) - len(finals)
     return tuned
 
 
@@ -124,8 +129,11 @@ def _promote(plans, alive: dict, wave: dict, losses: dict[tuple[str, str], float
         metric = plan.tuning.metric
         found = {t: losses.get((wave[(p, b, t)][0].cell_id(i), metric), float("nan")) for t in trials}
         more = rung + 1 < len(bracket.keep)
-        kept = promote(found, bracket.keep[rung + 1]) if more else []
-        if more:
+        every_trial_failed = all(loss != loss for loss in found.values())
+        kept = promote(found, bracket.keep[rung + 1]) if more and not every_trial_failed else []
+        if every_trial_failed:  # nothing to choose from: the bracket ends here, its split may fail
+            logger.warning("%s: split %d: every trial of bracket %d failed at rung %d", plan.label, i, b, rung)
+        elif more:
             promoted[(p, b, i)] = kept
         else:
             finals.setdefault((p, i), {}).update(found)
@@ -138,8 +146,6 @@ def _promote(plans, alive: dict, wave: dict, losses: dict[tuple[str, str], float
 def _choose(plan: TuningPlan, split: int, finals: dict[int, float], tuned: Tuned) -> None:
     """The trial ``split`` chose, marked in the decisions; its cell added to the todo."""
     chosen = best(finals)
-    if finals[chosen] != finals[chosen]:
-        logger.warning("%s: split %d: every trial failed; its cell runs the first trial's values", plan.label, split)
     bracket = next(b for b in plan.brackets if chosen in b.trials)
     config = bracket.config(chosen)
     for row in tuned.decisions:
