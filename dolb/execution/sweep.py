@@ -39,6 +39,7 @@ from dolb.execution.tuning import first_wave, run_tuning, write_decisions
 from dolb.experiment.cells import CellGroup, cell_id, examples_of, expand_groups, group_ids, parameter_types
 from dolb.experiment.pipeline import Pipeline, load_pipeline
 from dolb.experiment.tuned_cells import tuning_plans
+from dolb.extras import BOKEH, require
 from dolb.results import query
 from dolb.results.history import new_run_id, read_records, write_record
 from dolb.results.page import write_run_page
@@ -186,6 +187,8 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
     when it returns or raises."""
     if gather not in GATHER_MODES:
         raise ConfigError(f"--gather: expected one of {', '.join(GATHER_MODES)}, got {gather!r}")
+    if dashboard or report_file:
+        require(BOKEH, "Dask's dashboard or performance report (--dashboard, --performance-report)")
     started = time.perf_counter()
     phases = Phases()
     begun = time.gmtime()
