@@ -161,7 +161,8 @@ def run_sweep(
         Show a progress bar on standard error.
     report_file : path, optional
         Where to save Dask's HTML performance report of the computation (one
-        self-contained file: its scripts are inside, it opens offline).
+        self-contained file: its scripts are inside, it opens offline). It and the
+        dashboard need bokeh (``pip install 'dolb[dashboard]'``).
     gather : {"auto", "workers", "client"}
         Who writes the result parts (see :data:`GATHER_MODES`).
     data_dir : path, optional

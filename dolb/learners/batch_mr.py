@@ -88,8 +88,9 @@ class BatchManifold(OnlineLearner):
     It keeps every example (memory T·d, a dense T × T graph: for T up to a few thousand)
     and solves LapSVM's dual, a quadratic program in the l labelled points' multipliers
     (:func:`solve_manifold`), with OSQP (a well-kept QP solver, no modelling layer to
-    install) after an O(T³) linear solve, at the end of each block; a block's predictions
-    come from the solution before it. Hidden labels are never read.
+    install; ``pip install 'dolb[batch-mr]'``) after an O(T³) linear solve, at the end
+    of each block; a block's predictions come from the solution before it. Hidden labels
+    are never read.
 
     Examples
     --------
