@@ -223,7 +223,8 @@ def _add_where(command: argparse.ArgumentParser) -> None:
     where.add_argument("--cluster", metavar="FILE", help="cluster file describing the cluster to start (see cluster/)")
     command.add_argument("--dashboard", action="store_true",
                          help="the embedded cluster serves Dask's dashboard on 127.0.0.1 and its link is printed "
-                              "(plain HTTP, no password: any user of this machine can open it during the run)")
+                              "(plain HTTP, no password: any user of this machine can open it during the run; "
+                              "needs bokeh: pip install 'dolb[dashboard]')")
 
 
 def _folder_command(commands, name: str, handler, summary: str) -> argparse.ArgumentParser:
@@ -252,7 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="add to a result folder that holds another pipeline's results")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--performance-report", metavar="FILE",
-                     help="save Dask's HTML performance report (one file, opens offline)")
+                     help="save Dask's HTML performance report (one file, opens offline; needs bokeh: "
+                          "pip install 'dolb[dashboard]')")
     run.add_argument("--gather", choices=("auto", "workers", "client"), default="auto",
                      help="who writes result parts: the workers when they can reach --out (auto, the "
                           "default), always the workers, or the client")

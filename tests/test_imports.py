@@ -21,8 +21,8 @@ import pytest
 import dolb
 
 LAYERS = (
-    ("core", ("dolb.errors", "dolb.identity", "dolb.registry", "dolb.params", "dolb.seeding", "dolb.validation",
-              "dolb.losses")),
+    ("core", ("dolb.errors", "dolb.extras", "dolb.identity", "dolb.registry", "dolb.params", "dolb.seeding",
+              "dolb.validation", "dolb.losses")),
     ("data", ("dolb.data",)),
     ("conversions", ("dolb.conversions",)),
     ("learners", ("dolb.learners",)),

@@ -39,6 +39,7 @@ from dolb.execution.tuning import first_wave, run_tuning, write_decisions
 from dolb.experiment.cells import CellGroup, cell_id, examples_of, expand_groups, group_ids, parameter_types
 from dolb.experiment.pipeline import Pipeline, load_pipeline
 from dolb.experiment.tuned_cells import tuning_plans
+from dolb.extras import BOKEH, require
 from dolb.results import query
 from dolb.results.history import new_run_id, read_records, write_record
 from dolb.results.page import write_run_page
@@ -163,7 +164,8 @@ def run_sweep(
         Show a progress bar on standard error.
     report_file : path, optional
         Where to save Dask's HTML performance report of the computation (one
-        self-contained file: its scripts are inside, it opens offline).
+        self-contained file: its scripts are inside, it opens offline). It and the
+        dashboard need bokeh (``pip install 'dolb[dashboard]'``).
     gather : {"auto", "workers", "client"}
         Who writes the result parts (see :data:`GATHER_MODES`).
     data_dir : path, optional
@@ -189,6 +191,8 @@ def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, sched
     when it returns or raises."""
     if gather not in GATHER_MODES:
         raise ConfigError(f"--gather: expected one of {', '.join(GATHER_MODES)}, got {gather!r}")
+    if dashboard or report_file:
+        require(BOKEH, "Dask's dashboard or performance report (--dashboard, --performance-report)")
     started = time.perf_counter()
     phases = Phases()
     begun = time.gmtime()

@@ -30,6 +30,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 from dolb.errors import ConfigError
 from dolb.evaluation.metrics import INFO_METRICS, METRICS
 from dolb.experiment.schema_tuning import Dimension, Tuning, check_search, check_tuning
+from dolb.extras import POSTHOCS, missing
 from dolb.learners import learner_class
 from dolb.registry import did_you_mean
 from dolb.results.kinds import REPORTS
@@ -334,6 +335,8 @@ class Report(Table):
             raise problem("only a paired report takes 'compare' and 'baseline'")
         if self.kind != "ranking" and "posthoc" in self.model_fields_set:
             raise problem("only a ranking report takes 'posthoc'")
+        if self.kind == "ranking" and (message := missing(POSTHOCS, f"the ranking report's {self.posthoc} test")):
+            raise problem(message, "kind")
         return self
 
 
