@@ -107,20 +107,20 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from dolb.bench import LEARNERS, as_json, as_text, load_average, run_bench
+    from dolb.bench.throughput import LEARNERS, as_json, as_text, load_average, run_bench
 
     if args.omr:
-        from dolb.bench_omr import omr_bench
+        from dolb.bench.omr import omr_bench
 
         omr_bench(args.omr)
         return 0
     if args.stream:
-        from dolb.bench_stream import stream_command
+        from dolb.bench.stream import stream_command
 
         print(stream_command(args.only, args.rcv1, args.libsvm, args.repeat, not args.no_peers, args.json))
         return 0
     if args.kernel:
-        from dolb.bench_kernel import kernel_bench
+        from dolb.bench.kernel import kernel_bench
 
         if not Path(args.mnist).is_dir():
             raise ConfigError(f"--mnist {args.mnist}: no such folder (the four MNIST IDX files)")
@@ -196,7 +196,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from dolb.bench_ab import confirm_commits
+    from dolb.bench.ab import confirm_commits
     from dolb.results.compare_page import console_text
     from dolb.results.compare_report import compare_folders
 

@@ -15,7 +15,7 @@ and a 95 % bootstrap interval (:func:`scipy.stats.bootstrap`, percentile), with 
 test accuracy of the learned hypothesis beside it:
 
 ``bare``
-    the learner's update in one Numba loop over the in-memory CSR (:mod:`dolb.bench_bare`);
+    the learner's update in one Numba loop over the in-memory CSR (:mod:`dolb.bench.bare`);
 ``memory`` / ``memory permuted``
     the dolb learner over in-memory float64 CSR blocks of a cell's block size, in stored
     order / in a seeded permutation;
@@ -28,7 +28,7 @@ test accuracy of the learned hypothesis beside it:
     the same in the opt-in ``windowed`` order (:func:`dolb.data.splits.windowed_order`,
     seed 0, the default window), the cheaper two-level shuffle;
 ``vw`` / ``river``
-    the peers of :mod:`dolb.bench_peers`, when installed.
+    the peers of :mod:`dolb.bench.peers`, when installed.
 
 Floors (a ratio holds when the lower bound of its bootstrap interval reaches the floor):
 zarr warm ≥ 0.6 × memory; zarr permuted warm ≥ 0.5 × memory permuted (same order);
@@ -52,8 +52,8 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.stats
 
-from dolb.bench import LEARNERS
-from dolb.bench_bare import LOOPS, bare_pass
+from dolb.bench.bare import LOOPS, bare_pass
+from dolb.bench.throughput import LEARNERS
 from dolb.data import ChunkCache, Dataset, stream_blocks, write_dataset
 from dolb.data.sources.rcv1 import load_npz, pair_view
 from dolb.data.splits import DEFAULT_WINDOW, split_rows, windowed_order
@@ -340,7 +340,7 @@ class _Timed:
 
 def make_peers(problem: Problem, folder: Path, wanted: bool) -> dict:
     """Vowpal Wabbit and river on ``problem``'s training rows, those installed."""
-    from dolb.bench_peers import River, VowpalWabbit
+    from dolb.bench.peers import River, VowpalWabbit
 
     peers = {}
     if not wanted:

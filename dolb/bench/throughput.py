@@ -42,7 +42,7 @@ import scipy
 import scipy.sparse as sp
 
 import dolb
-from dolb.bench_bare import perceptron
+from dolb.bench.bare import perceptron
 from dolb.data import generate, open_dataset, stream_blocks, write_dataset
 from dolb.execution.environment import cpu_model, frequency_governor, git_commit, load_average
 from dolb.learners import learner_class, registered_learners
@@ -87,7 +87,7 @@ def dense_stream(n: int, d: int = 100, seed: int = 1) -> tuple[np.ndarray, np.nd
 
 def reference_pass(X: sp.csr_matrix, y: np.ndarray) -> float:
     """Examples per second of one pass of the bare Perceptron
-    (:func:`dolb.bench_bare.perceptron`, the reference loop) on ``X`` (compiled by the
+    (:func:`dolb.bench.bare.perceptron`, the reference loop) on ``X`` (compiled by the
     first call)."""
     parts = (X.indptr.astype(np.int64), X.indices, X.data, y)
     start = CLOCK()
