@@ -107,8 +107,11 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from dolb.bench.throughput import LEARNERS, as_json, as_text, load_average, run_bench
+    from dolb.bench.records import write_record
+    from dolb.bench.throughput import LEARNERS, as_json, as_record, as_text, load_average, run_bench
 
+    if args.record and (args.omr or args.kernel):
+        raise ConfigError("--record: --omr and --kernel print their figures only (no record yet)")
     if args.omr:
         from dolb.bench.omr import omr_bench
 
@@ -117,7 +120,8 @@ def _bench(args: argparse.Namespace) -> int:
     if args.stream:
         from dolb.bench.stream import stream_command
 
-        print(stream_command(args.only, args.rcv1, args.libsvm, args.repeat, not args.no_peers, args.json))
+        print(stream_command(args.only, args.rcv1, args.libsvm, args.repeat, not args.no_peers, args.json,
+                             args.record))
         return 0
     if args.kernel:
         from dolb.bench.kernel import kernel_bench
@@ -134,6 +138,8 @@ def _bench(args: argparse.Namespace) -> int:
     load_before = load_average()
     found = run_bench(names, quick=args.quick, repeat=args.repeat, zarr=not args.no_zarr)
     print(json.dumps(as_json(*found, load_before=load_before), indent=1) if args.json else as_text(*found))
+    if args.record:
+        print(f"record: {write_record(args.record, as_record(*found, quick=args.quick))}", file=sys.stderr)
     return 0
 
 
@@ -288,6 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--mnist", default="../shared/data/mnist", help="MNIST folder for --kernel")
     bench.add_argument("--rcv1", default="../shared/data/rcv1/rcv1v2_mulan_dedup.npz", help="RCV1 file for --stream")
     bench.add_argument("--libsvm", default="../shared/data/libsvm", help="folder of a9a and a9a.t for --stream")
+    bench.add_argument("--record", metavar="DIR", help="also write a JSON record of the run into DIR/<bench>/ "
+                       "(the repository's is benchmarks/records)")
     bench.add_argument("--no-peers", action="store_true", help="with --kernel or --stream: no peers")
     bench.set_defaults(handler=_bench)
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -53,6 +54,7 @@ import scipy.sparse as sp
 import scipy.stats
 
 from dolb.bench.bare import LOOPS, bare_pass
+from dolb.bench.records import derived, measurement, new_record, write_record
 from dolb.bench.throughput import LEARNERS
 from dolb.data import ChunkCache, Dataset, stream_blocks, write_dataset
 from dolb.data.sources.rcv1 import load_npz, pair_view
@@ -368,9 +370,24 @@ def stream_bench(rcv1: Path, libsvm: Path, names=None, repeat: int = 7, peers: b
     return rows, floors(rows)
 
 
-def stream_command(only: str | None, rcv1: str, libsvm: str, repeat: int, peers: bool, as_json: bool) -> str:
+def as_record(rows: list[dict], judged: list[dict], peers: bool) -> dict:
+    """The run as a record of bench ``stream`` (``stream-no-peers`` without the peers):
+    every sample, each row's test accuracy, the floors' ratios with their intervals."""
+    figures = [measurement({"data": r["data"], "learner": r["learner"], "variant": r["variant"]},
+                           "examples/CPU-s", r["samples"]) for r in rows]
+    figures += [derived({"data": r["data"], "learner": r["learner"], "variant": r["variant"]}, "test accuracy",
+                        r["test_accuracy"]) for r in rows]
+    figures += [derived({"data": j["data"], "learner": j["learner"], "ratio": j["ratio"], "floor": j["floor"],
+                         "bound": bound}, "ratio", j[key])
+                for j in judged for bound, key in (("median", "value"), ("low", "low"), ("high", "high"))]
+    return new_record("stream" if peers else "stream-no-peers", figures[: len(rows)], figures[len(rows):])
+
+
+def stream_command(only: str | None, rcv1: str, libsvm: str, repeat: int, peers: bool, as_json: bool,
+                   record: str | None = None) -> str:
     """What ``dolb bench --stream`` prints: the tables, or one JSON list (the rows, then
-    the floors); at least 7 repeats. ConfigError for an unknown learner or missing data."""
+    the floors); at least 7 repeats; with ``record``, a record of the run is written
+    there too. ConfigError for an unknown learner or missing data."""
     names = only.split(",") if only else None
     for name in names or ():
         if name not in NAMES:
@@ -379,4 +396,6 @@ def stream_command(only: str | None, rcv1: str, libsvm: str, repeat: int, peers:
         if not path.is_file():
             raise ConfigError(f"{option} {path}: no such file")
     rows, judged = stream_bench(Path(rcv1), Path(libsvm), names, max(repeat, 7), peers)
+    if record:
+        print(f"record: {write_record(record, as_record(rows, judged, peers))}", file=sys.stderr)
     return json.dumps(rows + [{"kind": "floor", **j} for j in judged]) if as_json else as_text(rows, judged)
