@@ -107,7 +107,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from dolb.bench.records import write_record
+    from dolb.bench.records import command_line, write_record
     from dolb.bench.throughput import LEARNERS, as_json, as_record, as_text, load_average, run_bench
 
     if args.record and (args.omr or args.kernel):
@@ -120,8 +120,8 @@ def _bench(args: argparse.Namespace) -> int:
     if args.stream:
         from dolb.bench.stream import stream_command
 
-        print(stream_command(args.only, args.rcv1, args.libsvm, args.repeat, not args.no_peers, args.json,
-                             args.record))
+        record = (args.record, command_line(["dolb", *args.argv])) if args.record else None
+        print(stream_command(args.only, args.rcv1, args.libsvm, args.repeat, not args.no_peers, args.json, record))
         return 0
     if args.kernel:
         from dolb.bench.kernel import kernel_bench
@@ -139,7 +139,8 @@ def _bench(args: argparse.Namespace) -> int:
     found = run_bench(names, quick=args.quick, repeat=args.repeat, zarr=not args.no_zarr)
     print(json.dumps(as_json(*found, load_before=load_before), indent=1) if args.json else as_text(*found))
     if args.record:
-        print(f"record: {write_record(args.record, as_record(*found, quick=args.quick))}", file=sys.stderr)
+        record = as_record(*found, quick=args.quick, command=command_line(["dolb", *args.argv]))
+        print(f"record: {write_record(args.record, record)}", file=sys.stderr)
     return 0
 
 
@@ -342,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dolb`` command; returns the exit status."""
     try:
         args = build_parser().parse_args(argv)
+        args.argv = sys.argv[1:] if argv is None else list(argv)  # as typed, for a benchmark record
     except SystemExit as exc:  # --help, --version, or a mistake (already reported)
         return exc.code if isinstance(exc.code, int) else 2
     configure_logging(args.verbosity)

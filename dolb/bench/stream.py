@@ -370,24 +370,22 @@ def stream_bench(rcv1: Path, libsvm: Path, names=None, repeat: int = 7, peers: b
     return rows, floors(rows)
 
 
-def as_record(rows: list[dict], judged: list[dict], peers: bool) -> dict:
+def as_record(rows: list[dict], judged: list[dict], peers: bool, command: str | None = None) -> dict:
     """The run as a record of bench ``stream`` (``stream-no-peers`` without the peers):
     every sample, each row's test accuracy, the floors' ratios with their intervals."""
-    figures = [measurement({"data": r["data"], "learner": r["learner"], "variant": r["variant"]},
-                           "examples/CPU-s", r["samples"]) for r in rows]
-    figures += [derived({"data": r["data"], "learner": r["learner"], "variant": r["variant"]}, "test accuracy",
-                        r["test_accuracy"]) for r in rows]
-    figures += [derived({"data": j["data"], "learner": j["learner"], "ratio": j["ratio"], "floor": j["floor"],
-                         "bound": bound}, "ratio", j[key])
-                for j in judged for bound, key in (("median", "value"), ("low", "low"), ("high", "high"))]
-    return new_record("stream" if peers else "stream-no-peers", figures[: len(rows)], figures[len(rows):])
+    labels = [{k: r[k] for k in ("data", "learner", "variant")} for r in rows]
+    found = [derived(at, "test accuracy", r["test_accuracy"]) for at, r in zip(labels, rows)]
+    found += [derived({k: str(j[k]) for k in ("data", "learner", "ratio", "floor")} | {"bound": bound}, "ratio", j[key])
+              for j in judged for bound, key in (("median", "value"), ("low", "low"), ("high", "high"))]
+    return new_record("stream" if peers else "stream-no-peers",
+                      [measurement(at, "examples/CPU-s", r["samples"]) for at, r in zip(labels, rows)], found, command)
 
 
 def stream_command(only: str | None, rcv1: str, libsvm: str, repeat: int, peers: bool, as_json: bool,
-                   record: str | None = None) -> str:
-    """What ``dolb bench --stream`` prints: the tables, or one JSON list (the rows, then
-    the floors); at least 7 repeats; with ``record``, a record of the run is written
-    there too. ConfigError for an unknown learner or missing data."""
+                   record: tuple[str, str] | None = None) -> str:
+    """What ``dolb bench --stream`` prints: the tables, or one JSON list (the rows, then the
+    floors); at least 7 repeats; with ``record`` (folder, command line) a record of the
+    run is written there too. ConfigError for an unknown learner or missing data."""
     names = only.split(",") if only else None
     for name in names or ():
         if name not in NAMES:
@@ -397,5 +395,5 @@ def stream_command(only: str | None, rcv1: str, libsvm: str, repeat: int, peers:
             raise ConfigError(f"{option} {path}: no such file")
     rows, judged = stream_bench(Path(rcv1), Path(libsvm), names, max(repeat, 7), peers)
     if record:
-        print(f"record: {write_record(record, as_record(rows, judged, peers))}", file=sys.stderr)
+        print(f"record: {write_record(record[0], as_record(rows, judged, peers, record[1]))}", file=sys.stderr)
     return json.dumps(rows + [{"kind": "floor", **j} for j in judged]) if as_json else as_text(rows, judged)

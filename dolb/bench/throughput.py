@@ -241,11 +241,13 @@ def as_text(found: list[Measurement], reference: dict[str, float], memory: list[
     return "\n".join(lines)
 
 
-def as_record(found: list[Measurement], reference: dict[str, list[float]], memory: list[dict], quick: bool) -> dict:
+def as_record(found: list[Measurement], reference: dict[str, list[float]], memory: list[dict], quick: bool,
+              command: str | None = None) -> dict:
     """The benchmark as a record (:mod:`dolb.bench.records`) of bench ``throughput``
     (``throughput-quick`` with ``quick``): every repeat of every measurement and of the
     reference loop, the cutoff memory rows, and the ratios bare / all conversions and
-    sparse Perceptron from memory / the reference loop (of the medians)."""
+    sparse Perceptron from memory / the reference loop (of the medians); ``command`` as
+    :func:`dolb.bench.records.new_record` takes it."""
     from dolb.bench.records import derived, measurement, new_record
 
     figures = [measurement({"learner": m.learner, "input": m.input, "source": m.source, "conversions": m.conversions},
@@ -262,4 +264,4 @@ def as_record(found: list[Measurement], reference: dict[str, list[float]], memor
         ref = statistics.median(reference["reference_perceptron_sparse_memory"])
         ratios.append(derived({"learner": "perceptron", "input": "sparse", "source": "memory",
                                "ratio": "dolb / reference loop"}, "ratio", perceptron / ref))
-    return new_record("throughput-quick" if quick else "throughput", figures, ratios)
+    return new_record("throughput-quick" if quick else "throughput", figures, ratios, command)
