@@ -16,8 +16,8 @@ Workloads
 tiny
     A generated pipeline of ``--cells`` IRMA cells of 20 examples each (default 100,000).
 irma, cutoff_rcv1, linear_zoo
-    The pipelines of ``pipelines/``; the last two read ``../shared/data`` (relative to the
-    repository) and are skipped when it is missing.
+    The pipelines of ``pipelines/``; the last two read the real datasets in ``--data``
+    (default ``../shared/data`` beside the repository) and are skipped when it is missing.
 million
     With ``--million`` only: ``--million-cells`` tiny cells (default 1,000,000) on 2
     workers. One run measures the client's peak memory and the wall time; a second one
@@ -134,24 +134,26 @@ def write_tiny(folder: Path, n_cells: int) -> Path:
     return path
 
 
-def write_with_splits(name: str, folder: Path, count: int) -> Path:
-    """Write a copy of ``pipelines/NAME.toml`` into ``folder`` with ``count`` splits per
-    experiment instead of its own (the data paths made absolute); return its path."""
+def write_with_data(name: str, folder: Path, data: Path, count: int | None) -> Path:
+    """Write a copy of ``pipelines/NAME.toml`` into ``folder`` reading the real datasets
+    from ``data`` (made absolute), with ``count`` splits per experiment instead of its
+    own when given; return its path."""
     text = (PIPELINES / f"{name}.toml").read_text(encoding="utf-8")
-    text = re.sub(r"(split = \{[^}]*\bcount = )\d+", rf"\g<1>{count}", text)
-    text = text.replace('"../../shared/data/', f'"{SHARED_DATA.resolve()}/')
-    path = folder / f"{name}-{count}-splits.toml"
+    if count is not None:
+        text = re.sub(r"(split = \{[^}]*\bcount = )\d+", rf"\g<1>{count}", text)
+    text = text.replace('"../../shared/data/', f'"{data.resolve()}/')
+    path = folder / f"{name}-{count or 'own'}-splits.toml"
     path.write_text(text, encoding="utf-8")
     return path
 
 
-def pipeline_of(name: str, work: Path, n_cells: int, splits: dict[str, int]) -> Path:
-    """The pipeline file of workload ``name``: the tiny one and a study given other
-    ``splits`` are written into ``work``."""
+def pipeline_of(name: str, work: Path, n_cells: int, splits: dict[str, int], data: Path) -> Path:
+    """The pipeline file of workload ``name``: the tiny one, and a study on the real
+    datasets (in ``data``, with other ``splits`` if given), are written into ``work``."""
     if name == "tiny":
         return write_tiny(work, n_cells)
-    if name in splits:
-        return write_with_splits(name, work, splits[name])
+    if name in NEEDS_SHARED_DATA:
+        return write_with_data(name, work, data, splits.get(name))
     return PIPELINES / f"{name}.toml"
 
 
@@ -234,6 +236,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--splits", default="", metavar="NAME=K,...",
                         help="run these studies with K splits per experiment instead of their own "
                              "(e.g. cutoff_rcv1=50,linear_zoo=5: at least 30 s of cell compute)")
+    parser.add_argument("--data", type=Path, default=SHARED_DATA,
+                        help="the real datasets cutoff_rcv1 and linear_zoo read (default: ../shared/data beside the "
+                             "repository)")
     parser.add_argument("--json", type=Path, help="save every figure to this JSON file")
     parser.add_argument("--record", type=Path, metavar="DIR",
                         help="also write a record of the run into DIR/scale/ (the repository's: benchmarks/records)")
@@ -271,10 +276,10 @@ def run_workloads(args: argparse.Namespace, folder: Path, cache: Path) -> dict[s
     env = os.environ | {"DOLB_DATA_CACHE": str(cache)}
     found: dict[str, Any] = {"workloads": {}, "million": None, "sections": [], "commands": []}
     for name in args.names:
-        if name in NEEDS_SHARED_DATA and not SHARED_DATA.is_dir():
-            found["sections"].append(f"== {name}: skipped, {SHARED_DATA} (../shared/data) is missing")
+        if name in NEEDS_SHARED_DATA and not args.data.is_dir():
+            found["sections"].append(f"== {name}: skipped, {args.data} (--data) is missing")
             continue
-        pipeline = pipeline_of(name, folder, args.cells, args.splits)
+        pipeline = pipeline_of(name, folder, args.cells, args.splits, args.data)
         measured = measure_workload(name, pipeline, folder / name, args.repeats, env)
         found["workloads"][name] = measured
         found["sections"].append(workload_text(name, measured))

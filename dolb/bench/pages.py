@@ -71,6 +71,14 @@ def _labels(figure: dict, keys: list[str]) -> list[str]:
     return [figure["labels"].get(key, "") for key in keys]
 
 
+def by_kind(figures: list[dict]) -> list[list[dict]]:
+    """``figures`` grouped by their label names and unit, each group a table of its own."""
+    groups: dict[tuple, list[dict]] = {}
+    for figure in figures:
+        groups.setdefault((tuple(figure["labels"]), figure["unit"]), []).append(figure)
+    return list(groups.values())
+
+
 def measurement_table(figures: list[dict]) -> list[str]:
     """Every measurement of a record: its labels, unit, median, lowest and highest
     repeat and the number of repeats."""
@@ -123,10 +131,13 @@ def bench_page(bench: str, records: list[dict]) -> str:
     latest = records[-1]
     lines = [f"# {bench}", ""]
     lines += [about, "", f"Run: `{command}` (one record per run).", ""] if about else []
-    lines += ["## Latest record", "", *setting(latest), "", "### Measurements", "", *measurement_table(
-        latest["measurements"]), ""]
+    lines += ["## Latest record", "", *setting(latest), "", "### Measurements", ""]
+    for group in by_kind(latest["measurements"]):
+        lines += [*measurement_table(group), ""]
     if latest["derived"]:
-        lines += ["### Derived", "", *derived_table(latest["derived"]), ""]
+        lines += ["### Derived", ""]
+        for group in by_kind(latest["derived"]):
+            lines += [*derived_table(group), ""]
     lines += ["## History", "", f"The median of each measurement in the latest {min(len(records), HISTORY)} of "
               f"{len(records)} records (date and commit).", "", *history_table(records), ""]
     return "\n".join(lines)
