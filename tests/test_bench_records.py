@@ -82,7 +82,8 @@ def _fake(tmp_path, bench, date, commit, repeats, ratio):
 
 def test_the_pages_show_the_latest_record_and_the_history_of_each_measurement(tmp_path):
     _fake(tmp_path, "throughput", "2026-01-02T00:00:00Z", "bbbbbbbbbb", [2000.0, 4000.0, 3000.0], 1.5)
-    _fake(tmp_path, "throughput", "2026-01-01T00:00:00Z", "aaaaaaaaaa", [1000.0], 1.25)
+    older = _fake(tmp_path, "throughput", "2026-01-01T00:00:00Z", "aaaaaaaaaa", [1000.0], 1.25)
+    older.rename(older.with_name("renamed.json"))  # the records' dates order them, not their names
     _fake(tmp_path, "scale", "2026-01-03T00:00:00Z", None, [7.0, 9.0], 2.0)
     pages = performance_pages(tmp_path)
     assert sorted(pages) == ["performance/index.md", "performance/scale.md", "performance/throughput.md"]
