@@ -107,20 +107,21 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from dolb.bench.records import command_line, write_record
+    from dolb.bench.records import command_line, new_record, write_record
     from dolb.bench.throughput import LEARNERS, as_json, as_record, as_text, load_average, run_bench
 
-    if args.record and (args.omr or args.kernel):
-        raise ConfigError("--record: --omr and --kernel print their figures only (no record yet)")
+    command = command_line(["dolb", *args.argv])
     if args.omr:
         from dolb.bench.omr import omr_bench
 
-        omr_bench(args.omr)
+        found = omr_bench(args.omr)
+        if args.record:
+            print(f"record: {write_record(args.record, new_record('omr', found, command=command))}")
         return 0
     if args.stream:
         from dolb.bench.stream import stream_command
 
-        record = (args.record, command_line(["dolb", *args.argv])) if args.record else None
+        record = (args.record, command) if args.record else None
         print(stream_command(args.only, args.rcv1, args.libsvm, args.repeat, not args.no_peers, args.json, record))
         return 0
     if args.kernel:
@@ -128,7 +129,9 @@ def _bench(args: argparse.Namespace) -> int:
 
         if not Path(args.mnist).is_dir():
             raise ConfigError(f"--mnist {args.mnist}: no such folder (the four MNIST IDX files)")
-        kernel_bench(args.kernel, Path(args.mnist), peers=not args.no_peers)
+        found = kernel_bench(args.kernel, Path(args.mnist), peers=not args.no_peers)
+        if args.record:
+            print(f"record: {write_record(args.record, new_record('kernel', found, command=command))}")
         return 0
 
     names = args.only.split(",") if args.only else None
@@ -139,7 +142,7 @@ def _bench(args: argparse.Namespace) -> int:
     found = run_bench(names, quick=args.quick, repeat=args.repeat, zarr=not args.no_zarr)
     print(json.dumps(as_json(*found, load_before=load_before), indent=1) if args.json else as_text(*found))
     if args.record:
-        record = as_record(*found, quick=args.quick, command=command_line(["dolb", *args.argv]))
+        record = as_record(*found, quick=args.quick, command=command)
         print(f"record: {write_record(args.record, record)}", file=sys.stderr)
     return 0
 

@@ -53,9 +53,17 @@ def test_dolb_bench_record_writes_one_file_per_run(tmp_path, capsys):
     assert recorded == printed and all(len(r) == 2 for r in recorded.values())
 
 
-def test_record_is_refused_where_a_bench_keeps_no_record(tmp_path, capsys):
-    assert main(["bench", "--omr", "10", "--record", str(tmp_path)]) == 2
-    assert capsys.readouterr().err.count("\n") == 1 and not any(tmp_path.iterdir())
+def test_the_omr_bench_records_each_learners_speed_and_time_per_step(tmp_path, capsys):
+    assert main(["bench", "--omr", "600", "--record", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    (path,) = (tmp_path / "omr").iterdir()
+    found = {tuple(m["labels"].items()): m["repeats"] for m in read_record(path)["measurements"]}
+    learners = ["online_mr_buffer τ=100", "online_mr_buffer τ=200", "online_mr_rptree"]
+    assert sorted(found) == sorted([(("learner", name), ("T", "600")) for name in learners]
+                                   + [(("learner", name), ("t", t)) for name in [*learners, "online_mr (exact)"]
+                                      for t in ("250", "500")])
+    (speed,) = found[("learner", "online_mr_rptree"), ("T", "600")]
+    assert "online_mr_rptree: " in out and f"{speed:,.0f} examples/s" in out
 
 
 def test_a_scale_record_keeps_every_run_by_worker_count():

@@ -35,6 +35,16 @@ ABOUT = {
         "dolb bench --stream --record benchmarks/records"),
     "stream-no-peers": ("The same as *stream* without Vowpal Wabbit and river.",
                         "dolb bench --stream --no-peers --record benchmarks/records"),
+    "omr": (
+        "Online manifold regularisation's cost on the two spirals: examples per second of the buffered "
+        "(τ = 100, 200) and clustered learners over a stream of T examples, and the time per step of each, the "
+        "exact learner's included, in the 100 steps up to t (the exact one's grows like t², the others' not). "
+        "Each figure measured once.",
+        "dolb bench --omr 4000 --record benchmarks/records"),
+    "kernel": (
+        "LASVM's single pass on MNIST digit 3 against the rest (RBF kernel) against LIBSVM (scikit-learn's SVC) "
+        "and Vowpal Wabbit's `--ksvm` when installed: wall seconds of each, measured once.",
+        "dolb bench --kernel 10000 --record benchmarks/records"),
     "scale": (
         "How the sweep engine scales: each workload run as `dolb run` on 1 and then 2 workers; the client's "
         "and the workers' CPU time per cell, the start-up, the compute phase, and the speed-up from 1 to 2 "
