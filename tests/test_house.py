@@ -158,7 +158,7 @@ def test_a_learner_from_another_package_appears_everywhere(pytester, monkeypatch
     listing = subprocess.run([sys.executable, "-m", "dolb", "learners", "throwaway_perceptron"],
                              env=env, capture_output=True, text=True, check=True).stdout
     assert listing.startswith("throwaway_perceptron (binary): A throwaway learner from another package")
-    script = "import dolb.bench; print(sorted(dolb.bench.LEARNERS))"
+    script = "import dolb.bench.throughput; print(sorted(dolb.bench.throughput.LEARNERS))"
     benched = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     assert "throwaway_perceptron" in benched.stdout
 
