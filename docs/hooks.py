@@ -2,37 +2,26 @@
 
 The pipeline reference comes from the pipeline schema, the learner pages from the
 learner registry, the performance pages from the benchmark records in
-``benchmarks/records/`` (through ``dolb.bench.pages`` when it is there). Registered in
+``benchmarks/records/`` (:func:`dolb.bench.pages.performance_pages`). Registered in
 ``mkdocs.yml`` under ``hooks:``; nothing generated is written into ``docs/``.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 from pathlib import Path
 
 from mkdocs.structure.files import File
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS = ROOT / "benchmarks" / "records"
-NO_RECORDS = """# Performance
-
-No benchmark records yet: the performance pages are rendered from the record files the
-benches write into `benchmarks/records/`.
-"""
 
 
 def performance_pages() -> dict[str, str]:
-    """The pages rendered from the benchmark records, or one page saying there are none."""
-    try:
-        found = importlib.util.find_spec("dolb.bench.pages")
-    except ModuleNotFoundError:  # dolb.bench is a module, not yet a package
-        found = None
-    if found is None:
-        return {"performance/index.md": NO_RECORDS}
-    return importlib.import_module("dolb.bench.pages").performance_pages(RECORDS)
+    """The pages rendered from the benchmark records."""
+    from dolb.bench.pages import performance_pages
+
+    return performance_pages(RECORDS)
 
 
 def cli_reference() -> str:
