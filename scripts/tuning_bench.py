@@ -73,6 +73,10 @@ LEARNERS = {  # learner: (fixed params, searched parameter, low, high)
 }
 METHODS = ("grid", "halving", "hyperband")
 MIN_BUDGET, ETA, SPLITS, HOLDOUT, SEED = 1000, 3, 3, 0.2, 7
+MAX_FRACTION = 0.5
+"""The last rung of the adaptive searches, dolb's and dask-ml's: half the tuning stream
+(halving's rungs count back from it; at the whole stream, 27 trials kept 1/3 a rung learn
+7/27 of the grid's examples)."""
 DENSE_FEATURES = 1000
 """dask-ml gets dense blocks (its ``_partial_fit`` calls ``len(X)``, which scipy sparse
 refuses): datasets with more features than this are left out of its searches."""
@@ -82,7 +86,7 @@ def pipeline(method: str, datasets: list[str], learners: list[str], steps: int, 
     """The benchmark pipeline tuned by ``method`` (a mapping for :func:`dolb.run`)."""
     tuning = {"method": method, "eta": ETA, "holdout": HOLDOUT, "defaults": False, "seed": 0}
     if method != "grid":
-        tuning["min_budget"] = MIN_BUDGET
+        tuning |= {"min_budget": MIN_BUDGET, "max_budget": MAX_FRACTION}
     return {
         "pipeline": {"name": f"tuning_{method}", "seed": SEED},
         "datasets": {name: {"importer": DATASETS[name][0],
@@ -171,7 +175,7 @@ def dask_search(kind: str, learner: str, X, y, steps: int, seed: int) -> dict:
     from dask_ml.model_selection import HyperbandSearchCV, SuccessiveHalvingSearchCV
 
     fixed, name, low, high = LEARNERS[learner]
-    stream = int(len(y) * (1 - HOLDOUT))
+    stream = int(len(y) * (1 - HOLDOUT) * MAX_FRACTION)  # the budget of the last rung, as dolb's
     estimator = OnlineClassifier(learner, **fixed)
     if kind == "halving":
         block = MIN_BUDGET
@@ -360,7 +364,8 @@ def main(argv: list[str] | None = None) -> None:
     record = {"machine": machine(), "versions": versions(), "command": " ".join([Path(sys.argv[0]).name,
                                                                                   *sys.argv[1:]]),
               "settings": {"datasets": datasets, "learners": {n: LEARNERS[n] for n in learners}, "steps": steps,
-                           "min_budget": MIN_BUDGET, "eta": ETA, "splits": SPLITS, "holdout": HOLDOUT, "seed": SEED,
+                           "min_budget": MIN_BUDGET, "max_fraction": MAX_FRACTION, "eta": ETA, "splits": SPLITS,
+                           "holdout": HOLDOUT, "seed": SEED,
                            "n_test": tests, "quick": args.quick},
               "summary": summary.to_dict("records"), "repeats": repeats}
     folder = ROOT / "benchmarks" / "records" / "tuning"
