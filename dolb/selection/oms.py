@@ -198,6 +198,26 @@ class OnlineModelSelection(OnlineLearner):
     def state_nbytes(self) -> int:
         return 0 if self.machines is None else sum(machine.state_nbytes() for machine in self.machines)
 
+    def __reduce__(self):
+        """Pickled by its registered name (its class is made by :func:`oms_learner`, so
+        pickle cannot find it by its module and class name): a cell's state can be saved.
+
+        >>> import pickle
+        >>> from dolb.learners import LEARNERS
+        >>> oms = LEARNERS["oms_lasvm"](2)
+        >>> type(pickle.loads(pickle.dumps(oms))) is type(oms)
+        True
+        """
+        return _registered, (self.name,), self.__dict__
+
+
+def _registered(name: str) -> OnlineModelSelection:
+    """An empty instance of the registered learner ``name`` (pickle fills its state)."""
+    from dolb.learners import learner_class
+
+    cls = learner_class(name)
+    return cls.__new__(cls)
+
 
 def oms_learner(base: type[OnlineLearner]) -> type[OnlineLearner]:
     """The OMS learner class over ``base`` (a binary learner), named ``oms_<base>``, with
@@ -210,9 +230,7 @@ def oms_learner(base: type[OnlineLearner]) -> type[OnlineLearner]:
     >>> OMS = oms_learner(LASVM)
     >>> OMS.name, OMS.params["ladder"].default, "gamma" in OMS.params
     ('oms_lasvm', 'double', True)
-    >>> import pickle
-    >>> type(pickle.loads(pickle.dumps(OMS(2)))) is OMS
-    True
+
     """
     if base.task != "binary":
         raise TypeError(f"OMS selects among binary classifiers; {base.name!r} is a {base.task} learner")
@@ -248,6 +266,4 @@ def oms_learner(base: type[OnlineLearner]) -> type[OnlineLearner]:
     """,
         "__module__": __name__,
     }
-    cls = type(f"OMS_{base.__name__}", (OnlineModelSelection,), namespace)
-    globals()[cls.__name__] = cls  # found where pickle looks for it: states of OMS cells can be saved
-    return cls
+    return type(f"OMS_{base.__name__}", (OnlineModelSelection,), namespace)
