@@ -9,7 +9,7 @@ gives the same trials, promotions and choices on any number of workers, and afte
 kill: a rung already stored is read, not run again.
 
 Every decision is kept in the result folder's ``tuning/<pipeline>.parquet``, one typed row
-per trial and rung (see :func:`decisions_schema`).
+per trial, rung and split (see :func:`decisions_table`).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def run_tuning(plans: list[TuningPlan], store: ResultStore, compute: Callable[[T
             tuned.n_failed += compute(todo)
             tuned.n_computed += sum(len(indices) for _, indices in todo)
             tuned.examples += sum(_learned(group) * len(indices) for group, indices in todo)
-            stored |= {group.cell_id(int(i)) for group, indices in todo for i in indices}
+            stored |= {group.cell_id(int(i)) for group, indices in todo for i in indices}  # run: not again
         losses = trial_losses(store)
         alive = _promote(plans, alive, wave, losses, rung, tuned, finals)
         rung += 1
