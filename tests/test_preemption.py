@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from dolb.evaluation import run_cell as run_cell_module
+from dolb.evaluation import saved_states
 from dolb.evaluation.run_cell import run_cell
 from dolb.execution.sweep import plan_groups, run_sweep
 from dolb.experiment.pipeline import load_pipeline
@@ -76,7 +77,7 @@ def test_a_stopped_cell_resumes_from_its_state_with_identical_results(long_pipel
     folder = tmp_path / "out"
     states = CellStates(ResultStore(folder if where == "path" else f"file://{folder}"))
     saved = []
-    save = run_cell_module._save_state
+    save = saved_states.save_state
 
     def save_then_stop(keeper, cell_id, state):
         size = save(keeper, cell_id, state)
@@ -85,7 +86,7 @@ def test_a_stopped_cell_resumes_from_its_state_with_identical_results(long_pipel
             raise Preempted  # stopped right after its third save, as a preempted job is
         return size
 
-    monkeypatch.setattr(run_cell_module, "_save_state", save_then_stop)
+    monkeypatch.setattr(saved_states, "save_state", save_then_stop)
     with pytest.raises(Preempted):
         run_cell(cell, states)
     block = run_cell_module.block_rows(learner_class(cell.spec["learner"]), run_cell_module._dataset(cell.train_path))
@@ -93,7 +94,7 @@ def test_a_stopped_cell_resumes_from_its_state_with_identical_results(long_pipel
     (kept,) = (folder / "state").glob(f"{cell.id}-*.pkl")  # the states it replaced are removed
     assert json.loads((folder / "state" / f"{cell.id}.json").read_text()) == {"state": kept.name}
     (folder / "state" / f"{cell.id}-0-torn.pkl").write_bytes(b"half a pickle")  # a save preempted midway
-    monkeypatch.setattr(run_cell_module, "_save_state", save)
+    monkeypatch.setattr(saved_states, "save_state", save)
 
     resumed = run_cell(cell, states)
     assert resumed["timing"]["resumed_from"] == 3 * block

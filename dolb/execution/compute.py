@@ -12,7 +12,7 @@ from distributed import as_completed
 from tqdm import tqdm
 
 from dolb.errors import StorageError
-from dolb.evaluation.run_cell import add_saves
+from dolb.evaluation.saved_states import add_saves
 from dolb.execution.batches import Batcher
 from dolb.execution.gather import ClientWriter
 from dolb.execution.lost_workers import run_on_workers

@@ -24,7 +24,7 @@ import numpy as np
 from distributed import performance_report, wait
 
 from dolb.errors import ConfigError
-from dolb.evaluation.run_cell import STATE_SAVES
+from dolb.evaluation.saved_states import STATE_SAVES
 from dolb.execution.arithmetic import pin_of
 from dolb.execution.cluster import read_cluster_file
 from dolb.execution.compute import CellRunner, gather_mode, warm_up_samples
