@@ -17,6 +17,7 @@ from dolb.evaluation.run_cell import run_cell
 from dolb.execution.sweep import plan_groups, run_sweep
 from dolb.experiment.pipeline import load_pipeline
 from dolb.learners import learner_class
+from dolb.options import RunOptions
 from dolb.results.history import read_records
 from dolb.results.query import rows
 from dolb.results.states import CellStates
@@ -154,13 +155,13 @@ def test_a_long_cell_whose_worker_is_killed_resumes_on_a_new_one(long_pipeline, 
 
     watcher = threading.Thread(target=kill_when_saved, daemon=True)
     watcher.start()
-    summary = run_sweep(long_pipeline(1e-9), out, workers=1, progress=False)
+    summary = run_sweep(long_pipeline(1e-9), out, RunOptions(workers=1, progress=False))
     done.set()
     watcher.join()
     assert killed, "the cell ended before its worker could be killed"
     assert summary.n_failed == 0 and summary.n_computed == 1
     assert (rows(ResultStore(out))["resumed_from"] > 0).all()
-    run_sweep(long_pipeline(1e-9), tmp_path / "calm", workers=1, progress=False)
+    run_sweep(long_pipeline(1e-9), tmp_path / "calm", RunOptions(workers=1, progress=False))
     assert (rows(ResultStore(tmp_path / "calm"))["resumed_from"] == 0).all()
     (record,) = read_records(ResultStore(tmp_path / "calm"))
     assert record["state_saves"]["state_saves"] == 4  # after each of its five blocks but the last
