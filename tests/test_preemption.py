@@ -90,7 +90,7 @@ def test_a_stopped_cell_resumes_from_its_state_with_identical_results(long_pipel
     monkeypatch.setattr(saved_states, "save_state", save_then_stop)
     with pytest.raises(Preempted):
         run_cell(cell, states)
-    block = run_cell_module.block_rows(learner_class(cell.spec["learner"]), run_cell_module._dataset(cell.train_path))
+    block = run_cell_module.block_rows(learner_class(cell.spec.learner), run_cell_module._dataset(cell.train_path))
     assert saved == [block, 2 * block, 3 * block]  # states are saved after whole blocks
     (kept,) = (folder / "state").glob(f"{cell.id}-*.pkl")  # the states it replaced are removed
     assert json.loads((folder / "state" / f"{cell.id}.json").read_text()) == {"state": kept.name}

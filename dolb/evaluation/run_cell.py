@@ -30,7 +30,7 @@ from dolb.data.store import ChunkCache, Dataset, open_dataset
 from dolb.data.stream import stream_blocks
 from dolb.errors import DataError, DolbError
 from dolb.evaluation import saved_states
-from dolb.evaluation.cell import Cell
+from dolb.evaluation.cell import Cell, CellSpec
 from dolb.evaluation.checkpoints import resolve_checkpoints
 from dolb.evaluation.metrics import METRICS
 from dolb.evaluation.saved_states import PeriodicSaves, StateKeeper, load_state
@@ -114,24 +114,24 @@ def cell_rows(cell: Cell, train: Dataset) -> tuple[np.ndarray, np.ndarray | None
     training rows less a seeded holdout, and is tested on that holdout (or, with
     progressive validation, on nothing but the stream)."""
     spec = cell.spec
-    split = spec["split"]
+    split = spec.split
     train_rows, test_rows = split_rows(
-        split["scheme"],
-        split["index"],
+        split.scheme,
+        split.index,
         train.n_rows,
-        seed_for(spec["seed"], "split", spec["dataset"], split["index"]),
-        length=split["length"],
-        test_fraction=split["test_fraction"] or 0.2,
-        order=split["order"],
-        window=split.get("window"),
+        seed_for(spec.seed, "split", spec.dataset, split.index),
+        length=split.length,
+        test_fraction=split.test_fraction or 0.2,
+        order=split.order,
+        window=split.window,
     )
-    trial = spec.get("tuning")
+    trial = spec.tuning
     if trial is None:
         return train_rows, test_rows, cell.train_path if test_rows is not None else cell.test_path
-    if trial["validation"] != "holdout":
+    if trial.validation != "holdout":
         return train_rows, None, None
-    seed = seed_for(spec["seed"], "validation", spec["dataset"], split["index"], trial["seed"])
-    learn, held = validation_rows(train_rows, trial["holdout"], seed)
+    seed = seed_for(spec.seed, "validation", spec.dataset, split.index, trial.seed)
+    learn, held = validation_rows(train_rows, trial.holdout, seed)
     return learn, held, cell.train_path
 
 
@@ -178,14 +178,14 @@ class Recorder:
 
     def __init__(self, cell: Cell, test_rows: np.ndarray | None, test_path: str | None, learner) -> None:
         spec = cell.spec
-        self.metrics = [METRICS[name] for name in spec["metrics"]]
+        self.metrics = [METRICS[name] for name in spec.metrics]
         self.test_metrics = [m for m in self.metrics if m.source == "test"]
         if self.test_metrics:
             self.X_test, self.y_test = _test_set(
                 test_path,
                 _dataset(test_path).fingerprint,
                 None if test_rows is None else tuple(test_rows.tolist()),
-                spec["task"],
+                spec.task,
             )
         self.exact = bool(self.test_metrics or learner.diagnostics() or any(m.source == "timing" for m in self.metrics))
         """Whether blocks are cut at checkpoints: test metrics, diagnostics and timing
@@ -231,7 +231,7 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
     started, cpu_started = time.perf_counter(), time.process_time()
     train = _dataset(cell.train_path)
     train_rows, test_rows, test_path = cell_rows(cell, train)
-    checkpoints = resolve_checkpoints(cell.spec["checkpoints"], len(train_rows))
+    checkpoints = resolve_checkpoints(cell.spec.checkpoints, len(train_rows))
     progress, own_state = _start(cell, states, len(train_rows), train.n_features)
     resumed_from = progress.seen
     recorder = Recorder(cell, test_rows, test_path, progress.learner)
@@ -261,11 +261,10 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
 def _labelled(cell: Cell, n_train: int) -> np.ndarray | None:
     """Which rows of a semi-supervised cell's stream reveal their label (None: all)."""
     spec = cell.spec
-    labels = spec.get("labels")
-    if labels is None:
+    if spec.labels is None:
         return None
-    seed = seed_for(spec["seed"], "labels", spec["dataset"], spec["split"]["index"])
-    return labelled_rows(n_train, labels["rate"], labels["first"], seed)
+    seed = seed_for(spec.seed, "labels", spec.dataset, spec.split.index)
+    return labelled_rows(n_train, spec.labels.rate, spec.labels.first, seed)
 
 
 def _blocks(cell: Cell, train: Dataset, rows: np.ndarray, progress: Progress, last: int) -> Iterator:
@@ -280,7 +279,7 @@ def _blocks(cell: Cell, train: Dataset, rows: np.ndarray, progress: Progress, la
                                block_size=block_rows(type(progress.learner), train),
                                cache=WORKER_CHUNK_CACHE, in_place=progress.learner.reads_spans)
         for X, y in blocks:
-            yield X, _targets(y, cell.spec["task"], cell.train_path)
+            yield X, _targets(y, cell.spec.task, cell.train_path)
 
 
 def _learn_block(cell: Cell, progress: Progress, recorder: Recorder, checkpoints: np.ndarray, X, y: np.ndarray,
@@ -312,7 +311,7 @@ def _learn_block(cell: Cell, progress: Progress, recorder: Recorder, checkpoints
 def _leave_states(cell: Cell, states: StateKeeper | None, progress: Progress, drop_own: bool) -> None:
     """What a finished cell leaves: a tuning trial's rung the state its next rung starts
     from; its own saved states dropped."""
-    if states is not None and cell.trial_state is not None and cell.spec["tuning"]["save"]:
+    if states is not None and cell.trial_state is not None and cell.spec.tuning.save:
         saved_states.save_state(states, cell.trial_state, progress.state())
     if drop_own:
         states.drop(cell.id)
@@ -329,17 +328,15 @@ def _start(cell: Cell, states: StateKeeper | None, n_train: int, n_features: int
     state = load_state(states, cell.trial_state) if cell.trial_state is not None else None
     if state is not None:
         return Progress.from_state(state | {"values": {}, "next_cp": 0}), False
-    learner = learner_class(spec["learner"])(
-        n_features, n_train=n_train, conversions=tuple(spec["conversions"]), **spec["params"]
-    )
+    learner = learner_class(spec.learner)(n_features, n_train=n_train, conversions=spec.conversions, **spec.params)
     return Progress(learner, {}), False
 
 
-def _pieces(spec: dict[str, Any], last: int) -> list[tuple[int, int]]:
+def _pieces(spec: CellSpec, last: int) -> list[tuple[int, int]]:
     """The pieces of the stream learned one after another: the whole of it up to
     ``last``, or a tuning trial's rungs (``[0, b0)``, ``[b0, b1)``...), whether it resumes
     from the previous rung's state or starts anew (its blocks are then the same)."""
-    ends = spec["tuning"]["budgets"] if "tuning" in spec else [last]
+    ends = list(spec.tuning.budgets) if spec.tuning is not None else [last]
     return list(zip([0, *ends[:-1]], ends))
 
 
@@ -358,10 +355,9 @@ def warm_up(cell: Cell) -> None:
     train = _dataset(cell.train_path)
     X, y = train.read(np.arange(min(2, train.n_rows)))
     spec = cell.spec
-    learner = learner_class(spec["learner"])(
-        train.n_features, n_train=len(y), conversions=tuple(spec["conversions"]), **spec["params"]
-    )
-    y = _targets(y, spec["task"], cell.train_path)
+    learner = learner_class(spec.learner)(train.n_features, n_train=len(y), conversions=spec.conversions,
+                                          **spec.params)
+    y = _targets(y, spec.task, cell.train_path)
     learner.learn_running(X, y)
     for hypothesis in learner.outputs().values():
         hypothesis.predict(X)

@@ -30,7 +30,7 @@ def warm_up_samples(todo: list[tuple[CellGroup, np.ndarray]]):
     samples = {}
     for group, indices in todo:
         t = group.template
-        key = (t["learner"], repr(sorted(t["params"].items())), tuple(t["conversions"]), group.train_path)
+        key = (t.learner, repr(sorted(t.params.items())), t.conversions, group.train_path)
         samples.setdefault(key, group.cell(int(indices[0])))
     return list(samples.values())
 

@@ -150,12 +150,12 @@ def _choose(plan: TuningPlan, split: int, finals: dict[int, float], tuned: Tuned
 def _decision(plan: TuningPlan, group: CellGroup, split: int, loss: float, promoted: bool) -> dict[str, Any]:
     t = group.template
     return {
-        "plan": plan, "experiment": plan.experiment.name, "dataset": plan.dataset, "learner": t["learner"],
-        "configuration": format_params(plan.template["params"], t["complexity_param"]), "split": split,
-        **{key: t["tuning"][key] for key in ("bracket", "trial", "rung", "budget")},
-        "params": format_params(t["params"], t["complexity_param"]), "validation_loss": loss,
+        "plan": plan, "experiment": plan.experiment.name, "dataset": plan.dataset, "learner": t.learner,
+        "configuration": format_params(plan.template.params, t.complexity_param), "split": split,
+        **{key: getattr(t.tuning, key) for key in ("bracket", "trial", "rung", "budget")},
+        "params": format_params(t.params, t.complexity_param), "validation_loss": loss,
         "promoted": promoted, "chosen": False, "cell_id": group.cell_id(split),
-        **{f"param_{name}": t["params"][name] for name in sorted(d.name for d in plan.space)},
+        **{f"param_{name}": t.params[name] for name in sorted(d.name for d in plan.space)},
     }
 
 
