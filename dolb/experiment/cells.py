@@ -26,7 +26,7 @@ from dolb.data.store import Dataset
 from dolb.errors import ConfigError
 from dolb.evaluation.cell import Cell, CellLabels, CellSpec, CellSplit
 from dolb.evaluation.checkpoints import resolve_checkpoints
-from dolb.experiment.pipeline import ExperimentSpec, LearnerSpec, Pipeline, SplitSpec
+from dolb.experiment.pipeline import ExperimentSpec, Pipeline, SplitSpec
 from dolb.identity import digest
 from dolb.learners import learner_class
 from dolb.results import store
@@ -229,28 +229,16 @@ def _experiment_groups(
     for learner in experiment.learners:
         if learner.search and not experiment.tuning.defaults:
             continue  # tuned only: its cells come from the tuning (dolb.experiment.tuned_cells)
-        for values, level in configurations(experiment, learner):
-            template = cell_template(pipeline, experiment, dataset, parts, n_train, learner.learner, values, level)
+        for params, level in learner.configurations:
+            template = cell_template(pipeline, experiment, dataset, parts, n_train, learner.learner, params, level)
             yield make_group(pipeline, experiment, template, parts, n_train)
 
 
-def configurations(experiment: ExperimentSpec, learner: LearnerSpec) -> Iterator[tuple[dict[str, Any], Any]]:
-    """Each configuration of a learner entry: its parameter values (unchecked) and
-    complexity level."""
-    cls = learner_class(learner.learner)
-    for combo in learner.grid:
-        for level in learner.complexity:
-            values = dict(combo)
-            if level is not None:
-                values[cls.complexity_param] = level
-            if "label_rate" in cls.params and experiment.label_rate < 1.0:
-                values.setdefault("label_rate", experiment.label_rate)  # T/l: the stream's, unless set
-            yield values, level
-
-
 def cell_template(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, parts: dict[str, Dataset],
-                  n_train: int, learner: str, values: dict[str, Any], level: Any) -> CellSpec:
-    """The spec of the cells of one configuration (all but the split index)."""
+                  n_train: int, learner: str, params: dict[str, Any], level: Any) -> CellSpec:
+    """The spec of the cells of one configuration (all but the split index), given its
+    checked parameters (:attr:`LearnerSpec.configurations
+    <dolb.experiment.pipeline.LearnerSpec.configurations>`)."""
     cls = learner_class(learner)
     train, test = parts["train"], parts.get("test")
     split = experiment.split
@@ -268,7 +256,7 @@ def cell_template(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, 
             window=_window(split),
         ),
         learner=learner,
-        params=cls.check_params(values),
+        params=params,
         complexity=level,
         complexity_param=cls.complexity_param,
         checkpoints=experiment.checkpoints,

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, PrivateAttr, model_validator
 
 from dolb.errors import ConfigError
 from dolb.evaluation.metrics import INFO_METRICS, METRICS
@@ -178,6 +178,7 @@ class Learner(Table):
     params: dict[str, Any] = {}
     complexity: Any = None
     search: dict[str, Dimension] = {}
+    _configurations: tuple = PrivateAttr(default=())
 
     def levels(self) -> tuple[Any, ...]:
         """The complexity levels; ``(None,)`` when none is given."""
@@ -195,10 +196,12 @@ class Learner(Table):
         names_, value_lists = self.value_lists()
         return tuple(tuple(zip(names_, combo)) for combo in itertools.product(*value_lists))
 
-    def check(self, task: str, conversions: tuple[str, ...], *at: str | int) -> None:
+    def check(self, task: str, conversions: tuple[str, ...], label_rate: float, *at: str | int) -> None:
         """Raise a :func:`~dolb.validation.problem` (below the key path ``at`` of this
         entry) if the learner is unknown, does not fit the task or the conversions, or
-        its parameter declarations refuse any configuration."""
+        its parameter declarations refuse any configuration; keep every configuration's
+        checked parameters (:meth:`configurations`): the only check they get. A learner
+        taking a ``label_rate`` has the stream's (``label_rate`` < 1) unless it sets one."""
         try:
             cls = learner_class(self.learner)
         except ConfigError as exc:
@@ -230,16 +233,25 @@ class Learner(Table):
             if not values:
                 raise problem("an empty list gives no configuration", *at, "params", name)
             _no_repeats(values, *at, "params", name)
+        checked = []
         for combo in itertools.product(*(range(len(v)) for v in value_lists)):
             values = {n: value_lists[j][i] for j, (n, i) in enumerate(zip(names_, combo))}
             for k, level in enumerate(self.levels()):  # every configuration now, not on a worker later
                 if level is not None:
                     values[cls.complexity_param] = level
+                if "label_rate" in cls.params and label_rate < 1.0:
+                    values.setdefault("label_rate", label_rate)  # T/l: the stream's, unless set
                 try:
-                    cls.check_params(values)
+                    checked.append((cls.check_params(values), level))
                 except ConfigError as exc:
                     where = self._where(str(exc), cls.complexity_param, dict(zip(names_, combo)), k)
                     raise problem(where[0], *at, *where[1:]) from None
+        self._configurations = tuple(checked)
+
+    def configurations(self) -> tuple[tuple[dict[str, Any], Any], ...]:
+        """Each configuration's checked parameters (defaults filled in) and complexity
+        level, grid by level, as :meth:`check` found them."""
+        return self._configurations
 
     def _where(
         self, message: str, complexity_param: str | None, indices: dict[str, int], level: int
@@ -290,7 +302,7 @@ class Experiment(Table):
             if metric not in known:
                 raise problem(f"{metric!r} is not one of {', '.join(known)}{did_you_mean(metric, known)}", "metrics", i)
         for i, learner in enumerate(self.learners):
-            learner.check(self.task, self.conversions, "learners", i)
+            learner.check(self.task, self.conversions, self.label_rate, "learners", i)
         check_tuning(self.tuning, self.learners, self.task, self.conversions)
         return self
 

@@ -23,7 +23,7 @@ from dolb.data.splits import validation_size
 from dolb.data.store import Dataset
 from dolb.errors import ConfigError
 from dolb.evaluation.cell import CellSpec, CellTrial
-from dolb.experiment.cells import CellGroup, cell_template, configurations, make_group, n_train_rows, spec_hash
+from dolb.experiment.cells import CellGroup, cell_template, make_group, n_train_rows, spec_hash
 from dolb.experiment.pipeline import ExperimentSpec, Pipeline
 from dolb.experiment.search import Bracket, Dimension, Tuning, brackets
 from dolb.learners import learner_class
@@ -46,6 +46,7 @@ class TuningPlan:
     template: CellSpec
     """The configuration's cell template at its listed values (the defaults)."""
     values: dict[str, Any]
+    """The configuration's checked parameters (its listed values, defaults filled in)."""
     space: tuple[Dimension, ...]
     brackets: tuple[Bracket, ...]
     n_train: int
@@ -88,7 +89,7 @@ def _plans(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, parts) 
         if not learner.search:
             continue
         kinds = {d.name: learner_class(learner.learner).params[d.name].kind for d in learner.search}
-        for number, (values, level) in enumerate(configurations(experiment, learner)):
+        for number, (values, level) in enumerate(learner.configurations):
             template = cell_template(pipeline, experiment, dataset, parts, n_train, learner.learner, values, level)
             seed = seed_for(pipeline.seed, "tuning", experiment.name, index, number, experiment.tuning.seed)
             found = brackets(experiment.tuning, list(learner.search), kinds, n_stream, seed)
