@@ -106,24 +106,31 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from dolb.bench import LEARNERS, as_json, as_text, load_average, run_bench
+    from dolb.bench.records import command_line, new_record, write_record
+    from dolb.bench.throughput import LEARNERS, as_json, as_record, as_text, load_average, run_bench
 
+    command = command_line(["dolb", *args.argv])
     if args.omr:
-        from dolb.bench_omr import omr_bench
+        from dolb.bench.omr import omr_bench
 
-        omr_bench(args.omr)
+        found = omr_bench(args.omr)
+        if args.record:
+            print(f"record: {write_record(args.record, new_record('omr', found, command=command))}")
         return 0
     if args.stream:
-        from dolb.bench_stream import stream_command
+        from dolb.bench.stream import stream_command
 
-        print(stream_command(args.only, args.rcv1, args.libsvm, args.repeat, not args.no_peers, args.json))
+        record = (args.record, command) if args.record else None
+        print(stream_command(args.only, args.rcv1, args.libsvm, args.repeat, not args.no_peers, args.json, record))
         return 0
     if args.kernel:
-        from dolb.bench_kernel import kernel_bench
+        from dolb.bench.kernel import kernel_bench
 
         if not Path(args.mnist).is_dir():
             raise ConfigError(f"--mnist {args.mnist}: no such folder (the four MNIST IDX files)")
-        kernel_bench(args.kernel, Path(args.mnist), peers=not args.no_peers)
+        found = kernel_bench(args.kernel, Path(args.mnist), peers=not args.no_peers)
+        if args.record:
+            print(f"record: {write_record(args.record, new_record('kernel', found, command=command))}")
         return 0
 
     names = args.only.split(",") if args.only else None
@@ -133,6 +140,9 @@ def _bench(args: argparse.Namespace) -> int:
     load_before = load_average()
     found = run_bench(names, quick=args.quick, repeat=args.repeat, zarr=not args.no_zarr)
     print(json.dumps(as_json(*found, load_before=load_before), indent=1) if args.json else as_text(*found))
+    if args.record:
+        record = as_record(*found, quick=args.quick, command=command)
+        print(f"record: {write_record(args.record, record)}", file=sys.stderr)
     return 0
 
 
@@ -195,7 +205,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from dolb.bench_ab import confirm_commits
+    from dolb.bench.ab import confirm_commits
     from dolb.results.compare_page import console_text
     from dolb.results.compare_report import compare_folders
 
@@ -222,7 +232,8 @@ def _add_where(command: argparse.ArgumentParser) -> None:
     where.add_argument("--cluster", metavar="FILE", help="cluster file describing the cluster to start (see cluster/)")
     command.add_argument("--dashboard", action="store_true",
                          help="the embedded cluster serves Dask's dashboard on 127.0.0.1 and its link is printed "
-                              "(plain HTTP, no password: any user of this machine can open it during the run)")
+                              "(plain HTTP, no password: any user of this machine can open it during the run; "
+                              "needs bokeh: pip install 'dolb[dashboard]')")
 
 
 def _folder_command(commands, name: str, handler, summary: str) -> argparse.ArgumentParser:
@@ -251,7 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="add to a result folder that holds another pipeline's results")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--performance-report", metavar="FILE",
-                     help="save Dask's HTML performance report (one file, opens offline)")
+                     help="save Dask's HTML performance report (one file, opens offline; needs bokeh: "
+                          "pip install 'dolb[dashboard]')")
     run.add_argument("--gather", choices=GATHER_MODES, default="auto",
                      help="who writes result parts: the workers when they can reach --out (auto, the "
                           "default), always the workers, or the client")
@@ -287,13 +299,15 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--mnist", default="../shared/data/mnist", help="MNIST folder for --kernel")
     bench.add_argument("--rcv1", default="../shared/data/rcv1/rcv1v2_mulan_dedup.npz", help="RCV1 file for --stream")
     bench.add_argument("--libsvm", default="../shared/data/libsvm", help="folder of a9a and a9a.t for --stream")
+    bench.add_argument("--record", metavar="DIR", help="also write a JSON record of the run into DIR/<bench>/ "
+                       "(the repository's is benchmarks/records)")
     bench.add_argument("--no-peers", action="store_true", help="with --kernel or --stream: no peers")
     bench.set_defaults(handler=_bench)
 
     learners = commands.add_parser("learners", help="the registered learners and their parameters")
     learners.add_argument("names", nargs="*", metavar="NAME", help="learners to show (default: all)")
     learners.add_argument("--json", action="store_true", help="as a JSON list")
-    learners.add_argument("--markdown", action="store_true", help="README's table of every learner")
+    learners.add_argument("--markdown", action="store_true", help="a Markdown table of every learner")
     learners.set_defaults(handler=_learners)
 
     _folder_command(commands, "report", _report, "render tables and figures of a result folder")
@@ -333,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dolb`` command; returns the exit status."""
     try:
         args = build_parser().parse_args(argv)
+        args.argv = sys.argv[1:] if argv is None else list(argv)  # as typed, for a benchmark record
     except SystemExit as exc:  # --help, --version, or a mistake (already reported)
         return exc.code if isinstance(exc.code, int) else 2
     configure_logging(args.verbosity)

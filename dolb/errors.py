@@ -22,3 +22,8 @@ class DataError(DolbError):
 class StorageError(DolbError):
     """A result folder cannot be written (no space left, no permission, ...); what is
     stored stays whole, and a run resumes once the cause is gone."""
+
+
+class MissingExtra(ConfigError):
+    """A feature asked for needs an optional package that is not installed; the message
+    names the extra of dolb that installs it (:mod:`dolb.extras`)."""

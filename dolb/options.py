@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dolb.errors import ConfigError
+from dolb.extras import BOKEH, require
 
 GATHER_MODES = ("auto", "workers", "client")
 """Who writes the result parts: the workers when they can reach the folder (``auto``,
@@ -45,7 +46,8 @@ class RunOptions:
         ``--no-progress`` or ``-q``).
     performance_report : path, optional
         Where to save Dask's HTML performance report of the computation (one
-        self-contained file: its scripts are inside, it opens offline).
+        self-contained file: its scripts are inside, it opens offline). It and the
+        dashboard need bokeh (``pip install 'dolb[dashboard]'``).
     gather : {"auto", "workers", "client"}
         Who writes the result parts (see :data:`GATHER_MODES`).
     data_cache : path, optional
@@ -79,6 +81,8 @@ class RunOptions:
         if self.gather not in GATHER_MODES:
             raise ConfigError(f"--gather: expected one of {', '.join(GATHER_MODES)}, got {self.gather!r}")
         writable_file("--performance-report", self.performance_report)
+        if self.dashboard or self.performance_report:
+            require(BOKEH, "Dask's dashboard or performance report (--dashboard, --performance-report)")
 
     def recorded(self) -> dict[str, Any]:
         """The options a run record keeps (:data:`RECORDED`), paths as text; the data

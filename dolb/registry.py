@@ -4,7 +4,7 @@ Learners, conversions, generators, importers, metrics and report kinds each live
 :class:`Registry`: a name → entry mapping filled by the modules that define the entries
 (``registry.add(name, entry)`` or the ``@registry.register`` decorator) and, for the
 kinds open to other packages, by Python entry points. The rest of dolb — the pipeline
-checks, ``dolb bench``, ``dolb learners``, the parametrised tests, README's tables —
+checks, ``dolb bench``, ``dolb learners``, the parametrised tests, the documentation's reference pages —
 reads the registries instead of keeping lists of its own.
 
 A third-party package adds a learner without forking dolb by declaring, in its

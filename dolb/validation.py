@@ -214,12 +214,14 @@ class Table(BaseModel):
 
 
 def _positive(value: int) -> int:
+    """At least 1."""
     if value < 1:
         raise problem(f"expected a positive whole number, got {value}")
     return value
 
 
 def _not_negative(value: int) -> int:
+    """At least 0."""
     if value < 0:
         raise problem(f"must not be negative, got {value}")
     return value
@@ -231,10 +233,12 @@ def _choice(choices: tuple[str, ...]):
             raise problem(f"{value!r} is not one of {', '.join(choices)}{did_you_mean(value, choices)}")
         return value
 
+    check.__doc__ = f"One of {', '.join(choices)}."  # what the pipeline reference shows
     return check
 
 
 def _listed(value: Any) -> Any:
+    """A single string is a list of one."""
     return [value] if isinstance(value, str) else value
 
 
@@ -247,6 +251,7 @@ def _names(choices: tuple[str, ...] | None):
                 raise problem(f"{value!r} is not one of {', '.join(choices)}{did_you_mean(value, choices)}", i)
         return tuple(values)
 
+    check.__doc__ = f"Not empty; each one of {', '.join(choices)}." if choices else "Not empty."
     return check
 
 

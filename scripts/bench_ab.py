@@ -2,7 +2,7 @@
 repeats inside each process) run alternately on each, ``--rounds`` times, and per
 learner × input × conversions the median ratio of examples per CPU second after /
 before with its BCa bootstrap 95 % interval and the one-sided Wilcoxon p, as the
-nightly gate's A/B judges them (:mod:`dolb.bench_ab`,
+nightly gate's A/B judges them (:mod:`dolb.bench.ab`,
 :func:`dolb.results.nightly_gate.judge_ab`).
 
     python scripts/bench_ab.py BEFORE_TREE AFTER_TREE [--rounds 7] [--quick] [--only LEARNER,LEARNER,...]
@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dolb.bench import LEARNERS
-from dolb.bench_ab import environment, interleave
+from dolb.bench.ab import environment, interleave
+from dolb.bench.throughput import LEARNERS
 from dolb.results.nightly_gate import judge_ab
 from dolb.results.throughput import SLOWDOWN
 

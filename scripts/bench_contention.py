@@ -12,7 +12,7 @@ arithmetic
 stream
     One AdaGrad pass over the RCV1 sample (CCAT vs MCAT, the stream bench's problem),
     permuted, from a Zarr store of its own with an empty decoded-chunk cache, as a
-    Zarr-streamed study's cell reads it (:func:`dolb.bench_stream._learn`). Skipped when
+    Zarr-streamed study's cell reads it (:func:`dolb.bench.stream._learn`). Skipped when
     ``../shared/data`` is missing.
 
 Usage::
@@ -52,7 +52,7 @@ def arithmetic_pass(folder: Path):
 
 def stream_pass(folder: Path):
     """One pass of the stream workload, its store written into ``folder`` first."""
-    from dolb.bench_stream import BLOCK_SIZE, _learn, rcv1_problem
+    from dolb.bench.stream import BLOCK_SIZE, _learn, rcv1_problem
     from dolb.data import ChunkCache, stream_blocks
 
     problem = rcv1_problem(RCV1, folder)

@@ -9,14 +9,15 @@ Usage::
     python3 scripts/bench_scale.py --million             # also 10^6 cells: memory, kill, resume
     python3 scripts/bench_scale.py --only million --million-cells 20000  # that path, quickly
     python3 scripts/bench_scale.py --work /tmp/bench --json /tmp/bench/figures.json
+    python3 scripts/bench_scale.py --record benchmarks/records   # a record for the performance pages
 
 Workloads
 ---------
 tiny
     A generated pipeline of ``--cells`` IRMA cells of 20 examples each (default 100,000).
 irma, cutoff_rcv1, linear_zoo
-    The pipelines of ``pipelines/``; the last two read ``../shared/data`` (relative to the
-    repository) and are skipped when it is missing.
+    The pipelines of ``pipelines/``; the last two read the real datasets in ``--data``
+    (default ``../shared/data`` beside the repository) and are skipped when it is missing.
 million
     With ``--million`` only: ``--million-cells`` tiny cells (default 1,000,000) on 2
     workers. One run measures the client's peak memory and the wall time; a second one
@@ -58,18 +59,15 @@ speed ratio
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import re
 import shlex
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,20 +75,22 @@ import psutil
 
 SCRIPTS = Path(__file__).resolve().parent
 REPO = SCRIPTS.parent
+sys.path.insert(0, str(REPO))
+
+from dolb.bench.records import write_record  # noqa: E402
+from dolb.bench.scale_runs import (  # noqa: E402
+    WORKER_COUNTS,
+    derive,
+    launch,
+    reproduce_line,
+    run_command,
+    summarise,
+)
+from dolb.bench.scale_text import as_record, million_text, summary_text, workload_text  # noqa: E402
+
 PIPELINES = REPO / "pipelines"
 SHARED_DATA = REPO.parent / "shared" / "data"
 """The real datasets the cutoff and zoo pipelines read."""
-
-WORKER_COUNTS = (1, 2)
-"""The worker counts every workload alternates between."""
-AMDAHL_WORKERS = (16, 64)
-"""Cluster sizes the speed-up is predicted for."""
-CLIENT_TARGET_US = 20.0
-"""Client time per cell the tiny workload should stay under (µs)."""
-SAMPLE_SECONDS = 0.05
-"""How often the parent samples the ``dolb run`` process's memory."""
-MARKER = "BENCH-SCALE-JSON "
-"""Prefix of the line in which a run reports its figures."""
 
 WORKLOADS = ("tiny", "irma", "cutoff_rcv1", "linear_zoo")
 """The workloads run by default, in order (``million`` is asked with --million)."""
@@ -124,250 +124,6 @@ title = "Tiny cells: test MSE after 20 examples"
 """
 
 
-# --- in the child process -------------------------------------------------------------
-
-
-def child_main(argv: list[str]) -> int:
-    """Run ``dolb`` with ``argv`` (a ``run`` command) in this process and print one
-    line of figures (:data:`MARKER` then JSON).
-
-    ``dolb.execution.sweep._compute`` is wrapped to note the CPU time and the time since
-    process start just before the first submit.
-
-    Parameters
-    ----------
-    argv : list of str
-        The ``dolb`` command line, ``--out DIR`` included.
-
-    Returns
-    -------
-    int
-        ``dolb``'s exit status.
-    """
-    # perf_counter's value at process start: the interpreter's start-up counts too
-    started = time.perf_counter() - (time.time() - psutil.Process().create_time())
-    from dolb import cli
-    from dolb.execution import sweep
-    from dolb.results.history import find_record
-    from dolb.results.store import ResultStore
-
-    figures: dict[str, Any] = {}
-    compute = sweep._compute
-
-    def timed_compute(*args, **kwargs):
-        figures["submit_cpu"] = time.process_time()
-        figures["submit_at"] = time.perf_counter() - started
-        return compute(*args, **kwargs)
-
-    sweep._compute = timed_compute
-    figures["main_at"] = time.perf_counter() - started
-    status = cli.main(argv)
-    figures["exit_cpu"] = time.process_time()
-    figures["exit_at"] = time.perf_counter() - started
-    if status in (0, 1):  # a finished run, failed cells or not
-        record = find_record(ResultStore(argv[argv.index("--out") + 1]))
-        figures["record"] = {key: record.get(key) for key in ("run_id", "counts", "timings", "client_cpu_seconds")}
-        figures["record"]["workers"] = len(record.get("workers", {}))
-    print(MARKER + json.dumps(figures), flush=True)
-    return status
-
-
-# --- launching and measuring runs ------------------------------------------------------
-
-
-def run_command(pipeline: Path, out: Path | str, workers: int | str) -> list[str]:
-    """The ``dolb run`` command line of one run (without the interpreter)."""
-    return ["run", str(pipeline), "--out", str(out), "--workers", str(workers), "--no-progress"]
-
-
-def reproduce_line(cache: Path, pipeline: Path) -> str:
-    """The shell command a reader types to repeat a run by hand (``DIR`` a fresh
-    folder, ``N`` the workers)."""
-    args = run_command(pipeline, "DIR", "N")
-    return f"DOLB_DATA_CACHE={shlex.quote(str(cache))} python3 -m dolb.cli " + shlex.join(args)
-
-
-def launch(
-    argv: list[str], log: Path, env: dict[str, str], kill_when: Callable[[], bool] | None = None
-) -> dict[str, Any]:
-    """Run ``dolb argv`` through :func:`child_main` in a new process group, sampling its
-    resident memory every :data:`SAMPLE_SECONDS`.
-
-    Parameters
-    ----------
-    argv : list of str
-        The ``dolb`` command line.
-    log : Path
-        Where the process's standard output and error go.
-    env : dict
-        Its environment.
-    kill_when : callable, optional
-        Checked at every sample; when it returns True the whole process group (the
-        cluster's workers included) is killed with SIGKILL.
-
-    Returns
-    -------
-    dict
-        The child's figures (see :func:`child_main`; empty when it was killed or
-        crashed) plus ``wall`` (seconds from launch to exit, as seen by this process),
-        ``peak_rss`` (bytes; the process and its threads, not its child processes),
-        ``status``, ``killed`` and ``log``.
-    """
-    entry = (
-        f"import sys; sys.path.insert(0, {str(SCRIPTS)!r}); import bench_scale; "
-        "sys.exit(bench_scale.child_main(sys.argv[1:]))"
-    )
-    with open(log, "w", encoding="utf-8") as output:
-        started = time.perf_counter()
-        process = subprocess.Popen(
-            [sys.executable, "-c", entry, *argv], stdout=output, stderr=subprocess.STDOUT,
-            env=env, start_new_session=True,
-        )
-        try:
-            peak, killed = _watch(process, kill_when)
-        finally:  # what is left of the group: all of it when this script is interrupted
-            _kill_group(process)
-            status = process.wait()
-        wall = time.perf_counter() - started
-    figures = _read_figures(log)
-    return figures | {"wall": wall, "peak_rss": peak, "status": status, "killed": killed, "log": str(log)}
-
-
-def _watch(process: subprocess.Popen, kill_when: Callable[[], bool] | None) -> tuple[int, bool]:
-    """Sample the resident memory of ``process`` until it exits, or until ``kill_when()``
-    holds: then kill its process group. Return the peak (bytes) and whether it was
-    killed."""
-    watched, peak = psutil.Process(process.pid), 0
-    while True:
-        try:
-            peak = max(peak, watched.memory_info().rss)
-        except psutil.NoSuchProcess:  # exited (a zombie) since the last look
-            return peak, False
-        if kill_when is not None and kill_when():
-            _kill_group(process)
-            return peak, True
-        try:
-            process.wait(timeout=SAMPLE_SECONDS)
-            return peak, False
-        except subprocess.TimeoutExpired:
-            pass
-
-
-def _kill_group(process: subprocess.Popen) -> None:
-    """SIGKILL the process group ``process`` leads (its cluster's workers included)."""
-    with contextlib.suppress(ProcessLookupError):  # nothing left of it
-        os.killpg(process.pid, signal.SIGKILL)
-
-
-def _read_figures(log: Path) -> dict[str, Any]:
-    """The figures a run printed in its log, or an empty dict."""
-    lines = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line.startswith(MARKER)]
-    return json.loads(lines[-1][len(MARKER):]) if lines else {}
-
-
-def derive(run: dict[str, Any]) -> dict[str, Any]:
-    """The per-cell figures of one finished run (see the module's definitions).
-
-    Parameters
-    ----------
-    run : dict
-        What :func:`launch` returned.
-
-    Returns
-    -------
-    dict
-        Workers, cells (run, not cached), wall, start-up (seconds to the first submit)
-        and its parts (imports, plan, data, cluster), compute seconds, client CPU
-        seconds (to exit; to the end of compute), client µs per cell (to exit; to the
-        end of compute), worker µs per cell, the client share s, peak RSS (MiB) and
-        the run's log.
-    """
-    record = run.get("record")
-    if record is None:
-        raise RuntimeError(f"a run did not finish (exit status {run['status']}); see {run['log']}")
-    counts, timings, workers = record["counts"], record["timings"], record["workers"]
-    cells = counts["computed"] + counts["failed"]
-    submitted = run.get("submit_cpu") is not None
-    client_cpu = run["exit_cpu"] - run["submit_cpu"] if submitted else None
-    client_us = client_cpu / cells * 1e6 if submitted and cells else None
-    worker_us = timings["compute"] * workers / cells * 1e6 if cells else None
-    return {
-        "workers": workers,
-        "cells": cells,
-        "cached": counts["cached"],
-        "failed": counts["failed"],
-        "wall": run["wall"],
-        "startup": run.get("submit_at"),
-        "imports": run["main_at"],
-        "plan": timings["plan"],
-        "data": timings["data"],
-        "cluster": timings["cluster"],
-        "compute": timings["compute"],
-        "client_cpu": client_cpu,
-        "client_cpu_compute": record["client_cpu_seconds"],
-        "client_us": client_us,
-        "client_compute_us": record["client_cpu_seconds"] / cells * 1e6 if cells else None,
-        "worker_us": worker_us,
-        "share": client_us / worker_us if client_us and worker_us else None,
-        "peak_rss_mib": run["peak_rss"] / 2**20,
-        "log": run["log"],
-    }
-
-
-def median_of(runs: list[dict[str, Any]], key: str) -> float | None:
-    """The median of ``key`` over the runs that have it, or None."""
-    values = [run[key] for run in runs if run.get(key) is not None]
-    return statistics.median(values) if values else None
-
-
-def amdahl(share: float, workers: int) -> float:
-    """Amdahl's predicted speed-up on ``workers`` workers with serial fraction ``share``.
-
-    Examples
-    --------
-    >>> round(amdahl(0.01, 64), 1)
-    39.3
-    """
-    return 1 / (share + (1 - share) / workers)
-
-
-def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Medians per worker count, speed ratios and Amdahl's predictions of a workload.
-
-    Parameters
-    ----------
-    runs : list of dict
-        :func:`derive` of every run of the workload.
-
-    Returns
-    -------
-    dict
-        ``by_workers`` (worker count -> medians), ``wall_ratio`` and
-        ``compute_ratio`` (1 worker / 2 workers), ``share`` (s of the 1-worker runs)
-        and ``amdahl`` (cluster size -> predicted speed-up).
-    """
-    keys = ("wall", "startup", "imports", "data", "cluster", "compute", "client_us", "client_compute_us",
-            "worker_us", "share", "peak_rss_mib")
-    by_workers = {}
-    for count in WORKER_COUNTS:
-        chosen = [run for run in runs if run["requested"] == count]
-        by_workers[count] = {key: median_of(chosen, key) for key in keys} | {"runs": len(chosen)}
-    one, two = by_workers[WORKER_COUNTS[0]], by_workers[WORKER_COUNTS[-1]]
-    share = one["share"]
-    return {
-        "cells": runs[0]["cells"],
-        "by_workers": by_workers,
-        "wall_ratio": _ratio(one["wall"], two["wall"]),
-        "compute_ratio": _ratio(one["compute"], two["compute"]),
-        "share": share,
-        "amdahl": {n: amdahl(share, n) for n in AMDAHL_WORKERS} if share is not None else {},
-    }
-
-
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return a / b if a is not None and b else None
-
-
 # --- workloads ---------------------------------------------------------------------------
 
 
@@ -378,24 +134,26 @@ def write_tiny(folder: Path, n_cells: int) -> Path:
     return path
 
 
-def write_with_splits(name: str, folder: Path, count: int) -> Path:
-    """Write a copy of ``pipelines/NAME.toml`` into ``folder`` with ``count`` splits per
-    experiment instead of its own (the data paths made absolute); return its path."""
+def write_with_data(name: str, folder: Path, data: Path, count: int | None) -> Path:
+    """Write a copy of ``pipelines/NAME.toml`` into ``folder`` reading the real datasets
+    from ``data`` (made absolute), with ``count`` splits per experiment instead of its
+    own when given; return its path."""
     text = (PIPELINES / f"{name}.toml").read_text(encoding="utf-8")
-    text = re.sub(r"(split = \{[^}]*\bcount = )\d+", rf"\g<1>{count}", text)
-    text = text.replace('"../../shared/data/', f'"{SHARED_DATA.resolve()}/')
-    path = folder / f"{name}-{count}-splits.toml"
+    if count is not None:
+        text = re.sub(r"(split = \{[^}]*\bcount = )\d+", rf"\g<1>{count}", text)
+    text = text.replace('"../../shared/data/', f'"{data.resolve()}/')
+    path = folder / f"{name}-{count or 'own'}-splits.toml"
     path.write_text(text, encoding="utf-8")
     return path
 
 
-def pipeline_of(name: str, work: Path, n_cells: int, splits: dict[str, int]) -> Path:
-    """The pipeline file of workload ``name``: the tiny one and a study given other
-    ``splits`` are written into ``work``."""
+def pipeline_of(name: str, work: Path, n_cells: int, splits: dict[str, int], data: Path) -> Path:
+    """The pipeline file of workload ``name``: the tiny one, and a study on the real
+    datasets (in ``data``, with other ``splits`` if given), are written into ``work``."""
     if name == "tiny":
         return write_tiny(work, n_cells)
-    if name in splits:
-        return write_with_splits(name, work, splits[name])
+    if name in NEEDS_SHARED_DATA:
+        return write_with_data(name, work, data, splits.get(name))
     return PIPELINES / f"{name}.toml"
 
 
@@ -458,102 +216,6 @@ def _report(out: Path, log: Path, env: dict[str, str]) -> dict[str, Any]:
     return {"status": status, "seconds": time.perf_counter() - started, "log": str(log)}
 
 
-# --- output -----------------------------------------------------------------------------
-
-
-def text_table(headers: list[str], rows: list[list[Any]]) -> str:
-    """Rows under headers, columns right-aligned; floats to three significant figures,
-    None as ``-``.
-
-    Examples
-    --------
-    >>> print(text_table(["a", "b"], [[1.23456, None]]))
-       a  b
-    1.23  -
-    """
-    cells = [[_cell(value) for value in row] for row in rows]
-    widths = [max([len(h), *(len(row[i]) for row in cells)]) for i, h in enumerate(headers)]
-    lines = [headers] + cells
-    return "\n".join("  ".join(value.rjust(width) for value, width in zip(line, widths)) for line in lines)
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
-    return f"{value:,}" if isinstance(value, int) else str(value)
-
-
-RUN_HEADERS = ["run", "workers", "wall s", "start-up s", "imports", "data", "cluster", "compute s",
-               "client µs/cell", "(in compute)", "worker µs/cell", "s %", "peak RSS MiB"]
-
-
-def _run_row(label: str, workers: int, run: dict[str, Any]) -> list[Any]:
-    share = run["share"] * 100 if run["share"] is not None else None
-    return [label, workers, run["wall"], run["startup"], run["imports"], run["data"], run["cluster"],
-            run["compute"], run["client_us"], run["client_compute_us"], run["worker_us"], share,
-            run["peak_rss_mib"]]
-
-
-def workload_text(name: str, measured: dict[str, Any]) -> str:
-    """A workload's table (every run, then the medians) and its ratios."""
-    summary = measured["summary"]
-    rows = [_run_row(f"#{i}", run["requested"], run) for i, run in enumerate(measured["runs"], 1)]
-    rows += [_run_row("median", count, medians) for count, medians in summary["by_workers"].items()]
-    one, two = WORKER_COUNTS[0], WORKER_COUNTS[-1]
-    lines = [
-        f"== {name}: {summary['cells']:,} cells ({measured['pipeline']})",
-        text_table(RUN_HEADERS, rows),
-        f"speed ratio {one} -> {two} workers: wall {_cell(summary['wall_ratio'])} (start-up included), "
-        f"compute phase {_cell(summary['compute_ratio'])}",
-    ]
-    if summary["share"] is not None:
-        predicted = ", ".join(f"{n} workers {value:.1f}x" for n, value in summary["amdahl"].items())
-        lines.append(f"client share s = {summary['share']:.2%} (1-worker runs); Amdahl: {predicted}")
-    if name == "tiny":
-        client = summary["by_workers"][one]["client_us"]
-        verdict = "met" if client is not None and client <= CLIENT_TARGET_US else "NOT met"
-        lines.append(f"client time per cell ({one}-worker median): {_cell(client)} µs; "
-                     f"target <= {CLIENT_TARGET_US:g} µs {verdict}")
-    return "\n".join(lines)
-
-
-def million_text(measured: dict[str, Any]) -> str:
-    """The million workload's figures."""
-    full, resume, killed, report = measured["full"], measured["resume"], measured["killed"], measured["report"]
-    state = "killed" if killed["killed"] else "NOT killed (it finished before any part appeared)"
-    return "\n".join([
-        f"== million: {full['cells']:,} cells on {full['workers']} workers ({measured['pipeline']})",
-        f"full run: wall {full['wall']:.1f} s, client peak RSS {full['peak_rss_mib']:.0f} MiB, "
-        f"client {_cell(full['client_us'])} µs/cell, worker {_cell(full['worker_us'])} µs/cell",
-        f"second run: {state} after {killed['seconds']:.1f} s, {killed['parts']} part(s) stored",
-        f"resume: {resume['cached']:,} cells found stored, {resume['cells']:,} run, {resume['failed']} failed; "
-        f"first submit {_cell(resume['to_first_submit'])} s after start, wall {resume['wall']:.1f} s",
-        f"dolb report afterwards: exit status {report['status']} in {report['seconds']:.1f} s"
-        + ("" if report["status"] == 0 else f" (see {report['log']})"),
-    ])
-
-
-def summary_text(results: dict[str, dict[str, Any]]) -> str:
-    """One row per measured workload."""
-    two = WORKER_COUNTS[-1]
-    headers = ["workload", "cells", "client µs/cell", "(in compute)", "worker µs/cell", "s %",
-               f"start-up s ({two}w)",
-               "wall 1w s", f"wall {two}w s", "wall ratio", "compute ratio",
-               *(f"Amdahl {n}" for n in AMDAHL_WORKERS)]
-    rows = []
-    for name, measured in results.items():
-        summary = measured["summary"]
-        one, many = summary["by_workers"][WORKER_COUNTS[0]], summary["by_workers"][two]
-        share = summary["share"] * 100 if summary["share"] is not None else None
-        rows.append([name, summary["cells"], one["client_us"], one["client_compute_us"], one["worker_us"], share,
-                     many["startup"],
-                     one["wall"], many["wall"], summary["wall_ratio"], summary["compute_ratio"],
-                     *(summary["amdahl"].get(n) for n in AMDAHL_WORKERS)])
-    return "== summary (medians; per-cell figures and s from the 1-worker runs)\n" + text_table(headers, rows)
-
-
 # --- main -------------------------------------------------------------------------------
 
 
@@ -574,7 +236,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--splits", default="", metavar="NAME=K,...",
                         help="run these studies with K splits per experiment instead of their own "
                              "(e.g. cutoff_rcv1=50,linear_zoo=5: at least 30 s of cell compute)")
+    parser.add_argument("--data", type=Path, default=SHARED_DATA,
+                        help="the real datasets cutoff_rcv1 and linear_zoo read (default: ../shared/data beside the "
+                             "repository)")
     parser.add_argument("--json", type=Path, help="save every figure to this JSON file")
+    parser.add_argument("--record", type=Path, metavar="DIR",
+                        help="also write a record of the run into DIR/scale/ (the repository's: benchmarks/records)")
     args = parser.parse_args(argv)
     names = args.only.split(",") if args.only else list(WORKLOADS)
     if "million" in names:
@@ -609,10 +276,10 @@ def run_workloads(args: argparse.Namespace, folder: Path, cache: Path) -> dict[s
     env = os.environ | {"DOLB_DATA_CACHE": str(cache)}
     found: dict[str, Any] = {"workloads": {}, "million": None, "sections": [], "commands": []}
     for name in args.names:
-        if name in NEEDS_SHARED_DATA and not SHARED_DATA.is_dir():
-            found["sections"].append(f"== {name}: skipped, {SHARED_DATA} (../shared/data) is missing")
+        if name in NEEDS_SHARED_DATA and not args.data.is_dir():
+            found["sections"].append(f"== {name}: skipped, {args.data} (--data) is missing")
             continue
-        pipeline = pipeline_of(name, folder, args.cells, args.splits)
+        pipeline = pipeline_of(name, folder, args.cells, args.splits, args.data)
         measured = measure_workload(name, pipeline, folder / name, args.repeats, env)
         found["workloads"][name] = measured
         found["sections"].append(workload_text(name, measured))
@@ -649,6 +316,8 @@ def main(argv: list[str] | None = None) -> int:
                    "workloads": found["workloads"], "million": found["million"]}
         args.json.write_text(json.dumps(figures, indent=1), encoding="utf-8")
         print(f"figures saved to {args.json}")
+    if args.record:
+        print(f"record: {write_record(args.record, as_record(found['workloads'], found['million']))}")
     return 0
 
 

@@ -35,7 +35,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dolb.bench_ab import confirm_commits  # noqa: E402
+from dolb.bench.ab import confirm_commits  # noqa: E402
 from dolb.learners.linear.learner import TEST_SLOWDOWN  # noqa: E402
 from dolb.results.nightly_gate import judge_nights  # noqa: E402
 from dolb.results.throughput import BENCH_KEYS, read_bench  # noqa: E402

@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from dolb.bench import as_json, as_text, cutoff_memory, measure, run_bench, sparse_stream
+from dolb.bench.throughput import as_json, as_text, cutoff_memory, measure, run_bench, sparse_stream
 from dolb.cli import main
 from tests.conftest import SHARED_DATA, requires_shared_data
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dolb.bench_bare import LOOPS, bare_pass
-from dolb.bench_peers import vw_lines
+from dolb.bench.bare import LOOPS, bare_pass
+from dolb.bench.peers import vw_lines
 from dolb.learners import learner_class
 
 CASES = [
@@ -67,7 +67,7 @@ def test_bench_stream_refuses_bad_arguments_in_one_line(capsys, args, message):
 def test_bench_stream_times_the_cold_passes_and_the_peers_in_rounds_of_their_own(monkeypatch):
     """dolb's warm variants interleave with each other, then its cold ones, then the
     peers: a cold pass or a peer's leaves the caches cold for whatever comes next."""
-    import dolb.bench_stream as bench_stream
+    import dolb.bench.stream as bench_stream
 
     order = []
 
@@ -108,7 +108,7 @@ def test_bench_stream_pairs_the_ratio_of_variants_timed_in_the_same_rounds():
     """Load that doubles from round to round slows bare and memory alike: their ratio,
     paired by round, is exactly 0.9; against a peer timed in other rounds it is the
     ratio of the medians, with the spread of both samples in its interval."""
-    from dolb.bench_stream import floors
+    from dolb.bench.stream import floors
 
     load = 2.0 ** np.arange(7)
     rows = [{"data": "toy", "learner": "perceptron", "variant": variant, "samples": list(rate / load),

@@ -280,7 +280,7 @@ def test_cells_over_their_limits_fail_with_the_reason(small_pipeline, tmp_path, 
 def test_tasks_in_flight_stay_bounded(small_pipeline, tmp_path, monkeypatch):
     """At most IN_FLIGHT_PER_WORKER tasks per worker are submitted and not yet
     collected, however many there are (the client's memory still grows with the number
-    of cells, by their ids: README, Sweeps at scale)."""
+    of cells, by their ids: the performance pages of docs/)."""
     import distributed
 
     from dolb.execution import compute

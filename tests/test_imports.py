@@ -21,8 +21,8 @@ import pytest
 import dolb
 
 LAYERS = (
-    ("core", ("dolb.errors", "dolb.identity", "dolb.registry", "dolb.params", "dolb.seeding", "dolb.validation",
-              "dolb.losses", "dolb.options")),
+    ("core", ("dolb.errors", "dolb.extras", "dolb.identity", "dolb.registry", "dolb.params", "dolb.seeding",
+              "dolb.validation", "dolb.losses", "dolb.options")),
     ("data", ("dolb.data",)),
     ("conversions", ("dolb.conversions",)),
     ("learners", ("dolb.learners",)),

@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 import dolb.conversions
-from dolb import bench
+from dolb.bench import throughput as bench
 from dolb.conversions.protocol import Fed
 from dolb.errors import DataError
 from dolb.evaluation import run_cell as run_cell_module

@@ -17,7 +17,7 @@ from sklearn.linear_model import SGDClassifier
 from dolb.conversions import CONVERSIONS
 from dolb.errors import ConfigError, DataError
 from dolb.learners import learner_class, registered_learners
-from dolb.learners.linear import LinearLearner
+from dolb.learners.linear import NORM2, PHI, ROUNDS, SCALE, LinearLearner
 from dolb.losses import running_zero_one_loss
 
 LINEAR = tuple(name for name, cls in registered_learners().items() if issubclass(cls, LinearLearner))
@@ -244,12 +244,23 @@ def test_sgd_folds_its_scale_and_stays_exact():
     """alpha eta0 = 0.9: w shrinks fast, the scale is folded into v again and again."""
     X, y = stream(n=300, seed=9)
     ours, learner = run("sgd", X, y, alpha=0.9, eta0=1.0)
-    assert learner.F[2] != 1.0
+    assert learner.F[PHI] != 1.0
     est = SGDClassifier(loss="hinge", penalty="l2", alpha=0.9, learning_rate="invscaling", eta0=1.0,
                         power_t=0.5, fit_intercept=False, shuffle=False)
     theirs, coef = sklearn_online(est, X, y)
     np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(learner.weights(), coef, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["ogd", "margin_perceptron", "dual_averaging"])
+def test_the_named_slots_hold_what_the_step_contract_says(name):
+    """w = F[SCALE]·v, F[NORM2] = ‖v‖² for the learners that project, I[ROUNDS] the rows learned."""
+    X, y = stream(n=200, seed=4)
+    _, learner = run(name, X, y, **learner_class(name).test_params)
+    assert learner.I[ROUNDS] == learner.rounds == 200
+    np.testing.assert_array_equal(learner.weights(), learner.F[SCALE] * learner.v)
+    np.testing.assert_allclose(learner.F[NORM2], learner.v @ learner.v, rtol=1e-9)
+    assert learner.F[NORM2] > 0.0
 
 
 @pytest.mark.parametrize("name", LINEAR)

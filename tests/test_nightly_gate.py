@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dolb.bench_ab import environment, interleave, side_environment
+from dolb.bench.ab import environment, interleave, side_environment
 from dolb.cli import main
 from dolb.errors import DataError
 from dolb.results.compare import Comparison, compare_frames
@@ -171,7 +171,7 @@ def test_interleave_alternates_and_test_switches_reach_the_after_side_only(tmp_p
 
 
 def test_worktrees_of_two_commits(tmp_path):
-    from dolb.bench_ab import checkout
+    from dolb.bench.ab import checkout
 
     repo = tmp_path / "repo"
     repo.mkdir()

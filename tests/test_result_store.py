@@ -1,16 +1,15 @@
 """The result store's promises: a committed part that is gone is named by every reader
 (with the cells it took away) until a run computes them again, and the plain readers
 (pandas, pyarrow.dataset, DuckDB, dask.dataframe) see the columns of every run of a
-folder, and of several folders, as README documents them."""
+folder, and of several folders, as docs/guide/result-store.md documents them (its
+union recipe is run as written)."""
 
 import json
 from pathlib import Path
 
 import duckdb
 import pandas as pd
-import pyarrow as pa
 import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 import pytest
 
 from dolb.cli import main
@@ -136,6 +135,13 @@ def test_plain_readers_see_every_column_of_two_pipelines(tmp_path):
         duckdb.sql(f"SELECT * FROM read_parquet('{results}/*.parquet')").df()
 
 
+def documented_recipe() -> str:
+    """The union recipe of docs/guide/result-store.md: the code block after its marker."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "result-store.md").read_text(encoding="utf-8")
+    after = page.split("<!-- the union recipe: tests/test_result_store.py runs this block as written -->", 1)[1]
+    return after.split("```python\n", 1)[1].split("```", 1)[0]
+
+
 @pytest.fixture
 def synchronous():
     """dask.dataframe computes in this thread."""
@@ -148,7 +154,7 @@ def synchronous():
 def test_dask_reads_two_pipelines_and_two_folders_as_documented(tmp_path, synchronous):
     import dask.dataframe as dd
 
-    # README: folders of one pipeline each (every part of the same columns), one at a time
+    # the guide: folders of one pipeline each (every part of the same columns), one at a time
     plain = [ResultStore(tmp_path / name) for name in ("a", "b")]
     for part, store in enumerate(plain):
         store_run(store, "pa", {"C": 1.0}, ids(3 + part))
@@ -159,11 +165,10 @@ def test_dask_reads_two_pipelines_and_two_folders_as_documented(tmp_path, synchr
     other = ResultStore(tmp_path / "other")
     store_run(other, "ksvm", {"gamma": 2}, ids(2), run_id="three")
     folders = [f"{mixed}/results", f"{other.path}/results"]
-    # README: dask.dataframe reads the parts with the union of their schemas
-    datasets = [ds.dataset(folder) for folder in folders]
-    schema = pa.unify_schemas([dataset.schema for dataset in datasets])
-    files = [file for dataset in datasets for file in dataset.files]
-    both = dd.from_map(lambda path: pq.read_table(path, schema=schema).to_pandas(), files).compute()
+    # the documented recipe, as written: dask.dataframe reads the parts with the union of their schemas
+    recipe = {"folders": [mixed, other.path]}
+    exec(documented_recipe(), recipe)
+    datasets, both = recipe["datasets"], recipe["frame"].compute()
     assert both["param_gamma"].dropna().tolist() == [2] * 5
     check_columns(both[both["learner"] != "ksvm"])
     # and the other readers of two folders

@@ -11,6 +11,7 @@ import pytest
 from dolb.cli import main
 from dolb.evaluation.run_cell import run_cell
 from dolb.execution.datasets import data_cache, open_datasets
+from dolb.execution.reproduce import reproduce
 from dolb.execution.sweep import run_sweep
 from dolb.experiment.pipeline import load_pipeline
 from dolb.experiment.search import Dimension, Tuning, best, brackets, halving_budgets, promote, rung_sizes
@@ -134,13 +135,14 @@ def test_halving_finds_the_best_and_its_promotions_replay_exactly(problem):
                 ["metrics"]["average"]["test_error"][0] for trial in bracket.trials}
         chosen = stored[(stored.split == split) & stored.chosen].trial.unique().tolist()
         assert chosen == [best(full)], (split, full)  # the full grid's best on the validation
-    tuned = pd.read_parquet(out / "results", filters=[("params", "==", "tuned")])
-    assert set(tuned.param_alpha) <= set(ALPHAS) and set(tuned.param_eta0) == {0.0003}
+    tuned = pd.read_parquet(out / "results", filters=[("params", "==", "tuned, eta0=0.0003, loss=hinge, schedule=sqrt")])
+    assert set(tuned.param_alpha) <= set(ALPHAS) and set(tuned.param_eta0) == {0.0003} and len(tuned)
     # the report's tuning table: what each split chose, and the examples its tuning spent
     store = ResultStore(out)
     table = tuning_table("e", "test_error", query.summary(store), store)
     chosen = stored[stored.chosen & (stored.rung == 0)].sort_values("split").param_alpha
-    assert table["alpha per split"].tolist() == [", ".join(f"{v:.4g}" for v in chosen)]
+    assert table["parameter"].tolist() == ["alpha"]
+    assert table["chosen per split"].tolist() == [", ".join(f"{v:.4g}" for v in chosen)]
     assert table["examples per split"].tolist() == [6 * 1200 + 3 * 2400]
 
 
@@ -154,8 +156,9 @@ def test_the_test_part_never_enters_tuning(problem):
     run_sweep(write_pipeline(problem), out_b, RunOptions(workers=1, progress=False))
     a, b = decisions(out_a), decisions(out_b)
     pd.testing.assert_frame_equal(a, b, check_exact=True)
-    test_a = pd.read_parquet(out_a / "results", filters=[("params", "==", "tuned")])
-    test_b = pd.read_parquet(out_b / "results", filters=[("params", "==", "tuned")])
+    tuned = ("params", "==", "tuned, eta0=0.0003, loss=hinge, schedule=sqrt")
+    test_a = pd.read_parquet(out_a / "results", filters=[tuned])
+    test_b = pd.read_parquet(out_b / "results", filters=[tuned])
     assert (test_a.value.sort_values().to_numpy() != test_b.value.sort_values().to_numpy()).any()
 
 
@@ -182,6 +185,39 @@ def test_one_or_two_workers_and_a_kill_during_tuning_give_the_same_bits(problem,
     assert_same(problem / "two", problem / "one")
     pd.testing.assert_frame_equal(decisions(problem / "two"), decisions(problem / "one"), check_exact=True)
     assert decisions(problem / "one").bracket.nunique() == 5  # log2(1600/100) = 4: brackets s = 4..0
+    again = reproduce(problem / "two", problem / "again", workers=1)  # trials, promotions and choices again
+    assert again.identical, again.describe()
+
+
+def test_a_learner_may_have_its_own_tuning(problem):
+    """A learner entry's ``tuning`` replaces the experiment's for it (here: grid search on
+    progressive validation instead of halving on the holdout)."""
+    own = ', tuning = { method = "grid", validation = "progressive" }'
+    text = pipeline_text(problem).replace("search = {", own.removeprefix(", ") + ", search = {", 1)
+    text = text.replace('learners = [\n', 'learners = [\n  { learner = "sgd", params = { loss = "logistic", '
+                        'schedule = "sqrt", eta0 = 0.0003 }, search = { alpha = [1e-05, 10.0] } },\n', 1)
+    path = problem / "own.toml"
+    path.write_text(text)
+    pipeline = load_pipeline(path)
+    plans = tuning_plans(pipeline, open_datasets(pipeline, data_cache(None)))
+    assert [(p.tuning.method, p.tuning.validation, p.brackets[0].budgets) for p in plans] == [
+        ("halving", "holdout", (2400,)), ("grid", "progressive", (3000,))]  # two trials: one rung
+
+
+def test_a_split_whose_every_trial_failed_chooses_nothing(problem):
+    """Failed trials rank last; where every trial failed (a radius smaller than the rows'
+    norms) no configuration is chosen, no cell of it runs and the run is not ok."""
+    text = pipeline_text(problem).replace(
+        '{ learner = "sgd", params = { loss = "hinge", schedule = "sqrt", eta0 = 0.0003 }, '
+        f'search = {{ alpha = {ALPHAS} }} }}', '{ learner = "margin_perceptron", search = { radius = [0.01, 0.02] } }')
+    path = problem / "failing.toml"
+    path.write_text(text)
+    summary = run_sweep(path, problem / "out", workers=1, progress=False)
+    assert not summary.ok and summary.tuning["untuned"] == 3 and summary.tuning["failed"] == 6
+    assert "3 splits without a choice (every trial failed)" in summary.counts_line()
+    assert not decisions(problem / "out").chosen.any()
+    stored = pd.read_parquet(problem / "out" / "results")
+    assert not stored.params.str.startswith("tuned").any()  # the listed radius (1.0) ran, and failed too
 
 
 # -- bad input -------------------------------------------------------------------------
@@ -197,15 +233,20 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("search, message", BAD)
-def test_a_bad_search_is_refused_with_one_line(problem, capsys, search, message):
-    text = pipeline_text(problem).replace(f"search = {{ alpha = {ALPHAS} }}", search)
-    path = problem / "bad.toml"
+def assert_refused(folder, capsys, text: str, message: str) -> None:
+    """``dolb run`` of the pipeline ``text`` says ``message`` on one line, exits 2 and
+    writes nothing."""
+    path = folder / "bad.toml"
     path.write_text(text)
-    assert main(["run", str(path), "--out", str(problem / "out")]) == 2
+    assert main(["run", str(path), "--out", str(folder / "out")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err, err
-    assert not (problem / "out").exists()
+    assert not (folder / "out").exists()
+
+
+@pytest.mark.parametrize("search, message", BAD)
+def test_a_bad_search_is_refused_with_one_line(problem, capsys, search, message):
+    assert_refused(problem, capsys, pipeline_text(problem).replace(f"search = {{ alpha = {ALPHAS} }}", search), message)
 
 
 @pytest.mark.parametrize("tuning, message", [
@@ -215,14 +256,57 @@ def test_a_bad_search_is_refused_with_one_line(problem, capsys, search, message)
     ('method = "halving", min_budget = 100, eta = 1', "tuning.eta: must be at least 2"),
     ('method = "halving"', "tuning.min_budget: halving needs the budget of its first rung"),
     ('method = "halving", min_budget = 100, metric = "online_loss"', "tuning.metric: holdout validation scores"),
+    ('method = "halving", min_budget = 0.0', "tuning.min_budget: a fraction of the tuning stream lies in (0, 1]"),
 ])
 def test_bad_tuning_is_refused_with_one_line(problem, capsys, tuning, message):
     text = pipeline_text(problem).replace(
         'tuning = { method = "halving", min_budget = 100, eta = 2, conversion = "average"  }', f"tuning = {{ {tuning} }}")
     assert tuning in text
-    path = problem / "bad.toml"
-    path.write_text(text)
-    assert main(["run", str(path), "--out", str(problem / "out")]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and message in err, err
-    assert not (problem / "out").exists()
+    assert_refused(problem, capsys, text, message)
+
+
+class MemoryStates(dict):
+    """States kept in memory (the keeper a result folder's ``state/`` is, without the files)."""
+
+    def load(self, key):
+        return self.get(key)
+
+    def save(self, key, data):
+        self[key] = data
+
+    def drop(self, key):
+        self.pop(key, None)
+
+
+def test_a_rung_from_scratch_equals_the_rung_continued_from_its_state(tmp_path):
+    """Progressive validation sums real-valued losses block by block: a rung started anew
+    (its state lost) learns the stream in the rungs' pieces, so its online loss is the
+    continued rung's to the bit (learned in one piece, the last bits differ)."""
+    path = tmp_path / "regression.toml"
+    path.write_text(textwrap.dedent("""
+        [pipeline]
+        name = "regression"
+        seed = 11
+        [datasets.irma]
+        generator = "irma"
+        params = { n_sequences = 2, length = 20000, n_test = 200 }
+        [experiments.e]
+        dataset = "irma"
+        task = "regression"
+        split = { scheme = "sequences", count = 2 }
+        checkpoints = [9000]
+        metrics = ["online_loss"]
+        learners = [{ learner = "ngd", complexity = 5, params = { domain_high = 3.0 }, search = { eta = [0.1, 0.3, 0.6, 0.9] } }]
+        tuning = { method = "halving", min_budget = 1000, eta = 2, validation = "progressive", max_budget = 9000 }
+    """))
+    pipeline = load_pipeline(path)
+    plan = tuning_plans(pipeline, open_datasets(pipeline, data_cache(None)))[0]
+    bracket = plan.brackets[0]
+    assert bracket.budgets == (4500, 9000) and bracket.keep == (4, 2)
+    for split in range(2):
+        states = MemoryStates()
+        continued = [run_cell(trial_group(plan, bracket, 0, rung).cell(split), states) for rung in range(2)]
+        assert continued[1]["timing"]["resumed_from"] == 4500  # it did continue
+        anew = run_cell(trial_group(plan, bracket, 0, 1).cell(split))
+        assert anew["timing"]["resumed_from"] == 0
+        assert anew["metrics"]["online"]["online_loss"] == continued[1]["metrics"]["online"]["online_loss"]

@@ -2,7 +2,7 @@
 
 A batch costs the client (and the scheduler it runs) one task, whatever its number of
 cells: on the 2-core machine 3–6 ms of CPU for the task's submission, its messages and
-its result, as much for a task that only sleeps (README, Sweeps at scale).
+its result, as much for a task that only sleeps (the performance pages of docs/).
 Batches are cut by *guided self-scheduling*: the first ones are large, the last ones
 small, so no worker idles long at the end while another finishes a large batch. With
 many workers and short cells, the guided sizes alone would send a task per cell or two;

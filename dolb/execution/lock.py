@@ -52,7 +52,7 @@ class FolderLock:
             self.lock.acquire()
         except Timeout:
             raise _in_use(folder) from None
-        (folder / ".lock.json").write_text(json.dumps({
+        self.store.write_text(".lock.json", json.dumps({  # whole or not at all: read by the run refused
             "run_id": self.run_id, "host": socket.gethostname(), "pid": os.getpid(),
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }))

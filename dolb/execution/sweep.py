@@ -66,21 +66,30 @@ class SweepSummary:
     n_failed_before: int = 0
     """Cells of the pipeline whose stored attempt failed in an earlier run and that were
     not run again (``retry_failed`` off): they count among ``n_cached``."""
+    tuning: dict[str, int] = field(default_factory=dict)
+    """What the tuning stage did (:meth:`dolb.execution.tuning.Tuned.counts`); empty without one."""
 
     @property
     def ok(self) -> bool:
         """Whether every cell of the pipeline is stored with a result (none failed, now
-        or before)."""
-        return self.n_failed == 0 and self.n_failed_before == 0
+        or before, tuning trials included)."""
+        return (self.n_failed == 0 and self.n_failed_before == 0 and not self.tuning.get("failed")
+                and not self.tuning.get("untuned"))
 
     def counts_line(self) -> str:
         """What the run did, on one line."""
         before = ""
         if self.n_failed_before:
             before = f" ({self.n_failed_before} failed in an earlier run: --retry-failed runs them again)"
+        tuning = ""
+        if self.tuning:
+            tuning = (f"; tuning: {self.tuning['cells']} trial cells, {self.tuning['computed']} computed, "
+                      f"{self.tuning['failed']} failed")
+            if self.tuning.get("untuned"):
+                tuning += f", {self.tuning['untuned']} splits without a choice (every trial failed)"
         return (
             f"{self.n_cells} cells: {self.n_cached} already stored, {self.n_computed} computed, "
-            f"{self.n_failed + self.n_failed_before} failed{before}"
+            f"{self.n_failed + self.n_failed_before} failed{before}{tuning}"
         )
 
     def time_line(self) -> str:
@@ -239,8 +248,10 @@ def _plan(pipeline_path: Path, out_dir, options: RunOptions, pipeline_text: str 
         stored, failed = stored_cells(store)
         todo = cells_to_run(groups, stored, failed, options.retry_failed)
     plan = _Plan(pipeline, store, cache, groups, plans, stored, failed, todo)
-    logger.info("%s: %d cells, %d to compute; results in %s", pipeline.name, plan.n_cells,
-                sum(len(indices) for _, indices in todo), store.root)
+    n_todo = sum(len(indices) for _, indices in todo)
+    logger.info("%s: %d cells, %d stored, %d to compute%s; results in %s", pipeline.name, plan.n_cells,
+                plan.n_cells - n_todo - sum(p.n_splits for p in plans), n_todo, " and a tuning" if plans else "",
+                store.root)
     return plan
 
 
@@ -334,7 +345,8 @@ def _finish(plan: _Plan, record: dict, computed: _Computed, options: RunOptions,
                        failures=bool(plan.failed) or n_failed > 0)
     report = "No results stored." if report is None else report
     return SweepSummary(n_cells, n_cells - n_todo, n_todo - n_failed, n_failed, seconds, report,
-                        record["run_id"], phases.rounded(), computed.mode, plan.n_failed_before(options.retry_failed))
+                        record["run_id"], phases.rounded(), computed.mode, plan.n_failed_before(options.retry_failed),
+                        {} if computed.tuned is None else computed.tuned.counts())
 
 
 def _tidy_states(store: ResultStore) -> None:

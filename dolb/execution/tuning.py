@@ -15,6 +15,7 @@ per trial and rung (see :func:`decisions_schema`).
 from __future__ import annotations
 
 import logging
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,13 +28,12 @@ from dolb.experiment.cells import CellGroup, format_params
 from dolb.experiment.search import best, promote
 from dolb.experiment.tuned_cells import TUNING_SUFFIX, TuningPlan, trial_group, tuned_group
 from dolb.results import query
-from dolb.results.store import ARROW_TYPES, ResultStore
+from dolb.results.store import ResultStore
+from dolb.results.tuning_report import TUNING_FOLDER
 
 logger = logging.getLogger(__name__)
 
 Todo = list[tuple[CellGroup, np.ndarray]]
-TUNING_FOLDER = "tuning"
-"""Where a result folder keeps its tunings' decisions, one Parquet file per pipeline."""
 
 
 @dataclass
@@ -48,12 +48,16 @@ class Tuned:
     n_computed: int = 0
     n_failed: int = 0
     examples: int = 0
+    n_untuned: int = 0
+    """Splits of a tuned configuration where every trial of every bracket failed: no cell
+    of theirs runs (a choice among failures would be a wrong result in silence)."""
 
     def counts(self) -> dict[str, int]:
-        """What the run record keeps of the tuning: trial cells, computed, failed, and the
-        training examples the computed ones learned (at most)."""
+        """What the run record keeps of the tuning: trial cells, computed, failed, the
+        training examples the computed ones learned (continuing from their previous rung),
+        and the splits left without a choice (:attr:`n_untuned`)."""
         return {"cells": self.n_cells, "computed": self.n_computed - self.n_failed, "failed": self.n_failed,
-                "examples": self.examples}
+                "examples": self.examples, "untuned": self.n_untuned}
 
     def cells_to_run(self, stored: set[str], failed: set[str], retry_failed: bool) -> Todo:
         """The chosen configurations' cells not stored yet (nor failed, unless
@@ -86,14 +90,21 @@ def run_tuning(plans: list[TuningPlan], store: ResultStore, compute: Callable[[T
         if todo:
             tuned.n_failed += compute(todo)
             tuned.n_computed += sum(len(indices) for _, indices in todo)
-            tuned.examples += sum(int(group.n_train) * len(indices) for group, indices in todo)
+            tuned.examples += sum(_learned(group) * len(indices) for group, indices in todo)
             stored |= {group.cell_id(int(i)) for group, indices in todo for i in indices}
         losses = trial_losses(store)
         alive = _promote(plans, alive, wave, losses, rung, tuned, finals)
         rung += 1
     for (p, i), found in sorted(finals.items()):
         _choose(plans[p], i, found, tuned)
+    tuned.n_untuned = sum(plan.n_splits for plan in plans) - len(finals)
     return tuned
+
+
+def _learned(group: CellGroup) -> int:
+    """Training examples a trial's rung learns: from the previous rung's budget on."""
+    budgets = group.template.tuning.budgets
+    return budgets[-1] - (budgets[-2] if len(budgets) > 1 else 0)
 
 
 def _wave(plans: list[TuningPlan], alive: dict, rung: int) -> dict[tuple[int, int, int], tuple[CellGroup, list[int]]]:
@@ -118,8 +129,11 @@ def _promote(plans, alive: dict, wave: dict, losses: dict[tuple[str, str], float
         metric = plan.tuning.metric
         found = {t: losses.get((wave[(p, b, t)][0].cell_id(i), metric), float("nan")) for t in trials}
         more = rung + 1 < len(bracket.keep)
-        kept = promote(found, bracket.keep[rung + 1]) if more else []
-        if more:
+        every_trial_failed = all(loss != loss for loss in found.values())
+        kept = promote(found, bracket.keep[rung + 1]) if more and not every_trial_failed else []
+        if every_trial_failed:  # nothing to choose from: the bracket ends here, its split may fail
+            logger.warning("%s: split %d: every trial of bracket %d failed at rung %d", plan.label, i, b, rung)
+        elif more:
             promoted[(p, b, i)] = kept
         else:
             finals.setdefault((p, i), {}).update(found)
@@ -132,8 +146,6 @@ def _promote(plans, alive: dict, wave: dict, losses: dict[tuple[str, str], float
 def _choose(plan: TuningPlan, split: int, finals: dict[int, float], tuned: Tuned) -> None:
     """The trial ``split`` chose, marked in the decisions; its cell added to the todo."""
     chosen = best(finals)
-    if finals[chosen] != finals[chosen]:
-        logger.warning("%s: split %d: every trial failed; its cell runs the first trial's values", plan.label, split)
     bracket = next(b for b in plan.brackets if chosen in b.trials)
     config = bracket.config(chosen)
     for row in tuned.decisions:
@@ -151,7 +163,8 @@ def _decision(plan: TuningPlan, group: CellGroup, split: int, loss: float, promo
     t = group.template
     return {
         "plan": plan, "experiment": plan.experiment.name, "dataset": plan.dataset, "learner": t.learner,
-        "configuration": format_params(plan.template.params, t.complexity_param), "split": split,
+        "configuration": format_params(plan.template.params, t.complexity_param), "tuned": plan.tuned_label,
+        "conversion": plan.tuning.conversion if plan.tuning.validation == "holdout" else "online", "split": split,
         **{key: getattr(t.tuning, key) for key in ("bracket", "trial", "rung", "budget")},
         "params": format_params(t.params, t.complexity_param), "validation_loss": loss,
         "promoted": promoted, "chosen": False, "cell_id": group.cell_id(split),
@@ -194,16 +207,20 @@ def write_decisions(store: ResultStore, pipeline: str, tuned: Tuned) -> None:
 
 
 def decisions_table(tuned: Tuned) -> pa.Table:
-    """The decisions as a typed table (``param_`` columns typed as the learners declare)."""
-    rows = [{k: v for k, v in row.items() if k != "plan"} for row in tuned.decisions]
-    frame = pd.DataFrame(rows)
-    fields = []
-    for name in frame.columns:
-        values = [v for v in frame[name] if v is not None]
-        kind = type(values[0]) if values else str
-        fields.append(pa.field(name, ARROW_TYPES.get(kind, pa.string())))
+    """The decisions as a typed table (``param_`` columns typed as the learners declare:
+    a column is empty where its learner has no such parameter)."""
+    frame = pd.DataFrame([{k: v for k, v in row.items() if k != "plan"} for row in tuned.decisions])
+    fields = [pa.field(name, _arrow_type([v for v in frame[name] if v is not None])) for name in frame.columns]
     return pa.Table.from_pandas(frame, schema=pa.schema(fields), preserve_index=False)
 
 
-__all__ = ["TUNING_FOLDER", "Tuned", "decisions_table", "first_wave", "planned", "run_tuning", "trial_losses",
+def _arrow_type(values: list) -> pa.DataType:
+    """The type of a column of Python (or NumPy) scalars: bool, whole number, number or text."""
+    for kind, arrow in ((bool, pa.bool_()), (numbers.Integral, pa.int64()), (numbers.Real, pa.float64())):
+        if values and all(isinstance(v, (kind, np.bool_) if kind is bool else kind) for v in values):
+            return arrow
+    return pa.string()
+
+
+__all__ = ["Tuned", "decisions_table", "first_wave", "planned", "run_tuning", "trial_losses",
            "write_decisions"]

@@ -76,7 +76,7 @@ class CellGroup:
             "dataset": s.dataset,
             "task": s.task,
             "learner": s.learner,
-            "params": store.TUNED if s.tuned is not None else format_params(s.params, s.complexity_param),
+            "params": params_label(s),
             "complexity": complexity_label(s.complexity),
             "seed": s.seed,
         } | {f"param_{k}": v for k, v in s.params.items()} | {
@@ -86,6 +86,23 @@ class CellGroup:
 
 TRIAL_COLUMNS = tuple(name for name, _ in store.TRIAL_COLUMNS)
 """The columns that place a tuning trial's rows (see :mod:`dolb.experiment.tuned_cells`)."""
+
+
+def params_label(template: CellSpec) -> str:
+    """The ``params`` column of a template's cells: its parameters, or for a tuned
+    configuration ``"tuned"`` and the parameters it was not tuned over (its values,
+    chosen per split, are in the ``param_`` columns).
+
+    >>> from types import SimpleNamespace as Spec
+    >>> params_label(Spec(params={"C": 0.3, "variant": "pa1"}, complexity_param=None,
+    ...                   tuned={"space": [{"name": "C"}]}))
+    'tuned, variant=pa1'
+    """
+    if template.tuned is None:
+        return format_params(template.params, template.complexity_param)
+    searched = {dimension["name"] for dimension in template.tuned["space"]}
+    fixed = {k: v for k, v in template.params.items() if k not in searched}
+    return ", ".join([store.TUNED, format_params(fixed, template.complexity_param)]).rstrip(", ")
 
 
 def format_params(params: dict[str, Any], skip: str | None = None) -> str:
@@ -227,7 +244,7 @@ def _experiment_groups(
     _check_report_sizes(pipeline, experiment, dataset, n_train)
     _check_labels(pipeline, experiment, dataset, n_train)
     for learner in experiment.learners:
-        if learner.search and not experiment.tuning.defaults:
+        if learner.search and not learner.tuning.defaults:
             continue  # tuned only: its cells come from the tuning (dolb.experiment.tuned_cells)
         for params, level in learner.configurations:
             template = cell_template(pipeline, experiment, dataset, parts, n_train, learner.learner, params, level)

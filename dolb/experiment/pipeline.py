@@ -107,6 +107,8 @@ class LearnerSpec:
     grid: tuple[tuple[tuple[str, Any], ...], ...]
     search: tuple[Dimension, ...] = ()
     """The parameters tuned in each split (:mod:`dolb.experiment.search`); none: not tuned."""
+    tuning: Tuning | None = None
+    """How they are tuned: the learner's own ``tuning``, else its experiment's."""
     configurations: tuple[tuple[dict[str, Any], Any], ...] = field(default=(), repr=False, compare=False)
     """Each configuration's checked parameters (defaults filled in, the stream's
     ``label_rate`` where the learner takes one) and complexity level: the pipeline's
@@ -207,12 +209,14 @@ def _experiment(name: str, spec: schema.Experiment) -> ExperimentSpec:
         SplitSpec(split.scheme, split.count, split.length, split.test_fraction, split.order, split.window),
         spec.checkpoints,
         spec.metrics,
-        tuple(LearnerSpec(learner.learner, learner.levels(), learner.grid(), _search(learner), learner.configurations())
+        tuple(LearnerSpec(learner.learner, learner.levels(), learner.grid(), _search(learner),
+                          _tuning(learner.tuning or spec.tuning, spec) if learner.search else None,
+                          configurations=learner.configurations())
               for learner in spec.learners),
         spec.conversions,
         spec.label_rate,
         spec.labelled_first,
-        _tuning(spec),
+        _tuning(spec.tuning, spec),
     )
 
 
@@ -221,9 +225,8 @@ def _search(learner: schema.Learner) -> tuple[Dimension, ...]:
                  for name, d in sorted(learner.search.items()))
 
 
-def _tuning(spec: schema.Experiment) -> Tuning | None:
-    """The experiment's tuning, its metric and conversion filled in."""
-    tuning = spec.tuning
+def _tuning(tuning: schema.Tuning | None, spec: schema.Experiment) -> Tuning | None:
+    """A tuning of the experiment ``spec``, its metric and conversion filled in."""
     if tuning is None:
         return None
     return Tuning(

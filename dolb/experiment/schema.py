@@ -19,18 +19,15 @@ Traceback (most recent call last):
 dolb.errors.ConfigError: p.toml: cuont: unknown key (did you mean 'count'?)
 """
 
-import itertools
 import math
-import re
-from collections.abc import Iterable
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Field, PrivateAttr, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from dolb.errors import ConfigError
 from dolb.evaluation.metrics import INFO_METRICS, METRICS
-from dolb.experiment.schema_tuning import Dimension, Tuning, check_search, check_tuning
-from dolb.learners import learner_class
+from dolb.experiment.schema_learner import Learner
+from dolb.experiment.schema_tuning import Tuning, check_tuning
+from dolb.extras import POSTHOCS, missing
 from dolb.registry import did_you_mean
 from dolb.results.kinds import REPORTS
 from dolb.results.ranking import POSTHOC
@@ -48,9 +45,6 @@ each worker its own CPU's."""
 PATH_PARAMS = ("path", "test_path", "data_home")
 """Generator and importer parameters that name files: relative to the pipeline file."""
 
-_PARAMETER_ERROR = re.compile(r"learner '[^']*', parameter '(?P<name>[^']*)': (?P<problem>.*)", re.S)
-"""A learner's message about one of its parameters (``Param.check``)."""
-
 
 def _whole(value: Any, *at: str | int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -59,7 +53,8 @@ def _whole(value: Any, *at: str | int) -> int:
 
 
 def _checkpoints(raw: Any) -> Any:
-    """``"all"``, ``("log", n)`` or a tuple of strictly increasing training sizes."""
+    """A list of strictly increasing training sizes, ``{ log = N }`` (about N sizes
+    spaced evenly on a log scale up to the training size) or ``"all"`` (every size)."""
     if raw == "all":
         return "all"
     if isinstance(raw, dict):
@@ -78,6 +73,7 @@ def _checkpoints(raw: Any) -> Any:
 
 
 def _seconds(value: float) -> float:
+    """Seconds: above 0 and finite."""
     if not 0 < value < math.inf:
         raise problem(f"must be a positive, finite number of seconds, got {value}")
     return float(value)
@@ -101,18 +97,10 @@ Checkpoints = Annotated[Any, AfterValidator(_checkpoints)]
 
 
 def _named(name: str) -> str:
+    """Not empty."""
     if not name.strip():
         raise problem("must not be empty: results, reports and the folder check carry it")
     return name
-
-
-def _no_repeats(values: Iterable[Any], *at: str | int) -> None:
-    """A problem at ``at`` if a value is listed twice (the same cells twice over)."""
-    seen = []
-    for value in values:
-        if value in seen:
-            raise problem(f"{shown(value)} is listed twice", *at)
-        seen.append(value)
 
 
 class Head(Table):
@@ -134,6 +122,9 @@ class Dataset(Table):
 
     @model_validator(mode="after")
     def _one_source(self) -> "Dataset":
+        """Exactly one of ``generator``, ``importer`` or ``train``; ``params`` only with a
+        generator or an importer, ``test`` only with ``train``; file parameters are paths
+        relative to the pipeline file."""
         sources = [k for k in ("generator", "importer", "train") if getattr(self, k) is not None]
         if len(sources) != 1:
             raise problem("give exactly one of 'generator', 'importer' or 'train'")
@@ -159,6 +150,9 @@ class Split(Table):
 
     @model_validator(mode="after")
     def _scheme_keys(self) -> "Split":
+        """``window`` only with the ``windowed`` order, ``length`` only with the
+        ``sequences`` scheme, ``test_fraction`` only with ``holdout`` and strictly between
+        0 and 1."""
         if self.window is not None and self.order != "windowed":
             raise problem("only the 'windowed' order takes a window", "window")
         if self.length is not None and self.scheme != "sequences":
@@ -170,112 +164,15 @@ class Split(Table):
         return self
 
 
-class Learner(Table):
-    """One entry of an experiment's ``learners``: a learner, its parameter grid (a
-    list value is one configuration per item) and its complexity levels."""
-
-    learner: str
-    params: dict[str, Any] = {}
-    complexity: Any = None
-    search: dict[str, Dimension] = {}
-    _configurations: tuple = PrivateAttr(default=())
-
-    def levels(self) -> tuple[Any, ...]:
-        """The complexity levels; ``(None,)`` when none is given."""
-        if self.complexity is None:
-            return (None,)
-        return tuple(self.complexity) if isinstance(self.complexity, list) else (self.complexity,)
-
-    def value_lists(self) -> tuple[list[str], list[list[Any]]]:
-        """The parameter names, sorted, and the list of values of each."""
-        names_ = sorted(self.params)
-        return names_, [v if isinstance(v, list) else [v] for v in (self.params[n] for n in names_)]
-
-    def grid(self) -> tuple[tuple[tuple[str, Any], ...], ...]:
-        """Every configuration: one ``((name, value), ...)`` per combination of values."""
-        names_, value_lists = self.value_lists()
-        return tuple(tuple(zip(names_, combo)) for combo in itertools.product(*value_lists))
-
-    def check(self, task: str, conversions: tuple[str, ...], label_rate: float, *at: str | int) -> None:
-        """Raise a :func:`~dolb.validation.problem` (below the key path ``at`` of this
-        entry) if the learner is unknown, does not fit the task or the conversions, or
-        its parameter declarations refuse any configuration; keep every configuration's
-        checked parameters (:meth:`configurations`): the only check they get. A learner
-        taking a ``label_rate`` has the stream's (``label_rate`` < 1) unless it sets one."""
-        try:
-            cls = learner_class(self.learner)
-        except ConfigError as exc:
-            raise problem(str(exc), *at, "learner") from None
-        if cls.task != task:
-            raise problem(f"{self.learner!r} is a {cls.task} learner, the experiment is {task}", *at, "learner")
-        for conversion in conversions:
-            if conversion not in cls.conversions_supported:
-                raise problem(
-                    f"{self.learner!r} does not support conversion {conversion!r} "
-                    f"(supported: {', '.join(cls.conversions_supported)})",
-                    *at, "learner",
-                )
-        if self.complexity is not None:
-            if cls.complexity_param is None:
-                raise problem(f"learner {self.learner!r} has no complexity level", *at, "complexity")
-            if cls.complexity_param in self.params:
-                raise problem("set by 'complexity'; give it there only", *at, "params", cls.complexity_param)
-            if not self.levels():
-                raise problem("must not be empty", *at, "complexity")
-            _no_repeats(self.levels(), *at, "complexity")
-        for name in self.params:
-            if name not in cls.params:
-                what = f"unknown parameter of learner {self.learner!r}"
-                raise unknown_key(name, sorted(cls.params), what, (*at, "params"))
-        check_search(self.search, self.params, cls, *at)
-        names_, value_lists = self.value_lists()
-        for name, values in zip(names_, value_lists):
-            if not values:
-                raise problem("an empty list gives no configuration", *at, "params", name)
-            _no_repeats(values, *at, "params", name)
-        checked = []
-        for combo in itertools.product(*(range(len(v)) for v in value_lists)):
-            values = {n: value_lists[j][i] for j, (n, i) in enumerate(zip(names_, combo))}
-            for k, level in enumerate(self.levels()):  # every configuration now, not on a worker later
-                if level is not None:
-                    values[cls.complexity_param] = level
-                if "label_rate" in cls.params and label_rate < 1.0:
-                    values.setdefault("label_rate", label_rate)  # T/l: the stream's, unless set
-                try:
-                    checked.append((cls.check_params(values), level))
-                except ConfigError as exc:
-                    where = self._where(str(exc), cls.complexity_param, dict(zip(names_, combo)), k)
-                    raise problem(where[0], *at, *where[1:]) from None
-        self._configurations = tuple(checked)
-
-    def configurations(self) -> tuple[tuple[dict[str, Any], Any], ...]:
-        """Each configuration's checked parameters (defaults filled in) and complexity
-        level, grid by level, as :meth:`check` found them."""
-        return self._configurations
-
-    def _where(
-        self, message: str, complexity_param: str | None, indices: dict[str, int], level: int
-    ) -> tuple[str, ...]:
-        """``(problem, *keys)``: a learner's message put at the parameter, and the item
-        of its list of values, that it names; the whole message if it names none."""
-        match = _PARAMETER_ERROR.fullmatch(message)
-        name = match["name"] if match else None
-        if name is not None and name == complexity_param and self.complexity is not None:
-            keys = ("complexity", level) if isinstance(self.complexity, list) else ("complexity",)
-        elif name in self.params:
-            keys = ("params", name, indices[name]) if isinstance(self.params[name], list) else ("params", name)
-        else:
-            return (message,)
-        return (match["problem"], *keys)
-
-
 def _unique(values: tuple[str, ...]) -> tuple[str, ...]:
+    """No conversion listed twice."""
     if len(set(values)) != len(values):
         raise problem("lists a conversion twice")
     return values
 
 
 def _label_rate(rate: float) -> float:
+    """In (0, 1]: the probability that a training example reveals its label."""
     if not (math.isfinite(rate) and 0.0 < rate <= 1.0):
         raise problem(f"the fraction of labelled examples must lie in (0, 1], got {rate}")
     return rate
@@ -297,6 +194,9 @@ class Experiment(Table):
 
     @model_validator(mode="after")
     def _metrics_and_learners(self) -> "Experiment":
+        """Every metric is one of the task's; every learner exists, fits the task and the
+        conversions, and its parameter declarations accept every configuration of the
+        grid and every complexity level."""
         known = tuple(m for m, metric in METRICS.items() if self.task in metric.tasks)
         for i, metric in enumerate(self.metrics):
             if metric not in known:
@@ -322,6 +222,8 @@ class Report(Table):
 
     @model_validator(mode="after")
     def _paired_keys(self) -> "Report":
+        """A paired report needs ``baseline`` (and may set ``compare``); no other report
+        takes them; only a ranking report takes ``posthoc``."""
         if REPORTS[self.kind].paired:
             if self.baseline is None:
                 raise problem("a paired report needs the baseline it compares with", "baseline")
@@ -329,6 +231,8 @@ class Report(Table):
             raise problem("only a paired report takes 'compare' and 'baseline'")
         if self.kind != "ranking" and "posthoc" in self.model_fields_set:
             raise problem("only a ranking report takes 'posthoc'")
+        if self.kind == "ranking" and (message := missing(POSTHOCS, f"the ranking report's {self.posthoc} test")):
+            raise problem(message, "kind")
         return self
 
 
@@ -353,6 +257,9 @@ class PipelineFile(Table):
 
     @model_validator(mode="after")
     def _references(self) -> "PipelineFile":
+        """An experiment's datasets exist (with a test part for the ``sequences`` and
+        ``given`` schemes); a report's experiment exists, its metric is one the experiment
+        records, its baseline one of the experiment's conversions or learners."""
         for name, experiment in self.experiments.items():
             for dataset in experiment.dataset:
                 if dataset not in self.datasets:

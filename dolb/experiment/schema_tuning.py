@@ -5,8 +5,8 @@
     [experiments.zoo.tuning]
     method = "halving"          # grid, random, halving or hyperband
     eta = 3                     # each rung keeps 1/eta of its trials, budget times eta
-    min_budget = 500            # training examples of the first rung
-    # max_budget = 20000        # of the last (default: the whole tuning stream)
+    min_budget = 500            # training examples of the first rung (or a fraction
+    # max_budget = 0.5          #   of the tuning stream); of the last (default: all of it)
     # trials = 27               # configurations drawn (halving over choices: the grid)
     validation = "holdout"      # or "progressive" (the online loss of the stream)
     holdout = 0.2               # of each split's training stream, kept for validation
@@ -30,9 +30,9 @@ dolb.errors.ConfigError: p.toml: low: must not exceed high (got low 2, high 1)
 """
 
 import math
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import model_validator
+from pydantic import AfterValidator, model_validator
 
 from dolb.experiment.search import METHODS, VALIDATIONS
 from dolb.validation import PositiveInt, Table, one_of, problem, shown
@@ -73,14 +73,29 @@ class Dimension(Table):
         return self
 
 
+def _budget(value: Any) -> Any:
+    """A budget: a whole number of training examples, or a fraction in (0, 1] of the
+    tuning stream (a float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise problem(f"expected a number of training examples or a fraction of the stream, got {shown(value)}")
+    if isinstance(value, int) and value < 1:
+        raise problem(f"expected a positive number of training examples, got {value}")
+    if isinstance(value, float) and not 0.0 < value <= 1.0:
+        raise problem(f"a fraction of the tuning stream lies in (0, 1], got {value}")
+    return value
+
+
+Budget = Annotated[Any, AfterValidator(_budget)]
+
+
 class Tuning(Table):
     """``[experiments.<name>.tuning]``: how the experiment's searched learners are tuned."""
 
     method: one_of(METHODS)
     trials: PositiveInt | None = None
     eta: PositiveInt = 3
-    min_budget: PositiveInt | None = None
-    max_budget: PositiveInt | None = None
+    min_budget: Budget = None
+    max_budget: Budget = None
     validation: one_of(VALIDATIONS) = "holdout"
     holdout: float = 0.2
     metric: str | None = None
@@ -96,7 +111,8 @@ class Tuning(Table):
             raise problem(f"must lie strictly between 0 and 1, got {self.holdout}", "holdout")
         if "holdout" in self.model_fields_set and self.validation != "holdout":
             raise problem("only holdout validation takes a holdout fraction", "holdout")
-        if self.min_budget and self.max_budget and self.min_budget > self.max_budget:
+        same_kind = type(self.min_budget) is type(self.max_budget)
+        if self.min_budget is not None and same_kind and self.min_budget > self.max_budget:
             raise problem(f"must not exceed max_budget ({self.max_budget}), got {self.min_budget}", "min_budget")
         if self.method in ("halving", "hyperband") and self.min_budget is None:
             raise problem(f"{self.method} needs the budget of its first rung", "min_budget")
@@ -141,27 +157,37 @@ def _range_ends(dimension: Dimension, kind: type) -> tuple[Any, Any]:
 
 
 def check_tuning(tuning: Tuning | None, learners: list, task: str, conversions: tuple[str, ...]) -> None:
-    """A problem if an experiment tunes nothing, or searches without ``[tuning]``, or its
-    tuning scores a metric or conversion the experiment cannot."""
+    """A problem if an experiment's tuning tunes nothing, a learner searches without a
+    tuning (the experiment's, or its own ``tuning``), or a tuning scores a metric or
+    conversion the experiment cannot."""
+    searched = [i for i, learner in enumerate(learners) if learner.search]
+    for i, learner in enumerate(learners):
+        if learner.tuning is not None and not learner.search:
+            raise problem("nothing to tune: give the learner a 'search'", "learners", i, "tuning")
+        if learner.search and learner.tuning is None and tuning is None:
+            raise problem("a learner with a search needs a tuning: the experiment's [tuning] table or its own "
+                          "'tuning'", "learners", i, "search")
+        if learner.tuning is not None:
+            _check_scores(learner.tuning, task, conversions, "learners", i, "tuning")
+    if tuning is not None:
+        if not any(learners[i].tuning is None for i in searched):
+            raise problem("nothing to tune: give a learner a 'search' (that has no 'tuning' of its own)", "tuning")
+        _check_scores(tuning, task, conversions, "tuning")
+
+
+def _check_scores(tuning: Tuning, task: str, conversions: tuple[str, ...], *at: str | int) -> None:
+    """A problem if ``tuning`` scores a metric or conversion the experiment cannot."""
     from dolb.evaluation.metrics import METRICS
 
-    searched = [i for i, learner in enumerate(learners) if learner.search]
-    if tuning is None:
-        if searched:
-            raise problem("a learner with a search needs the experiment's [tuning] table",
-                          "learners", searched[0], "search")
-        return
-    if not searched:
-        raise problem("nothing to tune: give a learner a 'search'", "tuning")
     metric = tuning.metric or default_metric(tuning.validation, task)
     source = "online" if tuning.validation == "progressive" else "test"
     known = [m for m, found in METRICS.items() if task in found.tasks and found.source == source]
     if metric not in known:
         raise problem(f"{tuning.validation} validation scores one of {', '.join(known)}, got {metric!r}",
-                      "tuning", "metric")
+                      *at, "metric")
     if tuning.conversion is not None and tuning.conversion not in conversions:
         raise problem(f"{tuning.conversion!r} is not one of the experiment's conversions "
-                      f"({', '.join(conversions)})", "tuning", "conversion")
+                      f"({', '.join(conversions)})", *at, "conversion")
 
 
 def default_metric(validation: str, task: str) -> str:

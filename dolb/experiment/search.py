@@ -87,8 +87,8 @@ class Tuning:
     ``trials``: configurations drawn (``random``, ``halving``; for ``halving`` over a
     space of choices only, the whole grid when not given); ``eta``: each rung keeps
     ``1/eta`` of its trials and multiplies the budget by ``eta``; ``min_budget`` and
-    ``max_budget``: training examples of the first and last rungs (``max_budget``
-    defaults to the whole tuning stream); ``validation``: ``holdout`` scores each rung on
+    ``max_budget``: training examples of the first and last rungs, or fractions of the
+    tuning stream (``max_budget`` defaults to the whole of it); ``validation``: ``holdout`` scores each rung on
     a seeded ``holdout`` fraction of the split's training stream kept out of learning,
     ``progressive`` on the online loss of the stream itself; ``metric``: what is
     minimised (a test metric on the holdout, ``online_loss`` for progressive);
@@ -99,14 +99,27 @@ class Tuning:
     method: str
     trials: int | None = None
     eta: int = 3
-    min_budget: int | None = None
-    max_budget: int | None = None
+    min_budget: int | float | None = None
+    max_budget: int | float | None = None
     validation: str = "holdout"
     holdout: float = 0.2
     metric: str = "test_error"
     conversion: str = "last"
     defaults: bool = True
     seed: int = 0
+
+    def budgets(self, n_stream: int) -> tuple[int, int]:
+        """The first and last rungs' budgets on a tuning stream of ``n_stream`` examples
+        (a fraction is of the stream; the last defaults to all of it, the first to the last).
+
+        >>> Tuning("halving", min_budget=0.05, max_budget=0.5).budgets(1000), Tuning("grid").budgets(1000)
+        ((50, 500), (1000, 1000))
+        """
+        def resolved(budget):
+            return max(1, int(round(budget * n_stream))) if isinstance(budget, float) else budget
+
+        high = resolved(self.max_budget) or n_stream
+        return resolved(self.min_budget) or high, high
 
     def summary(self) -> dict[str, Any]:
         """What a tuned cell's identity holds of its tuning (JSON-ready)."""
@@ -177,8 +190,7 @@ def brackets(tuning: Tuning, space: list[Dimension], kinds: dict[str, type], n_s
 
     Halving's last rung is at ``max_budget`` and its first no lower than ``min_budget``,
     with as many rungs as halving its trials takes (scikit-learn's ``"exhaust"``)."""
-    high = tuning.max_budget or n_stream
-    low = tuning.min_budget or high
+    low, high = tuning.budgets(n_stream)
     finite = all(d.choices is not None or d.steps is not None for d in space)
     rng = np.random.default_rng(seed)
     if tuning.method in ("grid", "random"):

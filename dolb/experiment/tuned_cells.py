@@ -23,7 +23,7 @@ from dolb.data.splits import validation_size
 from dolb.data.store import Dataset
 from dolb.errors import ConfigError
 from dolb.evaluation.cell import CellSpec, CellTrial
-from dolb.experiment.cells import CellGroup, cell_template, make_group, n_train_rows, spec_hash
+from dolb.experiment.cells import CellGroup, cell_template, make_group, n_train_rows, params_label, spec_hash
 from dolb.experiment.pipeline import ExperimentSpec, Pipeline
 from dolb.experiment.search import Bracket, Dimension, Tuning, brackets
 from dolb.learners import learner_class
@@ -54,7 +54,8 @@ class TuningPlan:
 
     @property
     def tuning(self) -> Tuning:
-        return self.experiment.tuning
+        """How this configuration is tuned (its learner entry's, or its experiment's)."""
+        return self.experiment.learners[self.learner_index].tuning
 
     @property
     def n_splits(self) -> int:
@@ -64,6 +65,11 @@ class TuningPlan:
     def label(self) -> str:
         """Where the plan is, in a message: experiment, dataset and learner."""
         return f"{self.experiment.name}/{self.dataset}/{self.template.learner}"
+
+    @property
+    def tuned_label(self) -> str:
+        """The ``params`` label of the chosen configurations' cells (:func:`params_label`)."""
+        return params_label(replace(self.template, tuned={"space": [vars(d) for d in self.space]}))
 
     def params_of(self, config: dict[str, Any]) -> dict[str, Any]:
         """The full parameters of a trial's configuration."""
@@ -75,7 +81,7 @@ def tuning_plans(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]]) ->
     learner, configuration); ConfigError for a budget the splits cannot give."""
     plans = []
     for experiment in pipeline.experiments.values():
-        if experiment.tuning is None:
+        if not any(learner.search for learner in experiment.learners):
             continue
         for dataset in experiment.datasets:
             plans.extend(_plans(pipeline, experiment, dataset, datasets[dataset]))
@@ -84,15 +90,17 @@ def tuning_plans(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]]) ->
 
 def _plans(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, parts) -> Iterator[TuningPlan]:
     n_train = n_train_rows(pipeline, experiment, parts["train"])
-    n_stream = _stream_length(pipeline, experiment, n_train)
     for index, learner in enumerate(experiment.learners):
         if not learner.search:
             continue
+        where = f"{pipeline.path}: experiments.{experiment.name}." + (
+            "tuning" if learner.tuning == experiment.tuning else f"learners[{index}].tuning")
+        n_stream = _stream_length(learner.tuning, n_train, where)
         kinds = {d.name: learner_class(learner.learner).params[d.name].kind for d in learner.search}
         for number, (values, level) in enumerate(learner.configurations):
             template = cell_template(pipeline, experiment, dataset, parts, n_train, learner.learner, values, level)
-            seed = seed_for(pipeline.seed, "tuning", experiment.name, index, number, experiment.tuning.seed)
-            found = brackets(experiment.tuning, list(learner.search), kinds, n_stream, seed)
+            seed = seed_for(pipeline.seed, "tuning", experiment.name, index, number, learner.tuning.seed)
+            found = brackets(learner.tuning, list(learner.search), kinds, n_stream, seed)
             plan = TuningPlan(pipeline, experiment, index, dataset, parts, template, values, learner.search,
                               tuple(found), n_train, n_stream)
             for bracket in found:  # every trial's values, now rather than on a worker later
@@ -105,21 +113,23 @@ def _plans(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, parts) 
             yield plan
 
 
-def _stream_length(pipeline: Pipeline, experiment: ExperimentSpec, n_train: int) -> int:
-    """Training examples a split leaves for tuning; ConfigError if a budget exceeds it."""
-    tuning = experiment.tuning
-    at = f"{pipeline.path}: experiments.{experiment.name}.tuning"
+def _stream_length(tuning: Tuning, n_train: int, at: str) -> int:
+    """Training examples a split leaves for tuning; ConfigError (at the key path ``at``)
+    if a budget exceeds it."""
     n_stream = n_train
     if tuning.validation == "holdout":
         try:
             n_stream = n_train - validation_size(n_train, tuning.holdout)
         except ConfigError as exc:
             raise ConfigError(f"{at}.holdout: {exc}") from None
-    for key in ("max_budget", "min_budget"):
-        budget = getattr(tuning, key)
-        if budget is not None and budget > n_stream:
+    for key, budget in zip(("min_budget", "max_budget"), tuning.budgets(n_stream)):
+        if budget > n_stream:
             raise ConfigError(f"{at}.{key}: {budget} exceeds the {n_stream} training examples a split leaves "
                               "for tuning")
+    low, high = tuning.budgets(n_stream)
+    if low > high:
+        raise ConfigError(f"{at}.min_budget: {low} examples exceed the max_budget's {high} on dataset of "
+                          f"{n_stream} tuning examples")
     return n_stream
 
 

@@ -8,7 +8,7 @@ import numba
 import numpy as np
 
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LOSS_PARAM, LinearLearner, dloss, move
+from dolb.learners.linear import LOSS_PARAM, SCALE, LinearLearner, dloss, move
 
 
 @numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
@@ -16,9 +16,9 @@ def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct):
     eta, eps = P.eta, P.eps
     g = dloss(P.loss, y, p)
     if g == 0.0:
-        return False, F[0]
+        return False, F[SCALE]
     G = A[0]
-    s = F[0]
+    s = F[SCALE]
     moved = False
     for j in range(nnz):
         gj = g * val[start + j]

@@ -7,6 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dolb.errors import DataError
+from dolb.extras import OSQP, missing
 from dolb.learners.base import Hypothesis, OnlineLearner, Param, register
 
 
@@ -87,8 +88,9 @@ class BatchManifold(OnlineLearner):
     It keeps every example (memory T·d, a dense T × T graph: for T up to a few thousand)
     and solves LapSVM's dual, a quadratic program in the l labelled points' multipliers
     (:func:`solve_manifold`), with OSQP (a well-kept QP solver, no modelling layer to
-    install) after an O(T³) linear solve, at the end of each block; a block's predictions
-    come from the solution before it. Hidden labels are never read.
+    install; ``pip install 'dolb[batch-mr]'``) after an O(T³) linear solve, at the end
+    of each block; a block's predictions come from the solution before it. Hidden labels
+    are never read.
 
     Examples
     --------
@@ -114,6 +116,11 @@ class BatchManifold(OnlineLearner):
     }
     bench_params = None  # a batch solver: cubic in T
     test_params = {"gamma": 2.0, "sigma": 0.5, "max_examples": 400}
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        """One line naming the extra to install when OSQP, its solver, is missing."""
+        return missing(OSQP, f"learner {cls.name!r}")
 
     def __init__(self, n_features: int, n_train: int | None = None, conversions=("last",), **params) -> None:
         super().__init__(n_features, n_train, conversions, **params)

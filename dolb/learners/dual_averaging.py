@@ -7,19 +7,19 @@ import math
 import numba
 
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LinearLearner, moved_by, norm_after, scaled_row
+from dolb.learners.linear import NORM2, PHI, SCALE, LinearLearner, moved_by, norm_after, scaled_row
 
 
 @numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
 def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct):
     eta = P.eta
     if 1.0 - y * p <= 0.0:
-        return False, F[0]
-    phi = F[2]  # v = Φ·ψ, ψ = Σ y·x over the updates = −Σ z
+        return False, F[SCALE]
+    phi = F[PHI]  # v = Φ·ψ, ψ = Σ y·x over the updates = −Σ z
     # the change into delta first: ‖v + Δ‖² is computed from it, then v moves
     scaled_row(v, delta, idx, val, start, nnz, phi * y, False)
-    F[1] = norm_after(v, idx, start, delta, nnz, F[1])
-    psi_norm = math.sqrt(F[1]) / abs(phi)
+    F[NORM2] = norm_after(v, idx, start, delta, nnz, F[NORM2])
+    psi_norm = math.sqrt(F[NORM2]) / abs(phi)
     return moved_by(v, delta, idx, start, nnz, direct), eta / (phi * max(1.0, eta * psi_norm / P.radius))
 
 

@@ -8,7 +8,7 @@ import numba
 import numpy as np
 
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LOSSES, LinearLearner, dloss, move
+from dolb.learners.linear import LOSSES, SCALE, LinearLearner, dloss, move
 
 
 @numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
@@ -16,7 +16,7 @@ def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct):
     alpha, beta, l1, l2 = P.alpha, P.beta, P.l1, P.l2
     g = dloss(P.loss, y, p)
     if g == 0.0:
-        return False, F[0]
+        return False, F[SCALE]
     z = A[0]
     n = A[1]
     moved = False
@@ -39,7 +39,7 @@ def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct):
             w_new = -(zk - math.copysign(l1, zk)) / ((beta + new_root) / alpha + l2)
         if move(v, delta, idx, start, j, w_new - w, direct):
             moved = True
-    return moved, F[0]
+    return moved, F[SCALE]
 
 
 @register

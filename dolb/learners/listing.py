@@ -1,4 +1,4 @@
-"""What the learner registry holds, for people: ``dolb learners`` and README's table.
+"""What the learner registry holds, for people: ``dolb learners`` and its Markdown table.
 
 Examples
 --------
@@ -74,7 +74,7 @@ def describe_learner(cls: type[OnlineLearner]) -> str:
 
 
 def markdown_table() -> str:
-    """README's table of every registered learner: name, task, reference, parameters."""
+    """A Markdown table of every registered learner: name, task, reference, parameters."""
     rows = ["| learner | task | what it is | parameters |", "| --- | --- | --- | --- |"]
     for name, cls in LEARNERS.items():
         params = ", ".join(f"`{p}`" for p in cls.params) or "none"

@@ -10,6 +10,8 @@ import numpy as np
 from dolb.errors import ConfigError, DataError
 from dolb.learners.base import Param, register
 from dolb.learners.linear import (
+    NORM2,
+    SCALE,
     LinearLearner,
     moved_by,
     norm_after,
@@ -21,12 +23,12 @@ from dolb.learners.linear import (
 @numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
 def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct):
     if 1.0 - y * p <= 0.0:
-        return False, F[0]
-    s = F[0]
+        return False, F[SCALE]
+    s = F[SCALE]
     # the change into delta first: ‖v + Δ‖² is computed from it, then v moves
     scaled_row(v, delta, idx, val, start, nnz, y / (s * P.sqrt_m * P.radius), False)
-    F[1] = norm_after(v, idx, start, delta, nnz, F[1])
-    norm = abs(s) * math.sqrt(F[1])
+    F[NORM2] = norm_after(v, idx, start, delta, nnz, F[NORM2])
+    norm = abs(s) * math.sqrt(F[NORM2])
     return moved_by(v, delta, idx, start, nnz, direct), s / max(1.0, norm)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba
 
 from dolb.learners.base import Param, register
-from dolb.learners.linear import LinearLearner, choice_codes, scaled_row
+from dolb.learners.linear import SCALE, LinearLearner, choice_codes, scaled_row
 
 VARIANTS = ("pa", "pa1", "pa2")
 PA, PA1, PA2 = choice_codes(VARIANTS, "pa", "pa1", "pa2")
@@ -16,19 +16,19 @@ def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct):
     C = P.C
     loss = 1.0 - y * p
     if loss <= 0.0:
-        return False, F[0]
+        return False, F[SCALE]
     sq = 0.0
     for j in range(nnz):
         sq += val[start + j] * val[start + j]
     if P.variant == PA2:
         tau = loss / (sq + 0.5 / C)
     elif sq == 0.0:
-        return False, F[0]
+        return False, F[SCALE]
     elif P.variant == PA1:
         tau = min(C, loss / sq)
     else:
         tau = loss / sq
-    return scaled_row(v, delta, idx, val, start, nnz, tau * y / F[0], direct), F[0]
+    return scaled_row(v, delta, idx, val, start, nnz, tau * y / F[SCALE], direct), F[SCALE]
 
 
 @register

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numba
 
 from dolb.learners.base import register
-from dolb.learners.linear import LinearLearner, scaled_row
+from dolb.learners.linear import SCALE, LinearLearner, scaled_row
 
 
 @numba.njit(inline="always")  # not cached itself: compiled into the cached driver (linear/driver.py)
 def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct):
     if y * p > 0.0:
-        return False, F[0]
-    return scaled_row(v, delta, idx, val, start, nnz, y / F[0], direct), F[0]
+        return False, F[SCALE]
+    return scaled_row(v, delta, idx, val, start, nnz, y / F[SCALE], direct), F[SCALE]
 
 
 @register

@@ -19,7 +19,7 @@ def smallest_tikhonov(basis: PolynomialBasis) -> float:
 
     S_0 = I / tikhonov makes the first update subtract two numbers of size
     ‖φ‖²/tikhonov to get one of size 1: about ε·‖φ‖²/tikhonov of relative accuracy is
-    lost in S, and θ follows. Measured against a batch ridge solve (README, "RLS's
+    lost in S, and θ follows. Measured against a batch ridge solve (docs/studies/irma.md, "RLS's
     smallest safe Tikhonov"): at this floor RLS's fit agrees to 1e-6 or better for both
     bases, orders 2 to 10 and domains [0, 1] to [0, 10]; ten times below it, to 2e-5 at
     worst. The scale is 1 for the Legendre basis and Σ_i m^(2i)/(order + 1) for

@@ -10,6 +10,7 @@ from dolb.errors import ConfigError
 from dolb.learners.base import Param, register
 from dolb.learners.linear import (
     LOSS_PARAM,
+    SCALE,
     LinearLearner,
     choice_codes,
     dloss,
@@ -28,7 +29,7 @@ def _step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct):
     else:
         eta = 1.0 / (alpha * t)
     g = dloss(P.loss, y, p)
-    s = F[0]
+    s = F[SCALE]
     shrink = 1.0 - eta * alpha
     # shrink is 0 only on round 1 (eta·alpha = 1), where w = 0: keep the scale.
     s_new = s * shrink if shrink > 0.0 else s

@@ -159,7 +159,7 @@ def compare_folders(
     ``rtol`` (given, that is a regression).
     The throughput is judged by
     :func:`dolb.results.nightly_gate.judge_nights` (the history band over
-    ``history``); with ``confirm`` (:func:`dolb.bench_ab.confirm_commits`) a
+    ``history``); with ``confirm`` (:func:`dolb.bench.ab.confirm_commits`) a
     suspected slowdown is an alarm only when an interleaved A/B confirms it.
 
     Raises

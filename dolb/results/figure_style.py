@@ -141,9 +141,12 @@ def config_order(key: tuple) -> tuple:
 
 
 def _parameters(params: str) -> dict[str, str]:
-    if params == TUNED:
-        return {}
-    return dict(part.split("=", 1) for part in params.split(", ") if part)
+    """``"a=1, b=x"`` as a dict; a part without ``=`` (``tuned``) maps to ``""``."""
+    return dict(part.split("=", 1) if "=" in part else (part, "") for part in params.split(", ") if part)
+
+
+def _tuned(params: str) -> bool:
+    return params.split(", ")[0] == TUNED
 
 
 def config_labels(keys: list[tuple]) -> list[str]:
@@ -160,22 +163,22 @@ def config_labels(keys: list[tuple]) -> list[str]:
     ['pa, C=1', 'pa, C=2']
     >>> config_labels([("irma", "basis=legendre", "4", "last")])
     ['irma (4)']
-    >>> config_labels([("sgd", "eta0=0.1", "", "last"), ("sgd", "tuned", "", "last")])
-    ['sgd', 'sgd, tuned']
+    >>> config_labels([("sgd", "eta0=0.1, loss=log", "", "last"), ("sgd", "tuned, loss=log", "", "last"),
+    ...                ("sgd", "tuned, loss=hinge", "", "last")])
+    ['sgd', 'sgd, tuned, loss=log', 'sgd, tuned, loss=hinge']
     """
     split = [_parameters(params) for _, params, _, _ in keys]
-    by_learner: dict[str, list[dict]] = {}
+    by_learner: dict[tuple[str, bool], list[dict]] = {}  # tuned configurations apart from listed ones
     for (learner, params_label, *_), params in zip(keys, split):
-        if params_label != TUNED:  # a tuned configuration's values are chosen per split
-            by_learner.setdefault(learner, []).append(params)
-    varying = {learner: {k for d in group for k in d if len({e.get(k) for e in group}) > 1}
-               for learner, group in by_learner.items()}
+        by_learner.setdefault((learner, _tuned(params_label)), []).append(params)
+    varying = {key: {k for d in group for k in d if len({e.get(k) for e in group}) > 1}
+               for key, group in by_learner.items()}
     several_conversions = len({conversion for *_, conversion in keys}) > 1
     labels = []
-    for (learner, _, complexity, conversion), params in zip(keys, split):
-        parts = [f"{learner} ({complexity})" if complexity else learner]
-        parts += [f"{k}={params[k]}" for k in sorted(params) if k in varying.get(learner, ())]
-        parts += [TUNED] if _ == TUNED else []
+    for (learner, params_label, complexity, conversion), params in zip(keys, split):
+        tuned = _tuned(params_label)
+        parts = [f"{learner} ({complexity})" if complexity else learner] + ([TUNED] if tuned else [])
+        parts += [f"{k}={params[k]}" for k in sorted(params) if k in varying[(learner, tuned)] and params[k]]
         parts += [conversion] if several_conversions else []
         labels.append(", ".join(parts))
     return labels

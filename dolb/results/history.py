@@ -65,8 +65,8 @@ def find_record(store: ResultStore, run_id: str | None = None) -> dict[str, Any]
 
 
 def describe(record: dict[str, Any], stored: tuple[int, int] = (0, 0)) -> str:
-    """One line for a run: when, cells computed, cached and failed, workers, time, and
-    the states its cells saved, if any. A run that did not finish (killed) recorded no
+    """One line for a run: when, cells computed, cached and failed, workers, time, the
+    states its cells saved and its tuning's trial cells, if any. A run that did not finish (killed) recorded no
     counts: ``stored``, the cells its workers stored and how many workers did
     (:func:`dolb.results.query.cells_by_run`), says what it did.
 
@@ -75,6 +75,9 @@ def describe(record: dict[str, Any], stored: tuple[int, int] = (0, 0)) -> str:
     ...                  "seconds": 12.5, "counts": {"computed": 1}, "workers": {"w1": {}}, "state_saves": saves})
     >>> line.split("; ")[1:]
     ['12.5 s', '3 states saved (3.0 MiB, the largest 1.0 MiB, in 0.2 s)']
+    >>> describe({"run_id": "r2", "ended": "x", "tuning": {"cells": 39, "computed": 30, "failed": 0,
+    ...                                                   "examples": 12500}}).split("; ")[-1]
+    'tuning: 39 trial cells, 30 computed, 0 failed (12,500 training examples)'
     """
     if not record.get("ended"):
         cells, workers = stored
@@ -86,6 +89,10 @@ def describe(record: dict[str, Any], stored: tuple[int, int] = (0, 0)) -> str:
     if saves.get("state_saves"):
         state += (f"; {saves['state_saves']} states saved ({saves['state_bytes'] / 2**20:.1f} MiB, the largest "
                   f"{saves['state_largest'] / 2**20:.1f} MiB, in {saves['state_seconds']:.1f} s)")
+    tuning = record.get("tuning")
+    if tuning:
+        state += (f"; tuning: {tuning['cells']} trial cells, {tuning['computed']} computed, {tuning['failed']} failed "
+                  f"({tuning['examples']:,} training examples)")
     return (
         f"{record['run_id']}  {record.get('started', '?')}  {counts.get('computed', 0)} computed, "
         f"{counts.get('cached', 0)} cached, {counts.get('failed', 0)} failed on "

@@ -36,7 +36,8 @@ class ReportSpec:
     (a conversion or a learner) against ``baseline``, paired over splits, with a paired
     t-test. ``ranking``: configurations ranked on every dataset at the largest training
     size in ``at``, ordered by mean rank, with the Friedman test, the ``posthoc`` test
-    (``nemenyi`` or ``holm``) and the critical-difference diagram.
+    (``nemenyi`` or ``holm``) and the critical-difference diagram (these need
+    scikit-posthocs: ``pip install 'dolb[stats]'``).
     """
 
     kind: str

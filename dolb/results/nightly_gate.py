@@ -7,7 +7,7 @@ The rank test of :func:`dolb.results.throughput.judge_throughput` models the noi
 within a night, so it only *suspects*: a learner significantly slower (q <
 :data:`~dolb.results.throughput.SPEED_ALPHA`) with a median ratio below
 :data:`SUSPECT`, or much slower than the night's other learners (:func:`suspects`),
-is re-measured A/B (:mod:`dolb.bench_ab`: both nights' commits
+is re-measured A/B (:mod:`dolb.bench.ab`: both nights' commits
 side by side, their benchmarks interleaved in the same rounds on this machine, which
 cancels the machine's change), at most :data:`MAX_AB` learners, the most surprising
 first given the history band. The A/B judges each measurement by its per-round
@@ -134,7 +134,7 @@ def suspects(throughput: pd.DataFrame, slowdown: float = SLOWDOWN) -> list[str]:
 
 def judge_ab(rounds: pd.DataFrame, slowdown: float, alpha: float = SPEED_ALPHA, intervals: bool = True
              ) -> pd.DataFrame:
-    """An A/B's verdict (the rounds of :func:`dolb.bench_ab.interleave`), one row per
+    """An A/B's verdict (the rounds of :func:`dolb.bench.ab.interleave`), one row per
     measurement, :data:`AB_COLUMNS`: the medians ``ab_before``, ``ab_after`` and of the
     per-round ratios ``ab_ratio`` (with ``intervals``, its 95 % BCa bootstrap interval
     ``ab_low``–``ab_high``), ``ab_p`` (one-sided Wilcoxon signed-rank test of the log
@@ -253,7 +253,7 @@ class NightGate:
 
 Confirm = Callable[[str, str, list[str]], pd.DataFrame]
 """The A/B step: (baseline commit, run commit, learners) -> rounds as
-:func:`dolb.bench_ab.interleave` gives them."""
+:func:`dolb.bench.ab.interleave` gives them."""
 
 
 def judge_nights(run: str | Path, baseline: str | Path, history=(), slowdown: float = SLOWDOWN,

@@ -7,11 +7,13 @@ trial, rung and split: see :mod:`dolb.execution.tuning`) and the experiment's su
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from dolb.results.figure_style import config_labels
 from dolb.results.store import TUNED, ResultStore
 from dolb.results.tables import ranking_table
 
@@ -27,31 +29,57 @@ def decisions(store: ResultStore) -> pd.DataFrame:
 
 
 def tuning_table(experiment: str, metric: str, summary: pd.DataFrame, store: ResultStore) -> pd.DataFrame:
-    """One row per tuned configuration and dataset: the values each split chose (and
-    their spread), the trials and examples its tuning spent, and the mean ``metric`` and
-    mean rank across the experiment's learners, tuned and at the listed values."""
+    """One row per tuned configuration, dataset and searched parameter: the values each
+    split chose and their spread, the trials and training examples its tuning spent per
+    split, and the mean ``metric`` and mean rank among the experiment's configurations
+    (of the tuning's conversion): tuned, among the tuned ones, and at the best of the
+    learner's listed values that share what was not tuned, among the listed ones."""
     found = decisions(store)
-    if found.empty:
+    if found.empty or not (found["experiment"] == experiment).any():
         return pd.DataFrame()
     found = found[found["experiment"] == experiment]
-    chosen = found[found["chosen"] & (found["rung"] == found.groupby(["dataset", "learner", "configuration",
-                                                                       "split", "trial"])["rung"].transform("max"))]
-    params = [c for c in found.columns if c.startswith("param_")]
+    keys = ["dataset", "learner", "configuration", "tuned", "conversion"]
     rows = []
-    for (dataset, learner, configuration), group in chosen.groupby(["dataset", "learner", "configuration"]):
-        spent = found[(found.dataset == dataset) & (found.learner == learner) & (found.configuration == configuration)]
-        row = {"dataset": dataset, "learner": learner, "listed": configuration,
-               "trials": spent.trial.nunique(), "examples per split": int(spent.groupby("split").budget.sum().mean())}
-        for name in params:
-            values = group.sort_values("split")[name].dropna()
+    for key, spent in found.groupby(keys, sort=True):
+        chosen = spent[spent["chosen"]].sort_values("rung").groupby("split").last()
+        common = dict(zip(keys, key)) | {"trials": spent.trial.nunique(),
+                                         "examples per split": int(spent.groupby("split").budget.sum().mean())}
+        for name in sorted(c for c in found.columns if c.startswith("param_")):
+            values = chosen[name].dropna()
             if len(values):
-                row[f"{name.removeprefix('param_')} per split"] = ", ".join(f"{v:.4g}" for v in values)
-                row[f"{name.removeprefix('param_')} spread"] = _spread(values.to_numpy())
-        rows.append(row)
+                rows.append(common | {"parameter": name.removeprefix("param_"),
+                                      "chosen per split": ", ".join(f"{v:.4g}" for v in values),
+                                      "spread": _spread(values.to_numpy())})
     table = pd.DataFrame(rows)
-    searched = [c for c in table.columns if c.endswith((" per split", " spread"))]
-    table[searched] = table[searched].fillna("")  # a parameter another learner searched
-    return table.merge(_ranks(summary, experiment, metric), on=["dataset", "learner"], how="left")
+    ranks = _ranks(summary, experiment, metric)
+    tuned = ranks.rename(columns={"params": "tuned", "mean": f"mean {metric} tuned", "rank": "rank tuned"})
+    table = table.merge(tuned, on=["dataset", "learner", "tuned", "conversion"], how="left")
+    listed = [_listed(ranks, row) for row in table.itertuples()]
+    table["listed"] = [params for params, _, _ in listed]
+    table[f"mean {metric} listed"] = [mean for _, mean, _ in listed]
+    table["rank listed"] = [rank for _, _, rank in listed]
+    keys = list(zip(table["learner"], table["tuned"], [""] * len(table), table["conversion"]))
+    table.insert(1, "tuned configuration", config_labels(keys) if keys else [])
+    return table.drop(columns=["learner", "configuration", "tuned", "conversion"])
+
+
+def _listed(ranks: pd.DataFrame, row) -> tuple[str, float, float]:
+    """The best listed configuration to set beside a tuned one: of its learner, on its
+    dataset and conversion, with the values it was not tuned over (its searched
+    parameters shown); empty when the experiment lists none."""
+    fixed = set(row.tuned.split(", ")[1:])
+    found = ranks[(ranks["dataset"] == row.dataset) & (ranks["learner"] == row.learner)
+                  & (ranks["conversion"] == row.conversion) & ~ranks["params"].map(_is_tuned)]
+    found = found[[fixed <= set(params.split(", ")) for params in found["params"]]]
+    if found.empty:
+        return "", float("nan"), float("nan")
+    best = found.sort_values("rank").iloc[0]
+    shown = ", ".join(part for part in best["params"].split(", ") if part not in fixed)
+    return shown, best["mean"], best["rank"]
+
+
+def _is_tuned(params: str) -> bool:
+    return params.split(", ")[0] == TUNED
 
 
 def _spread(values: np.ndarray) -> str:
@@ -65,26 +93,24 @@ def _spread(values: np.ndarray) -> str:
 
 
 def _ranks(summary: pd.DataFrame, experiment: str, metric: str) -> pd.DataFrame:
-    """Each learner's mean ``metric`` and mean rank across datasets, among the tuned
-    configurations and among the listed ones (its first conversion's)."""
+    """Every configuration's mean ``metric`` at the end of training on each dataset, and
+    its rank there among the tuned configurations or among the listed ones (by
+    conversion)."""
     ranked = ranking_table(summary, experiment, metric, None)
-    tuned = ranked[ranked["params"] == TUNED]
-    listed = ranked[ranked["params"] != TUNED]
-    columns = []
-    for name, part in (("tuned", tuned), ("listed", listed)):
-        means = part.melt(id_vars=["learner", "params", "complexity", "conversion"],
-                          value_vars=[c for c in part.columns if c.startswith("mean on ")],
-                          var_name="dataset", value_name=f"mean {metric} {name}")
-        means["dataset"] = means["dataset"].str.removeprefix("mean on ")
-        means[f"rank {name}"] = means.groupby(["dataset", "conversion"])[f"mean {metric} {name}"].rank()
-        columns.append(means.groupby(["dataset", "learner"])[[f"mean {metric} {name}", f"rank {name}"]].min())
-    return pd.concat(columns, axis=1).reset_index()
+    means = ranked.melt(id_vars=["learner", "params", "complexity", "conversion"],
+                        value_vars=[c for c in ranked.columns if c.startswith("mean on ")],
+                        var_name="dataset", value_name="mean")
+    means["dataset"] = means["dataset"].str.removeprefix("mean on ")
+    means["arm"] = means["params"].map(_is_tuned)
+    means["rank"] = means.groupby(["dataset", "conversion", "arm"])["mean"].rank()
+    return means.drop(columns=["complexity", "arm"])
 
 
 def tuning_figure(experiment: str, title: str, store: ResultStore, path: Path) -> tuple[str, ...]:
     """Validation loss against budget, one panel per tuned learner on the first
     dataset and split: every trial a thin line, the chosen one bold."""
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     found = decisions(store)
     if found.empty or not (found["experiment"] == experiment).any():
@@ -92,10 +118,14 @@ def tuning_figure(experiment: str, title: str, store: ResultStore, path: Path) -
     found = found[(found["experiment"] == experiment) & (found["split"] == 0)]
     dataset = sorted(found["dataset"].unique())[0]
     found = found[found["dataset"] == dataset]
-    panels = sorted(set(zip(found["learner"], found["configuration"])))
-    figure, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False, sharey=True)
-    for ax, (learner, configuration) in zip(axes[0], panels):
-        panel = found[(found.learner == learner) & (found.configuration == configuration)]
+    panels = sorted(set(zip(found["learner"], found["tuned"])))
+    columns = min(3, len(panels))
+    rows = -(-len(panels) // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(4.4 * columns, 3.2 * rows), squeeze=False, sharey=True)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, (learner, configuration) in zip(axes.flat, panels):
+        panel = found[(found.learner == learner) & (found.tuned == configuration)]
         for _, runs in panel.groupby(["bracket", "trial"]):
             runs = runs.sort_values("budget")
             chosen = bool(runs["chosen"].any())
@@ -103,10 +133,15 @@ def tuning_figure(experiment: str, title: str, store: ResultStore, path: Path) -
                     color="black" if chosen else "0.6", linewidth=2.4 if chosen else 0.7, zorder=3 if chosen else 2,
                     label="chosen" if chosen else None)
         ax.set_xscale("log")
-        ax.set_title(learner, fontsize=10)
-        ax.set_xlabel("budget (training examples)")
+        budgets = sorted(panel["budget"].unique())
+        ax.set_xticks(budgets, [f"{b:,}" for b in budgets])
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.set_title(textwrap.shorten(f"{learner}, {configuration}", 48), fontsize=9)
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("validation loss")
+    for ax in axes[-1]:
+        ax.set_xlabel("budget (training examples)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("validation loss")
     axes[0][0].legend(loc="upper right", fontsize=8)
     figure.suptitle(f"{title}: {dataset}, split 0", fontsize=11)
     figure.tight_layout()

@@ -210,6 +210,9 @@ def oms_learner(base: type[OnlineLearner]) -> type[OnlineLearner]:
     >>> OMS = oms_learner(LASVM)
     >>> OMS.name, OMS.params["ladder"].default, "gamma" in OMS.params
     ('oms_lasvm', 'double', True)
+    >>> import pickle
+    >>> type(pickle.loads(pickle.dumps(OMS(2)))) is OMS
+    True
     """
     if base.task != "binary":
         raise TypeError(f"OMS selects among binary classifiers; {base.name!r} is a {base.task} learner")
@@ -245,4 +248,6 @@ def oms_learner(base: type[OnlineLearner]) -> type[OnlineLearner]:
     """,
         "__module__": __name__,
     }
-    return type(f"OMS_{base.__name__}", (OnlineModelSelection,), namespace)
+    cls = type(f"OMS_{base.__name__}", (OnlineModelSelection,), namespace)
+    globals()[cls.__name__] = cls  # found where pickle looks for it: states of OMS cells can be saved
+    return cls

@@ -265,6 +265,10 @@ def weighted_sum(store, row, n):
 EVALS, ROUNDS = 0, 1
 """The first two counters of every kernel learner's ``I``: kernel values computed, and
 examples seen."""
+BIAS = 0
+"""The first slot of every kernel learner's float state ``F``: the bias b of
+f(x) = Σ α_s K(x_s, x) + b (0 for the learners without one); the second slot is the
+subclass's (LASVM's gap δ, the manifold learners' summed risk)."""
 
 
 @numba.njit(inline="always")  # compiled into each learner's cached block loop

@@ -12,7 +12,7 @@ from dolb.learners.base import Param, register
 from dolb.learners.kernel.cache import HITS, MISSES, RowCache
 from dolb.learners.kernel.kernels import KERNEL_PARAMS, LABEL
 from dolb.learners.kernel.learner import KernelLearner
-from dolb.learners.kernel.solver import STEPS, decision_bias, finish, lasvm_block
+from dolb.learners.kernel.solver import GAP, STEPS, decision_bias, finish, lasvm_block
 
 
 @register
@@ -146,7 +146,7 @@ class LASVM(KernelLearner):
     @property
     def delta(self) -> float:
         """δ = g_i − g_j of the last REPROCESS."""
-        return float(self.F[1])
+        return float(self.F[GAP])
 
     def outputs(self):
         out = {"last": Hypothesis(self.predict)}

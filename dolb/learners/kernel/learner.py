@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from dolb.data.blocks import label_error
 from dolb.errors import DataError
 from dolb.learners.base import OnlineLearner
-from dolb.learners.kernel.kernels import ALPHA, EVALS, SupportRows, decision_values, kernel_spec
+from dolb.learners.kernel.kernels import ALPHA, BIAS, EVALS, SupportRows, decision_values, kernel_spec
 from dolb.learners.linear import csr_parts
 
 
@@ -34,7 +34,7 @@ class KernelLearner(OnlineLearner):
         super().__init__(n_features, n_train, conversions, **params)
         self.spec = kernel_spec(self.config)
         self.store: SupportRows | None = None  # its layout is fixed by the first block
-        self.F = np.zeros(2)  # b, and what the subclass keeps beside it
+        self.F = np.zeros(2)  # F[BIAS], and the subclass's slot beside it
         self.I = np.zeros(5, np.int64)  # kernel evaluations, rounds learned, and counts of the subclass
         self._work = np.zeros(n_features)
         self._row = np.zeros(16)
@@ -54,7 +54,7 @@ class KernelLearner(OnlineLearner):
 
     @property
     def bias(self) -> float:
-        return float(self.F[0])
+        return float(self.F[BIAS])
 
     @property
     def n_sv(self) -> int:

@@ -10,6 +10,7 @@ from dolb.errors import ConfigError
 from dolb.learners.base import Param, register
 from dolb.learners.kernel.kernels import (
     ALPHA,
+    BIAS,
     KERNEL_PARAMS,
     ROUNDS,
     add_row,
@@ -37,7 +38,7 @@ def norma_block(spec, P, indptr, indices, data, y, ids, start, store, F, I, work
         if not has_room(store, idx.shape[0]):
             return t
         n, sq_x, f = scored_row(spec, store, idx, val, work, row, I)
-        f += F[0]
+        f += F[BIAS]
         pred[t] = f
         step = eta / math.sqrt(I[ROUNDS]) if schedule == SQRT else eta
         alpha[:n] *= 1.0 - step * lam
@@ -45,7 +46,7 @@ def norma_block(spec, P, indptr, indices, data, y, ids, start, store, F, I, work
             s = add_row(spec, store, idx, val, sq_x, ids[t])
             alpha[s] = step * y[t]
             if offset:
-                F[0] += step * y[t]
+                F[BIAS] += step * y[t]
         for s in range(meta[0] - 1, -1, -1):
             if abs(alpha[s]) < tol:
                 remove_slot(store, s)

@@ -14,6 +14,7 @@ import numba
 from dolb.learners.kernel.cache import claim, fill_column, lookup, move_slot
 from dolb.learners.kernel.kernels import (
     ALPHA,
+    BIAS,
     EVALS,
     GRAD,
     KDIAG,
@@ -29,6 +30,8 @@ from dolb.learners.kernel.kernels import (
 
 SEEN_NEG, SEEN_POS, STEPS = range(2, 5)  # after EVALS and ROUNDS (kernels.py)
 """Positions in ``I``: kernel evaluations, rounds, examples of each class, direction steps."""
+GAP = 1  # after BIAS (kernels.py)
+"""Position in ``F``: δ = g_i − g_j of the last REPROCESS."""
 MIN_CURVATURE = 1e-12
 """Floor of K_ii + K_jj − 2K_ij in a direction step (duplicate points)."""
 
@@ -133,8 +136,8 @@ def reprocess(spec, store, cache, P, F, buffers, I):
             last = store[7][0] - 1
             remove_slot(store, s)
             move_slot(cache, s, last)
-    F[0] = 0.5 * (g_i + g_j)
-    F[1] = g_i - g_j
+    F[BIAS] = 0.5 * (g_i + g_j)
+    F[GAP] = g_i - g_j
     return stepped
 
 
@@ -157,7 +160,7 @@ def decision_bias(F, I):
         return 1.0
     if I[SEEN_POS] == 0 and I[SEEN_NEG] > 0:
         return -1.0
-    return F[0]
+    return F[BIAS]
 
 
 @numba.njit(cache=True)

@@ -5,22 +5,9 @@ The driver (:func:`_drive`) runs a whole block: for each example it predicts s·
 :meth:`.learner.LinearLearner.learn_running`), reports the round to the fed parts (the
 update log and the conversions, see :mod:`dolb.conversions`), asks the learner's
 *step* for its update, applies it, detects whether the hypothesis changed and reports
-the death, the change and any fold. A learner is its step:
-
-    step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct) -> (updated, s_new)
-
-``P`` the learner's named parameters (:mod:`.params`), ``A`` a tuple of its own state
-arrays, ``F`` the representation's scalars (:mod:`.representation`); the example's
-coordinates and values are ``idx[start + j]``, ``val[start + j]`` for j < ``nnz`` (the
-block's CSR arrays: no slicing, whose reference counting would cost more than a sparse
-step), ``y`` ∈ {−1, +1}, ``p = s·dot`` the prediction, ``t`` the 1-based round. When it
-updates, the step moves each coordinate ``idx[start + j]`` of v by its change with
-:func:`~.representation.move` (or :func:`~.representation.scaled_row` for v += c·x):
-into ``delta[j]``, which the driver applies, returning ``(True, s_new)``; or, when
-``direct`` (the quiet copy below, which feeds no part the change), onto v at once,
-returning whether v changed. A step that changes the scale alone returns ``(False,
-s_new)``: the driver then reads no ``delta`` (the new hypothesis is s_new·v, and the
-parts are fed a change of no coordinates).
+the death, the change and any fold. A learner is its step, whose contract (what it
+receives, the named slots of ``F``, what it returns) is stated in :mod:`.learner`;
+``I[ROUNDS]`` and ``I[AGE]`` are the driver's counters, kept in locals through a block.
 
 The driver reads row t of a block from ``begins[t]`` to ``ends[t]`` in ``indices`` and
 ``data``: a CSR block's row pointers seen twice (``indptr[:-1]``, ``indptr[1:]``), or the
@@ -93,7 +80,7 @@ from dolb.conversions import CONVERSIONS, REGISTRY
 from dolb.conversions.history import History, live_index
 from dolb.conversions.protocol import EVENTS, Fed
 from dolb.data.store.gather import prefetch_span
-from dolb.learners.linear.representation import FOLD_HIGH, FOLD_LOW
+from dolb.learners.linear.representation import AGE, FOLD_HIGH, FOLD_LOW, NORM2, PHI, ROUNDS, SCALE
 
 FED: tuple[type[Fed], ...] = (History,) + tuple(REGISTRY[name] for name in CONVERSIONS)
 """The classes of the parts the driver feeds, one slot each: the update log first."""
@@ -212,9 +199,9 @@ def _drive(begins, ends, indices, data, y, P, A, v, F, I, delta, on, states, out
     hinge = on[_HINGE]
     dying_v = on[_DYING_V] and not QUIET  # noqa: F821 (a constant set per copy)
     log = _unpack_slots(states)
-    s = F[0]
-    rnd = I[0]
-    age = I[1]
+    s = F[SCALE]
+    rnd = I[ROUNDS]
+    age = I[AGE]
     width = v.shape[0]
     rows = y.shape[0]
     for t in range(y.shape[0]):
@@ -256,7 +243,7 @@ def _drive(begins, ends, indices, data, y, P, A, v, F, I, delta, on, states, out
                 loss = 1.0 if yt * p <= 0.0 else 0.0
         _feed("round", s, rnd, age, loss)
         # --- the learner's update ------------------------------------------------------
-        F[0] = s
+        F[SCALE] = s
         # the quiet copy feeds no part the change: its step moves v itself, and `updated`
         # then says whether v changed
         updated, s_new = step(P, A, F, v, indices, data, start, nnz, yt, p, dot, rnd, delta, QUIET)  # noqa: F821 (set per copy)
@@ -303,13 +290,13 @@ def _drive(begins, ends, indices, data, y, P, A, v, F, I, delta, on, states, out
             for i in range(v.shape[0]):
                 v[i] *= phi
                 vnorm2 += v[i] * v[i]
-            F[1] = vnorm2
-            F[2] *= phi
+            F[NORM2] = vnorm2
+            F[PHI] *= phi
             s = 1.0
             _feed("fold", phi, v)
-    F[0] = s
-    I[0] = rnd
-    I[1] = age
+    F[SCALE] = s
+    I[ROUNDS] = rnd
+    I[AGE] = age
     return rows
 
 

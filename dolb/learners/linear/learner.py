@@ -1,5 +1,43 @@
 """The base class of the linear binary classifiers: their state, their input checks, and
-the hub that builds their conversions and runs the compiled driver."""
+the hub that builds their conversions and runs the compiled driver.
+
+A linear learner is one module: a subclass of :class:`LinearLearner` declaring its
+``name``, its ``params`` and its ``step``, a function compiled with
+``@numba.njit(inline="always")`` that the driver (:mod:`.driver`) calls on every
+example, after the prediction, test-then-train. :mod:`dolb.learners.perceptron` is the
+smallest. The step's contract::
+
+    step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct) -> (updated, s_new)
+
+What it receives:
+
+* ``P`` — the learner's parameters by name (``P.eta0``; a string choice as its integer
+  code, :func:`~.params.choice_codes`), read-only;
+* ``A`` — the tuple of the learner's own state arrays (:meth:`LinearLearner._arrays`,
+  e.g. AdaGrad's ``A[0]``, the sums of squared gradients), which the step may write;
+* ``F`` — the representation's floats (:mod:`.representation`), by named slot:
+  ``F[SCALE]`` the scale s of w = s·v (read it; return the new one, never write it),
+  ``F[NORM2]`` ‖v‖² (a learner that projects keeps it up to date with
+  :func:`~.representation.norm_after`; the driver sets it at a fold), ``F[PHI]`` the
+  product of the scales folded into v (read it);
+* ``v`` — the dense vector of w = s·v;
+* the example: its coordinates and values ``idx[start + j]``, ``val[start + j]`` for
+  j < ``nnz`` (the block's CSR arrays, not a slice), its label ``y`` ∈ {−1, +1}, the
+  prediction ``p`` = s·``dot`` with ``dot`` = ⟨v, x⟩, and ``t`` the 1-based round;
+* ``delta`` — room for one change per coordinate of the example; ``direct`` — see below.
+
+What it must do: move each coordinate ``idx[start + j]`` of v it changes with
+:func:`~.representation.move` (or v += c·x with :func:`~.representation.scaled_row`),
+which writes the change into ``delta[j]`` for the driver to apply, or, when ``direct``
+(the driver's quiet copy, which feeds no conversion), onto v at once. It returns
+``(updated, s_new)``: ``updated`` what those helpers returned (whether v may have
+changed; False when it did not touch v) and ``s_new`` the new scale, ``F[SCALE]`` when
+unchanged. A change of the scale alone (L2 shrinking, a projection) is ``(False,
+s_new)``. It must not allocate (the driver is compiled without reference counting and
+refuses a step that allocates) and must treat a stored zero of x as absent
+(:mod:`.layout`). The counters in ``I`` (``I[ROUNDS]``, ``I[AGE]``) are the driver's;
+a step does not see them.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +60,7 @@ from dolb.learners.base import OnlineLearner
 from dolb.learners.linear.driver import FED, compile_driver, listens_to_nothing, switches
 from dolb.learners.linear.layout import DenseLayout, csr_parts, row_arrays
 from dolb.learners.linear.params import step_params_class, step_value
+from dolb.learners.linear.representation import AGE, N_FLOATS, N_INTS, PHI, ROUNDS, SCALE
 
 TEST_SLOWDOWN = "DOLB_TEST_SLOWDOWN_LEARNER"
 """Test only (``scripts/nightly_trial.py``, never set otherwise): ``NAME`` or
@@ -63,8 +102,8 @@ def _absent_state(part: type) -> tuple:
 class LinearLearner(OnlineLearner):
     """Base class of the linear binary classifiers (labels −1/+1, no bias, w_0 = 0).
 
-    A subclass declares ``name``, ``params`` and ``step`` (an ``njit`` function, see
-    :mod:`.driver`), which reads its parameters by name from the record ``P``
+    A subclass declares ``name``, ``params`` and ``step`` (an ``njit`` function with the
+    contract in this module's docstring), which reads its parameters by name from the record ``P``
     (:mod:`.params`: a field per declared parameter, string choices as integer codes).
     It may declare ``derived_params`` (more fields of ``P``, valued by
     :meth:`_derived_params`) and override :meth:`_arrays` (the tuple ``A``),
@@ -113,8 +152,9 @@ class LinearLearner(OnlineLearner):
             raise ConfigError(f"learner {self.name!r}: a conversion is listed twice: {self.conversions}")
         d = self.n_features
         self.v = np.zeros(d)
-        self.F = np.array([self._initial_scale(), 0.0, 1.0])
-        self.I = np.zeros(2, np.int64)  # rounds seen, age of the live hypothesis
+        self.F = np.zeros(N_FLOATS)
+        self.F[SCALE], self.F[PHI] = self._initial_scale(), 1.0  # ‖v‖² = 0
+        self.I = np.zeros(N_INTS, np.int64)
         declared = {key: step_value(self.params[key], value) for key, value in self.config.items()}
         self.P = self.StepParams(**declared, **self._derived_params())
         self.A = self._arrays()
@@ -150,21 +190,21 @@ class LinearLearner(OnlineLearner):
 
     @property
     def scale(self) -> float:
-        return float(self.F[0])
+        return float(self.F[SCALE])
 
     @property
     def rounds(self) -> int:
         """Examples learned so far."""
-        return int(self.I[0])
+        return int(self.I[ROUNDS])
 
     @property
     def live_age(self) -> int:
         """Rounds the current hypothesis has been used on (0 right after an update)."""
-        return int(self.I[1])
+        return int(self.I[AGE])
 
     def weights(self) -> np.ndarray:
         """The current hypothesis w = s·v (a copy)."""
-        return self.F[0] * self.v
+        return self.F[SCALE] * self.v
 
     def state_nbytes(self) -> int:
         """Bytes the conversions hold (the update log: the bytes in use)."""

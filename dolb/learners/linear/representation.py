@@ -2,15 +2,19 @@
 helpers their steps share.
 
 Every linear learner keeps its hypothesis as w = s · v: a dense vector ``v`` and a scalar
-scale ``s`` (``F[0]``). An update changes ``v`` only on the coordinates of the current
+scale ``s`` (``F[SCALE]``). An update changes ``v`` only on the coordinates of the current
 example (a sparse Δ) and may change ``s``; shrinking all of w (L2 regularisation) or
 projecting it onto a ball is a change of ``s`` alone, so every update costs O(nnz(x)).
-``F[1]`` holds ‖v‖² for learners that project (they keep it up to date themselves) and
-``F[2]`` the product Φ of all rescalings applied to v so far. When |s| leaves
+``F[NORM2]`` holds ‖v‖² for learners that project (they keep it up to date themselves) and
+``F[PHI]`` the product Φ of all rescalings applied to v so far. When |s| leaves
 [FOLD_LOW, FOLD_HIGH] the driver folds s into v (v ← s·v, s ← 1: O(d), rare: SGD's L2
 shrinking reaches 1e-3 after ln(1000)/(η·α) rounds, the margin Perceptron's projections
 after about 7·√m updates); a learner must not assume more about v than w = s·v,
-‖v‖² = F[1] and Φ = F[2].
+‖v‖² = F[NORM2] and Φ = F[PHI].
+
+The slots of the float array ``F`` and of the integer array ``I`` are named by the
+constants below; compiled code reads them as literals (Numba freezes a module's integer
+globals), so a named slot costs nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +25,15 @@ import numba
 
 from dolb.learners.base import Param
 from dolb.learners.linear.params import choice_codes
+
+SCALE, NORM2, PHI = range(3)
+"""Slots of ``F``, the representation's floats: the scale s of w = s·v; ‖v‖² (kept by the
+learners that project, and set by a fold); the product Φ of the rescalings folded into v."""
+N_FLOATS = 3
+ROUNDS, AGE = range(2)
+"""Slots of ``I``, the driver's counters: the rounds (examples) learned so far; the age of
+the live hypothesis, the rounds it has been used on (0 right after an update)."""
+N_INTS = 2
 
 # |s| is kept within [FOLD_LOW, FOLD_HIGH]: lazy representations (the averaging
 # accumulator a·v + u, the survivor's v − D) lose about log10(range) digits to

@@ -193,7 +193,7 @@ class OnlineMRRPTree(OnlineLearner):
         self.beta, self.mean_beta = np.zeros(size), np.zeros(size)
         self.sq_means, self.gram = np.zeros(size), np.zeros((size, size))
         self.I = np.zeros(2, np.int64)  # kernel evaluations, rounds learned
-        self.F = np.zeros(2)  # unused, Σ_t J_t(f_t)
+        self.F = np.zeros(2)  # F[BIAS] unused, F[RISK] = Σ_t J_t(f_t)
         self._buffers = (np.zeros(n_features), np.zeros(size), np.zeros(size), np.zeros(size))
 
     @property

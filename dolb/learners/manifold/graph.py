@@ -73,7 +73,7 @@ machine precision, the projection's coefficients grew to 1e20 within 20,000 exam
 orthogonal to the kept representers up to the directions left out."""
 
 RISK = 1
-"""``F[RISK]`` (the kernel learners' float state, F[0] the unused bias): Σ_t J_t(f_t)."""
+"""``F[RISK]`` (the kernel learners' float state, ``F[BIAS]`` unused): Σ_t J_t(f_t)."""
 
 
 @numba.njit(cache=True)

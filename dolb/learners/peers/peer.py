@@ -2,7 +2,7 @@
 loop that turns the library's own predict-then-learn into dolb's ``learn``.
 
 A peer wraps another library's online learner. The library is imported when a learner is
-built, never when dolb is imported, so the registry (``dolb learners``, README's table)
+built, never when dolb is imported, so the registry (``dolb learners``, the learner pages)
 lists every peer whether or not its library is installed; a pipeline naming a peer whose
 library is missing is refused when it is checked (:meth:`PeerLearner.unavailable`).
 

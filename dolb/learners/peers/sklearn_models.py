@@ -8,7 +8,7 @@ carries over between calls), so a block at a time would give the same weights (t
 1e-12 in the tests; not with the L1 penalty, whose cumulative truncation restarts at
 each call), but not the score of each row before its update, which is why the rows go
 one at a time; this costs
-about a millisecond a row (scikit-learn's per-call checks), see README.
+about a millisecond a row (scikit-learn's per-call checks); see docs/guide/learners.md.
 
 scikit-learn is one of dolb's own dependencies; these learners need version 1.8 or later
 (the PA learning rates of ``SGDClassifier``), which the extra ``peers`` asks for.

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import psutil
 
+from dolb.bench.records import measurement
 from dolb.data.sources.mnist import read_mnist
 from dolb.learners.kernel.lasvm import LASVM
 from dolb.losses import zero_one_loss
@@ -127,12 +128,15 @@ def run_vw(X, y, Xt, yt, svm: Setting) -> float | None:
     return wall
 
 
-def kernel_bench(n: int, mnist: Path, svm: Setting = Setting(), seed: int = 0, peers: bool = True) -> None:
-    """Print the measurements of the module docstring."""
+def kernel_bench(n: int, mnist: Path, svm: Setting = Setting(), seed: int = 0, peers: bool = True) -> list[dict]:
+    """Print the measurements of the module docstring; returns the wall times (a record's
+    measurements, :mod:`dolb.bench.records`), each measured once."""
     X, y, Xt, yt = load(mnist, n, seed)
-    lasvm = run_lasvm(X, y, Xt, yt, svm)
+    times = {"LASVM": run_lasvm(X, y, Xt, yt, svm)}
     if peers:
         for name, peer in (("SVC", run_svc), ("VW --ksvm", run_vw)):
             seconds = peer(X, y, Xt, yt, svm)
             if seconds is not None:
-                print(f"time LASVM / {name}: {lasvm / seconds:.3f}")
+                times[name] = seconds
+                print(f"time LASVM / {name}: {times['LASVM'] / seconds:.3f}")
+    return [measurement({"learner": name, "n": n}, "s wall", [seconds]) for name, seconds in times.items()]

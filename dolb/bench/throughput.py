@@ -42,7 +42,7 @@ import scipy
 import scipy.sparse as sp
 
 import dolb
-from dolb.bench_bare import perceptron
+from dolb.bench.bare import perceptron
 from dolb.data import generate, open_dataset, stream_blocks, write_dataset
 from dolb.execution.environment import cpu_model, frequency_governor, git_commit, load_average
 from dolb.learners import learner_class, registered_learners
@@ -87,7 +87,7 @@ def dense_stream(n: int, d: int = 100, seed: int = 1) -> tuple[np.ndarray, np.nd
 
 def reference_pass(X: sp.csr_matrix, y: np.ndarray) -> float:
     """Examples per second of one pass of the bare Perceptron
-    (:func:`dolb.bench_bare.perceptron`, the reference loop) on ``X`` (compiled by the
+    (:func:`dolb.bench.bare.perceptron`, the reference loop) on ``X`` (compiled by the
     first call)."""
     parts = (X.indptr.astype(np.int64), X.indices, X.data, y)
     start = CLOCK()
@@ -239,3 +239,29 @@ def as_text(found: list[Measurement], reference: dict[str, float], memory: list[
     lines += [f"  m = {r['m']:>7,}: {r['distinct_r']:>4} distinct r (sqrt(2m) = {r['sqrt_2m']:>6}), "
               f"{r['W_r_mb']:.2f} MB" for r in memory]
     return "\n".join(lines)
+
+
+def as_record(found: list[Measurement], reference: dict[str, list[float]], memory: list[dict], quick: bool,
+              command: str | None = None) -> dict:
+    """The benchmark as a record (:mod:`dolb.bench.records`) of bench ``throughput``
+    (``throughput-quick`` with ``quick``): every repeat of every measurement and of the
+    reference loop, the cutoff memory rows, and the ratios bare / all conversions and
+    sparse Perceptron from memory / the reference loop (of the medians); ``command`` as
+    :func:`dolb.bench.records.new_record` takes it."""
+    from dolb.bench.records import derived, measurement, new_record
+
+    figures = [measurement({"learner": m.learner, "input": m.input, "source": m.source, "conversions": m.conversions},
+                           "examples/s", m.repeats) for m in found]
+    figures += [measurement({"learner": "reference_perceptron", "input": "sparse", "source": "memory",
+                             "conversions": "none"}, "examples/s", speeds) for speeds in reference.values()]
+    figures += [measurement({"m": row["m"], "of": "cutoff W_r"}, "MB", [row["W_r_mb"]]) for row in memory]
+    by_key = {(m.learner, m.input, m.source, m.conversions): m.examples_per_s for m in found}
+    ratios = [derived({"learner": learner, "input": kind, "source": source, "ratio": "bare / all conversions"},
+                      "ratio", speed / by_key[learner, kind, source, "all"])
+              for (learner, kind, source, conversions), speed in by_key.items() if conversions == "last"]
+    perceptron = by_key.get(("perceptron", "sparse", "memory", "last"))
+    if perceptron is not None:
+        ref = statistics.median(reference["reference_perceptron_sparse_memory"])
+        ratios.append(derived({"learner": "perceptron", "input": "sparse", "source": "memory",
+                               "ratio": "dolb / reference loop"}, "ratio", perceptron / ref))
+    return new_record("throughput-quick" if quick else "throughput", figures, ratios, command)

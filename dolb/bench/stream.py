@@ -15,7 +15,7 @@ and a 95 % bootstrap interval (:func:`scipy.stats.bootstrap`, percentile), with 
 test accuracy of the learned hypothesis beside it:
 
 ``bare``
-    the learner's update in one Numba loop over the in-memory CSR (:mod:`dolb.bench_bare`);
+    the learner's update in one Numba loop over the in-memory CSR (:mod:`dolb.bench.bare`);
 ``memory`` / ``memory permuted``
     the dolb learner over in-memory float64 CSR blocks of a cell's block size, in stored
     order / in a seeded permutation;
@@ -28,7 +28,7 @@ test accuracy of the learned hypothesis beside it:
     the same in the opt-in ``windowed`` order (:func:`dolb.data.splits.windowed_order`,
     seed 0, the default window), the cheaper two-level shuffle;
 ``vw`` / ``river``
-    the peers of :mod:`dolb.bench_peers`, when installed.
+    the peers of :mod:`dolb.bench.peers`, when installed.
 
 Floors (a ratio holds when the lower bound of its bootstrap interval reaches the floor):
 zarr warm ≥ 0.6 × memory; zarr permuted warm ≥ 0.5 × memory permuted (same order);
@@ -42,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -52,8 +53,9 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.stats
 
-from dolb.bench import LEARNERS
-from dolb.bench_bare import LOOPS, bare_pass
+from dolb.bench.bare import LOOPS, bare_pass
+from dolb.bench.records import derived, measurement, new_record, write_record
+from dolb.bench.throughput import LEARNERS
 from dolb.data import ChunkCache, Dataset, stream_blocks, write_dataset
 from dolb.data.sources.rcv1 import load_npz, pair_view
 from dolb.data.splits import DEFAULT_WINDOW, split_rows, windowed_order
@@ -340,7 +342,7 @@ class _Timed:
 
 def make_peers(problem: Problem, folder: Path, wanted: bool) -> dict:
     """Vowpal Wabbit and river on ``problem``'s training rows, those installed."""
-    from dolb.bench_peers import River, VowpalWabbit
+    from dolb.bench.peers import River, VowpalWabbit
 
     peers = {}
     if not wanted:
@@ -368,9 +370,22 @@ def stream_bench(rcv1: Path, libsvm: Path, names=None, repeat: int = 7, peers: b
     return rows, floors(rows)
 
 
-def stream_command(only: str | None, rcv1: str, libsvm: str, repeat: int, peers: bool, as_json: bool) -> str:
-    """What ``dolb bench --stream`` prints: the tables, or one JSON list (the rows, then
-    the floors); at least 7 repeats. ConfigError for an unknown learner or missing data."""
+def as_record(rows: list[dict], judged: list[dict], peers: bool, command: str | None = None) -> dict:
+    """The run as a record of bench ``stream`` (``stream-no-peers`` without the peers):
+    every sample, each row's test accuracy, the floors' ratios with their intervals."""
+    labels = [{k: r[k] for k in ("data", "learner", "variant")} for r in rows]
+    found = [derived(at, "test accuracy", r["test_accuracy"]) for at, r in zip(labels, rows)]
+    found += [derived({k: str(j[k]) for k in ("data", "learner", "ratio", "floor")} | {"bound": bound}, "ratio", j[key])
+              for j in judged for bound, key in (("median", "value"), ("low", "low"), ("high", "high"))]
+    return new_record("stream" if peers else "stream-no-peers",
+                      [measurement(at, "examples/CPU-s", r["samples"]) for at, r in zip(labels, rows)], found, command)
+
+
+def stream_command(only: str | None, rcv1: str, libsvm: str, repeat: int, peers: bool, as_json: bool,
+                   record: tuple[str, str] | None = None) -> str:
+    """What ``dolb bench --stream`` prints: the tables, or one JSON list (the rows, then the
+    floors); at least 7 repeats; with ``record`` (folder, command line) a record of the
+    run is written there too. ConfigError for an unknown learner or missing data."""
     names = only.split(",") if only else None
     for name in names or ():
         if name not in NAMES:
@@ -379,4 +394,6 @@ def stream_command(only: str | None, rcv1: str, libsvm: str, repeat: int, peers:
         if not path.is_file():
             raise ConfigError(f"{option} {path}: no such file")
     rows, judged = stream_bench(Path(rcv1), Path(libsvm), names, max(repeat, 7), peers)
+    if record:
+        print(f"record: {write_record(record[0], as_record(rows, judged, peers, record[1]))}", file=sys.stderr)
     return json.dumps(rows + [{"kind": "floor", **j} for j in judged]) if as_json else as_text(rows, judged)

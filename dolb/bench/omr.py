@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from dolb.bench.records import measurement
 from dolb.data.sources.spirals import spiral_points
 from dolb.data.splits import labelled_rows
 from dolb.learners import learner_class
@@ -118,8 +119,10 @@ def growth_line(label: str, at, seconds) -> str:
     return f"  {label}: {cells}{fitted}"
 
 
-def omr_bench(n: int, setting: Setting = Setting(), seed: int = 0) -> None:
-    """Print the measurements of the module docstring for a stream of ``n`` examples."""
+def omr_bench(n: int, setting: Setting = Setting(), seed: int = 0) -> list[dict]:
+    """Print the measurements of the module docstring for a stream of ``n`` examples;
+    returns each learner's examples per second and time per step at each t (a record's
+    measurements, :mod:`dolb.bench.records`), each measured once."""
     from threadpoolctl import threadpool_limits
 
     X, y, labelled, Xt, yt = spirals(n, setting, seed)
@@ -155,13 +158,17 @@ def omr_bench(n: int, setting: Setting = Setting(), seed: int = 0) -> None:
         seconds = [per_step(reached, a, b) for a, b in at]
         print(f"online_mr (exact) on the first {limit:,}: {reached[limit]:.1f} s, test error "
               f"{error(exact, Xt, yt):.2%}, state {exact.state_nbytes() / 1e6:,.1f} MB")
+        found = [measurement({"learner": label, "T": n}, "examples/s", [speed[label]]) for label in speed]
+        growth["online_mr (exact)"] = seconds
+        found += [measurement({"learner": label, "t": b}, "µs/step", [s * 1e6])
+                  for label, times in growth.items() for (_, b), s in zip(at, times)]
         if not at:
             print(f"time per step: no t of {GROWTH_AT} within T")
-            return
+            return found
         print(f"time per step (µs) in the {WINDOW} steps up to t:")
-        print(growth_line("online_mr (exact)", at, seconds))
-        for label, _, _ in LEARNERS:
+        for label in ["online_mr (exact)", *speed]:
             print(growth_line(label, at, growth[label]))
         for label, _, _ in LEARNERS[:2]:
             print(f"  exact / {label}: " + ", ".join(
                 f"t={b:,} {s / other:.2f}" for (_, b), s, other in zip(at, seconds, growth[label])))
+    return found

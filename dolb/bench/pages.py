@@ -1,0 +1,172 @@
+"""The documentation's performance pages, rendered from the benchmark records
+(:mod:`dolb.bench.records`) when the site is built: no figure in them is typed by hand.
+
+One page per bench: what it measures and how to run it, then its latest record (the
+machine, the versions, the exact command, every measurement's median and spread, the
+derived ratios) and the history of every measurement, the series of its records'
+medians. ``performance/index.md`` lists the benches and links their pages.
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from dolb.bench.records import read_records
+
+ABOUT = {
+    "throughput": (
+        "The speed of every benchmarked learner (its registry entry's `bench_params`), bare (`last` conversion) and "
+        "with all the conversions it supports, from memory and from a Zarr store, on a sparse stream (the "
+        "`sparse_text` generator: 100,000 × 50,000 rows, ~80 non-zeros) and a dense one (200,000 × 100 rows of "
+        "norm 1), test-then-train in blocks of 8,192 with the prequential 0-1 loss summed as a cell does. "
+        "Examples per CPU-second (of the learner's thread from memory, of the whole process from a store), every "
+        "repeat timed round-robin; the reference is a hand-written Numba Perceptron loop over the same arrays. "
+        "Also the memory of cutoff averaging's sums as the stream grows (O(d·√m)).",
+        "dolb bench --record benchmarks/records"),
+    "throughput-quick": ("The same as *throughput* on a tenth of the streams: what the nightly gate runs.",
+                         "dolb bench --quick --record benchmarks/records"),
+    "stream": (
+        "A study's cell against the floor of its own update: the five sparse linear learners on the RCV1 sample "
+        "(CCAT vs MCAT) and a9a, one pass each as a bare Numba loop over the in-memory CSR, as dolb from memory, "
+        "and as dolb from a Zarr store (in order, permuted, windowed; warm and cold chunk cache), with Vowpal "
+        "Wabbit and river when installed. Examples per CPU-second of the whole process, every repeat; derived: "
+        "each row's test accuracy and the floors (ratios of two variants with a bootstrap 95 % interval).",
+        "dolb bench --stream --record benchmarks/records"),
+    "stream-no-peers": ("The same as *stream* without Vowpal Wabbit and river.",
+                        "dolb bench --stream --no-peers --record benchmarks/records"),
+    "omr": (
+        "Online manifold regularisation's cost on the two spirals: examples per second of the buffered "
+        "(τ = 100, 200) and clustered learners over a stream of T examples, and the time per step of each, the "
+        "exact learner's included, in the 100 steps up to t (the exact one's grows like t², the others' not). "
+        "Each figure measured once.",
+        "dolb bench --omr 4000 --record benchmarks/records"),
+    "kernel": (
+        "LASVM's single pass on MNIST digit 3 against the rest (RBF kernel) against LIBSVM (scikit-learn's SVC) "
+        "and Vowpal Wabbit's `--ksvm` when installed: wall seconds of each, measured once.",
+        "dolb bench --kernel 10000 --record benchmarks/records"),
+    "scale": (
+        "How the sweep engine scales: each workload run as `dolb run` on 1 and then 2 workers; the client's "
+        "and the workers' CPU time per cell, the start-up, the compute phase, and the speed-up from 1 to 2 "
+        "workers, with Amdahl's law's prediction for 16 and 64 workers.",
+        "python3 scripts/bench_scale.py --record benchmarks/records"),
+}
+"""For each bench: what it measures, and the command that writes its records."""
+HISTORY = 8
+"""Records shown in a measurement's history (the latest)."""
+
+
+def number(value: float) -> str:
+    """A figure for a table: thousands separated, three significant digits below 100.
+
+    Examples
+    --------
+    >>> number(1234567.8), number(1.23456), number(0.0001234)
+    ('1,234,568', '1.23', '0.000123')
+    """
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table."""
+    return [f"| {' | '.join(headers)} |", f"| {' | '.join('---' for _ in headers)} |",
+            *(f"| {' | '.join(row)} |" for row in rows)]
+
+
+def _label_keys(figures: list[dict]) -> list[str]:
+    return list(dict.fromkeys(key for figure in figures for key in figure["labels"]))
+
+
+def _labels(figure: dict, keys: list[str]) -> list[str]:
+    return [figure["labels"].get(key, "") for key in keys]
+
+
+def by_kind(figures: list[dict]) -> list[list[dict]]:
+    """``figures`` grouped by their label names and unit, each group a table of its own."""
+    groups: dict[tuple, list[dict]] = {}
+    for figure in figures:
+        groups.setdefault((tuple(figure["labels"]), figure["unit"]), []).append(figure)
+    return list(groups.values())
+
+
+def measurement_table(figures: list[dict]) -> list[str]:
+    """Every measurement of a record: its labels, unit, median, lowest and highest
+    repeat and the number of repeats."""
+    keys = _label_keys(figures)
+    rows = [[*_labels(f, keys), f["unit"], number(statistics.median(f["repeats"])), number(min(f["repeats"])),
+             number(max(f["repeats"])), str(len(f["repeats"]))] for f in figures]
+    return table([*keys, "unit", "median", "lowest", "highest", "repeats"], rows)
+
+
+def derived_table(figures: list[dict]) -> list[str]:
+    """Every derived figure of a record."""
+    keys = _label_keys(figures)
+    return table([*keys, "unit", "value"], [[*_labels(f, keys), f["unit"], number(f["value"])] for f in figures])
+
+
+def history_table(records: list[dict]) -> list[str]:
+    """Each measurement's median in each of the latest :data:`HISTORY` records, oldest
+    first (empty where a record lacks it)."""
+    shown = records[-HISTORY:]
+    series: dict[tuple, dict[int, float]] = {}
+    for i, record in enumerate(shown):
+        for figure in record["measurements"]:
+            key = (tuple(figure["labels"].items()), figure["unit"])
+            series.setdefault(key, {})[i] = statistics.median(figure["repeats"])
+    headers = ["measurement", "unit", *(f"{r['date'][:10]} `{(r['versions'].get('git_commit') or '?')[:7]}`"
+                                        for r in shown)]
+    rows = [[", ".join(value for _, value in labels), unit, *(number(found[i]) if i in found else ""
+                                                              for i in range(len(shown)))]
+            for (labels, unit), found in series.items()]
+    return table(headers, rows)
+
+
+def setting(record: dict) -> list[str]:
+    """Where and how a record was measured: date, command, machine, versions."""
+    machine, versions = record["machine"], record["versions"]
+    arithmetic = machine.get("arithmetic") or {}
+    packages = ", ".join(f"{name} {version}" for name, version in versions.items()
+                         if name not in ("python", "git_commit") and version)
+    return [f"- **date**: {record['date']}", f"- **command**: `{record['command']}`",
+            f"- **machine**: {machine.get('cpu')}, {machine.get('cores')} cores, {machine.get('memory_gb')} GB, "
+            f"{machine.get('platform')}; load average {machine.get('load_average')}; Numba target "
+            f"{arithmetic.get('numba_cpu')}, NumPy SIMD {arithmetic.get('numpy_simd')}",
+            f"- **versions**: Python {versions.get('python')}, {packages}; git commit "
+            f"`{versions.get('git_commit') or 'unknown'}`"]
+
+
+def bench_page(bench: str, records: list[dict]) -> str:
+    """The page of one bench: what it measures, its latest record, its history."""
+    about, command = ABOUT.get(bench, ("", ""))
+    latest = records[-1]
+    lines = [f"# {bench}", ""]
+    lines += [about, "", f"Run: `{command}` (one record per run).", ""] if about else []
+    lines += ["## Latest record", "", *setting(latest), "", "### Measurements", ""]
+    for group in by_kind(latest["measurements"]):
+        lines += [*measurement_table(group), ""]
+    if latest["derived"]:
+        lines += ["### Derived", ""]
+        for group in by_kind(latest["derived"]):
+            lines += [*derived_table(group), ""]
+    lines += ["## History", "", f"The median of each measurement in the latest {min(len(records), HISTORY)} of "
+              f"{len(records)} records (date and commit).", "", *history_table(records), ""]
+    return "\n".join(lines)
+
+
+def performance_pages(records_dir: Path) -> dict[str, str]:
+    """The performance pages rendered from the records in ``records_dir``
+    (``<bench>/<date>-<hash>.json``): ``{path under docs/: Markdown}``, always with
+    ``performance/index.md``, which links the others. ConfigError naming the file for
+    a damaged record."""
+    found = read_records(records_dir) if Path(records_dir).is_dir() else {}
+    index = ["# Performance", "", "Every figure on these pages is rendered from a record file in "
+             "`benchmarks/records/<bench>/`, which a bench writes when given `--record DIR`: the machine, the "
+             "versions, the exact command, the date and every repeat. A bench's history is the series of its "
+             "records.", ""]
+    if not found:
+        return {"performance/index.md": "\n".join([*index, "No records yet.", ""])}
+    rows = [[f"[{bench}]({bench}.md)", str(len(records)), records[-1]["date"], ABOUT.get(bench, ("", ""))[1]
+             and f"`{ABOUT[bench][1]}`"] for bench, records in found.items()]
+    pages = {"performance/index.md": "\n".join([*index, *table(["bench", "records", "latest", "run"], rows), ""])}
+    pages.update({f"performance/{bench}.md": bench_page(bench, records) for bench, records in found.items()})
+    return pages

@@ -1,0 +1,78 @@
+"""The documentation site builds with MkDocs in strict mode (a warning, such as a link
+to a page or an anchor that does not exist, fails the build), with every generated page;
+README stays a short front door whose links into the repository resolve."""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dolb.cli import main
+from dolb.experiment.schema import TASKS, Split
+from dolb.learners import LEARNERS
+
+ROOT = Path(__file__).resolve().parents[1]
+HAND_WRITTEN = ("index", "guide/pipelines", "guide/running", "guide/datasets", "guide/learners", "guide/conversions",
+                "guide/clusters", "guide/result-store", "guide/reports", "guide/compare", "guide/reproducibility",
+                "guide/python", "guide/tuning", "design/layers", "design/extending", "studies/irma",
+                "studies/cutoff_averaging", "studies/linear_zoo", "studies/oms", "studies/online_mr")
+GENERATED = ("reference/pipeline", "reference/cli", "reference/learners/index", "performance/index")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site, built as CI builds it."""
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "WARNING" not in done.stderr
+    return out
+
+
+def test_the_site_builds_strict_with_every_page(site):
+    for page in HAND_WRITTEN + GENERATED:
+        assert (site / f"{page}.html").is_file(), page
+    assert not (site / "hooks.py").exists()
+
+
+def test_one_learner_page_for_every_learner_dolb_learners_lists(site, capsys):
+    assert main(["learners", "--json"]) == 0
+    listed = [record["name"] for record in json.loads(capsys.readouterr().out)]
+    pages = sorted(path.stem for path in (site / "reference" / "learners").glob("*.html") if path.stem != "index")
+    assert len(pages) == len(listed) and pages == sorted(listed)
+    index = (site / "reference" / "learners" / "index.html").read_text(encoding="utf-8")
+    assert sorted(re.findall(r'<a href="([a-z_]+)\.html">', index)) == sorted(listed)
+
+
+@pytest.mark.parametrize("name", ["ftrl", "oms_lasvm", "river_pa"])
+def test_a_learner_page_shows_its_parameters_paper_and_doctested_example(site, name):
+    cls = LEARNERS[name]
+    page = (site / "reference" / "learners" / f"{name}.html").read_text(encoding="utf-8")
+    for param in cls.params:
+        assert f"<code>{param}</code>" in page
+    assert "Parameters" in page and "Example" in page
+    assert f"from {cls.__module__} import {cls.__name__}" in page
+    first_example_line = next(line for line in cls.__doc__.splitlines() if ">>>" in line and "import" not in line)
+    assert first_example_line.strip().removeprefix(">>> ").replace('"', "&quot;") in page
+
+
+def test_the_pipeline_reference_has_every_key_of_the_schema(site):
+    page = (site / "reference" / "pipeline.html").read_text(encoding="utf-8")
+    for key in Split.model_fields:
+        assert f"<code>{key}</code>" in page
+    assert f"One of {', '.join(TASKS)}." in page  # the rule of 'task', from its validator
+
+
+def test_readme_is_short_and_its_links_resolve():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 300
+    prose = re.sub(r"```.*?```|`[^`]*`", "", readme, flags=re.S)  # code is not linked
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", prose) + re.findall(r'src="([^"]+)"', prose)
+    local = [link for link in links if "://" not in link]
+    assert any(link.startswith("docs/") and link.endswith(".md") for link in local)
+    missing = [link for link in local if not (ROOT / link).exists()]
+    assert not missing, f"README links to files that do not exist: {missing}"
