@@ -185,7 +185,7 @@ def test_one_or_two_workers_and_a_kill_during_tuning_give_the_same_bits(problem,
     assert_same(problem / "two", problem / "one")
     pd.testing.assert_frame_equal(decisions(problem / "two"), decisions(problem / "one"), check_exact=True)
     assert decisions(problem / "one").bracket.nunique() == 5  # log2(1600/100) = 4: brackets s = 4..0
-    again = reproduce(problem / "two", problem / "again", workers=1)  # trials, promotions and choices again
+    again = reproduce(problem / "two", problem / "again", options=RunOptions(workers=1))  # trials, promotions and choices again
     assert again.identical, again.describe()
 
 
@@ -212,7 +212,7 @@ def test_a_split_whose_every_trial_failed_chooses_nothing(problem):
         f'search = {{ alpha = {ALPHAS} }} }}', '{ learner = "margin_perceptron", search = { radius = [0.01, 0.02] } }')
     path = problem / "failing.toml"
     path.write_text(text)
-    summary = run_sweep(path, problem / "out", workers=1, progress=False)
+    summary = run_sweep(path, problem / "out", RunOptions(workers=1, progress=False))
     assert not summary.ok and summary.tuning["untuned"] == 3 and summary.tuning["failed"] == 6
     assert "3 splits without a choice (every trial failed)" in summary.counts_line()
     assert not decisions(problem / "out").chosen.any()
