@@ -8,23 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from dolb.errors import ConfigError
+from dolb.options import RunOptions
 
 
-def run(
-    pipeline: str | Path | Mapping[str, Any],
-    out: str | Path,
-    *,
-    workers: int | None = None,
-    scheduler: str | None = None,
-    cluster_file: str | Path | None = None,
-    dashboard: bool = False,
-    retry_failed: bool = False,
-    progress: bool = False,
-    gather: str = "auto",
-    data_cache: str | Path | None = None,
-    performance_report: str | Path | None = None,
-    force: bool = False,
-):
+def run(pipeline: str | Path | Mapping[str, Any], out: str | Path, **options: Any):
     """Run every cell of a pipeline not stored in ``out`` yet, write its reports, and
     return the run's :class:`~dolb.execution.sweep.SweepSummary`.
 
@@ -37,11 +24,12 @@ def run(
         recorded in the result folder as TOML, like a file.
     out : path or fsspec URL
         The result folder (created if needed; reused to resume).
-    workers, scheduler, cluster_file, dashboard
-        Where to run (default: a LocalCluster with one worker per core), and whether
-        it serves its dashboard; see :func:`dolb.execution.cluster.connect`.
-    retry_failed, progress, gather, data_cache, performance_report, force
-        As the options of ``dolb run``.
+    **options
+        The options of ``dolb run``, named as its flags with dashes as underscores
+        (``workers``, ``scheduler``, ``cluster``, ``dashboard``, ``retry_failed``,
+        ``force``, ``progress``, ``performance_report``, ``gather``, ``data_cache``): see
+        :class:`dolb.options.RunOptions`. By default, a LocalCluster with one worker
+        per core and no progress bar.
 
     Examples
     --------
@@ -59,21 +47,7 @@ def run(
     from dolb.execution.sweep import run_sweep
 
     path, text = _pipeline_source(pipeline)
-    return run_sweep(
-        path,
-        out,
-        workers=workers,
-        scheduler=scheduler,
-        cluster_file=cluster_file,
-        dashboard=dashboard,
-        retry_failed=retry_failed,
-        progress=progress,
-        report_file=performance_report,
-        gather=gather,
-        data_dir=data_cache,
-        pipeline_text=text,
-        force=force,
-    )
+    return run_sweep(path, out, RunOptions(**options), pipeline_text=text)
 
 
 def _pipeline_source(pipeline) -> tuple[Path, str | None]:

@@ -19,25 +19,24 @@ import sys
 from pathlib import Path
 
 import dolb
-from dolb.cli_arguments import fraction, lasting_folder, positive_int, writable_file
+from dolb.cli_arguments import fraction, lasting_folder, positive_int
 from dolb.console import configure_logging, quiet_on_interrupt
 from dolb.errors import ConfigError, DataError, DolbError
+from dolb.options import GATHER_MODES, OPTIONS, RunOptions, writable_file
 
 
-def _where(args: argparse.Namespace) -> dict:
-    """The cluster options of a command."""
-    return {"workers": args.workers, "scheduler": args.scheduler, "cluster_file": args.cluster,
-            "dashboard": args.dashboard}
+def _options(args: argparse.Namespace) -> RunOptions:
+    """The run options a command was given (a command without some has their defaults;
+    ``--no-progress`` and ``-q`` turn the progress bar off)."""
+    given = {name: getattr(args, name) for name in OPTIONS if name in vars(args)}
+    return RunOptions(**given, progress=not getattr(args, "no_progress", True) and args.verbosity >= 0)
 
 
 def _run(args: argparse.Namespace) -> int:
     from dolb.execution.sweep import run_sweep
     from dolb.results.store import ResultStore
 
-    writable_file("--performance-report", args.performance_report)
-    summary = run_sweep(args.pipeline, args.out, **_where(args), retry_failed=args.retry_failed,
-                        progress=not args.no_progress and args.verbosity >= 0, report_file=args.performance_report,
-                        gather=args.gather, data_dir=args.data_cache, force=args.force)
+    summary = run_sweep(args.pipeline, args.out, _options(args))
     print(summary.report)
     print(f"{summary.counts_line()}; {summary.seconds:.1f} s; results in {args.out} (run {summary.run_id})")
     print(summary.time_line())
@@ -94,7 +93,7 @@ def _export(args: argparse.Namespace) -> int:
 def _reproduce(args: argparse.Namespace) -> int:
     from dolb.execution.reproduce import reproduce
 
-    outcome = reproduce(args.dir, args.out, args.run, args.rtol, **_where(args))
+    outcome = reproduce(args.dir, args.out, args.run, args.rtol, _options(args))
     print(outcome.describe())
     return 0 if outcome.identical else 1
 
@@ -226,7 +225,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_where(command: argparse.ArgumentParser) -> None:
-    """The options saying where a command runs its cells (see :func:`_where`)."""
+    """The options saying where a command runs its cells (see :class:`dolb.options.RunOptions`)."""
     where = command.add_mutually_exclusive_group()
     where.add_argument("--workers", type=positive_int, help="worker processes of the embedded LocalCluster")
     where.add_argument("--scheduler", help="address or scheduler file of a running Dask scheduler")
@@ -265,7 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--performance-report", metavar="FILE",
                      help="save Dask's HTML performance report (one file, opens offline; needs bokeh: "
                           "pip install 'dolb[dashboard]')")
-    run.add_argument("--gather", choices=("auto", "workers", "client"), default="auto",
+    run.add_argument("--gather", choices=GATHER_MODES, default="auto",
                      help="who writes result parts: the workers when they can reach --out (auto, the "
                           "default), always the workers, or the client")
     run.add_argument("--data-cache", metavar="DIR",

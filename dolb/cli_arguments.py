@@ -1,13 +1,10 @@
 """The types of the ``dolb`` command's arguments: each turns a mistake into argparse's
-one line (``dolb run: error: argument --workers: expected at least 1, got 0``), or,
-for a file to write, a ConfigError before anything runs."""
+one line (``dolb run: error: argument --workers: expected at least 1, got 0``); a file
+to write is checked by :func:`dolb.options.writable_file`."""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-
-from dolb.errors import ConfigError
 
 
 def positive_int(text: str) -> int:
@@ -40,14 +37,3 @@ def lasting_folder(text: str) -> str:
             f"{text}: results in memory vanish when dolb exits; give a folder or a URL of lasting storage"
         )
     return text
-
-
-def writable_file(option: str, path: str | None) -> None:
-    """ConfigError, before anything runs, when ``path`` cannot become a file."""
-    if path is None:
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise ConfigError(f"{option} {path}: is a folder, expected a file name")
-    if not target.absolute().parent.is_dir():
-        raise ConfigError(f"{option} {path}: its folder {target.absolute().parent} does not exist")

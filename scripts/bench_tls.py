@@ -19,6 +19,7 @@ from distributed.security import Security
 
 from dolb.execution import cluster
 from dolb.execution.sweep import run_sweep
+from dolb.options import RunOptions
 
 
 def main() -> None:
@@ -33,7 +34,8 @@ def main() -> None:
         for i in range(args.repeat):
             for mode in ("tls", "plain"):
                 cluster.Security.temporary = with_tls if mode == "tls" else Security
-                summary = run_sweep(args.pipeline, Path(scratch, f"{mode}{i}"), workers=args.workers, progress=False)
+                options = RunOptions(workers=args.workers, progress=False)
+                summary = run_sweep(args.pipeline, Path(scratch, f"{mode}{i}"), options)
                 seconds[mode].append((summary.timings["compute"], summary.seconds))
                 print(f"{mode:5s} compute {summary.timings['compute']:6.2f} s, total {summary.seconds:6.2f} s",
                       flush=True)

@@ -69,6 +69,7 @@ def studies(out: Path, names: list[str]) -> None:
 
     from dolb.evaluation.metrics import METRICS
     from dolb.execution.sweep import run_sweep
+    from dolb.options import RunOptions
     from dolb.results.agreement import agreement
     from dolb.results.history import read_records
     from dolb.results.store import ResultStore
@@ -82,7 +83,7 @@ def studies(out: Path, names: list[str]) -> None:
             path = shipped or out / f"{name}-{mode}.toml"
             if shipped is None:
                 path.write_text(pipeline_text)
-            run_sweep(path, out / f"{name}-{mode}", workers=2, progress=False, pipeline_text=pipeline_text)
+            run_sweep(path, out / f"{name}-{mode}", RunOptions(workers=2, progress=False), pipeline_text=pipeline_text)
             (record,) = read_records(ResultStore(out / f"{name}-{mode}"))
             seconds[mode] = record["timings"].get("compute", 0.0)
         native, pinned = (stored_values(out / f"{name}-{mode}") for mode in ("native", "pinned"))

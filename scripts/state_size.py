@@ -86,10 +86,11 @@ def the_cell(path: Path):
 def measure(path: Path, work: Path) -> dict:
     """Run the cell of ``path``, timing every state save (pickling included)."""
     from dolb.evaluation import run_cell as module
+    from dolb.evaluation import saved_states
 
     cell = the_cell(path)
     sizes, seconds = [], []
-    save = module._save_state
+    save = saved_states.save_state
 
     def timed(states, cell_id, state):
         started = time.perf_counter()
@@ -98,7 +99,7 @@ def measure(path: Path, work: Path) -> dict:
         sizes.append((states.path / f"{cell_id}.pkl").stat().st_size)
         return returned
 
-    module._save_state = timed
+    saved_states.save_state = timed
     started = time.perf_counter()
     module.run_cell(cell, Folder(work / "state"))
     return {

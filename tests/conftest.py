@@ -162,6 +162,7 @@ def run_study(tmp_path_factory, name: str, pipeline_text: str, *data: str):
     """(result folder, sweep summary) of a study run on a 2-worker LocalCluster in a
     temporary folder; skipped when a named part of ../shared/data is missing."""
     from dolb.execution.sweep import run_sweep
+    from dolb.options import RunOptions
 
     for part in data:
         if not (SHARED_DATA / part).exists():
@@ -169,7 +170,7 @@ def run_study(tmp_path_factory, name: str, pipeline_text: str, *data: str):
     folder = tmp_path_factory.mktemp(name)
     pipeline = folder / f"{name}.toml"
     pipeline.write_text(pipeline_text)
-    return folder / "out", run_sweep(pipeline, folder / "out", workers=2, progress=False)
+    return folder / "out", run_sweep(pipeline, folder / "out", RunOptions(workers=2, progress=False))
 
 
 @pytest.fixture(scope="session")

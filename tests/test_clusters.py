@@ -16,6 +16,7 @@ import pytest
 from dolb.errors import ConfigError
 from dolb.execution.cluster import connect, read_cluster_file
 from dolb.execution.sweep import run_sweep
+from dolb.options import RunOptions
 from tests.conftest import assert_same, dask_processes, workers_named
 
 pytestmark = pytest.mark.e2e
@@ -30,8 +31,8 @@ def command_line_cluster(tmp_path):
 
 
 def test_sweep_on_a_command_line_cluster_equals_local(small_pipeline, command_line_cluster, tmp_path):
-    remote = run_sweep(small_pipeline, tmp_path / "remote", scheduler=str(command_line_cluster), progress=False)
-    local = run_sweep(small_pipeline, tmp_path / "local", workers=1, progress=False)
+    remote = run_sweep(small_pipeline, tmp_path / "remote", RunOptions(scheduler=str(command_line_cluster), progress=False))
+    local = run_sweep(small_pipeline, tmp_path / "local", RunOptions(workers=1, progress=False))
     assert remote.n_computed == local.n_computed == 60
     assert_same(tmp_path / "remote", tmp_path / "local")
 
@@ -39,14 +40,14 @@ def test_sweep_on_a_command_line_cluster_equals_local(small_pipeline, command_li
 def test_cluster_file_of_a_running_scheduler(small_pipeline, command_line_cluster, tmp_path):
     cluster = tmp_path / "cluster.toml"
     cluster.write_text(f'kind = "scheduler"\nscheduler_file = "{command_line_cluster}"\n')
-    summary = run_sweep(small_pipeline, tmp_path / "out", cluster_file=cluster, progress=False)
+    summary = run_sweep(small_pipeline, tmp_path / "out", RunOptions(cluster=cluster, progress=False))
     assert summary.n_computed == 60
 
 
 def test_local_cluster_file(small_pipeline, tmp_path):
     cluster = tmp_path / "cluster.toml"
     cluster.write_text('kind = "local"\nworkers = 1\n')
-    with connect(cluster_file=cluster) as client:
+    with connect(cluster=cluster) as client:
         assert len(client.scheduler_info()["workers"]) == 1
 
 
@@ -92,7 +93,7 @@ def test_cluster_options_refused_by_the_cluster_class_are_one_line(tmp_path):
     path = tmp_path / "cluster.toml"
     path.write_text('kind = "slurm"\n[options]\ncores = 1\nmemory = "1 GB"\nbogus = 1\n')
     with pytest.raises(ConfigError, match="options: Got unexpected keyword argument 'bogus'") as error, \
-            connect(cluster_file=path):
+            connect(cluster=path):
         pass
     assert str(error.value).startswith(f"{path}: ")
     assert "\n" not in str(error.value)
@@ -182,14 +183,14 @@ def test_sweep_on_an_ssh_cluster_to_localhost(small_pipeline, ssh_server, tmp_pa
         scheduler_options = {{ host = "127.0.0.1", port = 0, dashboard_address = "127.0.0.1:0" }}
         worker_options = {{ n_workers = 2, host = "127.0.0.1" }}
         """))
-    summary = run_sweep(small_pipeline, tmp_path / "ssh", cluster_file=cluster, progress=False)
-    local = run_sweep(small_pipeline, tmp_path / "local", workers=1, progress=False)
+    summary = run_sweep(small_pipeline, tmp_path / "ssh", RunOptions(cluster=cluster, progress=False))
+    local = run_sweep(small_pipeline, tmp_path / "local", RunOptions(workers=1, progress=False))
     assert summary.n_computed == local.n_computed == 60 and summary.n_failed == 0
     # the workers started over SSH wrote their parts into the shared folder themselves
     assert summary.gather == "workers" and len(workers_named(tmp_path / "ssh")) == 2
     assert_same(tmp_path / "ssh", tmp_path / "local")
     # a client-local folder: the rows travel back and the client writes them
-    back = run_sweep(small_pipeline, tmp_path / "back", cluster_file=cluster, progress=False, gather="client")
+    back = run_sweep(small_pipeline, tmp_path / "back", RunOptions(cluster=cluster, progress=False, gather="client"))
     assert back.gather == "client" and len(list((tmp_path / "back" / "results").glob("part-*"))) == 1
     assert len(workers_named(tmp_path / "back")) == 2  # computed by the workers all the same
     assert_same(tmp_path / "back", tmp_path / "local")
@@ -281,8 +282,8 @@ def test_sweep_on_a_one_node_slurm(small_pipeline, one_node_slurm, tmp_path):
         scheduler_options = {{ host = "127.0.0.1", dashboard_address = "127.0.0.1:0" }}
         worker_extra_args = ["--host", "127.0.0.1"]
         """))
-    summary = run_sweep(small_pipeline, tmp_path / "slurm", cluster_file=cluster, progress=False)
-    local = run_sweep(small_pipeline, tmp_path / "local", workers=1, progress=False)
+    summary = run_sweep(small_pipeline, tmp_path / "slurm", RunOptions(cluster=cluster, progress=False))
+    local = run_sweep(small_pipeline, tmp_path / "local", RunOptions(workers=1, progress=False))
     assert summary.n_computed == local.n_computed == 60 and summary.n_failed == 0
     assert summary.gather == "workers" and len(workers_named(tmp_path / "slurm")) == 2  # the job's workers wrote
     assert_same(tmp_path / "slurm", tmp_path / "local")

@@ -12,6 +12,7 @@ from scipy import stats
 
 from dolb.cli import main
 from dolb.execution.sweep import run_sweep
+from dolb.options import RunOptions
 from dolb.results.compare import compare_frames, pipeline_name
 from dolb.results.compare_report import largest_changes, trend_table
 from dolb.results.tables import TIDY_COLUMNS, aggregate, read_results
@@ -112,12 +113,12 @@ def runs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("compare")
     pipeline = folder / "p.toml"
     pipeline.write_text(textwrap.dedent(PIPELINE))
-    run_sweep(pipeline, folder / "baseline", workers=1, progress=False)
-    run_sweep(pipeline, folder / "same", workers=2, progress=False)
+    run_sweep(pipeline, folder / "baseline", RunOptions(workers=1, progress=False))
+    run_sweep(pipeline, folder / "same", RunOptions(workers=2, progress=False))
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         client.run(degrade_irma)  # a real degraded learner, in the worker processes
-        run_sweep(pipeline, folder / "degraded", scheduler=cluster.scheduler_address, progress=False)
+        run_sweep(pipeline, folder / "degraded", RunOptions(scheduler=cluster.scheduler_address, progress=False))
     return folder
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from dolb.cli import main
 from dolb.execution.sweep import run_sweep
+from dolb.options import RunOptions
 from dolb.results.history import read_records
 from dolb.results.query import failures
 from dolb.results.store import CellRows, ResultStore, result_schema
@@ -32,7 +33,7 @@ def test_run_resume_and_determinism(small_pipeline, tmp_path):
     before = make_plan(small_pipeline, two, workers=2)
     assert (before.n_cells, before.n_stored, before.n_todo) == (60, 0, 60)
     assert before.examples_todo == 48 * 60 + 12 * 60 and before.estimated_seconds > 0
-    summary = run_sweep(small_pipeline, two, workers=2, progress=False)
+    summary = run_sweep(small_pipeline, two, RunOptions(workers=2, progress=False))
     assert (summary.n_cells, summary.n_computed, summary.n_failed) == (60, 60, 0)
 
     frame = pd.read_parquet(two / "results")  # the store, read as it is by pandas
@@ -56,7 +57,7 @@ def test_run_resume_and_determinism(small_pipeline, tmp_path):
     assert (report / "01-table-test_mse-table.md").read_text().count("irma") == 2
     assert (report / "02-curve-cumulative_loss-curve.png").stat().st_size > 10_000
 
-    again = run_sweep(small_pipeline, two, workers=2, progress=False)
+    again = run_sweep(small_pipeline, two, RunOptions(workers=2, progress=False))
     assert (again.n_cached, again.n_computed) == (60, 0)
     after = make_plan(small_pipeline, two)
     assert (after.n_stored, after.n_todo, after.estimated_seconds) == (60, 0, 0.0)
@@ -64,7 +65,7 @@ def test_run_resume_and_determinism(small_pipeline, tmp_path):
     # bit-identical on 1 and 2 workers, and when the rows travel back to the client, which
     # writes them in large parts
     one = tmp_path / "one"
-    assert run_sweep(small_pipeline, one, workers=1, progress=False, gather="client").gather == "client"
+    assert run_sweep(small_pipeline, one, RunOptions(workers=1, progress=False, gather="client")).gather == "client"
     assert_same(one, two)
     assert len(list((one / "results").glob("part-*.parquet"))) == 1
     assert len(list((two / "results").glob("part-*.parquet"))) > 1
@@ -79,16 +80,16 @@ def test_a_result_folder_behind_an_fsspec_url(small_pipeline, tmp_path):
     """On a URL, parts count only once a manifest commits them; the results equal a
     local folder's."""
     url = f"file://{tmp_path}/remote"
-    summary = run_sweep(small_pipeline, url, workers=2, progress=False)
+    summary = run_sweep(small_pipeline, url, RunOptions(workers=2, progress=False))
     assert summary.n_computed == 60 and summary.gather == "workers"
-    run_sweep(small_pipeline, tmp_path / "local", workers=1, progress=False)
+    run_sweep(small_pipeline, tmp_path / "local", RunOptions(workers=1, progress=False))
     assert_same(url, tmp_path / "local")
     manifests = list((tmp_path / "remote" / "manifests").glob("*.json"))
     assert manifests
     orphan = tmp_path / "remote" / "results" / "part-0-uncommitted.parquet"  # a part no run committed
     pq.write_table(pq.read_table(next((tmp_path / "remote" / "results").glob("part-*.parquet"))), orphan)
     assert len(ResultStore(url).parts()) == len(list((tmp_path / "remote" / "results").glob("part-*"))) - 1
-    assert run_sweep(small_pipeline, url, workers=1, progress=False).n_cached == 60
+    assert run_sweep(small_pipeline, url, RunOptions(workers=1, progress=False)).n_cached == 60
     assert (tmp_path / "remote" / "report" / "summary.csv").is_file()
 
 
@@ -149,7 +150,7 @@ def test_corrupted_chunk_fails_its_cells_only(small_pipeline, tmp_path, capsys, 
     cache = tmp_path / "cache"  # this test corrupts its data: a cache of its own
     monkeypatch.setenv("DOLB_DATA_CACHE", str(cache))
     out = tmp_path / "out"
-    run_sweep(small_pipeline, out, workers=1, progress=False)
+    run_sweep(small_pipeline, out, RunOptions(workers=1, progress=False))
     assert not (out / "data").exists()  # datasets live in the cache, not in the result folder
     # corrupt the stored training data, forget the results of one experiment, rerun
     chunks = sorted(p for p in cache.rglob("*") if p.is_file() and "/train/X/c" in str(p))
@@ -168,13 +169,13 @@ def test_corrupted_chunk_fails_its_cells_only(small_pipeline, tmp_path, capsys, 
     assert len(failed) == 12 and set(failed["status"]) == {"failed"} and failed["error"].str.contains("train").all()
 
     # a plain rerun leaves failed cells alone, and says so: exit 1, as a nightly needs
-    plain = run_sweep(small_pipeline, out, workers=1, progress=False)
+    plain = run_sweep(small_pipeline, out, RunOptions(workers=1, progress=False))
     assert (plain.n_computed, plain.n_failed, plain.n_failed_before, plain.ok) == (0, 0, 12, False)
     assert "60 cells: 60 already stored, 0 computed, 12 failed (12 failed in an earlier run" in plain.counts_line()
     assert "12 cells failed" in (out / "report" / "index.html").read_text()  # the page lists them still
     assert main(["run", str(small_pipeline), "--out", str(out), "--workers", "1", "--no-progress"]) == 1
     chunks[0].write_bytes(original)
-    again = run_sweep(small_pipeline, out, workers=1, retry_failed=True, progress=False)
+    again = run_sweep(small_pipeline, out, RunOptions(workers=1, retry_failed=True, progress=False))
     assert (again.n_cached, again.n_computed, again.n_failed) == (48, 12, 0)
     assert failures(ResultStore(out)).empty and len(read_results(out)) == 48 * 3 * 2 + 12 * 60
 
@@ -263,14 +264,14 @@ def test_cells_over_their_limits_fail_with_the_reason(small_pipeline, tmp_path, 
     timed = tmp_path / "timed.toml"
     timed.write_text(text + "\n[execution]\ncell_timeout = 1e-9\n")
     out = tmp_path / "timed"
-    summary = run_sweep(timed, out, workers=1, progress=False)
+    summary = run_sweep(timed, out, RunOptions(workers=1, progress=False))
     assert summary.n_failed == 60
     assert main(["status", str(out)]) == 1
     assert "exceeded its time limit of 1e-09 s after" in capsys.readouterr().out
 
     heavy = tmp_path / "heavy.toml"
     heavy.write_text(text + '\n[execution]\ncell_memory = "1 MB"\n')
-    summary = run_sweep(heavy, tmp_path / "heavy", workers=1, progress=False)
+    summary = run_sweep(heavy, tmp_path / "heavy", RunOptions(workers=1, progress=False))
     assert summary.n_failed == 60
     failed = failures(ResultStore(tmp_path / "heavy"))
     assert failed["error"].str.contains("exceeded its memory limit of 1 MiB").all()
@@ -297,7 +298,7 @@ def test_tasks_in_flight_stay_bounded(small_pipeline, tmp_path, monkeypatch):
         return future
 
     monkeypatch.setattr(distributed.Client, "submit", counting_submit)
-    summary = run_sweep(pipeline, tmp_path / "out", workers=1, progress=False)
+    summary = run_sweep(pipeline, tmp_path / "out", RunOptions(workers=1, progress=False))
     assert summary.n_computed == 60 and len(peak) == 60  # one task per cell
     assert max(peak) <= compute.IN_FLIGHT_PER_WORKER
 
@@ -323,7 +324,7 @@ def test_later_batches_hold_the_work_the_finished_ones_show(small_pipeline, tmp_
 
     monkeypatch.setattr(distributed.Client, "submit", counting_submit)
     monkeypatch.setattr(compute, "Batcher", functools.partial(batches.Batcher, min_seconds=1e9))
-    summary = run_sweep(small_pipeline, tmp_path / "out", workers=1, progress=False)
+    summary = run_sweep(small_pipeline, tmp_path / "out", RunOptions(workers=1, progress=False))
     assert summary.n_computed == 60 and sum(sizes) == 60
     assert len(sizes) == compute.IN_FLIGHT_PER_WORKER + 1  # without the floor: 22 batches
     assert sizes[-1] == 60 - sum(sizes[:-1]) > max(sizes[:-1])
@@ -332,7 +333,7 @@ def test_later_batches_hold_the_work_the_finished_ones_show(small_pipeline, tmp_
 
 def test_performance_report_is_saved(small_pipeline, tmp_path):
     report = tmp_path / "dask-report.html"
-    run_sweep(small_pipeline, tmp_path / "out", workers=1, progress=False, report_file=report)
+    run_sweep(small_pipeline, tmp_path / "out", RunOptions(workers=1, progress=False, performance_report=report))
     text = report.read_text()
     assert "<html" in text.lower() and "run_batch" in text  # Dask's report of our tasks
 
@@ -344,7 +345,7 @@ def test_status_speaks_of_the_pipeline_last_run(small_pipeline, tmp_path, capsys
     ResultStore(out).write_part(stale.table())
     assert main(["status", str(out)]) == 1  # before any finished run: every record
     assert "from an older pipeline" in capsys.readouterr().out
-    run_sweep(small_pipeline, out, workers=1, progress=False)
+    run_sweep(small_pipeline, out, RunOptions(workers=1, progress=False))
     capsys.readouterr()
     assert main(["status", str(out)]) == 0
     assert "60 cells stored, 0 failed (of the 60 cells of pipeline 'small-irma')" in capsys.readouterr().out

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from dolb.execution.sweep import run_sweep
+from dolb.options import RunOptions
 from dolb.results.history import read_records
 from dolb.results.query import stored_cells
 from dolb.results.store import ResultStore
@@ -63,7 +64,7 @@ def slow_pipeline(tmp_path_factory):
 def undisturbed(slow_pipeline, tmp_path_factory):
     """The stored results of an undisturbed run on 2 workers."""
     out = tmp_path_factory.mktemp("undisturbed")
-    summary = run_sweep(slow_pipeline, out, workers=2, progress=False)
+    summary = run_sweep(slow_pipeline, out, RunOptions(workers=2, progress=False))
     assert summary.n_failed == 0 and summary.n_cells == 1200
     return stored_values(out)
 
@@ -119,7 +120,7 @@ def test_worker_killed_mid_sweep(slow_pipeline, undisturbed, tmp_path):
             killed.append(victims[0].pid)
 
     watcher = when_stored(out, 200, kill_a_worker)
-    summary = run_sweep(slow_pipeline, out, workers=2, progress=False)
+    summary = run_sweep(slow_pipeline, out, RunOptions(workers=2, progress=False))
     watcher.join()
     assert killed, "no worker was killed"
     assert summary.n_failed == 0 and summary.n_computed == 1200
@@ -234,7 +235,7 @@ def test_dolb_run_killed_then_resumed(slow_pipeline, undisturbed, tmp_path):
     stale = [out / "results" / ".part-killed.parquet.tmp", out / "runs" / ".record.json.0badf00d.tmp"]
     for path in stale:  # what a kill in the middle of a write leaves
         path.write_bytes(b"half")
-    summary = run_sweep(slow_pipeline, out, workers=2, progress=False)
+    summary = run_sweep(slow_pipeline, out, RunOptions(workers=2, progress=False))
     assert not any(path.exists() for path in stale)  # removed by the next run, under its lock
     assert summary.n_cached == partial and summary.n_computed == 1200 - partial
     assert same_as(out, undisturbed)
@@ -265,7 +266,7 @@ def test_two_sweeps_on_one_folder(slow_pipeline, undisturbed, tmp_path):
 def test_same_results_on_one_and_four_workers(slow_pipeline, undisturbed, tmp_path):
     for workers in (1, 4):
         out = tmp_path / f"w{workers}"
-        run_sweep(slow_pipeline, out, workers=workers, progress=False)
+        run_sweep(slow_pipeline, out, RunOptions(workers=workers, progress=False))
         assert same_as(out, undisturbed), f"{workers} workers differ from 2"
 
 

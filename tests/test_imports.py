@@ -22,7 +22,7 @@ import dolb
 
 LAYERS = (
     ("core", ("dolb.errors", "dolb.extras", "dolb.identity", "dolb.registry", "dolb.params", "dolb.seeding",
-              "dolb.validation", "dolb.losses")),
+              "dolb.validation", "dolb.losses", "dolb.options")),
     ("data", ("dolb.data",)),
     ("conversions", ("dolb.conversions",)),
     ("learners", ("dolb.learners",)),

@@ -221,7 +221,7 @@ def test_diagnostics_are_recorded_at_every_checkpoint(small_pipeline, monkeypatc
     """Without test metrics the cell is still cut at each checkpoint for them."""
     monkeypatch.setattr(run_cell_module, "learner_class", lambda name: counting(learner_class(name)))
     groups = plan_groups(load_pipeline(small_pipeline))
-    cell = next(g.cell(0) for g in groups if g.cell(0).spec["metrics"] == ["cumulative_loss"])
+    cell = next(g.cell(0) for g in groups if g.cell(0).spec.metrics == ("cumulative_loss",))
     result = run_cell_module.run_cell(cell)
     assert result["metrics"]["online"]["examples_so_far"] == [float(n) for n in result["checkpoints"]]
     assert len(result["checkpoints"]) > 10

@@ -36,8 +36,8 @@ def test_the_shipped_pipeline_plans_its_four_studies():
     assert {"runtime", "runtime_exact", "risk", "drift1000", "drift4000"} <= experiments
     assert {f"gen_{d}{kind}" for d in ("spirals", "faces", "mnist01", "mnist12") for kind in ("", "_batch")} <= experiments
     assert sum(group.n_splits for group in groups) == 165
-    semi = [group for group in groups if group.template["learner"].startswith("online_mr")]
-    assert all(group.template["params"]["label_rate"] == group.template["labels"]["rate"] for group in semi)
+    semi = [group for group in groups if group.template.learner.startswith("online_mr")]
+    assert all(group.template.params["label_rate"] == group.template.labels.rate for group in semi)
 
 
 @pytest.mark.e2e

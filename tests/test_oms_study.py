@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from dolb.execution.sweep import run_sweep
+from dolb.options import RunOptions
 from dolb.results.tables import read_results
 from tests.conftest import requires_shared_data
 
@@ -74,5 +75,5 @@ def test_the_study_figures_and_findings(oms_study, tmp_path):
 
 def test_a_rerun_computes_nothing(oms_study):
     out, _ = oms_study
-    again = run_sweep(out / "pipeline.toml", out, workers=1, progress=False)
+    again = run_sweep(out / "pipeline.toml", out, RunOptions(workers=1, progress=False))
     assert again.n_computed == 0 and again.n_cached == 12

@@ -287,6 +287,7 @@ def test_perceptron_and_peers_in_one_table_on_a9a(tmp_path):
 
     from dolb.data.splits import split_rows
     from dolb.execution.sweep import run_sweep
+    from dolb.options import RunOptions
     from dolb.results.tables import read_results
     from dolb.seeding import seed_for
 
@@ -295,7 +296,7 @@ def test_perceptron_and_peers_in_one_table_on_a9a(tmp_path):
     learners = '{ learner = "perceptron" }, { learner = "river_pa", params = { C = [0.1, 1.0] } }, ' \
                '{ learner = "vw", params = { loss = "hinge" } }'
     pipeline.write_text(PIPELINE.format(a9a=path, learners=learners))
-    summary = run_sweep(pipeline, tmp_path / "out", workers=2, progress=False)
+    summary = run_sweep(pipeline, tmp_path / "out", RunOptions(workers=2, progress=False))
     assert (summary.n_cells, summary.n_failed) == (8, 0)
     frame = read_results(tmp_path / "out")
     error = frame[(frame.metric == "test_error") & (frame.n_train == 1500)]

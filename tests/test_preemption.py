@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 
 from dolb.evaluation import run_cell as run_cell_module
+from dolb.evaluation import saved_states
 from dolb.evaluation.run_cell import run_cell
 from dolb.execution.sweep import plan_groups, run_sweep
 from dolb.experiment.pipeline import load_pipeline
 from dolb.learners import learner_class
+from dolb.options import RunOptions
 from dolb.results.history import read_records
 from dolb.results.query import rows
 from dolb.results.states import CellStates
@@ -76,7 +78,7 @@ def test_a_stopped_cell_resumes_from_its_state_with_identical_results(long_pipel
     folder = tmp_path / "out"
     states = CellStates(ResultStore(folder if where == "path" else f"file://{folder}"))
     saved = []
-    save = run_cell_module._save_state
+    save = saved_states.save_state
 
     def save_then_stop(keeper, cell_id, state):
         size = save(keeper, cell_id, state)
@@ -85,15 +87,15 @@ def test_a_stopped_cell_resumes_from_its_state_with_identical_results(long_pipel
             raise Preempted  # stopped right after its third save, as a preempted job is
         return size
 
-    monkeypatch.setattr(run_cell_module, "_save_state", save_then_stop)
+    monkeypatch.setattr(saved_states, "save_state", save_then_stop)
     with pytest.raises(Preempted):
         run_cell(cell, states)
-    block = run_cell_module.block_rows(learner_class(cell.spec["learner"]), run_cell_module._dataset(cell.train_path))
+    block = run_cell_module.block_rows(learner_class(cell.spec.learner), run_cell_module._dataset(cell.train_path))
     assert saved == [block, 2 * block, 3 * block]  # states are saved after whole blocks
     (kept,) = (folder / "state").glob(f"{cell.id}-*.pkl")  # the states it replaced are removed
     assert json.loads((folder / "state" / f"{cell.id}.json").read_text()) == {"state": kept.name}
     (folder / "state" / f"{cell.id}-0-torn.pkl").write_bytes(b"half a pickle")  # a save preempted midway
-    monkeypatch.setattr(run_cell_module, "_save_state", save)
+    monkeypatch.setattr(saved_states, "save_state", save)
 
     resumed = run_cell(cell, states)
     assert resumed["timing"]["resumed_from"] == 3 * block
@@ -153,13 +155,13 @@ def test_a_long_cell_whose_worker_is_killed_resumes_on_a_new_one(long_pipeline, 
 
     watcher = threading.Thread(target=kill_when_saved, daemon=True)
     watcher.start()
-    summary = run_sweep(long_pipeline(1e-9), out, workers=1, progress=False)
+    summary = run_sweep(long_pipeline(1e-9), out, RunOptions(workers=1, progress=False))
     done.set()
     watcher.join()
     assert killed, "the cell ended before its worker could be killed"
     assert summary.n_failed == 0 and summary.n_computed == 1
     assert (rows(ResultStore(out))["resumed_from"] > 0).all()
-    run_sweep(long_pipeline(1e-9), tmp_path / "calm", workers=1, progress=False)
+    run_sweep(long_pipeline(1e-9), tmp_path / "calm", RunOptions(workers=1, progress=False))
     assert (rows(ResultStore(tmp_path / "calm"))["resumed_from"] == 0).all()
     (record,) = read_records(ResultStore(tmp_path / "calm"))
     assert record["state_saves"]["state_saves"] == 4  # after each of its five blocks but the last

@@ -15,6 +15,7 @@ from dolb.cli import main
 from dolb.errors import ConfigError
 from dolb.execution.cluster import connect
 from dolb.execution.sweep import run_sweep
+from dolb.options import RunOptions
 from tests.conftest import assert_same, dask_processes
 
 pytestmark = pytest.mark.e2e
@@ -110,13 +111,13 @@ def test_a_sweep_on_a_tls_scheduler_with_certificates_from_files(small_pipeline,
             cert = "{tls_files['cert']}"
             key = "{tls_files['key']}"
             """))
-        remote = run_sweep(small_pipeline, tmp_path / "tls", cluster_file=cluster, progress=False)
+        remote = run_sweep(small_pipeline, tmp_path / "tls", RunOptions(cluster=cluster, progress=False))
         bare = tmp_path / "bare.toml"
         bare.write_text(f'kind = "scheduler"\nscheduler_file = "{scheduler_file}"\n')
-        with pytest.raises(ConfigError, match="cannot reach the Dask scheduler at"), connect(cluster_file=bare):
+        with pytest.raises(ConfigError, match="cannot reach the Dask scheduler at"), connect(cluster=bare):
             pass
     assert remote.n_computed == 60
-    run_sweep(small_pipeline, tmp_path / "local", workers=1, progress=False)
+    run_sweep(small_pipeline, tmp_path / "local", RunOptions(workers=1, progress=False))
     assert_same(tmp_path / "tls", tmp_path / "local")
 
 

@@ -9,6 +9,7 @@ import pytest
 from dolb.cli import main
 from dolb.data import open_dataset
 from dolb.data.splits import labelled_rows, split_rows
+from dolb.evaluation.cell import CellLabels
 from dolb.evaluation.run_cell import run_cell
 from dolb.execution.sweep import plan_groups
 from dolb.experiment.pipeline import load_pipeline
@@ -43,7 +44,7 @@ def write(tmp_path, labels: str):
 
 def test_a_supervised_learner_learns_the_revealed_labels_only(tmp_path):
     (group,) = plan_groups(load_pipeline(write(tmp_path, "label_rate = 0.25\nlabelled_first = 5")))
-    assert group.template["labels"] == {"rate": 0.25, "first": 5}
+    assert group.template.labels == CellLabels(0.25, 5)
     cell = group.cell(1)
     result = run_cell(cell)
     # the same by hand: the split's order, its labelled flags, the Perceptron on those rows
@@ -69,15 +70,15 @@ def test_a_semi_supervised_learner_is_told_the_streams_label_rate(tmp_path):
         '{ learner = "online_mr_rptree", params = { label_rate = 0.5 } }, { learner = "perceptron" }]'))
     path.write_text(text)
     told, kept, supervised = plan_groups(load_pipeline(path))
-    assert told.template["params"]["label_rate"] == 0.25
-    assert kept.template["params"]["label_rate"] == 0.5
-    assert "label_rate" not in supervised.template["params"]
+    assert told.template.params["label_rate"] == 0.25
+    assert kept.template.params["label_rate"] == 0.5
+    assert "label_rate" not in supervised.template.params
 
 
 def test_fully_labelled_experiments_keep_their_cell_ids(tmp_path):
     (plain,) = plan_groups(load_pipeline(write(tmp_path, "")))
     (explicit,) = plan_groups(load_pipeline(write(tmp_path, "label_rate = 1.0")))
-    assert "labels" not in plain.template and plain.key == explicit.key
+    assert plain.template.labels is None and plain.key == explicit.key
 
 
 @pytest.mark.parametrize("labels, message", [

@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 from dolb.conversions import CONVERSIONS
-from dolb.evaluation import run_cell as run_cell_module
+from dolb.evaluation import saved_states
 from dolb.execution.sweep import _tidy_states, plan_groups
 from dolb.execution.tasks import Destination, run_batch
 from dolb.experiment.cells import cell_id
@@ -104,8 +104,8 @@ def test_a_run_ends_keeping_only_the_states_of_cells_of_its_pipelines(tmp_path):
 def test_a_task_counts_the_states_its_cells_saved(long_pipeline, tmp_path, monkeypatch):  # noqa: F811
     (group,) = plan_groups(load_pipeline(long_pipeline(1e-9)))  # a save after every block but the last
     sizes = []
-    save = run_cell_module._save_state
-    monkeypatch.setattr(run_cell_module, "_save_state", lambda *args: sizes.append(save(*args)) or sizes[-1])
+    save = saved_states.save_state
+    monkeypatch.setattr(saved_states, "save_state", lambda *args: sizes.append(save(*args)) or sizes[-1])
     destination = Destination(result_schema({}), "r1", str(tmp_path), keep_states=True)
     outcome = run_batch([(group, np.array([0]))], destination)
     assert len(sizes) == 4  # five blocks

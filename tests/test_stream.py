@@ -296,8 +296,8 @@ def test_a_windowed_cell_learns_its_order_and_the_other_orders_keep_their_cell_i
         path.write_text(text.format(order=order, window=window))
         (group,) = plan_groups(load_pipeline(path))
         cells[order] = group.cell(0)
-    assert cells["windowed"].spec["split"]["window"] == 2
-    assert "window" not in cells["stored"].spec["split"] and "window" not in cells["random"].spec["split"]
+    assert cells["windowed"].spec.split.window == 2
+    assert "window" not in cells["stored"].spec.split.canonical() and "window" not in cells["random"].spec.split.canonical()
     result = run_cell(cells["windowed"])
     # the same by hand: the split's windowed order, the Perceptron on those rows
     train, test = open_dataset(cells["windowed"].train_path), open_dataset(cells["windowed"].test_path)

@@ -16,6 +16,7 @@ from dolb.execution.sweep import run_sweep
 from dolb.experiment.pipeline import load_pipeline
 from dolb.experiment.search import Dimension, Tuning, best, brackets, halving_budgets, promote, rung_sizes
 from dolb.experiment.tuned_cells import trial_group, tuning_plans
+from dolb.options import RunOptions
 from dolb.results import query
 from dolb.results.store import ResultStore
 from dolb.results.tuning_report import tuning_table
@@ -114,7 +115,7 @@ def test_halving_finds_the_best_and_its_promotions_replay_exactly(problem):
     the promotions over them gives the stored promotions and choices."""
     path = write_pipeline(problem)
     out = problem / "out"
-    run_sweep(path, out, workers=2, progress=False)
+    run_sweep(path, out, RunOptions(workers=2, progress=False))
     stored = decisions(out)
     plan = tuning_plans(load_pipeline(path), open_datasets(load_pipeline(path), data_cache(None)))[0]
     bracket = plan.brackets[0]
@@ -149,10 +150,10 @@ def test_the_test_part_never_enters_tuning(problem):
     """Changing every test label changes no trial and no choice (only the test errors of
     the chosen configurations)."""
     out_a, out_b = problem / "a", problem / "b"
-    run_sweep(write_pipeline(problem), out_a, workers=1, progress=False)
+    run_sweep(write_pipeline(problem), out_a, RunOptions(workers=1, progress=False))
     test = (problem / "test.svm").read_text().splitlines()
     (problem / "test.svm").write_text("\n".join(("-1" if line[0] == "+" else "+1") + line[2:] for line in test) + "\n")
-    run_sweep(write_pipeline(problem), out_b, workers=1, progress=False)
+    run_sweep(write_pipeline(problem), out_b, RunOptions(workers=1, progress=False))
     a, b = decisions(out_a), decisions(out_b)
     pd.testing.assert_frame_equal(a, b, check_exact=True)
     tuned = ("params", "==", "tuned, eta0=0.0003, loss=hinge, schedule=sqrt")
@@ -165,7 +166,7 @@ def test_one_or_two_workers_and_a_kill_during_tuning_give_the_same_bits(problem,
     from dolb.execution import compute
 
     path = write_pipeline(problem, method="hyperband", extra=", max_budget = 1600")
-    run_sweep(path, problem / "two", workers=2, progress=False)
+    run_sweep(path, problem / "two", RunOptions(workers=2, progress=False))
     calls = []
     original = compute.CellRunner.__call__
 
@@ -177,14 +178,14 @@ def test_one_or_two_workers_and_a_kill_during_tuning_give_the_same_bits(problem,
 
     monkeypatch.setattr(compute.CellRunner, "__call__", killed_at_second_wave)
     with pytest.raises(KeyboardInterrupt):
-        run_sweep(path, problem / "one", workers=1, progress=False)
+        run_sweep(path, problem / "one", RunOptions(workers=1, progress=False))
     monkeypatch.setattr(compute.CellRunner, "__call__", original)
-    summary = run_sweep(path, problem / "one", workers=1, progress=False)
+    summary = run_sweep(path, problem / "one", RunOptions(workers=1, progress=False))
     assert summary.ok
     assert_same(problem / "two", problem / "one")
     pd.testing.assert_frame_equal(decisions(problem / "two"), decisions(problem / "one"), check_exact=True)
     assert decisions(problem / "one").bracket.nunique() == 5  # log2(1600/100) = 4: brackets s = 4..0
-    again = reproduce(problem / "two", problem / "again", workers=1)  # trials, promotions and choices again
+    again = reproduce(problem / "two", problem / "again", options=RunOptions(workers=1))  # trials, promotions and choices again
     assert again.identical, again.describe()
 
 
@@ -211,7 +212,7 @@ def test_a_split_whose_every_trial_failed_chooses_nothing(problem):
         f'search = {{ alpha = {ALPHAS} }} }}', '{ learner = "margin_perceptron", search = { radius = [0.01, 0.02] } }')
     path = problem / "failing.toml"
     path.write_text(text)
-    summary = run_sweep(path, problem / "out", workers=1, progress=False)
+    summary = run_sweep(path, problem / "out", RunOptions(workers=1, progress=False))
     assert not summary.ok and summary.tuning["untuned"] == 3 and summary.tuning["failed"] == 6
     assert "3 splits without a choice (every trial failed)" in summary.counts_line()
     assert not decisions(problem / "out").chosen.any()

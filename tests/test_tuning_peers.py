@@ -17,6 +17,7 @@ import pytest
 from sklearn.datasets import dump_svmlight_file
 
 from dolb.execution.sweep import run_sweep
+from dolb.options import RunOptions
 from dolb.sklearn import OnlineClassifier
 from tests.conftest import ROOT
 
@@ -67,7 +68,7 @@ def test_dolb_halving_finds_the_best_step_size(tmp_path):
         learners = [{{ learner = "sgd", search = {{ eta0 = {STEP_SIZES} }} }}]
         tuning = {{ method = "halving", min_budget = {BLOCK}, eta = 3, defaults = false }}
         """))
-    run_sweep(pipeline, tmp_path / "out", workers=1, progress=False)
+    run_sweep(pipeline, tmp_path / "out", RunOptions(workers=1, progress=False))
     decisions = pd.read_parquet(tmp_path / "out" / "tuning" / "tune.parquet")
     assert sorted(decisions["param_eta0"]) == sorted(STEP_SIZES * 2)  # every trial, in both splits
     chosen = decisions[decisions["chosen"]]

@@ -325,7 +325,7 @@ def _with_workers(client: Client) -> Client:
 
 @contextlib.contextmanager
 def connect(
-    workers: int | None = None, scheduler: str | None = None, cluster_file: str | Path | None = None,
+    workers: int | None = None, scheduler: str | None = None, cluster: str | Path | None = None,
     dashboard: bool = False, arithmetic: dict[str, str] | None = None,
 ) -> Iterator[Client]:
     """A Dask client for a sweep; the link of its scheduler's dashboard, if it has one,
@@ -338,7 +338,7 @@ def connect(
         single-threaded.
     scheduler : str, optional
         Address (``tcp://host:8786``) or scheduler-file path of a running scheduler.
-    cluster_file : path, optional
+    cluster : path, optional
         A cluster file (see the module docstring) describing the cluster to start.
     dashboard : bool
         The embedded cluster (or a local one of a cluster file) serves Dask's dashboard
@@ -347,12 +347,13 @@ def connect(
         The environment of pinned arithmetic (:mod:`dolb.execution.arithmetic`), given to
         the worker processes of a local cluster and of a SLURM or PBS cluster as they start.
 
-    At most one of ``workers``, ``scheduler`` and ``cluster_file`` may be given.
+    At most one of ``workers``, ``scheduler`` and ``cluster`` may be given (the options
+    of :class:`dolb.options.RunOptions` of the same names).
     """
-    if sum(x is not None for x in (workers, scheduler, cluster_file)) > 1:
+    if sum(x is not None for x in (workers, scheduler, cluster)) > 1:
         raise ConfigError("give at most one of --workers, --scheduler and --cluster")
     with dask.config.set(QUIET_EVENT_LOOP), environment(arithmetic or {}):
-        yield from _connect(workers, scheduler, cluster_file, dashboard, arithmetic or {})
+        yield from _connect(workers, scheduler, cluster, dashboard, arithmetic or {})
 
 
 def _connect(workers: int | None, scheduler: str | None, cluster_file: str | Path | None,

@@ -12,7 +12,7 @@ from distributed import as_completed
 from tqdm import tqdm
 
 from dolb.errors import StorageError
-from dolb.evaluation.run_cell import add_saves
+from dolb.evaluation.saved_states import add_saves
 from dolb.execution.batches import Batcher
 from dolb.execution.gather import ClientWriter
 from dolb.execution.lost_workers import run_on_workers
@@ -30,7 +30,7 @@ def warm_up_samples(todo: list[tuple[CellGroup, np.ndarray]]):
     samples = {}
     for group, indices in todo:
         t = group.template
-        key = (t["learner"], repr(sorted(t["params"].items())), tuple(t["conversions"]), group.train_path)
+        key = (t.learner, repr(sorted(t.params.items())), t.conversions, group.train_path)
         samples.setdefault(key, group.cell(int(indices[0])))
     return list(samples.values())
 

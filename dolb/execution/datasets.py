@@ -37,10 +37,10 @@ def data_cache(folder: str | Path | None = None) -> Path:
 
 
 def resolve_dataset(
-    spec: DatasetSpec, data_dir: str | Path, root_seed: int, build: bool = True
+    spec: DatasetSpec, cache: str | Path, root_seed: int, build: bool = True
 ) -> dict[str, Dataset] | None:
     """Open the stores of ``spec``, first generating or importing them under
-    ``data_dir`` if it names a generator or an importer (written once, then reused;
+    ``cache`` if it names a generator or an importer (written once, then reused;
     a generator's seed comes from the root seed and the dataset's name).
 
     Parameters
@@ -55,9 +55,9 @@ def resolve_dataset(
     """
     if spec.generator is not None:
         seed = seed_int(seed_for(root_seed, "dataset", spec.name))
-        return materialize(spec.generator, dict(spec.params), seed, Path(data_dir), build)
+        return materialize(spec.generator, dict(spec.params), seed, Path(cache), build)
     if spec.importer is not None:
-        return import_dataset(spec.importer, dict(spec.params), Path(data_dir), build)
+        return import_dataset(spec.importer, dict(spec.params), Path(cache), build)
     parts = {"train": open_dataset(spec.train)}
     if spec.test is not None:
         parts["test"] = open_dataset(spec.test)

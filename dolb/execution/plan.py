@@ -10,7 +10,8 @@ from pathlib import Path
 
 from dolb.errors import DataError
 from dolb.evaluation.run_cell import run_cell
-from dolb.execution.datasets import data_cache, open_datasets
+from dolb.execution.datasets import data_cache as cache_folder
+from dolb.execution.datasets import open_datasets
 from dolb.execution.sweep import cells_to_run
 from dolb.execution.tuning import first_wave, planned
 from dolb.experiment.cells import examples_of, expand_groups, group_ids
@@ -64,7 +65,7 @@ class Plan:
 
 
 def make_plan(
-    pipeline_path: str | Path, out_dir: str | Path, workers: int | None = None, data_dir: str | Path | None = None
+    pipeline_path: str | Path, out_dir: str | Path, workers: int | None = None, data_cache: str | Path | None = None
 ) -> Plan:
     """Count the cells of a pipeline against a result folder and estimate the time the
     missing ones take: their examples at the speed of a few of them (evenly spread over
@@ -72,7 +73,7 @@ def make_plan(
     of the folder's last run, or :data:`CLUSTER_START_SECONDS`. Generated or imported
     datasets are built into the data cache as ``dolb run`` would, and reused by it."""
     pipeline = load_pipeline(pipeline_path)
-    datasets = open_datasets(pipeline, data_cache(data_dir))
+    datasets = open_datasets(pipeline, cache_folder(data_cache))
     groups = expand_groups(pipeline, datasets)
     plans = tuning_plans(pipeline, datasets)
     tuning = planned(plans)

@@ -11,7 +11,7 @@ metrics such as ``learn_seconds``, which measure the run, not the results).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +20,7 @@ import pandas as pd
 from dolb.errors import ConfigError, DataError
 from dolb.evaluation.metrics import deterministic_metrics
 from dolb.execution.sweep import run_sweep
+from dolb.options import RunOptions
 from dolb.results.agreement import RTOL, Agreement, agreement
 from dolb.results.history import RUNS, find_record, machines, same_machines
 from dolb.results.query import check_complete, rows
@@ -76,11 +77,11 @@ class Reproduction:
 
 
 def reproduce(run_dir: str | Path, out_dir: str | Path, run_id: str | None = None, rtol: float | None = None,
-              **where) -> Reproduction:
+              options: RunOptions | None = None) -> Reproduction:
     """Run the recorded run ``run_id`` of ``run_dir`` (default: its last finished run)
-    again into the fresh folder ``out_dir`` on the cluster ``where`` (as
-    :func:`dolb.execution.sweep.run_sweep` takes it) and compare (``rtol``: the largest
-    relative difference called floating-point noise, default
+    again into the fresh folder ``out_dir`` with ``options`` (where to run: see
+    :class:`dolb.options.RunOptions`; never a progress bar) and compare (``rtol``: the
+    largest relative difference called floating-point noise, default
     :data:`~dolb.results.agreement.RTOL`)."""
     original = ResultStore(run_dir)
     check_complete(original)
@@ -89,9 +90,8 @@ def reproduce(run_dir: str | Path, out_dir: str | Path, run_id: str | None = Non
     if ResultStore(out_dir).exists():
         raise ConfigError(f"{out_dir}: already holds results; reproduce into a fresh folder")
     before = rows(original)  # every part read (and refused if damaged) before any cell runs
-    summary = run_sweep(
-        record["pipeline_path"], out_dir, pipeline_text=record["pipeline_text"], progress=False, **where
-    )
+    options = replace(options or RunOptions(), progress=False)
+    summary = run_sweep(record["pipeline_path"], out_dir, options, pipeline_text=record["pipeline_text"])
     again = find_record(ResultStore(out_dir), summary.run_id)
     return _compare(record, again, before, rows(ResultStore(out_dir)), RTOL if rtol is None else rtol)
 

@@ -24,7 +24,7 @@ import numpy as np
 from distributed import performance_report, wait
 
 from dolb.errors import ConfigError
-from dolb.evaluation.run_cell import STATE_SAVES
+from dolb.evaluation.saved_states import STATE_SAVES
 from dolb.execution.arithmetic import pin_of
 from dolb.execution.cluster import read_cluster_file
 from dolb.execution.compute import CellRunner, gather_mode, warm_up_samples
@@ -35,11 +35,11 @@ from dolb.execution.lost_workers import register_on_workers
 from dolb.execution.phases import Phases
 from dolb.execution.sweep_client import SweepCluster
 from dolb.execution.tasks import Destination, KernelWarmUp
-from dolb.execution.tuning import first_wave, run_tuning, write_decisions
+from dolb.execution.tuning import Tuned, first_wave, run_tuning, write_decisions
 from dolb.experiment.cells import CellGroup, cell_id, examples_of, expand_groups, group_ids, parameter_types
 from dolb.experiment.pipeline import Pipeline, load_pipeline
-from dolb.experiment.tuned_cells import tuning_plans
-from dolb.extras import BOKEH, require
+from dolb.experiment.tuned_cells import TuningPlan, tuning_plans
+from dolb.options import RunOptions
 from dolb.results import query
 from dolb.results.history import new_run_id, read_records, write_record
 from dolb.results.page import write_run_page
@@ -49,11 +49,6 @@ from dolb.results.states import CellStates
 from dolb.results.store import ResultStore, result_schema
 
 logger = logging.getLogger(__name__)
-
-GATHER_MODES = ("auto", "workers", "client")
-"""Who writes the result parts: the workers when they can reach the folder (``auto``,
-checked at start), always the workers, or always the client."""
-
 
 @dataclass
 class SweepSummary:
@@ -131,22 +126,8 @@ def cells_to_run(
     return todo
 
 
-def run_sweep(
-    pipeline_path: str | Path,
-    out_dir: str | Path,
-    *,
-    workers: int | None = None,
-    scheduler: str | None = None,
-    cluster_file: str | Path | None = None,
-    dashboard: bool = False,
-    retry_failed: bool = False,
-    progress: bool = True,
-    report_file: str | Path | None = None,
-    gather: str = "auto",
-    data_dir: str | Path | None = None,
-    pipeline_text: str | None = None,
-    force: bool = False,
-) -> SweepSummary:
+def run_sweep(pipeline_path: str | Path, out_dir: str | Path, options: RunOptions | None = None, *,
+              pipeline_text: str | None = None) -> SweepSummary:
     """Run every cell of a pipeline that is not stored yet, then write the reports.
 
     Parameters
@@ -155,158 +136,217 @@ def run_sweep(
         The pipeline file.
     out_dir : path or fsspec URL
         The result folder (created if needed; reused to resume).
-    workers, scheduler, cluster_file, dashboard
-        Where to run, and whether the embedded cluster serves its dashboard; see
-        :func:`dolb.execution.cluster.connect`.
-    retry_failed : bool
-        Run again the cells whose last attempt failed (by default they stay failed).
-    progress : bool
-        Show a progress bar on standard error.
-    report_file : path, optional
-        Where to save Dask's HTML performance report of the computation (one
-        self-contained file: its scripts are inside, it opens offline). It and the
-        dashboard need bokeh (``pip install 'dolb[dashboard]'``).
-    gather : {"auto", "workers", "client"}
-        Who writes the result parts (see :data:`GATHER_MODES`).
-    data_dir : path, optional
-        The data cache (see :func:`dolb.execution.datasets.data_cache`).
+    options : RunOptions, optional
+        Where and how to run (the options of ``dolb run``; default: their defaults).
     pipeline_text : str, optional
         The pipeline's text, read as if it were ``pipeline_path`` (to run a recorded
         pipeline again).
-    force : bool
-        Add to a result folder that holds another pipeline's results (refused by
-        default: its reports and history would mix two studies).
+
+    A sweep goes in four steps: :func:`_plan` checks everything and finds the cells to
+    compute, before anything is written; :func:`_start_record` takes the folder's lock
+    and writes the run's record; :func:`_compute` runs the tuning and the cells on the
+    cluster; :func:`_finish` writes the reports, the record's counts and the run page.
     """
     with contextlib.ExitStack() as held:  # the folder lock, held to the end of the run
-        return _sweep(
-            pipeline_path, out_dir, held, workers=workers, scheduler=scheduler, cluster_file=cluster_file,
-            dashboard=dashboard, retry_failed=retry_failed, progress=progress, report_file=report_file, gather=gather,
-            data_dir=data_dir, pipeline_text=pipeline_text, force=force,
-        )
+        return _sweep(Path(pipeline_path), out_dir, options or RunOptions(), pipeline_text, held)
 
 
-def _sweep(pipeline_path, out_dir, held: contextlib.ExitStack, *, workers, scheduler, cluster_file, dashboard,
-           retry_failed, progress, report_file, gather, data_dir, pipeline_text, force) -> SweepSummary:
+@dataclass
+class _Plan:
+    """What a sweep found to do, once everything is checked."""
+
+    pipeline: Pipeline
+    store: ResultStore
+    cache: Path
+    groups: list[CellGroup]
+    plans: list[TuningPlan]
+    stored: set[str]
+    failed: set[str]
+    todo: list[tuple[CellGroup, np.ndarray]]
+    """The groups with the split indices of their cells to compute (the cells of the
+    configurations a tuning chooses join them)."""
+
+    @property
+    def has_work(self) -> bool:
+        """Whether there is anything to compute (cells or a tuning)."""
+        return bool(self.todo or self.plans)
+
+    @property
+    def n_cells(self) -> int:
+        return sum(group.n_splits for group in self.groups) + sum(plan.n_splits for plan in self.plans)
+
+    def n_failed_before(self, retry_failed: bool) -> int:
+        """The pipeline's cells whose stored attempt failed and that are not run again."""
+        return 0 if retry_failed else len(self.failed & {i for g in self.groups for i in group_ids(g)})
+
+
+@dataclass
+class _Computed:
+    """What the computation did (nothing, when there was nothing to compute)."""
+
+    mode: str = "none"
+    client_cpu: float = 0.0
+    report: str | None = None
+    """The reports' text, when the workers drew them."""
+    runner: CellRunner | None = None
+    tuned: Tuned | None = None
+
+    @property
+    def n_failed(self) -> int:
+        """Cells of the pipeline that failed (a tuning's trials are counted apart)."""
+        return 0 if self.runner is None else self.runner.n_failed - (self.tuned.n_failed if self.tuned else 0)
+
+
+def _sweep(pipeline_path: Path, out_dir, options: RunOptions, pipeline_text: str | None,
+           held: contextlib.ExitStack) -> SweepSummary:
     """The body of :func:`run_sweep`; the folder lock entered into ``held`` is released
     when it returns or raises."""
-    if gather not in GATHER_MODES:
-        raise ConfigError(f"--gather: expected one of {', '.join(GATHER_MODES)}, got {gather!r}")
-    if dashboard or report_file:
-        require(BOKEH, "Dask's dashboard or performance report (--dashboard, --performance-report)")
     started = time.perf_counter()
     phases = Phases()
     begun = time.gmtime()
     run_id = new_run_id(begun)
-    cluster = SweepCluster(phases, workers=workers, scheduler=scheduler, cluster_file=cluster_file,
-                            dashboard=dashboard)
+    cluster = SweepCluster(phases, options)
+    computed = _Computed()
     try:
-        with phases("plan"):
-            pipeline = load_pipeline(pipeline_path, pipeline_text)
-            cluster.pin = pin_of(pipeline.arithmetic)
-            if cluster_file is not None:
-                read_cluster_file(cluster_file)  # checked before any dataset is built
-            cache = data_cache(data_dir)
-            store = ResultStore(out_dir)
-            store.check_creatable()
-        with phases("data"):
-            datasets = open_datasets(pipeline, cache, builder=cluster.client)
-        with phases("plan"):
-            groups = expand_groups(pipeline, datasets)  # the last check of the pipeline
-            plans = tuning_plans(pipeline, datasets)
-            if not force:
-                check_owner(store, pipeline.name)
-            refuse_if_held(store)
-        cluster.start()  # everything is checked: the embedded cluster starts while the client scans the folder
-        with phases("plan"):
-            stored, failed = stored_cells(store)
-            todo = cells_to_run(groups, stored, failed, retry_failed)
-        n_cells = sum(group.n_splits for group in groups) + sum(plan.n_splits for plan in plans)
-        n_failed_before = 0 if retry_failed else len(failed & {i for g in groups for i in group_ids(g)})
-        n_todo = sum(len(indices) for _, indices in todo)
-        logger.info("%s: %d cells, %d stored, %d to compute%s; results in %s", pipeline.name, n_cells,
-                    n_cells - n_todo - sum(p.n_splits for p in plans), n_todo,
-                    " and a tuning" if plans else "", store.root)
-        client = cluster.client() if todo or plans else None  # a scheduler out of reach: nothing written
-        record = {
-            "run_id": run_id,
-            "pipeline": pipeline.name,
-            "pipeline_path": str(Path(pipeline_path).absolute()),
-            "pipeline_text": pipeline_text or Path(pipeline_path).read_text(encoding="utf-8"),
-            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", begun),
-            "ended": None,
-            "options": {"workers": workers, "scheduler": scheduler,
-                        "cluster_file": None if cluster_file is None else str(cluster_file),
-                        "retry_failed": retry_failed, "gather": gather, "data_cache": str(cache)},
-            "groups": [[group.key, group.n_splits] for group in groups],
-            "client": {"host": socket.gethostname(), **fingerprint()},
-        }
-        first_trials = first_wave(plans)
-        schema = result_schema(parameter_types(groups + [group for group, _ in first_trials]), trials=bool(plans))
-        held.enter_context(FolderLock(store, run_id))  # the first write: everything is checked
-        if todo or plans:
-            with phases("write"):  # before any part of this run: readers see its columns
-                store.extend_schema(schema)
-        write_record(store, record)
-        store.write_text("pipeline.toml", record["pipeline_text"])
-        mode, client_cpu, report, runner, tuned = "none", 0.0, None, None, None
-        if todo or plans:
-            with phases("cluster"):
-                register_on_workers(client, KernelWarmUp(warm_up_samples(todo + first_trials)))
-                mode = gather_mode(client, store, gather)
-            destination = Destination(
-                schema=schema,
-                run_id=run_id,
-                store=store.root if mode == "workers" else None,
-                keep_states=mode == "workers",
-            )
-            n_workers = max(1, len(cluster.workers))
-            logger.info("%d workers; result parts written by the %s", n_workers, mode)
-            runner = CellRunner(client, destination, store, pipeline.batch_examples, n_workers, progress, phases)
-            recording = (performance_report(filename=str(report_file), mode="inline")  # no CDN: opens offline
-                         if report_file else contextlib.nullcontext())
-            cpu_started = time.process_time()
-            with recording:
-                if plans:
-                    tuned = run_tuning(plans, store, runner, stored)
-                    write_decisions(store, pipeline.name, tuned)
-                    todo += tuned.cells_to_run(stored, failed, retry_failed)
-                if todo:
-                    runner(todo)
-            client_cpu = time.process_time() - cpu_started
-            if mode == "workers":  # they can reach the folder: they draw the reports, in parallel
-                report = _report_on_cluster(client, pipeline, store, phases)
+        plan = _plan(pipeline_path, out_dir, options, pipeline_text, cluster, phases)
+        client = cluster.client() if plan.has_work else None  # a scheduler out of reach: nothing written
+        record = _record(run_id, begun, pipeline_path, pipeline_text, plan, options)
+        schema = result_schema(parameter_types(plan.groups + [group for group, _ in first_wave(plan.plans)]),
+                               trials=bool(plan.plans))
+        held.enter_context(FolderLock(plan.store, run_id))  # the first write: everything is checked
+        _start_record(plan, record, schema, phases)
+        if plan.has_work:
+            computed = _compute(client, cluster, plan, schema, run_id, options, phases)
     finally:
         with phases("cluster"):  # closing it
             cluster.close()
-    _tidy_states(store)
+    return _finish(plan, record, computed, options, phases, started, cluster.workers)
+
+
+def _plan(pipeline_path: Path, out_dir, options: RunOptions, pipeline_text: str | None, cluster: SweepCluster,
+          phases: Phases) -> _Plan:
+    """Read and check the pipeline, open (or build) its datasets, and find the cells to
+    compute; start the embedded cluster once all is checked, while the folder is scanned."""
+    with phases("plan"):
+        pipeline = load_pipeline(pipeline_path, pipeline_text)
+        cluster.pin = pin_of(pipeline.arithmetic)
+        if options.cluster is not None:
+            read_cluster_file(options.cluster)  # checked before any dataset is built
+        cache = data_cache(options.data_cache)
+        store = ResultStore(out_dir)
+        store.check_creatable()
+    with phases("data"):
+        datasets = open_datasets(pipeline, cache, builder=cluster.client)
+    with phases("plan"):
+        groups = expand_groups(pipeline, datasets)  # the last check of the pipeline
+        plans = tuning_plans(pipeline, datasets)
+        if not options.force:
+            check_owner(store, pipeline.name)
+        refuse_if_held(store)
+    cluster.start()  # everything is checked: the embedded cluster starts while the client scans the folder
+    with phases("plan"):
+        stored, failed = stored_cells(store)
+        todo = cells_to_run(groups, stored, failed, options.retry_failed)
+    plan = _Plan(pipeline, store, cache, groups, plans, stored, failed, todo)
     n_todo = sum(len(indices) for _, indices in todo)
-    n_failed = 0 if runner is None else runner.n_failed - (tuned.n_failed if tuned else 0)
-    saves = {} if runner is None else runner.saves
+    logger.info("%s: %d cells, %d stored, %d to compute%s; results in %s", pipeline.name, plan.n_cells,
+                plan.n_cells - n_todo - sum(p.n_splits for p in plans), n_todo, " and a tuning" if plans else "",
+                store.root)
+    return plan
+
+
+def _record(run_id: str, begun: time.struct_time, pipeline_path: Path, pipeline_text: str | None, plan: _Plan,
+            options: RunOptions) -> dict:
+    """The run's record as it starts (:func:`_finish` adds what the run did)."""
+    return {
+        "run_id": run_id,
+        "pipeline": plan.pipeline.name,
+        "pipeline_path": str(pipeline_path.absolute()),
+        "pipeline_text": pipeline_text or pipeline_path.read_text(encoding="utf-8"),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", begun),
+        "ended": None,
+        "options": options.recorded() | {"data_cache": str(plan.cache)},
+        "groups": [[group.key, group.n_splits] for group in plan.groups],
+        "client": {"host": socket.gethostname(), **fingerprint()},
+    }
+
+
+def _start_record(plan: _Plan, record: dict, schema, phases: Phases) -> None:
+    """Write the run's record and pipeline, the result schema first when cells will be
+    stored (readers then see its columns before any part of this run)."""
+    if plan.has_work:
+        with phases("write"):
+            plan.store.extend_schema(schema)
+    write_record(plan.store, record)
+    plan.store.write_text("pipeline.toml", record["pipeline_text"])
+
+
+def _compute(client, cluster: SweepCluster, plan: _Plan, schema, run_id: str, options: RunOptions,
+             phases: Phases) -> _Computed:
+    """Run the tuning, then the cells to compute (the chosen configurations' among
+    them), on the cluster; the workers draw the reports when they can reach the folder."""
+    store = plan.store
+    with phases("cluster"):
+        register_on_workers(client, KernelWarmUp(warm_up_samples(plan.todo + first_wave(plan.plans))))
+        mode = gather_mode(client, store, options.gather)
+    destination = Destination(schema=schema, run_id=run_id, store=store.root if mode == "workers" else None,
+                              keep_states=mode == "workers")
+    n_workers = max(1, len(cluster.workers))
+    logger.info("%d workers; result parts written by the %s", n_workers, mode)
+    runner = CellRunner(client, destination, store, plan.pipeline.batch_examples, n_workers, options.progress, phases)
+    computed = _Computed(mode=mode, runner=runner)
+    recording = (performance_report(filename=str(options.performance_report), mode="inline")  # no CDN: opens offline
+                 if options.performance_report else contextlib.nullcontext())
+    cpu_started = time.process_time()
+    with recording:
+        if plan.plans:
+            computed.tuned = run_tuning(plan.plans, store, runner, plan.stored)
+            write_decisions(store, plan.pipeline.name, computed.tuned)
+            plan.todo += computed.tuned.cells_to_run(plan.stored, plan.failed, options.retry_failed)
+        if plan.todo:
+            runner(plan.todo)
+    computed.client_cpu = time.process_time() - cpu_started
+    if mode == "workers":  # they can reach the folder: they draw the reports, in parallel
+        computed.report = _report_on_cluster(client, plan.pipeline, store, phases)
+    return computed
+
+
+def _finish(plan: _Plan, record: dict, computed: _Computed, options: RunOptions, phases: Phases, started: float,
+            workers: dict) -> SweepSummary:
+    """Tidy the saved states, write the reports (unless the workers did), the record's
+    counts and timings, and the run page; return the run's summary."""
+    store = plan.store
+    _tidy_states(store)
+    n_cells, n_todo, n_failed = plan.n_cells, sum(len(indices) for _, indices in plan.todo), computed.n_failed
+    saves = {} if computed.runner is None else computed.runner.saves
+    report = computed.report
     if report is None and store.exists():
         with phases("aggregate"):
             summary = query.summary(store)
         with phases("reports"):
-            report = write_reports(pipeline.reports, store, summary)
+            report = write_reports(plan.pipeline.reports, store, summary)
     seconds = time.perf_counter() - started
     record |= {
         "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "seconds": round(seconds, 3),
         "counts": {"cells": n_cells, "cached": n_cells - n_todo, "computed": n_todo - n_failed, "failed": n_failed},
-        "examples": examples_of(todo),
-        "gather": mode,
-        "tasks": 0 if runner is None else runner.n_tasks,
+        "examples": examples_of(plan.todo),
+        "gather": computed.mode,
+        "tasks": 0 if computed.runner is None else computed.runner.n_tasks,
         "timings": phases.rounded(),
-        "client_cpu_seconds": round(client_cpu, 3),
+        "client_cpu_seconds": round(computed.client_cpu, 3),
         "state_saves": {key: round(saves.get(key, 0), 3) for key in STATE_SAVES},
-        **({} if tuned is None else {"tuning": tuned.counts()}),
-        "workers": cluster.workers,
+        **({} if computed.tuned is None else {"tuning": computed.tuned.counts()}),
+        "workers": workers,
     }
     write_record(store, record)
     if store.exists():
-        write_run_page(store, pipeline.reports, record, pipeline.description, failures=bool(failed) or n_failed > 0)
+        write_run_page(store, plan.pipeline.reports, record, plan.pipeline.description,
+                       failures=bool(plan.failed) or n_failed > 0)
     report = "No results stored." if report is None else report
     return SweepSummary(n_cells, n_cells - n_todo, n_todo - n_failed, n_failed, seconds, report,
-                        run_id, phases.rounded(), mode, n_failed_before, {} if tuned is None else tuned.counts())
+                        record["run_id"], phases.rounded(), computed.mode, plan.n_failed_before(options.retry_failed),
+                        {} if computed.tuned is None else computed.tuned.counts())
 
 
 def _tidy_states(store: ResultStore) -> None:

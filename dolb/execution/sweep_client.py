@@ -12,6 +12,7 @@ import threading
 from dolb.execution.arithmetic import Pin, pin_workers
 from dolb.execution.cluster import connect
 from dolb.execution.phases import Phases
+from dolb.options import RunOptions
 
 
 class SweepCluster:
@@ -24,8 +25,8 @@ class SweepCluster:
     :meth:`close` waits for a start under way, then closes.
     """
 
-    def __init__(self, phases: Phases, **where) -> None:
-        self.phases, self.where = phases, where
+    def __init__(self, phases: Phases, options: RunOptions) -> None:
+        self.phases, self.options = phases, options
         self.stack = contextlib.ExitStack()
         self.context = contextvars.copy_context()
         """Where the client is entered and left (Dask's client sets a context variable,
@@ -41,7 +42,7 @@ class SweepCluster:
     @property
     def embedded(self) -> bool:
         """Whether the run starts its own LocalCluster."""
-        return self.where["scheduler"] is None and self.where["cluster_file"] is None
+        return self.options.scheduler is None and self.options.cluster is None
 
     def start(self) -> None:
         """Start the embedded cluster in a thread of its own (nothing otherwise). Ctrl-C
@@ -59,7 +60,9 @@ class SweepCluster:
     def _connect(self) -> None:
         try:
             environment = self.pin.environment if self.pin is not None and self.pin.supported() else None
-            client = self.stack.enter_context(connect(**self.where, arithmetic=environment))
+            where = self.options
+            client = self.stack.enter_context(connect(where.workers, where.scheduler, where.cluster, where.dashboard,
+                                                      arithmetic=environment))
             self.workers = pin_workers(client, self.pin)
             self._client = client
         except BaseException as exc:  # raised by client() in the main thread

@@ -20,7 +20,8 @@ from distributed import WorkerPlugin, get_worker
 
 from dolb.errors import DolbError, StorageError
 from dolb.evaluation.cell import Cell
-from dolb.evaluation.run_cell import add_saves, run_cell, warm_up
+from dolb.evaluation.run_cell import run_cell, warm_up
+from dolb.evaluation.saved_states import add_saves
 from dolb.execution.batches import Batch, Paces
 from dolb.results.states import CellStates
 from dolb.results.store import CellRows, ResultStore
@@ -67,7 +68,7 @@ class TaskOutcome:
     """How long its cells took, by size (the client sizes later batches by it; none for
     a task that died)."""
     state_saves: dict[str, float] = field(default_factory=dict)
-    """The states its cells saved (:data:`~dolb.evaluation.run_cell.STATE_SAVES`)."""
+    """The states its cells saved (:data:`~dolb.evaluation.saved_states.STATE_SAVES`)."""
 
 
 def worker_name() -> str:

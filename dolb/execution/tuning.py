@@ -103,7 +103,7 @@ def run_tuning(plans: list[TuningPlan], store: ResultStore, compute: Callable[[T
 
 def _learned(group: CellGroup) -> int:
     """Training examples a trial's rung learns: from the previous rung's budget on."""
-    budgets = group.template["tuning"]["budgets"]
+    budgets = group.template.tuning.budgets
     return budgets[-1] - (budgets[-2] if len(budgets) > 1 else 0)
 
 
@@ -162,13 +162,13 @@ def _choose(plan: TuningPlan, split: int, finals: dict[int, float], tuned: Tuned
 def _decision(plan: TuningPlan, group: CellGroup, split: int, loss: float, promoted: bool) -> dict[str, Any]:
     t = group.template
     return {
-        "plan": plan, "experiment": plan.experiment.name, "dataset": plan.dataset, "learner": t["learner"],
-        "configuration": format_params(plan.template["params"], t["complexity_param"]), "tuned": plan.tuned_label,
+        "plan": plan, "experiment": plan.experiment.name, "dataset": plan.dataset, "learner": t.learner,
+        "configuration": format_params(plan.template.params, t.complexity_param), "tuned": plan.tuned_label,
         "conversion": plan.tuning.conversion if plan.tuning.validation == "holdout" else "online", "split": split,
-        **{key: t["tuning"][key] for key in ("bracket", "trial", "rung", "budget")},
-        "params": format_params(t["params"], t["complexity_param"]), "validation_loss": loss,
+        **{key: getattr(t.tuning, key) for key in ("bracket", "trial", "rung", "budget")},
+        "params": format_params(t.params, t.complexity_param), "validation_loss": loss,
         "promoted": promoted, "chosen": False, "cell_id": group.cell_id(split),
-        **{f"param_{name}": t["params"][name] for name in sorted(d.name for d in plan.space)},
+        **{f"param_{name}": t.params[name] for name in sorted(d.name for d in plan.space)},
     }
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -24,9 +24,9 @@ import dolb
 from dolb.data.splits import DEFAULT_WINDOW, labelled_rows, sequence_length
 from dolb.data.store import Dataset
 from dolb.errors import ConfigError
-from dolb.evaluation.cell import Cell
+from dolb.evaluation.cell import Cell, CellLabels, CellSpec, CellSplit
 from dolb.evaluation.checkpoints import resolve_checkpoints
-from dolb.experiment.pipeline import ExperimentSpec, LearnerSpec, Pipeline, SplitSpec
+from dolb.experiment.pipeline import ExperimentSpec, Pipeline, SplitSpec
 from dolb.identity import digest
 from dolb.learners import learner_class
 from dolb.results import store
@@ -37,13 +37,13 @@ from dolb.seeding import seed_for
 class CellGroup:
     """The cells of one configuration on one experiment's dataset, one per split.
 
-    ``template`` is the canonical cell spec with the split index left out; ``key`` is
-    its hash. A cell's id is a hash of ``key`` and the split index.
+    ``template`` is the cells' spec with the split index left out; ``key`` is the hash
+    of its canonical dict. A cell's id is a hash of ``key`` and the split index.
     """
 
     key: str
     experiment: str
-    template: dict[str, Any]
+    template: CellSpec
     train_path: str
     test_path: str | None
     n_train: int
@@ -58,9 +58,8 @@ class CellGroup:
 
     def cell(self, index: int) -> Cell:
         """The cell of split ``index``, spec and all."""
-        spec = dict(self.template)
-        spec["split"] = dict(spec["split"], index=int(index))
-        trial = spec.get("tuning", {}).get("state")
+        spec = replace(self.template, split=replace(self.template.split, index=int(index)))
+        trial = None if spec.tuning is None else spec.tuning.state
         return Cell(
             self.cell_id(index), spec, self.train_path, self.test_path,
             self.n_train, self.timeout, self.memory, self.state_every,
@@ -74,14 +73,14 @@ class CellGroup:
         s = self.template
         return {
             "experiment": self.experiment,
-            "dataset": s["dataset"],
-            "task": s["task"],
-            "learner": s["learner"],
+            "dataset": s.dataset,
+            "task": s.task,
+            "learner": s.learner,
             "params": params_label(s),
-            "complexity": complexity_label(s["complexity"]),
-            "seed": s["seed"],
-        } | {f"param_{k}": v for k, v in s["params"].items()} | {
-            key: s["tuning"][key] for key in TRIAL_COLUMNS if "tuning" in s}
+            "complexity": complexity_label(s.complexity),
+            "seed": s.seed,
+        } | {f"param_{k}": v for k, v in s.params.items()} | {
+            key: getattr(s.tuning, key) for key in TRIAL_COLUMNS if s.tuning is not None}
 
 
 
@@ -89,20 +88,21 @@ TRIAL_COLUMNS = tuple(name for name, _ in store.TRIAL_COLUMNS)
 """The columns that place a tuning trial's rows (see :mod:`dolb.experiment.tuned_cells`)."""
 
 
-def params_label(template: dict[str, Any]) -> str:
+def params_label(template: CellSpec) -> str:
     """The ``params`` column of a template's cells: its parameters, or for a tuned
     configuration ``"tuned"`` and the parameters it was not tuned over (its values,
     chosen per split, are in the ``param_`` columns).
 
-    >>> params_label({"params": {"C": 0.3, "variant": "pa1"}, "complexity_param": None,
-    ...               "tuned": {"space": [{"name": "C"}]}})
+    >>> from types import SimpleNamespace as Spec
+    >>> params_label(Spec(params={"C": 0.3, "variant": "pa1"}, complexity_param=None,
+    ...                   tuned={"space": [{"name": "C"}]}))
     'tuned, variant=pa1'
     """
-    if "tuned" not in template:
-        return format_params(template["params"], template["complexity_param"])
-    searched = {dimension["name"] for dimension in template["tuned"]["space"]}
-    fixed = {k: v for k, v in template["params"].items() if k not in searched}
-    return ", ".join([store.TUNED, format_params(fixed, template["complexity_param"])]).rstrip(", ")
+    if template.tuned is None:
+        return format_params(template.params, template.complexity_param)
+    searched = {dimension["name"] for dimension in template.tuned["space"]}
+    fixed = {k: v for k, v in template.params.items() if k not in searched}
+    return ", ".join([store.TUNED, format_params(fixed, template.complexity_param)]).rstrip(", ")
 
 
 def format_params(params: dict[str, Any], skip: str | None = None) -> str:
@@ -124,7 +124,8 @@ def complexity_label(level) -> str:
 
 
 def spec_hash(spec: dict[str, Any]) -> str:
-    """The hash of a canonical (JSON-ready) spec."""
+    """The hash of a canonical (JSON-ready) spec (:meth:`CellSpec.canonical
+    <dolb.evaluation.cell.CellSpec.canonical>`)."""
     return digest(spec)
 
 
@@ -144,7 +145,7 @@ def parameter_types(groups: list[CellGroup]) -> dict[str, type]:
     """The Python type of every learner parameter of ``groups`` (its declared kind;
     ``str`` where two learners declare one name with different kinds)."""
     kinds: dict[str, set[type]] = {}
-    for learner in {group.template["learner"] for group in groups}:
+    for learner in {group.template.learner for group in groups}:
         for name, param in learner_class(learner).params.items():
             kinds.setdefault(name, set()).add(param.kind)
     return {name: found.pop() if len(found) == 1 else str for name, found in kinds.items()}
@@ -193,20 +194,20 @@ def _check_report_sizes(pipeline: Pipeline, experiment: ExperimentSpec, dataset:
             )
 
 
-def _window(split: SplitSpec) -> dict[str, Any]:
-    """The split's ``window`` entry of a ``windowed`` order (none otherwise, so the cell
-    ids of the other orders are what they always were)."""
+def _window(split: SplitSpec) -> int | None:
+    """The window of a ``windowed`` order (none otherwise, so the cell ids of the other
+    orders are what they always were)."""
     if split.order != "windowed":
-        return {}
-    return {"window": DEFAULT_WINDOW if split.window is None else split.window}
+        return None
+    return DEFAULT_WINDOW if split.window is None else split.window
 
 
-def _labels(experiment: ExperimentSpec) -> dict[str, Any]:
-    """The spec's ``labels`` entry of a semi-supervised experiment (none otherwise, so
-    the cell ids of fully labelled ones are what they always were)."""
+def _labels(experiment: ExperimentSpec) -> CellLabels | None:
+    """The labels of a semi-supervised experiment (none otherwise, so the cell ids of
+    fully labelled ones are what they always were)."""
     if experiment.label_rate == 1.0 and experiment.labelled_first == 0:
-        return {}
-    return {"labels": {"rate": experiment.label_rate, "first": experiment.labelled_first}}
+        return None
+    return CellLabels(experiment.label_rate, experiment.labelled_first)
 
 
 def _check_labels(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, n_train: int) -> None:
@@ -245,65 +246,51 @@ def _experiment_groups(
     for learner in experiment.learners:
         if learner.search and not learner.tuning.defaults:
             continue  # tuned only: its cells come from the tuning (dolb.experiment.tuned_cells)
-        for values, level in configurations(experiment, learner):
-            template = cell_template(pipeline, experiment, dataset, parts, n_train, learner.learner, values, level)
+        for params, level in learner.configurations:
+            template = cell_template(pipeline, experiment, dataset, parts, n_train, learner.learner, params, level)
             yield make_group(pipeline, experiment, template, parts, n_train)
 
 
-def configurations(experiment: ExperimentSpec, learner: LearnerSpec) -> Iterator[tuple[dict[str, Any], Any]]:
-    """Each configuration of a learner entry: its parameter values (unchecked) and
-    complexity level."""
-    cls = learner_class(learner.learner)
-    for combo in learner.grid:
-        for level in learner.complexity:
-            values = dict(combo)
-            if level is not None:
-                values[cls.complexity_param] = level
-            if "label_rate" in cls.params and experiment.label_rate < 1.0:
-                values.setdefault("label_rate", experiment.label_rate)  # T/l: the stream's, unless set
-            yield values, level
-
-
 def cell_template(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, parts: dict[str, Dataset],
-                  n_train: int, learner: str, values: dict[str, Any], level: Any) -> dict[str, Any]:
-    """The canonical spec of the cells of one configuration (all but the split index)."""
+                  n_train: int, learner: str, params: dict[str, Any], level: Any) -> CellSpec:
+    """The spec of the cells of one configuration (all but the split index), given its
+    checked parameters (:attr:`LearnerSpec.configurations
+    <dolb.experiment.pipeline.LearnerSpec.configurations>`)."""
     cls = learner_class(learner)
     train, test = parts["train"], parts.get("test")
     split = experiment.split
-    return {
-        "experiment": experiment.name,  # two experiments never share a cell
-        "dataset": dataset,
-        "fingerprints": {
-            "train": train.fingerprint,
-            "test": None if test is None else test.fingerprint,
-        },
-        "task": experiment.task,
-        "split": {
-            "scheme": split.scheme,
-            "length": n_train if split.scheme == "sequences" else None,
-            "test_fraction": split.test_fraction if split.scheme == "holdout" else None,
-            "order": split.order,
-        } | _window(split),
-        "learner": learner,
-        "params": cls.check_params(values),
-        "complexity": level,
-        "complexity_param": cls.complexity_param,
-        "checkpoints": list(experiment.checkpoints)
-        if isinstance(experiment.checkpoints, tuple)
-        else experiment.checkpoints,
-        "metrics": list(experiment.metrics),
-        "conversions": list(experiment.conversions),
-        "seed": pipeline.seed,
-        "dolb": dolb.__version__,
-    } | _labels(experiment)
+    return CellSpec(
+        experiment=experiment.name,
+        dataset=dataset,
+        train_fingerprint=train.fingerprint,
+        test_fingerprint=None if test is None else test.fingerprint,
+        task=experiment.task,
+        split=CellSplit(
+            scheme=split.scheme,
+            length=n_train if split.scheme == "sequences" else None,
+            test_fraction=split.test_fraction if split.scheme == "holdout" else None,
+            order=split.order,
+            window=_window(split),
+        ),
+        learner=learner,
+        params=params,
+        complexity=level,
+        complexity_param=cls.complexity_param,
+        checkpoints=experiment.checkpoints,
+        metrics=tuple(experiment.metrics),
+        conversions=tuple(experiment.conversions),
+        seed=pipeline.seed,
+        dolb=dolb.__version__,
+        labels=_labels(experiment),
+    )
 
 
-def make_group(pipeline: Pipeline, experiment: ExperimentSpec, template: dict[str, Any], parts: dict[str, Dataset],
+def make_group(pipeline: Pipeline, experiment: ExperimentSpec, template: CellSpec, parts: dict[str, Dataset],
                n_train: int, name: str | None = None) -> CellGroup:
     """The group of ``template``'s cells, one per split of ``experiment``."""
     test = parts.get("test")
     return CellGroup(
-        key=spec_hash(template),
+        key=spec_hash(template.canonical()),
         experiment=name or experiment.name,
         template=template,
         train_path=parts["train"].path,

@@ -53,7 +53,7 @@ above 0.0, got -1``); the checks are the pydantic models of
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +109,10 @@ class LearnerSpec:
     """The parameters tuned in each split (:mod:`dolb.experiment.search`); none: not tuned."""
     tuning: Tuning | None = None
     """How they are tuned: the learner's own ``tuning``, else its experiment's."""
+    configurations: tuple[tuple[dict[str, Any], Any], ...] = field(default=(), repr=False, compare=False)
+    """Each configuration's checked parameters (defaults filled in, the stream's
+    ``label_rate`` where the learner takes one) and complexity level: the pipeline's
+    check of them (:meth:`dolb.experiment.schema.Learner.check`), the only one."""
 
 
 @dataclass(frozen=True)
@@ -206,7 +210,8 @@ def _experiment(name: str, spec: schema.Experiment) -> ExperimentSpec:
         spec.checkpoints,
         spec.metrics,
         tuple(LearnerSpec(learner.learner, learner.levels(), learner.grid(), _search(learner),
-                          _tuning(learner.tuning or spec.tuning, spec) if learner.search else None)
+                          _tuning(learner.tuning or spec.tuning, spec) if learner.search else None,
+                          configurations=learner.configurations())
               for learner in spec.learners),
         spec.conversions,
         spec.label_rate,

@@ -19,19 +19,15 @@ Traceback (most recent call last):
 dolb.errors.ConfigError: p.toml: cuont: unknown key (did you mean 'count'?)
 """
 
-import itertools
 import math
-import re
-from collections.abc import Iterable
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from dolb.errors import ConfigError
 from dolb.evaluation.metrics import INFO_METRICS, METRICS
-from dolb.experiment.schema_tuning import Dimension, Tuning, check_search, check_tuning
+from dolb.experiment.schema_learner import Learner
+from dolb.experiment.schema_tuning import Tuning, check_tuning
 from dolb.extras import POSTHOCS, missing
-from dolb.learners import learner_class
 from dolb.registry import did_you_mean
 from dolb.results.kinds import REPORTS
 from dolb.results.ranking import POSTHOC
@@ -48,9 +44,6 @@ ARITHMETIC = ("x86-64-v3", "x86-64-v2", "native")
 each worker its own CPU's."""
 PATH_PARAMS = ("path", "test_path", "data_home")
 """Generator and importer parameters that name files: relative to the pipeline file."""
-
-_PARAMETER_ERROR = re.compile(r"learner '[^']*', parameter '(?P<name>[^']*)': (?P<problem>.*)", re.S)
-"""A learner's message about one of its parameters (``Param.check``)."""
 
 
 def _whole(value: Any, *at: str | int) -> int:
@@ -108,15 +101,6 @@ def _named(name: str) -> str:
     if not name.strip():
         raise problem("must not be empty: results, reports and the folder check carry it")
     return name
-
-
-def _no_repeats(values: Iterable[Any], *at: str | int) -> None:
-    """A problem at ``at`` if a value is listed twice (the same cells twice over)."""
-    seen = []
-    for value in values:
-        if value in seen:
-            raise problem(f"{shown(value)} is listed twice", *at)
-        seen.append(value)
 
 
 class Head(Table):
@@ -180,94 +164,6 @@ class Split(Table):
         return self
 
 
-class Learner(Table):
-    """One entry of an experiment's ``learners``: a learner, its parameter grid (a
-    list value is one configuration per item) and its complexity levels."""
-
-    learner: str
-    params: dict[str, Any] = {}
-    complexity: Any = None
-    search: dict[str, Dimension] = {}
-    tuning: Tuning | None = None
-
-    def levels(self) -> tuple[Any, ...]:
-        """The complexity levels; ``(None,)`` when none is given."""
-        if self.complexity is None:
-            return (None,)
-        return tuple(self.complexity) if isinstance(self.complexity, list) else (self.complexity,)
-
-    def value_lists(self) -> tuple[list[str], list[list[Any]]]:
-        """The parameter names, sorted, and the list of values of each."""
-        names_ = sorted(self.params)
-        return names_, [v if isinstance(v, list) else [v] for v in (self.params[n] for n in names_)]
-
-    def grid(self) -> tuple[tuple[tuple[str, Any], ...], ...]:
-        """Every configuration: one ``((name, value), ...)`` per combination of values."""
-        names_, value_lists = self.value_lists()
-        return tuple(tuple(zip(names_, combo)) for combo in itertools.product(*value_lists))
-
-    def check(self, task: str, conversions: tuple[str, ...], *at: str | int) -> None:
-        """Raise a :func:`~dolb.validation.problem` (below the key path ``at`` of this
-        entry) if the learner is unknown, does not fit the task or the conversions, or
-        its parameter declarations refuse any configuration."""
-        try:
-            cls = learner_class(self.learner)
-        except ConfigError as exc:
-            raise problem(str(exc), *at, "learner") from None
-        if cls.task != task:
-            raise problem(f"{self.learner!r} is a {cls.task} learner, the experiment is {task}", *at, "learner")
-        for conversion in conversions:
-            if conversion not in cls.conversions_supported:
-                raise problem(
-                    f"{self.learner!r} does not support conversion {conversion!r} "
-                    f"(supported: {', '.join(cls.conversions_supported)})",
-                    *at, "learner",
-                )
-        if self.complexity is not None:
-            if cls.complexity_param is None:
-                raise problem(f"learner {self.learner!r} has no complexity level", *at, "complexity")
-            if cls.complexity_param in self.params:
-                raise problem("set by 'complexity'; give it there only", *at, "params", cls.complexity_param)
-            if not self.levels():
-                raise problem("must not be empty", *at, "complexity")
-            _no_repeats(self.levels(), *at, "complexity")
-        for name in self.params:
-            if name not in cls.params:
-                what = f"unknown parameter of learner {self.learner!r}"
-                raise unknown_key(name, sorted(cls.params), what, (*at, "params"))
-        check_search(self.search, self.params, cls, *at)
-        names_, value_lists = self.value_lists()
-        for name, values in zip(names_, value_lists):
-            if not values:
-                raise problem("an empty list gives no configuration", *at, "params", name)
-            _no_repeats(values, *at, "params", name)
-        for combo in itertools.product(*(range(len(v)) for v in value_lists)):
-            values = {n: value_lists[j][i] for j, (n, i) in enumerate(zip(names_, combo))}
-            for k, level in enumerate(self.levels()):  # every configuration now, not on a worker later
-                if level is not None:
-                    values[cls.complexity_param] = level
-                try:
-                    cls.check_params(values)
-                except ConfigError as exc:
-                    where = self._where(str(exc), cls.complexity_param, dict(zip(names_, combo)), k)
-                    raise problem(where[0], *at, *where[1:]) from None
-
-    def _where(
-        self, message: str, complexity_param: str | None, indices: dict[str, int], level: int
-    ) -> tuple[str, ...]:
-        """``(problem, *keys)``: a learner's message put at the parameter, and the item
-        of its list of values, that it names; the whole message if it names none."""
-        match = _PARAMETER_ERROR.fullmatch(message)
-        name = match["name"] if match else None
-        if name is not None and name == complexity_param and self.complexity is not None:
-            keys = ("complexity", level) if isinstance(self.complexity, list) else ("complexity",)
-        elif name in self.params:
-            keys = ("params", name, indices[name]) if isinstance(self.params[name], list) else ("params", name)
-        else:
-            return (message,)
-        return (match["problem"], *keys)
-
-
 def _unique(values: tuple[str, ...]) -> tuple[str, ...]:
     """No conversion listed twice."""
     if len(set(values)) != len(values):
@@ -306,7 +202,7 @@ class Experiment(Table):
             if metric not in known:
                 raise problem(f"{metric!r} is not one of {', '.join(known)}{did_you_mean(metric, known)}", "metrics", i)
         for i, learner in enumerate(self.learners):
-            learner.check(self.task, self.conversions, "learners", i)
+            learner.check(self.task, self.conversions, self.label_rate, "learners", i)
         check_tuning(self.tuning, self.learners, self.task, self.conversions)
         return self
 

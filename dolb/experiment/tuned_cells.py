@@ -16,21 +16,14 @@ values in the ``param_`` columns.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dolb.data.splits import validation_size
 from dolb.data.store import Dataset
 from dolb.errors import ConfigError
-from dolb.experiment.cells import (
-    CellGroup,
-    cell_template,
-    configurations,
-    make_group,
-    n_train_rows,
-    params_label,
-    spec_hash,
-)
+from dolb.evaluation.cell import CellSpec, CellTrial
+from dolb.experiment.cells import CellGroup, cell_template, make_group, n_train_rows, params_label, spec_hash
 from dolb.experiment.pipeline import ExperimentSpec, Pipeline
 from dolb.experiment.search import Bracket, Dimension, Tuning, brackets
 from dolb.learners import learner_class
@@ -50,9 +43,10 @@ class TuningPlan:
     learner_index: int
     dataset: str
     parts: dict[str, Dataset]
-    template: dict[str, Any]
+    template: CellSpec
     """The configuration's cell template at its listed values (the defaults)."""
     values: dict[str, Any]
+    """The configuration's checked parameters (its listed values, defaults filled in)."""
     space: tuple[Dimension, ...]
     brackets: tuple[Bracket, ...]
     n_train: int
@@ -70,16 +64,16 @@ class TuningPlan:
     @property
     def label(self) -> str:
         """Where the plan is, in a message: experiment, dataset and learner."""
-        return f"{self.experiment.name}/{self.dataset}/{self.template['learner']}"
+        return f"{self.experiment.name}/{self.dataset}/{self.template.learner}"
 
     @property
     def tuned_label(self) -> str:
         """The ``params`` label of the chosen configurations' cells (:func:`params_label`)."""
-        return params_label(self.template | {"tuned": {"space": [vars(d) for d in self.space]}})
+        return params_label(replace(self.template, tuned={"space": [vars(d) for d in self.space]}))
 
     def params_of(self, config: dict[str, Any]) -> dict[str, Any]:
         """The full parameters of a trial's configuration."""
-        return learner_class(self.template["learner"]).check_params(self.values | config)
+        return learner_class(self.template.learner).check_params(self.values | config)
 
 
 def tuning_plans(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]]) -> list[TuningPlan]:
@@ -103,7 +97,7 @@ def _plans(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, parts) 
             "tuning" if learner.tuning == experiment.tuning else f"learners[{index}].tuning")
         n_stream = _stream_length(learner.tuning, n_train, where)
         kinds = {d.name: learner_class(learner.learner).params[d.name].kind for d in learner.search}
-        for number, (values, level) in enumerate(configurations(experiment, learner)):
+        for number, (values, level) in enumerate(learner.configurations):
             template = cell_template(pipeline, experiment, dataset, parts, n_train, learner.learner, values, level)
             seed = seed_for(pipeline.seed, "tuning", experiment.name, index, number, learner.tuning.seed)
             found = brackets(learner.tuning, list(learner.search), kinds, n_stream, seed)
@@ -142,29 +136,32 @@ def _stream_length(tuning: Tuning, n_train: int, at: str) -> int:
 def trial_group(plan: TuningPlan, bracket: Bracket, trial: int, rung: int) -> CellGroup:
     """The cells of ``trial`` at ``rung`` of ``bracket``, one per split."""
     tuning = plan.tuning
-    template = dict(plan.template)
-    template |= {
-        "experiment": plan.experiment.name + TUNING_SUFFIX,
-        "fingerprints": {"train": template["fingerprints"]["train"], "test": None},  # never the test part
-        "params": plan.params_of(bracket.config(trial)),
-        "metrics": [tuning.metric],
-        "conversions": [tuning.conversion],
-        "tuning": {
-            "validation": tuning.validation,
-            "holdout": tuning.holdout if tuning.validation == "holdout" else None,
-            "seed": tuning.seed,
-            "bracket": bracket.index,
-            "trial": trial,
-        },
-    }
-    template["tuning"]["state"] = spec_hash({k: v for k, v in template.items() if k != "checkpoints"})
-    template["checkpoints"] = [bracket.budgets[rung]]
-    template["tuning"] |= {
-        "rung": rung,
-        "budget": bracket.budgets[rung],
-        "budgets": list(bracket.budgets[: rung + 1]),  # the stream is learned in these pieces
-        "save": rung + 1 < len(bracket.keep),
-    }
+    trial_spec = CellTrial(
+        validation=tuning.validation,
+        holdout=tuning.holdout if tuning.validation == "holdout" else None,
+        seed=tuning.seed,
+        bracket=bracket.index,
+        trial=trial,
+    )
+    template = replace(
+        plan.template,
+        experiment=plan.experiment.name + TUNING_SUFFIX,
+        test_fingerprint=None,  # never the test part
+        params=plan.params_of(bracket.config(trial)),
+        metrics=(tuning.metric,),
+        conversions=(tuning.conversion,),
+        tuning=trial_spec,
+    )
+    # the trial's state between rungs is named by its spec at no rung, without checkpoints
+    state = spec_hash({k: v for k, v in template.canonical().items() if k != "checkpoints"})
+    template = replace(template, checkpoints=(bracket.budgets[rung],), tuning=replace(
+        trial_spec,
+        state=state,
+        rung=rung,
+        budget=bracket.budgets[rung],
+        budgets=tuple(bracket.budgets[: rung + 1]),  # the stream is learned in these pieces
+        save=rung + 1 < len(bracket.keep),
+    ))
     return make_group(plan.pipeline, plan.experiment, template, plan.parts, bracket.budgets[rung],
                       name=plan.experiment.name + TUNING_SUFFIX)
 
@@ -172,10 +169,8 @@ def trial_group(plan: TuningPlan, bracket: Bracket, trial: int, rung: int) -> Ce
 def tuned_group(plan: TuningPlan, config: dict[str, Any]) -> CellGroup:
     """The cells of the configuration ``config`` chosen by the tuning of ``plan`` (the
     caller runs those of the splits that chose it)."""
-    template = plan.template | {
-        "params": plan.params_of(config),
-        "tuned": {"tuning": plan.tuning.summary(), "space": [vars(d) for d in plan.space]},
-    }
+    template = replace(plan.template, params=plan.params_of(config),
+                       tuned={"tuning": plan.tuning.summary(), "space": [vars(d) for d in plan.space]})
     return make_group(plan.pipeline, plan.experiment, template, plan.parts, plan.n_train)
 
 
