@@ -7,8 +7,8 @@ Every linear_zoo learner with a step size or regularisation is tuned over a log 
 27 values (9 with ``--quick``) on a9a, w8a, ijcnn1 and the RCV1 pair CCAT/ECAT (a9a
 only with ``--quick``), inside each of 3 seeded 80/20 splits, by three pipelines that
 differ only in ``tuning.method``: ``grid`` (every configuration on the whole tuning
-stream), ``halving`` and ``hyperband`` (eta 3, a first rung of :data:`MIN_BUDGET`
-examples). For each learner and dataset it reports the test error of the chosen
+stream), ``halving`` and ``hyperband`` (eta 3, rungs from :data:`MIN_FRACTION` to
+:data:`MAX_FRACTION` of the tuning stream). For each learner and dataset it reports the test error of the chosen
 configuration, whether halving's and Hyperband's lie within the 95 % bootstrap
 interval of the grid's (``scipy.stats.bootstrap``, percentile, over the pooled test
 examples of the splits: a test error is a mean of 0/1 losses, so each split's 0/1
@@ -72,7 +72,7 @@ LEARNERS = {  # learner: (fixed params, searched parameter, low, high)
     "dual_averaging": ({}, "eta", 1e-4, 1e2),
 }
 METHODS = ("grid", "halving", "hyperband")
-MIN_BUDGET, ETA, SPLITS, HOLDOUT, SEED = 1000, 3, 3, 0.2, 7
+MIN_FRACTION, ETA, SPLITS, HOLDOUT, SEED = 0.02, 3, 3, 0.2, 7
 MAX_FRACTION = 0.5
 """The last rung of the adaptive searches, dolb's and dask-ml's: half the tuning stream
 (halving's rungs count back from it; at the whole stream, 27 trials kept 1/3 a rung learn
@@ -86,7 +86,7 @@ def pipeline(method: str, datasets: list[str], learners: list[str], steps: int, 
     """The benchmark pipeline tuned by ``method`` (a mapping for :func:`dolb.run`)."""
     tuning = {"method": method, "eta": ETA, "holdout": HOLDOUT, "defaults": False, "seed": 0}
     if method != "grid":
-        tuning |= {"min_budget": MIN_BUDGET, "max_budget": MAX_FRACTION}
+        tuning |= {"min_budget": MIN_FRACTION, "max_budget": MAX_FRACTION}
     return {
         "pipeline": {"name": f"tuning_{method}", "seed": SEED},
         "datasets": {name: {"importer": DATASETS[name][0],
@@ -178,12 +178,12 @@ def dask_search(kind: str, learner: str, X, y, steps: int, seed: int) -> dict:
     stream = int(len(y) * (1 - HOLDOUT) * MAX_FRACTION)  # the budget of the last rung, as dolb's
     estimator = OnlineClassifier(learner, **fixed)
     if kind == "halving":
-        block = MIN_BUDGET
+        block = max(1, int(round(MIN_FRACTION * stream / MAX_FRACTION)))  # of the whole tuning stream, as dolb's
         search = SuccessiveHalvingSearchCV(
             estimator, {name: list(np.geomspace(low, high, steps))}, n_initial_parameters=steps, n_initial_iter=1,
             aggressiveness=ETA, max_iter=stream // block, test_size=HOLDOUT, random_state=seed, scoring=dolb_score)
     else:
-        most = ETA ** int(math.floor(math.log(stream / MIN_BUDGET, ETA) + 1e-9))
+        most = ETA ** int(math.floor(math.log(MAX_FRACTION / MIN_FRACTION, ETA) + 1e-9))
         block = stream // most
         search = HyperbandSearchCV(estimator, {name: scipy.stats.loguniform(low, high)}, max_iter=most,
                                    aggressiveness=ETA, test_size=HOLDOUT, random_state=seed, scoring=dolb_score)
@@ -364,11 +364,11 @@ def main(argv: list[str] | None = None) -> None:
     record = {"machine": machine(), "versions": versions(), "command": " ".join([Path(sys.argv[0]).name,
                                                                                   *sys.argv[1:]]),
               "settings": {"datasets": datasets, "learners": {n: LEARNERS[n] for n in learners}, "steps": steps,
-                           "min_budget": MIN_BUDGET, "max_fraction": MAX_FRACTION, "eta": ETA, "splits": SPLITS,
+                           "min_fraction": MIN_FRACTION, "max_fraction": MAX_FRACTION, "eta": ETA, "splits": SPLITS,
                            "holdout": HOLDOUT, "seed": SEED,
                            "n_test": tests, "quick": args.quick},
               "summary": summary.to_dict("records"), "repeats": repeats}
-    folder = ROOT / "benchmarks" / "records" / "tuning"
+    folder = ROOT / "benchmarks" / "tuning"  # not a bench record (dolb.bench.records): a study of its own
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{when}.json").write_text(json.dumps(record, indent=1, default=str))
     draw(record)
