@@ -19,7 +19,7 @@ on a LocalCluster of 2 workers, with ``partial_fit`` blocks sized so that their 
 in examples match dolb's, scored by dolb's test error; the configuration each finds is trained on the split's whole
 training stream, in dolb's order, and tested on the split's test part.
 
-Writes ``benchmarks/records/tuning/<UTC time>.json`` (machine, versions, the command,
+Writes ``benchmarks/tuning/<UTC time>.json`` (machine, versions, the command,
 every repeat's raw numbers) and ``docs/figures/tuning_validation.png`` (validation loss
 against budget, halving on the first dataset, split 0) and ``tuning_test_error.png``.
 """
