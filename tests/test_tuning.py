@@ -144,6 +144,8 @@ def test_halving_finds_the_best_and_its_promotions_replay_exactly(problem):
     assert table["parameter"].tolist() == ["alpha"]
     assert table["chosen per split"].tolist() == [", ".join(f"{v:.4g}" for v in chosen)]
     assert table["examples per split"].tolist() == [6 * 1200 + 3 * 2400]
+    shown = [path.read_text() for path in (out / "report").glob("*-tuning.md")]  # asked for by no [[reports]]
+    assert len(shown) == 1 and table["chosen per split"][0] in shown[0]
 
 
 def test_the_test_part_never_enters_tuning(problem):

@@ -174,7 +174,7 @@ def load_pipeline(path: str | Path, text: str | None = None) -> Pipeline:
         seed=checked.pipeline.seed,
         datasets={name: _dataset(name, spec, base) for name, spec in checked.datasets.items()},
         experiments={name: _experiment(name, spec) for name, spec in checked.experiments.items()},
-        reports=_reports(checked.reports),
+        reports=_reports(checked.reports + _tuning_reports(checked)),
         batch_examples=execution.batch_examples,
         cell_timeout=execution.cell_timeout,
         cell_memory=execution.cell_memory,
@@ -234,6 +234,15 @@ def _tuning(tuning: schema.Tuning | None, spec: schema.Experiment) -> Tuning | N
         tuning.holdout, tuning.metric or default_metric(tuning.validation, spec.task),
         tuning.conversion or spec.conversions[0], tuning.defaults, tuning.seed,
     )
+
+
+def _tuning_reports(checked: schema.PipelineFile) -> list[schema.Report]:
+    """A ``tuning`` report of each experiment that tunes and asks for none: what its
+    splits chose is shown whenever it tunes."""
+    asked = {report.experiment for report in checked.reports if report.kind == "tuning"}
+    return [schema.Report(kind="tuning", experiment=name, metric=experiment.metrics[0])
+            for name, experiment in checked.experiments.items()
+            if name not in asked and any(learner.search for learner in experiment.learners)]
 
 
 def _reports(specs: list[schema.Report]) -> tuple[ReportSpec, ...]:
