@@ -28,7 +28,7 @@ def decisions(store: ResultStore) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def tuning_table(experiment: str, metric: str, summary: pd.DataFrame, store: ResultStore) -> pd.DataFrame:
+def tuning_table(experiment: str, metric: str, summary: pd.DataFrame, store: ResultStore) -> pd.DataFrame | None:
     """One row per tuned configuration, dataset and searched parameter: the values each
     split chose and their spread, the trials and training examples its tuning spent per
     split, and the mean ``metric`` and mean rank among the experiment's configurations
@@ -36,7 +36,7 @@ def tuning_table(experiment: str, metric: str, summary: pd.DataFrame, store: Res
     learner's listed values that share what was not tuned, among the listed ones."""
     found = decisions(store)
     if found.empty or not (found["experiment"] == experiment).any():
-        return pd.DataFrame()
+        return None
     found = found[found["experiment"] == experiment]
     keys = ["dataset", "learner", "configuration", "tuned", "conversion"]
     rows = []
@@ -50,6 +50,8 @@ def tuning_table(experiment: str, metric: str, summary: pd.DataFrame, store: Res
                 rows.append(common | {"parameter": name.removeprefix("param_"),
                                       "chosen per split": ", ".join(f"{v:.4g}" for v in values),
                                       "spread": _spread(values.to_numpy())})
+    if not rows:  # no split chose anything (every trial failed): the failures say why
+        return None
     table = pd.DataFrame(rows)
     ranks = _ranks(summary, experiment, metric)
     tuned = ranks.rename(columns={"params": "tuned", "mean": f"mean {metric} tuned", "rank": "rank tuned"})
