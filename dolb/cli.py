@@ -98,10 +98,13 @@ def _reproduce(args: argparse.Namespace) -> int:
     return 0 if outcome.identical else 1
 
 
+DATA_CACHE_HELP = "where generated and imported datasets are kept (default $DOLB_DATA_CACHE, else ~/.cache/dolb/data)"
+
+
 def _plan(args: argparse.Namespace) -> int:
     from dolb.execution.plan import make_plan
 
-    print(make_plan(args.pipeline, args.out, workers=args.workers).describe())
+    print(make_plan(args.pipeline, args.out, workers=args.workers, data_cache=args.data_cache).describe())
     return 0
 
 
@@ -267,15 +270,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--gather", choices=GATHER_MODES, default="auto",
                      help="who writes result parts: the workers when they can reach --out (auto, the "
                           "default), always the workers, or the client")
-    run.add_argument("--data-cache", metavar="DIR",
-                     help="where generated and imported datasets are kept (default $DOLB_DATA_CACHE, "
-                          "else ~/.cache/dolb/data)")
+    run.add_argument("--data-cache", metavar="DIR", help=DATA_CACHE_HELP)
     run.set_defaults(handler=_run)
 
     plan = commands.add_parser("plan", help="count a pipeline's cells, stored and to do, and estimate the time")
     plan.add_argument("pipeline", help="pipeline file (TOML)")
     plan.add_argument("--out", required=True, help="result folder the run would use")
     plan.add_argument("--workers", type=positive_int, help="workers the estimate assumes (default: one per core)")
+    plan.add_argument("--data-cache", metavar="DIR", help=DATA_CACHE_HELP + ": the run's, to build nothing twice")
     plan.set_defaults(handler=_plan)
 
     bench = commands.add_parser("bench", help="examples/s and memory of every linear learner (--kernel: LASVM, "
