@@ -14,6 +14,7 @@ record to the folder's history, with where its time went.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import socket
 import time
@@ -166,6 +167,12 @@ class _Plan:
     """The groups with the split indices of their cells to compute (the cells of the
     configurations a tuning chooses join them)."""
 
+    @functools.cached_property
+    def first_trials(self) -> list[tuple[CellGroup, np.ndarray]]:
+        """The cells of every tuning's first rung (made once: the schema's parameter
+        types and the workers' warm-up read them)."""
+        return first_wave(self.plans)
+
     @property
     def has_work(self) -> bool:
         """Whether there is anything to compute (cells or a tuning)."""
@@ -211,7 +218,7 @@ def _sweep(pipeline_path: Path, out_dir, options: RunOptions, pipeline_text: str
         plan = _plan(pipeline_path, out_dir, options, pipeline_text, cluster, phases)
         client = cluster.client() if plan.has_work else None  # a scheduler out of reach: nothing written
         record = _record(run_id, begun, pipeline_path, pipeline_text, plan, options)
-        schema = result_schema(parameter_types(plan.groups + [group for group, _ in first_wave(plan.plans)]),
+        schema = result_schema(parameter_types(plan.groups + [group for group, _ in plan.first_trials]),
                                trials=bool(plan.plans))
         held.enter_context(FolderLock(plan.store, run_id))  # the first write: everything is checked
         _start_record(plan, record, schema, phases)
@@ -287,7 +294,7 @@ def _compute(client, cluster: SweepCluster, plan: _Plan, schema, run_id: str, op
     them), on the cluster; the workers draw the reports when they can reach the folder."""
     store = plan.store
     with phases("cluster"):
-        register_on_workers(client, KernelWarmUp(warm_up_samples(plan.todo + first_wave(plan.plans))))
+        register_on_workers(client, KernelWarmUp(warm_up_samples(plan.todo + plan.first_trials)))
         mode = gather_mode(client, store, options.gather)
     destination = Destination(schema=schema, run_id=run_id, store=store.root if mode == "workers" else None,
                               keep_states=mode == "workers")

@@ -95,8 +95,7 @@ def run_tuning(plans: list[TuningPlan], store: ResultStore, compute: Callable[[T
         losses = trial_losses(store)
         alive = _promote(plans, alive, wave, losses, rung, tuned, finals)
         rung += 1
-    for (p, i), found in sorted(finals.items()):
-        _choose(plans[p], i, found, tuned)
+    _choose(plans, finals, tuned)
     tuned.n_untuned = sum(plan.n_splits for plan in plans) - len(finals)
     return tuned
 
@@ -143,20 +142,20 @@ def _promote(plans, alive: dict, wave: dict, losses: dict[tuple[str, str], float
     return promoted
 
 
-def _choose(plan: TuningPlan, split: int, finals: dict[int, float], tuned: Tuned) -> None:
-    """The trial ``split`` chose, marked in the decisions; its cell added to the todo."""
-    chosen = best(finals)
-    bracket = next(b for b in plan.brackets if chosen in b.trials)
-    config = bracket.config(chosen)
+def _choose(plans: list[TuningPlan], finals: dict[tuple[int, int], dict[int, float]], tuned: Tuned) -> None:
+    """The trial each plan's split chose (the best of its brackets' last rungs), marked
+    in the decisions; the cells of the chosen configurations added to the todo, one
+    group per configuration with the splits that chose it."""
+    chosen, groups = set(), {}
+    for (p, split), found in sorted(finals.items()):
+        plan, trial = plans[p], best(found)
+        chosen.add((id(plan), split, trial))
+        bracket = next(b for b in plan.brackets if trial in b.trials)
+        group = tuned_group(plan, bracket.config(trial))
+        groups.setdefault(group.key, (group, []))[1].append(split)
     for row in tuned.decisions:
-        if row["plan"] is plan and row["split"] == split and row["trial"] == chosen:
-            row["chosen"] = True
-    group = tuned_group(plan, config)
-    for listed, indices in tuned.todo:
-        if listed.key == group.key:
-            indices.append(split)
-            return
-    tuned.todo.append((group, [split]))
+        row["chosen"] = (id(row["plan"]), row["split"], row["trial"]) in chosen
+    tuned.todo.extend(groups.values())
 
 
 def _decision(plan: TuningPlan, group: CellGroup, split: int, loss: float, promoted: bool) -> dict[str, Any]:
