@@ -2,8 +2,10 @@
 
 The pipeline reference comes from the pipeline schema, the learner pages from the
 learner registry, the performance pages from the benchmark records in
-``benchmarks/records/`` (:func:`dolb.bench.pages.performance_pages`). Registered in
-``mkdocs.yml`` under ``hooks:``; nothing generated is written into ``docs/``.
+``benchmarks/records/`` (:func:`dolb.bench.pages.performance_pages`), and every
+``<!-- table: STUDY/TABLE -->`` line of a page becomes that table, rendered from its
+record in ``benchmarks/studies/`` (:func:`dolb.bench.tables.render_markers`). Registered
+in ``mkdocs.yml`` under ``hooks:``; nothing generated is written into ``docs/``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from mkdocs.structure.files import File
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS = ROOT / "benchmarks" / "records"
+TABLES = ROOT / "benchmarks" / "studies"
 
 
 def performance_pages() -> dict[str, str]:
@@ -52,3 +55,10 @@ def on_files(files, config):
     for path, text in generated_pages().items():
         files.append(File.generated(config, path, content=text))
     return files
+
+
+def on_page_markdown(markdown, page, config, files):
+    """Render the study tables a page names."""
+    from dolb.bench.tables import render_markers
+
+    return render_markers(markdown, TABLES)

@@ -1,6 +1,6 @@
 """How small RLS's Tikhonov weight may be: RLS's fit against a batch ridge solve.
 
-    python scripts/rls_tikhonov.py
+    python3 scripts/rls_tikhonov.py [--record benchmarks/studies]
 
 For the IRMA study's data (x uniform on [0, 3], y = x·exp(−x²) + U[−0.05, 0.05]), both
 bases and orders 4, 6 and 10, RLS without forgetting runs over n examples with
@@ -8,13 +8,19 @@ tikhonov = 1e-2 … 1e-16 (the refusal of values below the floor bypassed) and i
 compared with argmin ‖Φθ − y‖² + tikhonov·‖θ‖², solved by least squares on the stacked
 system [Φ; √tikhonov·I] (backward stable). Printed (Markdown): the largest relative
 distance between the two fits on a grid of [0, 3] over 5 seeds and n = 150, 2000, per
-tikhonov, and the floor :func:`dolb.learners.rls.smallest_tikhonov` of each basis.
+tikhonov, and the floor :func:`dolb.learners.rls.smallest_tikhonov` of each basis;
+with ``--record``, written as the table record ``irma/rls_tikhonov`` (rendered into
+``docs/studies/irma.md``).
 """
 
 from __future__ import annotations
 
+import argparse
+from pathlib import Path
+
 import numpy as np
 
+from dolb.bench.tables import new_table, render_table, write_table
 from dolb.learners.rls import RLS, smallest_tikhonov
 
 TIKHONOV = [10.0**-e for e in range(2, 17)]
@@ -36,15 +42,23 @@ def fit_error(basis: str, order: int, tikhonov: float, n: int, seed: int) -> flo
     return float(np.linalg.norm(G @ learner.theta - G @ theta) / np.linalg.norm(G @ theta))
 
 
-def main() -> None:
-    print("| basis, order | floor | " + " | ".join(f"{t:.0e}" for t in TIKHONOV) + " |")
-    print("|" + " --- |" * (len(TIKHONOV) + 2))
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--record", type=Path, help="write the table as a record into this folder")
+    args = parser.parse_args(argv)
+    rows = []
     for basis in ("legendre", "monomial"):
         for order in (4, 6, 10):
             floor = smallest_tikhonov(RLS(1, order=order, basis=basis, domain_high=3.0).basis)
             worst = [max(fit_error(basis, order, t, n, seed) for n in (150, 2000) for seed in range(5))
                      for t in TIKHONOV]
-            print(f"| {basis} {order} | {floor:.1e} | " + " | ".join(f"{w:.0e}" for w in worst) + " |")
+            rows.append([f"{basis} {order}", floor, *worst])
+    columns = [("basis, order", None), ("floor", ".1e"), *((f"{t:.0e}", ".0e") for t in TIKHONOV)]
+    record = new_table("irma", "rls_tikhonov", columns, rows,
+                       source="computed by the script: 5 seeds, n = 150 and 2,000 (no run)")
+    print(render_table(record))
+    if args.record:
+        print(f"written: {write_table(args.record, record)}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,73 @@
+"""The IRMA study's tables, from the result folder of
+``dolb run pipelines/irma.toml --out runs/irma``:
+
+    python3 scripts/irma_tables.py runs/irma [--record benchmarks/studies]
+
+prints (and with ``--record`` writes as table records, rendered into
+``docs/studies/irma.md``)
+
+- ``table1``: Table I, the mean test MSE against f after 10, 80 and 150 examples over the
+  1,000 sequences, the paper's beside ours, per order (4, 6, 10), for IRMA and the batch
+  least-squares fit;
+- ``fig1``: the cumulative squared prequential loss after 150 examples at order 6 over
+  the 500 sequences of Fig. 1: mean, standard deviation and median per learner.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+from irma_check import CHECKPOINTS, ORDERS, PAPER_MEAN
+
+from dolb.bench.tables import new_table, render_table, run_source, write_table
+from dolb.results.tables import read_results
+
+METHODS = {"irma": "IRMA", "batch_ls": "batch"}
+FIG1 = {"irma": "IRMA", "rls": "RLS, g = 0.9, Tikhonov 0.05 (monomial)",
+        "ngd": "normalised GD, Tikhonov 0.05 (monomial)"}
+
+
+def table_one(frame: pd.DataFrame) -> tuple[list, list]:
+    """Table I's columns and rows: per checkpoint and method, the paper's mean MSE and
+    ours for each order."""
+    rows = frame[(frame.experiment == "table1") & (frame.metric == "test_mse")]
+    means = rows.groupby(["learner", "complexity", "n_train"])["value"].mean()  # complexity is a string
+    columns = [("examples, method", None)]
+    for order in ORDERS:
+        columns += [(f"order {order}: paper", ".1e"), ("ours", ".1e")]
+    table = []
+    for c, n in enumerate(CHECKPOINTS):
+        for learner, name in METHODS.items():
+            row = [f"{n}, {name}"]
+            for order in ORDERS:
+                row += [PAPER_MEAN[learner][order][c], means[learner, str(order), n]]
+            table.append(row)
+    return columns, table
+
+
+def figure_one(frame: pd.DataFrame) -> tuple[list, list]:
+    """Fig. 1's summary: the cumulative loss after the last example, per learner."""
+    rows = frame[(frame.experiment == "fig1") & (frame.metric == "cumulative_loss")]
+    final = rows[rows.n_train == rows.n_train.max()].groupby("learner")["value"]
+    stats = final.agg(["mean", "std", "median"])
+    columns = [("learner", None), ("mean", ".3g"), ("std", ".3g"), ("median", ".3g")]
+    return columns, [[name, *stats.loc[learner]] for learner, name in FIG1.items()]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path, help="the result folder of pipelines/irma.toml")
+    parser.add_argument("--record", type=Path, help="write the tables as records into this folder")
+    args = parser.parse_args(argv)
+    frame, source = read_results(args.folder), run_source(args.folder)
+    for name, make in (("table1", table_one), ("fig1", figure_one)):
+        record = new_table("irma", name, *make(frame), source=source)
+        print(f"{name}:\n{render_table(record)}\n")
+        if args.record:
+            print(f"written: {write_table(args.record, record)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""Study tables: the tables of the study pages are records that scripts write and the
+docs render (:mod:`dolb.bench.tables`); none is typed into a page by hand."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from dolb.bench.tables import TABLES, MARKER, new_table, read_table, render_markers, render_table, write_table
+from dolb.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+STUDY_PAGES = sorted((ROOT / "docs" / "studies").glob("*.md"))
+
+
+def toy(**changes) -> dict:
+    return new_table("toy", "means", [("learner", None), ("error", ".1%"), ("n", ",d")],
+                     [["perceptron", 0.03125, 12000], ["a | b", None, 5]], source="dolb run pipelines/toy.toml",
+                     command="python3 scripts/toy.py") | changes
+
+
+def test_a_table_is_written_read_back_and_rendered_with_its_formats(tmp_path):
+    path = write_table(tmp_path, toy())
+    assert path == tmp_path / "toy" / "means.json"
+    assert read_table(path) == toy() | {"date": read_table(path)["date"]}
+    assert render_table(read_table(path)).splitlines() == [
+        "| learner | error | n |", "| --- | --- | --- |", "| perceptron | 3.1% | 12,000 |", "| a \\| b | — | 5 |"]
+
+
+def test_numpy_numbers_and_nan_are_stored_as_json_holds_them():
+    import numpy as np
+
+    record = new_table("toy", "t", [("x", ".3g")], [[np.float64(0.5)], [np.int64(3)], [float("nan")]], source="s",
+                       command="c")
+    assert record["rows"] == [[0.5], [3], [None]] and type(record["rows"][1][0]) is int
+
+
+def test_a_marker_becomes_the_table_and_where_it_comes_from(tmp_path):
+    write_table(tmp_path, toy())
+    page = "Before.\n\n<!-- table: toy/means -->\n\nAfter.\n"
+    rendered = render_markers(page, tmp_path)
+    assert "| perceptron | 3.1% | 12,000 |" in rendered and rendered.startswith("Before.") and "After." in rendered
+    assert "written by `python3 scripts/toy.py` from `dolb run pipelines/toy.toml`" in rendered
+    assert "benchmarks/studies/toy/means.json" in rendered
+    assert render_markers("<!-- table: toy/means --> inline", tmp_path) == "<!-- table: toy/means --> inline"
+
+
+def test_a_marker_without_its_record_fails_the_build_naming_the_file(tmp_path):
+    with pytest.raises(ConfigError, match=r"toy/other\.json: no table record"):
+        render_markers("<!-- table: toy/other -->", tmp_path)
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda r: "not json", "not a readable JSON table record"),
+    (lambda r: r | {"schema": 2}, "schema is 2, expected 1"),
+    (lambda r: r | {"study": "../up"}, "study is missing or not a name"),
+    (lambda r: r | {"source": ""}, "source is missing"),
+    (lambda r: r | {"columns": []}, "columns is missing"),
+    (lambda r: r | {"columns": [{"name": "a", "format": 3}, *r["columns"][1:]]}, r"columns\[0\].format is not"),
+    (lambda r: r | {"rows": [["x", 0.5, 2.5]]}, r"rows\[0\]\[2\] = 2.5 does not fit its column's format ',d'"),
+    (lambda r: r | {"rows": [["x", 1.0]]}, r"rows\[0\] is not a list of 3 cells"),
+    (lambda r: r | {"rows": [["x", True, 1]]}, r"rows\[0\]\[1\] is True"),
+    (lambda r: r | {"rows": []}, "rows is missing"),
+    (lambda r: r | {"table": "other"}, "holds table toy/other, not toy/means"),
+])
+def test_a_damaged_table_record_is_one_line_naming_the_file(tmp_path, damage, message):
+    path = write_table(tmp_path, toy())
+    damaged = damage(json.loads(path.read_text()))
+    path.write_text(damaged if isinstance(damaged, str) else json.dumps(damaged))
+    with pytest.raises(ConfigError, match=message) as caught:
+        read_table(path)
+    assert str(caught.value).startswith(str(path)) and "\n" not in str(caught.value)
+
+
+def test_no_study_page_has_a_table_typed_by_hand_and_every_record_is_shown():
+    shown = set()
+    for page in STUDY_PAGES:
+        text = page.read_text(encoding="utf-8")
+        typed = [line for line in text.splitlines() if line.lstrip().startswith("|")]
+        assert not typed, f"{page.name} has a table typed by hand: {typed[0][:60]}"
+        shown |= {f"{study}/{name}" for study, name in MARKER.findall(text)}
+        render_markers(text, ROOT / TABLES)  # every marker has its record, undamaged
+    stored = {f"{path.parent.name}/{path.stem}" for path in (ROOT / TABLES).glob("*/*.json")}
+    assert stored == shown, f"records no page shows: {sorted(stored - shown)}"
+    assert all(re.fullmatch(r"[\w-]+/[\w-]+", name) for name in shown)
