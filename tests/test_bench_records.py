@@ -107,6 +107,17 @@ def test_the_pages_show_the_latest_record_and_the_history_of_each_measurement(tm
     assert "| pa, dense | examples/s | 8 |" in pages["performance/scale.md"]
 
 
+def test_a_record_measured_on_a_busy_machine_says_so(tmp_path):
+    path = _fake(tmp_path, "throughput", "2026-01-01T00:00:00Z", "aaaaaaaaaa", [1000.0], 1.25)
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps(record | {"machine": record["machine"] | {"load_average": 2.9, "cores": 2}}))
+    quiet = performance_pages(tmp_path)["performance/throughput.md"]  # the bench's own load: not busy
+    path.write_text(json.dumps(record | {"machine": record["machine"] | {"load_average": 3.1, "cores": 2}}))
+    loaded = performance_pages(tmp_path)["performance/throughput.md"]
+    assert "busy" not in quiet.replace("*busy*: measured", "")
+    assert "- **busy**: a load average of 3.1 on 2 cores" in loaded and "`aaaaaaa` (busy) |" in loaded
+
+
 def test_without_records_the_index_says_so(tmp_path):
     assert list(performance_pages(tmp_path / "none")) == ["performance/index.md"]
     assert "No records yet." in performance_pages(tmp_path)["performance/index.md"]

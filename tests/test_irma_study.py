@@ -2,11 +2,17 @@
 Table I within a factor of 2 for IRMA at 80 and 150 examples, batch least squares
 orders of magnitude worse than IRMA at 10, and the ordering of Fig. 1."""
 
+import importlib.util
+import json
+from pathlib import Path
+
 import pytest
 
+from dolb.bench.tables import TABLES, new_table, read_table
 from dolb.results.tables import read_results
 
 pytestmark = pytest.mark.e2e
+ROOT = Path(__file__).resolve().parents[1]
 
 PAPER_IRMA_MEAN_MSE = {  # Table I of the paper: (order, examples) -> mean MSE
     (4, 10): 3.1e-3, (6, 10): 5.5e-3, (10, 10): 1.2e-2,
@@ -46,3 +52,28 @@ def test_figure_one_ordering(results):
     assert stats.loc["irma", "std"] < 0.2 * stats.loc["irma", "mean"]  # ... with almost no spread
     assert stats.loc["ngd", "mean"] > 100 * stats.loc["irma", "mean"]  # GD unstable
     assert (out / "report" / "02-fig1-cumulative_loss-curve.png").stat().st_size > 20_000
+
+
+def test_the_irma_pages_tables_are_what_the_study_computes(results, monkeypatch):
+    """The page's tables are rendered from benchmark/studies/irma/*.json: the study run
+    here, at this commit, gives exactly the values stored there (the run is
+    bit-reproducible), and Table I's means agree with the typed order column's."""
+    out, frame = results
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    spec = importlib.util.spec_from_file_location("irma_tables", ROOT / "scripts" / "irma_tables.py")
+    tables = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tables)
+    for name, make in (("table1", tables.table_one), ("fig1", tables.figure_one)):
+        fresh = new_table("irma", name, *make(frame), source="s", command="c")
+        stored = read_table(ROOT / TABLES / "irma" / f"{name}.json")
+        assert json.loads(json.dumps(fresh["rows"])) == stored["rows"], name
+        assert fresh["columns"] == stored["columns"]
+    table1 = frame[(frame.experiment == "table1") & (frame.metric == "test_mse")]
+    mean = table1.groupby(["learner", "param_order", "n_train"])["value"].mean()
+    rows = {row[0]: row[1:] for row in stored_rows("table1")}
+    assert rows["80, IRMA"][1::2] == [mean["irma", order, 80] for order in (4, 6, 10)]
+    assert rows["10, batch"][0::2] == [4.4e2, 7.2e7, 1.8e14]  # the paper's column
+
+
+def stored_rows(name: str) -> list[list]:
+    return read_table(ROOT / TABLES / "irma" / f"{name}.json")["rows"]

@@ -54,6 +54,9 @@ ABOUT = {
 """For each bench: what it measures, and the command that writes its records."""
 HISTORY = 8
 """Records shown in a measurement's history (the latest)."""
+BUSY = 1.5
+"""A record whose machine had a load average above this many times its cores when the
+run ended was measured while other work shared the machine: its pages say so."""
 
 
 def number(value: float) -> str:
@@ -114,11 +117,18 @@ def history_table(records: list[dict]) -> list[str]:
             key = (tuple(figure["labels"].items()), figure["unit"])
             series.setdefault(key, {})[i] = statistics.median(figure["repeats"])
     headers = ["measurement", "unit", *(f"{r['date'][:10]} `{(r['versions'].get('git_commit') or '?')[:7]}`"
-                                        for r in shown)]
+                                        + (" (busy)" if busy(r) else "") for r in shown)]
     rows = [[", ".join(value for _, value in labels), unit, *(number(found[i]) if i in found else ""
                                                               for i in range(len(shown)))]
             for (labels, unit), found in series.items()]
     return table(headers, rows)
+
+
+def busy(record: dict) -> bool:
+    """Whether other work shared the machine: a load average above :data:`BUSY` × cores."""
+    machine = record["machine"]
+    load, cores = machine.get("load_average"), machine.get("cores")
+    return isinstance(load, (int, float)) and isinstance(cores, int) and load > BUSY * cores
 
 
 def setting(record: dict) -> list[str]:
@@ -132,7 +142,10 @@ def setting(record: dict) -> list[str]:
             f"{machine.get('platform')}; load average {machine.get('load_average')}; Numba target "
             f"{arithmetic.get('numba_cpu')}, NumPy SIMD {arithmetic.get('numpy_simd')}",
             f"- **versions**: Python {versions.get('python')}, {packages}; git commit "
-            f"`{versions.get('git_commit') or 'unknown'}`"]
+            f"`{versions.get('git_commit') or 'unknown'}`",
+            *([f"- **busy**: a load average of {machine['load_average']} on {machine['cores']} cores: other work "
+               "shared the machine, so these figures are lower and noisier than a quiet machine's"]
+              if busy(record) else [])]
 
 
 def bench_page(bench: str, records: list[dict]) -> str:
@@ -149,7 +162,8 @@ def bench_page(bench: str, records: list[dict]) -> str:
         for group in by_kind(latest["derived"]):
             lines += [*derived_table(group), ""]
     lines += ["## History", "", f"The median of each measurement in the latest {min(len(records), HISTORY)} of "
-              f"{len(records)} records (date and commit).", "", *history_table(records), ""]
+              f"{len(records)} records (date and commit; *busy*: measured while other work shared the machine).",
+              "", *history_table(records), ""]
     return "\n".join(lines)
 
 
