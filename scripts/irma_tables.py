@@ -16,12 +16,14 @@ prints (and with ``--record`` writes as table records, rendered into
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import pandas as pd
 from irma_check import CHECKPOINTS, ORDERS, PAPER_MEAN
 
 from dolb.bench.tables import new_table, render_table, run_source, write_table
+from dolb.console import script_status
 from dolb.results.tables import read_results
 
 METHODS = {"irma": "IRMA", "batch_ls": "batch"}
@@ -70,4 +72,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(script_status(main, "irma_tables.py"))

@@ -16,11 +16,13 @@ with ``--record``, written as the table record ``irma/rls_tikhonov`` (rendered i
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from dolb.bench.tables import new_table, render_table, write_table
+from dolb.console import script_status
 from dolb.learners.rls import RLS, smallest_tikhonov
 
 TIKHONOV = [10.0**-e for e in range(2, 17)]
@@ -62,4 +64,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(script_status(main, "rls_tikhonov.py"))

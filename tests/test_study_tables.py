@@ -1,13 +1,15 @@
 """Study tables: the tables of the study pages are records that scripts write and the
 docs render (:mod:`dolb.bench.tables`); none is typed into a page by hand."""
 
+import importlib.util
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from dolb.bench.tables import TABLES, MARKER, new_table, read_table, render_markers, render_table, write_table
+from dolb.bench.tables import MARKER, TABLES, new_table, read_table, render_markers, render_table, write_table
+from dolb.console import script_status
 from dolb.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,3 +86,22 @@ def test_no_study_page_has_a_table_typed_by_hand_and_every_record_is_shown():
     stored = {f"{path.parent.name}/{path.stem}" for path in (ROOT / TABLES).glob("*/*.json")}
     assert stored == shown, f"records no page shows: {sorted(stored - shown)}"
     assert all(re.fullmatch(r"[\w-]+/[\w-]+", name) for name in shown)
+
+
+def test_the_stored_records_name_no_path_of_the_machine_that_wrote_them():
+    for path in (ROOT / TABLES).glob("*/*.json"):
+        record = read_table(path)
+        for key in ("command", "source"):
+            assert not re.search(r"(^|\s)/", record[key]), f"{path.name}: {key} has an absolute path"
+
+
+def test_a_table_script_given_a_folder_that_is_not_a_result_folder_says_so_in_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    spec = importlib.util.spec_from_file_location("irma_tables", ROOT / "scripts" / "irma_tables.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    status = script_status(lambda: script.main([str(tmp_path), "--record", str(tmp_path / "out")]), "irma_tables.py")
+    error = capsys.readouterr().err
+    assert status == 2 and error == f"irma_tables.py: error: {tmp_path}: not a result folder (no results; run " \
+                                     "`dolb run` first)\n"
+    assert not (tmp_path / "out").exists()

@@ -200,11 +200,12 @@ def render_markers(markdown: str, folder: str | Path, shown_folder: str = str(TA
 
 def run_source(folder: str | Path) -> str:
     """What made the result folder ``folder``: ``dolb run PIPELINE (run RUN_ID)`` of its
-    last finished run, the pipeline's path relative to the working folder."""
-    import os
-
+    last finished run, the pipeline named as ``pipelines/NAME.toml`` when it is one of the
+    repository's (no machine's path goes into a record)."""
     from dolb.results.history import find_record
     from dolb.results.store import ResultStore
 
     record = find_record(ResultStore(folder))
-    return f"dolb run {os.path.relpath(record['pipeline_path'])} (run {record['run_id']})"
+    pipeline = Path(record["pipeline_path"])
+    shown = f"pipelines/{pipeline.name}" if pipeline.parent.name == "pipelines" else pipeline.name
+    return f"dolb run {shown} (run {record['run_id']})"
