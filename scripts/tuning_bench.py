@@ -21,7 +21,8 @@ training stream, in dolb's order, and tested on the split's test part.
 
 Writes ``benchmarks/tuning/<UTC time>.json`` (machine, versions, the command,
 every repeat's raw numbers) and ``docs/figures/tuning_validation.png`` (validation loss
-against budget, halving on the first dataset, split 0) and ``tuning_test_error.png``.
+against budget, halving on the first dataset, split 0) and ``tuning_test_error.png``;
+``scripts/tuning_tables.py`` makes the tables of ``docs/guide/tuning.md`` from the record.
 """
 
 from __future__ import annotations
@@ -29,13 +30,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import platform
 import sys
 import time
 import types
 from datetime import UTC, datetime
-from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +42,7 @@ import scipy.stats
 import tomli_w
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
+from dolb.bench.records import machine, versions
 from dolb.data.splits import split_rows
 from dolb.execution.datasets import data_cache, open_datasets
 from dolb.experiment.pipeline import load_pipeline
@@ -307,25 +306,6 @@ def test_error_figure(summary: pd.DataFrame, path: Path) -> None:
     axes[0][0].set_ylabel("test error (mean over splits)")
     fig.legend(loc="outside lower center", ncols=min(len(series), 1 + len(datasets)), fontsize=8)
     save(fig, path)
-
-
-def machine() -> dict:
-    """CPU model, cores and platform of this machine."""
-    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), platform.processor())
-    return {"cpu": model, "cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()}
-
-
-def versions() -> dict:
-    """Versions of the packages the benchmark runs."""
-    names = ("dolb", "dask", "distributed", "dask-ml", "numpy", "scipy", "scikit-learn", "numba", "pandas")
-    found = {}
-    for name in names:
-        try:
-            found[name] = version(name)
-        except Exception:  # not installed: the record says so
-            found[name] = None
-    return found
 
 
 def draw(record: dict) -> None:
