@@ -201,8 +201,10 @@ def oms_vs_fixed(frame: pd.DataFrame) -> tuple[list, list]:
     columns = [("kernel", None), ("examples", ",d"), ("OMS at γ or d", "g"), ("OMS", ".2%"),
                (f"fixed low (γ {LOW['rbf']}, d {LOW['poly']})", ".2%"),
                (f"fixed high (γ {HIGH['rbf']}, d {HIGH['poly']})", ".2%"), ("OMS − the better, points", "+.2f")]
-    rows = [[KERNEL_NAMES[kernel], n, *both.loc[n, ["level", "oms", "low", "high", "gap"]]]
-            for kernel in ("rbf", "poly") for both in [against_fixed(frame, kernel)] for n in both.index]
+    rows = []
+    for kernel in ("rbf", "poly"):
+        both = against_fixed(frame, kernel)
+        rows += [[KERNEL_NAMES[kernel], n, *both.loc[n, ["level", "oms", "low", "high", "gap"]]] for n in both.index]
     return columns, rows
 
 
@@ -226,15 +228,15 @@ def kernel_findings(frame: pd.DataFrame, kernel: str) -> list[list[str]]:
     final = both.index.max()
     best_final = fixed_errors(frame).query("kernel == @kernel and n_train == @final")["mean"].min()
     paper_oms, paper_best = PAPER_FINAL[kernel]
-    below = both.index[both.gap < 0]
+    gap, below = f"{both.gap.min():+.2f} to {both.gap.max():+.2f}", both.index[both.gap < 0]
+    if len(below):
+        gap += f"; below the better at {sizes(below)}"
     moves = [f"{n:,} → {level_name(frame, kernel, level)}" for n, level in switches(frame, kernel)]
     return [
         [f"final OMS error, {name} (best fixed)", f"{paper_oms:.2%} ({paper_best:.2%})",
          f"{both.oms[final]:.2%} ({best_final:.2%})"],
         [f"{name}: sizes where fixed low beats fixed high", "the early ones", sizes(both.index[both.low < both.high])],
-        [f"{name}: OMS minus the better of low and high, points", "near 0",
-         f"{both.gap.min():+.2f} to {both.gap.max():+.2f}" + (f"; below the better at {sizes(below)}" if len(below)
-                                                               else "")],
+        [f"{name}: OMS minus the better of low and high, points", "near 0", gap],
         [f"{name}: switches (examples → level)", PAPER_SWITCHES[kernel], "; ".join(moves) or "none"]]
 
 
@@ -254,8 +256,10 @@ TABLES = {"best_fixed": best_fixed, "oms_vs_fixed": oms_vs_fixed, "findings": fi
 
 def records(frame: pd.DataFrame, source: str) -> list[dict]:
     """The study's tables as table records (:func:`dolb.bench.tables.new_table`),
-    ``source`` the command that made ``frame``."""
-    return [new_table("oms", name, *make(frame), source=source) for name, make in TABLES.items()]
+    ``source`` the command that made ``frame``; a table whose experiments the frame
+    lacks left out."""
+    made = {name: make(frame) for name, make in TABLES.items()}
+    return [new_table("oms", name, *table, source=source) for name, table in made.items() if table[1]]
 
 
 def main(argv: list[str] | None = None) -> None:
