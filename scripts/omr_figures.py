@@ -24,6 +24,7 @@ also writes them as table records, rendered into ``docs/studies/online_mr.md``):
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,7 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullLocator
 
 from dolb.bench.tables import new_table, render_table, run_source, write_table
+from dolb.console import script_status
 from dolb.results.figure_style import PALETTE, new_figure, save
 from dolb.results.stats import ci95_halfwidth
 from dolb.results.tables import read_results
@@ -370,4 +372,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(script_status(main, "omr_figures.py"))

@@ -21,6 +21,7 @@ prints the tables (with ``--record`` also writes them as table records, rendered
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,7 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from dolb.bench.tables import new_table, render_table, run_source, write_table
+from dolb.console import script_status
 from dolb.results.figure_style import PALETTE, new_figure, save, series_style
 from dolb.results.stats import ci95_halfwidth
 from dolb.results.tables import read_results
@@ -281,4 +283,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(script_status(main, "oms_figures.py"))
