@@ -291,15 +291,17 @@ def generalisation_findings(frame: pd.DataFrame) -> list[list[str]]:
     table, final = generalisation(frame), at_last(frame)
     if table.empty:
         return []
-    mean = final.set_index(["dataset", "name", "conversion"])["mean"]
-    kept = "buffer τ=200, labelled kept"
-    datasets = [dataset for dataset in DATASETS if dataset in set(final.dataset)]
+    final = final.set_index(["dataset", "name", "conversion"])
+    mean, spread, kept = final["mean"], 100 * final["std"], "buffer τ=200, labelled kept"
+    datasets = [dataset for dataset in DATASETS if dataset in set(final.index.get_level_values("dataset"))]
     as_batch = [f"{DATASETS[d]}: {mean[d, kept, 'last']:.1%} and {mean[d, 'batch MR', 'last']:.1%}" for d in datasets]
-    averaged = [f"{DATASETS[d]}: {mean[d, kept, 'average']:.1%} against {mean[d, kept, 'last']:.1%}" for d in datasets]
+    averaged = [f"{DATASETS[d]}: {mean[d, kept, 'average']:.1%} against {mean[d, kept, 'last']:.1%} "
+                f"(s.d. {spread[d, kept, 'average']:.1f} and {spread[d, kept, 'last']:.1f})" for d in datasets]
     return [["buffer (labelled kept) as good as batch MR (iid), test error at the last T", "yes", "; ".join(as_batch)],
             ["semi-supervised beats supervised: T where batch MR errs less than LASVM", "(implied)",
              "; ".join(batch_ahead(table, dataset) for dataset in datasets)],
-            ["f̄ of an iid stream is good: f̄ against f_T of the buffer (labelled kept) at the last T", "yes",
+            ["f̄ of an iid stream is good: f̄ against f_T of the buffer (labelled kept) at the last T (s.d. over "
+             "the seeds, points)", "yes",
              "; ".join(averaged)]]
 
 
