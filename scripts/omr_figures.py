@@ -1,10 +1,13 @@
-"""The four figures of the online manifold regularisation study and its findings, from
+"""The four figures of the online manifold regularisation study and its tables, from
 the result folder of ``dolb run pipelines/online_mr.toml --out runs/online_mr``:
 
-    python scripts/omr_figures.py runs/online_mr
+    python3 scripts/omr_figures.py runs/online_mr [--record benchmarks/studies]
 
 writes ``omr_runtime.png``, ``omr_risk.png``, ``omr_generalisation.png`` and
-``omr_drift.png`` into the folder's ``report/`` and prints the findings (Markdown).
+``omr_drift.png`` into the folder's ``report/`` and prints the tables (with ``--record``
+also writes them as table records, rendered into ``docs/studies/online_mr.md``):
+``findings``, the paper's findings beside ours; ``risk``, the online and batch risks;
+``generalisation``, every hypothesis's test error at the last T.
 ``notebooks/online_mr.ipynb`` shows the same. Every point is the mean over the splits
 (seeds) of its experiment, its bars ± one standard deviation over them.
 
@@ -21,12 +24,15 @@ writes ``omr_runtime.png``, ``omr_risk.png``, ``omr_generalisation.png`` and
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullLocator
 
+from dolb.bench.tables import new_table, render_table, run_source, write_table
+from dolb.console import script_status
 from dolb.results.figure_style import PALETTE, new_figure, save
 from dolb.results.stats import ci95_halfwidth
 from dolb.results.tables import read_results
@@ -90,17 +96,26 @@ def runtime(frame: pd.DataFrame) -> pd.DataFrame:
     return summarise(rows, ["name", "experiment", "n_train"])
 
 
-def figure_runtime(frame: pd.DataFrame, path: Path) -> dict[str, float]:
+def drawn_runtime(frame: pd.DataFrame) -> pd.DataFrame:
+    """The runtime lines drawn: the buffer's short run beside the exact learner is left
+    out (its long run is drawn)."""
     table = runtime(frame)
+    return table[(table.experiment == "runtime") | (table.name == "exact")]
+
+
+def slopes(frame: pd.DataFrame) -> dict[str, float]:
+    """Each drawn learner's runtime slope (log-log) over T ≥ 1,000, the exact learner's
+    over T ≥ 500."""
+    return {name: slope(line, 500 if name == "exact" else 1000) for name, line in drawn_runtime(frame).groupby("name")}
+
+
+def figure_runtime(frame: pd.DataFrame, path: Path) -> None:
+    drawn, fitted = drawn_runtime(frame), slopes(frame)
     figure, axes = new_figure(1, 1, width=6.5, height=4.6)
     ax = axes[0, 0]
-    slopes = {}
-    # the buffer's short run beside the exact learner is left out: its long run is drawn
-    drawn = table[(table.experiment == "runtime") | (table.name == "exact")]
     styles = [("o", "-"), ("s", "--"), ("^", "-."), ("D", ":")]
     for colour, (marker, style), (name, line) in zip(PALETTE, styles, drawn.groupby("name")):
-        slopes[name] = slope(line, 500 if name == "exact" else 1000)
-        errorbars(ax, line, marker=marker, linestyle=style, color=colour, label=f"{name} (slope {slopes[name]:.2f})")
+        errorbars(ax, line, marker=marker, linestyle=style, color=colour, label=f"{name} (slope {fitted[name]:.2f})")
     size_axis(ax, drawn.n_train.unique())
     ax.set_yscale("log")
     ax.set_xlabel("T (examples)")
@@ -110,7 +125,6 @@ def figure_runtime(frame: pd.DataFrame, path: Path) -> dict[str, float]:
     ax.legend(loc="upper left")
     figure.tight_layout()
     save(figure, path)
-    return slopes
 
 
 def risks(frame: pd.DataFrame) -> pd.DataFrame:
@@ -141,6 +155,18 @@ def figure_risk(frame: pd.DataFrame, path: Path) -> None:
     save(figure, path)
 
 
+GENERALISING = ["buffer τ=200", "buffer τ=200, labelled kept", "RP tree", "batch MR", "LASVM (labelled only)"]
+"""The learners of the generalisation experiments, in the order they are drawn and listed."""
+HYPOTHESES = {"last": "f_T", "average": "f̄"}
+"""The conversions of the generalisation experiments and their names."""
+
+
+def hypothesis(name: str, conversion: str) -> str:
+    """A learner's hypothesis as the figures and tables name it: the learner, and f_T
+    or f̄ for the online learners."""
+    return name if name in ("batch MR", "LASVM (labelled only)") else f"{name}, {HYPOTHESES[conversion]}"
+
+
 def generalisation(frame: pd.DataFrame) -> pd.DataFrame:
     rows = frame[frame.experiment.str.startswith("gen_") & (frame.metric == "test_error")]
     rows = rows.assign(dataset=rows.experiment.str.removeprefix("gen_").str.removesuffix("_batch"))
@@ -150,16 +176,15 @@ def generalisation(frame: pd.DataFrame) -> pd.DataFrame:
 def figure_generalisation(frame: pd.DataFrame, path: Path) -> None:
     table = generalisation(frame)
     figure, axes = new_figure(2, 2, width=6.0, height=4.4)
-    names = ["buffer τ=200", "buffer τ=200, labelled kept", "RP tree", "batch MR", "LASVM (labelled only)"]
     markers = ["o", "s", "^", "D", "v"]
     widths = [3.5, 1.5, 1.5, 1.5, 1.5]  # the two buffers agree until theirs fill: the first drawn wider, under
     for ax, dataset in zip(axes.ravel(), DATASETS):
-        for colour, marker, width, name in zip(PALETTE, markers, widths, names):
-            for conversion, style, what in (("last", "-", "f_T"), ("average", "--", "f̄")):
+        for colour, marker, width, name in zip(PALETTE, markers, widths, GENERALISING):
+            for conversion, style in (("last", "-"), ("average", "--")):
                 line = table[(table.dataset == dataset) & (table.name == name) & (table.conversion == conversion)]
                 if len(line):
-                    label = f"{name}, {what}" if name not in ("batch MR", "LASVM (labelled only)") else name
-                    errorbars(ax, line, 100.0, marker=marker, linestyle=style, color=colour, label=label,
+                    errorbars(ax, line, 100.0, marker=marker, linestyle=style, color=colour,
+                              label=hypothesis(name, conversion),
                               markerfacecolor="white" if conversion == "average" else colour, linewidth=width,
                               markersize=4 + 1.5 * width)
         size_axis(ax, table[table.dataset == dataset].n_train.unique())
@@ -201,36 +226,126 @@ def figure_drift(frame: pd.DataFrame, path: Path) -> None:
     save(figure, path)
 
 
-def findings(frame: pd.DataFrame, slopes: dict[str, float]) -> str:
-    """The paper's findings beside ours, as Markdown."""
-    lines = ["| finding | paper | here |", "| --- | --- | --- |"]
-    for name, value in slopes.items():
-        expected = "quadratic" if name == "exact" else "linear"
-        lines.append(f"| runtime slope (log-log), {name} | {expected} | {value:.2f} |")
+TREE_FULL = 5000
+"""From this T on the RP tree holds its 300 clusters (they fill by T ≈ 2,000): its
+runtime slope from there is the one of a tree that no longer grows."""
+
+
+def risk_table(frame: pd.DataFrame) -> tuple[list, list]:
+    """Table ``risk``: per T the online risk of the exact and buffered learners, the batch
+    risk J(f*) and the exact learner's online risk minus it."""
     table = risks(frame)
-    online = table[(table.name == "exact") & (table.metric == "online_risk")].set_index("n_train")["mean"]
-    batch = table[(table.name == "batch MR") & (table.metric == "batch_risk")].set_index("n_train")["mean"]
-    gap = (online - batch).dropna()
-    if len(gap):
-        lines.append(f"| online risk − batch risk (exact), T = {gap.index[0]:,} → {gap.index[-1]:,} | shrinks | "
-                     f"{gap.iloc[0]:.3f} → {gap.iloc[-1]:.3f} |")
+    if table.empty:
+        return [], []
+    table = table.pivot_table(index="n_train", columns="name", values="mean")  # one metric per learner
+    gap = table["exact"] - table["batch MR"]
+    columns = [("T", ",d"), ("online risk, exact", ".3g"), ("online risk, buffer τ=200", ".3g"),
+               ("batch risk J(f*)", ".3g"), ("exact − batch", ".3g")]
+    return columns, [[n, *table.loc[n, ["exact", "buffer τ=200", "batch MR"]], gap[n]] for n in table.index]
+
+
+def at_last(frame: pd.DataFrame) -> pd.DataFrame:
+    """The generalisation table at each dataset's last T."""
     table = generalisation(frame)
-    for dataset, label in DATASETS.items():
-        part = table[(table.dataset == dataset)]
-        if not len(part):
-            continue
-        final = part[part.n_train == part.n_train.max()]
-        cells = ", ".join(f"{row['name']} {'f̄' if row.conversion == 'average' else 'f_T'} {100 * row['mean']:.1f}"
-                          for _, row in final.sort_values("mean").iterrows())
-        lines.append(f"| test error (%) at T = {int(part.n_train.max()):,}, {label} | buffer (labelled kept) "
-                     f"as good as batch MR | {cells} |")
+    return table[table.n_train == table.groupby("dataset").n_train.transform("max")]
+
+
+def final_errors(frame: pd.DataFrame) -> tuple[list, list]:
+    """Table ``generalisation``: the test error of every hypothesis at each dataset's
+    last T."""
+    final = at_last(frame)
+    datasets = [dataset for dataset in DATASETS if dataset in set(final.dataset)]
+    last = final.groupby("dataset").n_train.max()
+    means = final.set_index(["name", "conversion", "dataset"])["mean"]
+    columns = [("hypothesis", None)] + [(f"{DATASETS[dataset]}, T = {last[dataset]:,}", ".1%") for dataset in datasets]
+    held = set(means.index.droplevel("dataset"))  # batch MR and LASVM have f_T only
+    rows = [[hypothesis(name, conversion), *[means.get((name, conversion, dataset)) for dataset in datasets]]
+            for name in GENERALISING for conversion in HYPOTHESES if (name, conversion) in held]
+    return columns, rows
+
+
+def runtime_findings(frame: pd.DataFrame) -> list[list[str]]:
+    """The finding on runtime: each learner's slope, and the tree's once it is full."""
+    fitted = slopes(frame)
+    if not fitted:
+        return []
+    tree = drawn_runtime(frame).query("name == 'RP tree'")
+    here = ", ".join(f"{name}: {value:.2f}" for name, value in fitted.items())
+    return [["runtime against T, log-log slope", "buffer and tree linear, exact quadratic",
+             f"{here}; RP tree from T = {TREE_FULL:,}: {slope(tree, TREE_FULL):.2f}"]]
+
+
+def risk_findings(frame: pd.DataFrame) -> list[list[str]]:
+    """The finding on the risks: the exact learner's online risk minus the batch risk."""
+    _, rows = risk_table(frame)
+    if not rows:
+        return []
+    gaps = [f"{gap:.2f} at T = {n:,}" for n, *_, gap in rows]
+    return [["online risk approaches the batch risk as T grows", "yes", "exact − batch: " + ", ".join(gaps)]]
+
+
+def generalisation_findings(frame: pd.DataFrame) -> list[list[str]]:
+    """The findings on the test errors: the buffer that keeps its labelled representers
+    against batch MR at the last T, batch MR against LASVM along the stream, f̄ against
+    f_T."""
+    table, final = generalisation(frame), at_last(frame)
+    if table.empty:
+        return []
+    final = final.set_index(["dataset", "name", "conversion"])
+    mean, spread, kept = final["mean"], 100 * final["std"], "buffer τ=200, labelled kept"
+    datasets = [dataset for dataset in DATASETS if dataset in set(final.index.get_level_values("dataset"))]
+    as_batch = [f"{DATASETS[d]}: {mean[d, kept, 'last']:.1%} and {mean[d, 'batch MR', 'last']:.1%}" for d in datasets]
+    averaged = [f"{DATASETS[d]}: {mean[d, kept, 'average']:.1%} against {mean[d, kept, 'last']:.1%} "
+                f"(s.d. {spread[d, kept, 'average']:.1f} and {spread[d, kept, 'last']:.1f})" for d in datasets]
+    return [["buffer (labelled kept) as good as batch MR (iid), test error at the last T", "yes", "; ".join(as_batch)],
+            ["semi-supervised beats supervised: T where batch MR errs less than LASVM", "(implied)",
+             "; ".join(batch_ahead(table, dataset) for dataset in datasets)],
+            ["f̄ of an iid stream is good: f̄ against f_T of the buffer (labelled kept) at the last T (s.d. over "
+             "the seeds, points)", "yes",
+             "; ".join(averaged)]]
+
+
+def batch_ahead(table: pd.DataFrame, dataset: str) -> str:
+    """Where batch MR errs less than LASVM on ``dataset`` and its largest lead."""
+    both = table[(table.dataset == dataset) & (table.conversion == "last")].pivot_table(
+        index="n_train", columns="name", values="mean")
+    lead = both["LASVM (labelled only)"] - both["batch MR"]
+    if not (lead > 0).any():
+        return f"{DATASETS[dataset]}: nowhere"
+    n = lead.idxmax()
+    return (f"{DATASETS[dataset]}: {', '.join(f'{size:,}' for size in lead.index[lead > 0])} (most at T = {n:,}: "
+            f"{both.loc[n, 'batch MR']:.1%} against {both.loc[n, 'LASVM (labelled only)']:.1%})")
+
+
+def drift_findings(frame: pd.DataFrame) -> list[list[str]]:
+    """The finding on drift: the online buffer's f_T against batch MR at each T."""
     table = drift(frame)
-    if len(table):
-        cells = "; ".join(f"T = {n:,}: online {100 * g.loc[g.name == 'buffer τ=200', 'mean'].iloc[0]:.1f}, "
-                          f"batch {100 * g.loc[g.name == 'batch MR', 'mean'].iloc[0]:.1f}"
-                          for n, g in table.groupby("n_train"))
-        lines.append(f"| drift: test error (%) at T | online tracks, batch does not | {cells} |")
-    return "\n".join(lines)
+    if table.empty:
+        return []
+    table = table.pivot_table(index="n_train", columns="name", values="mean")
+    cells = [f"T = {n:,}: online f_T {table.loc[n, 'buffer τ=200']:.1%}, batch MR {table.loc[n, 'batch MR']:.1%}"
+             for n in table.index]
+    return [["drift: online tracks, batch does not (test error at T)", "yes", "; ".join(cells)]]
+
+
+def findings(frame: pd.DataFrame) -> tuple[list, list]:
+    """Table ``findings``: the paper's findings beside ours (a finding whose experiments
+    the frame lacks left out)."""
+    rows = [row for part in (runtime_findings, risk_findings, generalisation_findings, drift_findings)
+            for row in part(frame)]
+    return [("finding", None), ("paper", None), ("here", None)], rows
+
+
+TABLES = {"findings": findings, "risk": risk_table, "generalisation": final_errors}
+"""The study's tables by record name, each made by its function from the result frame."""
+
+
+def records(frame: pd.DataFrame, source: str) -> list[dict]:
+    """The study's tables as table records (:func:`dolb.bench.tables.new_table`),
+    ``source`` the command that made ``frame``; a table whose experiments the frame
+    lacks left out."""
+    made = {name: make(frame) for name, make in TABLES.items()}
+    return [new_table("online_mr", name, *table, source=source) for name, table in made.items() if table[1]]
 
 
 FIGURES = [("omr_runtime.png", runtime, figure_runtime), ("omr_risk.png", risks, figure_risk),
@@ -239,21 +354,24 @@ FIGURES = [("omr_runtime.png", runtime, figure_runtime), ("omr_risk.png", risks,
 without those experiments) is not drawn."""
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", type=Path)
-    args = parser.parse_args()
+    parser.add_argument("folder", type=Path, help="the result folder of pipelines/online_mr.toml")
+    parser.add_argument("--record", type=Path, help="write the tables as records into this folder")
+    args = parser.parse_args(argv)
     frame = read_results(args.folder)
     report = args.folder / "report"
     report.mkdir(exist_ok=True)
-    slopes = {}
     for name, table, draw in FIGURES:
         if table(frame).empty:
             print(f"{name}: not drawn, {args.folder} holds none of its experiments")
         else:
-            slopes |= draw(frame, report / name) or {}
-    print(findings(frame, slopes))
+            draw(frame, report / name)
+    for record in records(frame, run_source(args.folder)):
+        print(f"{record['table']}:\n{render_table(record)}\n")
+        if args.record:
+            print(f"written: {write_table(args.record, record)}")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(script_status(main, "omr_figures.py"))

@@ -1,10 +1,13 @@
-"""Figures 2-4 of the OMS study and its findings beside the paper's, from the result
-folder of ``dolb run pipelines/oms_mnist.toml --out runs/oms_mnist``:
+"""Figures 2-4 of the OMS study and its tables, from the result folder of
+``dolb run pipelines/oms_mnist.toml --out runs/oms_mnist``:
 
-    python scripts/oms_figures.py runs/oms_mnist
+    python3 scripts/oms_figures.py runs/oms_mnist [--record benchmarks/studies]
 
 writes ``fig2.png``, ``fig3.png`` and ``fig4.png`` into the folder's ``report/`` and
-prints the findings. ``notebooks/oms_mnist.ipynb`` shows the same.
+prints the tables (with ``--record`` also writes them as table records, rendered into
+``docs/studies/oms.md``): ``best_fixed``, the best fixed levels per training size;
+``oms_vs_fixed``, Fig. 4's numbers; ``findings``, the paper's findings beside ours.
+``notebooks/oms_mnist.ipynb`` shows the same.
 
 - Fig. 2: fixed-complexity LASVM test error against RBF gamma and polynomial degree,
   one line per training size (mean over the orders of experiment ``small`` at 1,000 and
@@ -18,13 +21,15 @@ prints the findings. ``notebooks/oms_mnist.ipynb`` shows the same.
 from __future__ import annotations
 
 import argparse
-import math
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
+from dolb.bench.tables import new_table, render_table, run_source, write_table
+from dolb.console import script_status
 from dolb.results.figure_style import PALETTE, new_figure, save, series_style
 from dolb.results.stats import ci95_halfwidth
 from dolb.results.tables import read_results
@@ -34,6 +39,8 @@ HIGH = {"rbf": 0.03, "poly": 3}
 PAPER_BEST = {"rbf": {1000: 0.01, 4000: 0.02, 60000: 0.03}, "poly": {1000: 2, 4000: 3, 60000: 3}}
 PAPER_FINAL = {"rbf": (0.0049, 0.0042), "poly": (0.0059, 0.0058)}
 """The paper's final error of OMS and of the best fixed complexity, per kernel."""
+PAPER_SWITCHES = {"rbf": "γ 0.008 → 0.016 → 0.032", "poly": "—"}
+"""The paper's switches of OMS, per kernel."""
 KERNEL_NAMES = {"rbf": "RBF", "poly": "polynomial"}
 PLAIN = FuncFormatter(lambda value, _: f"{value:g}")
 """Tick labels of a logarithmic error axis as plain numbers (0.1, 1, 10)."""
@@ -164,47 +171,104 @@ def figure_4(frame: pd.DataFrame, path: Path) -> None:
     save(figure, path)
 
 
-def findings(frame: pd.DataFrame) -> str:
-    """The paper's findings beside ours, as Markdown."""
+def best_fixed(frame: pd.DataFrame) -> tuple[list, list]:
+    """Table ``best_fixed``: per kernel and training size the paper's best fixed level,
+    ours and the next best, with their mean test errors."""
+    columns = [("kernel", None), ("examples", ",d"), ("paper's best", "g"), ("best here", "g"), ("test error", ".2%"),
+               ("next best", "g"), ("test error", ".2%")]
     table = fixed_errors(frame)
-    lines = ["| finding | paper | here |", "| --- | --- | --- |"]
+    rows = []
     for kernel in ("rbf", "poly"):
-        part = table[table.kernel == kernel]
-        for n, group in part.groupby("n_train"):
-            best = group.loc[group["mean"].idxmin()]
-            paper = PAPER_BEST[kernel].get(int(n), "—")
-            lines.append(f"| best fixed {KERNEL_NAMES[kernel]} level at n = {n:,} | {paper} | "
-                         f"{best.level:g} ({100 * best['mean']:.2f} %) |")
-        oms = oms_value(frame, kernel, "test_error")
-        if len(oms):
-            final = int(oms.index.max())
-            at_end = part[part.n_train == final]
-            best_final = at_end["mean"].min() if len(at_end) else math.nan
-            paper_oms, paper_best = PAPER_FINAL[kernel]
-            lines.append(f"| final OMS error, {KERNEL_NAMES[kernel]} (best fixed) | {100 * paper_oms:.2f} % "
-                         f"({100 * paper_best:.2f} %) | {100 * oms.iloc[-1]:.2f} % ({100 * best_final:.2f} %) |")
-            low, high = fixed_curve(frame, kernel, LOW[kernel]), fixed_curve(frame, kernel, HIGH[kernel])
-            both = pd.concat({"low": low, "high": high, "oms": oms}, axis=1).dropna()
-            low_wins = [int(n) for n in both.index if both.low[n] < both.high[n]]
-            lines.append(f"| {KERNEL_NAMES[kernel]}: sizes where low beats high | early | "
-                         f"{', '.join(f'{n:,}' for n in low_wins) or 'none'} |")
-            gap = (both.oms - both[["low", "high"]].min(axis=1)) * 100
-            lines.append(f"| {KERNEL_NAMES[kernel]}: OMS minus the better of low/high, points | near 0 | "
-                         f"{gap.min():+.2f} to {gap.max():+.2f} |")
-            lines.append(f"| {KERNEL_NAMES[kernel]} switches (examples → level) | — | "
-                         f"{', '.join(f'{n:,} → {level}' for n, level in switches(frame, kernel)) or 'none'} |")
-    rbf = oms_runs(frame)
-    start = rbf[(rbf.kernel == "rbf") & (rbf.metric == "oms_start")]["value"]
+        for n, group in table[table.kernel == kernel].groupby("n_train"):
+            ranked = group.sort_values(["mean", "level"])  # the smaller level first on ties
+            second = ranked.iloc[1][["level", "mean"]].tolist() if len(ranked) > 1 else [None, None]
+            rows.append([KERNEL_NAMES[kernel], n, PAPER_BEST[kernel].get(n), *ranked.iloc[0][["level", "mean"]],
+                         *second])
+    return columns, rows
+
+
+def against_fixed(frame: pd.DataFrame, kernel: str) -> pd.DataFrame:
+    """By training size: the test error of OMS (``oms``), the level its first machine is
+    at (``level``), fixed low and high (``low``, ``high``) and OMS minus the better of
+    the two in percentage points (``gap``); sizes where one of them is missing left out."""
+    both = pd.concat({"oms": oms_value(frame, kernel, "test_error"), "level": oms_value(frame, kernel, "oms_value"),
+                      "low": fixed_curve(frame, kernel, LOW[kernel]), "high": fixed_curve(frame, kernel, HIGH[kernel])},
+                     axis=1).dropna()
+    return both.assign(gap=100 * (both.oms - both[["low", "high"]].min(axis=1)))
+
+
+def oms_vs_fixed(frame: pd.DataFrame) -> tuple[list, list]:
+    """Table ``oms_vs_fixed`` (Fig. 4's numbers): per kernel and training size, OMS's
+    level and test error beside fixed low and high complexity."""
+    columns = [("kernel", None), ("examples", ",d"), ("OMS at γ or d", "g"), ("OMS", ".2%"),
+               (f"fixed low (γ {LOW['rbf']}, d {LOW['poly']})", ".2%"),
+               (f"fixed high (γ {HIGH['rbf']}, d {HIGH['poly']})", ".2%"), ("OMS − the better, points", "+.2f")]
+    rows = []
+    for kernel in ("rbf", "poly"):
+        both = against_fixed(frame, kernel)
+        rows += [[KERNEL_NAMES[kernel], n, *both.loc[n, ["level", "oms", "low", "high", "gap"]]] for n in both.index]
+    return columns, rows
+
+
+def level_name(frame: pd.DataFrame, kernel: str, level: int) -> str:
+    """OMS's ``level`` as the RBF width or polynomial degree it stands for."""
+    if kernel == "poly":
+        return f"d = {level}"
+    return f"γ = {oms_value(frame, kernel, 'oms_start').iloc[0] * 2 ** (level - 1):g}"
+
+
+def sizes(values) -> str:
+    """Training sizes as a list in words ("none" when empty)."""
+    return ", ".join(f"{int(n):,}" for n in values) or "none"
+
+
+def kernel_findings(frame: pd.DataFrame, kernel: str) -> list[list[str]]:
+    """The findings rows of ``kernel`` (none without its OMS run)."""
+    both, name = against_fixed(frame, kernel), KERNEL_NAMES[kernel]
+    if both.empty:
+        return []
+    final = both.index.max()
+    best_final = fixed_errors(frame).query("kernel == @kernel and n_train == @final")["mean"].min()
+    paper_oms, paper_best = PAPER_FINAL[kernel]
+    gap, below = f"{both.gap.min():+.2f} to {both.gap.max():+.2f}", both.index[both.gap < 0]
+    if len(below):
+        gap += f"; below the better at {sizes(below)}"
+    moves = [f"{n:,} → {level_name(frame, kernel, level)}" for n, level in switches(frame, kernel)]
+    return [
+        [f"final OMS error, {name} (best fixed)", f"{paper_oms:.2%} ({paper_best:.2%})",
+         f"{both.oms[final]:.2%} ({best_final:.2%})"],
+        [f"{name}: sizes where fixed low beats fixed high", "the early ones", sizes(both.index[both.low < both.high])],
+        [f"{name}: OMS minus the better of low and high, points", "near 0", gap],
+        [f"{name}: switches (examples → level)", PAPER_SWITCHES[kernel], "; ".join(moves) or "none"]]
+
+
+def findings(frame: pd.DataFrame) -> tuple[list, list]:
+    """Table ``findings``: the paper's findings beside ours."""
+    rows = [row for kernel in ("rbf", "poly") for row in kernel_findings(frame, kernel)]
+    start = oms_value(frame, "rbf", "oms_start")
     if len(start):
-        lines.append(f"| γ₁ chosen by cross-validation on the first 100 examples | 0.04 (text), 0.004 (ladder) | "
-                     f"{start.iloc[0]:g} |")
-    return "\n".join(lines)
+        rows.append(["γ₁ chosen by cross-validation on the first 100 examples", "0.04 (text), 0.004 (its ladder)",
+                     f"{start.iloc[0]:g}"])
+    return [("finding", None), ("paper", None), ("here", None)], rows
 
 
-def main() -> None:
+TABLES = {"best_fixed": best_fixed, "oms_vs_fixed": oms_vs_fixed, "findings": findings}
+"""The study's tables by record name, each made by its function from the result frame."""
+
+
+def records(frame: pd.DataFrame, source: str) -> list[dict]:
+    """The study's tables as table records (:func:`dolb.bench.tables.new_table`),
+    ``source`` the command that made ``frame``; a table whose experiments the frame
+    lacks left out."""
+    made = {name: make(frame) for name, make in TABLES.items()}
+    return [new_table("oms", name, *table, source=source) for name, table in made.items() if table[1]]
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", type=Path)
-    args = parser.parse_args()
+    parser.add_argument("folder", type=Path, help="the result folder of pipelines/oms_mnist.toml")
+    parser.add_argument("--record", type=Path, help="write the tables as records into this folder")
+    args = parser.parse_args(argv)
     frame = read_results(args.folder)
     report = args.folder / "report"
     report.mkdir(exist_ok=True)
@@ -212,8 +276,11 @@ def main() -> None:
     if len(oms_runs(frame)):
         figure_3(frame, report / "fig3.png")
         figure_4(frame, report / "fig4.png")
-    print(findings(frame))
+    for record in records(frame, run_source(args.folder)):
+        print(f"{record['table']}:\n{render_table(record)}\n")
+        if args.record:
+            print(f"written: {write_table(args.record, record)}")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(script_status(main, "oms_figures.py"))

@@ -1,15 +1,18 @@
 """The shipped online manifold regularisation study (pipelines/online_mr.toml) at test
 size on a real LocalCluster, real stores and real data (MNIST digits, faces): every
 experiment runs, the four figures are drawn, and the findings the study is about hold
-at this size; the timing metric and its place outside reproduction."""
+at this size, and its tables agree with the stored results; the timing metric and its
+place outside reproduction."""
 
 import importlib.util
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from dolb.bench.tables import read_table, write_table
 from dolb.evaluation.metrics import deterministic_metrics
 from dolb.execution.reproduce import _compare
 from dolb.execution.sweep import plan_groups
@@ -68,22 +71,51 @@ def test_the_study_at_test_size(omr_study, tmp_path):
     figures.figure_drift(frame, report / "omr_drift.png")
     assert all((report / f"omr_{name}.png").stat().st_size > 10_000
                for name in ("runtime", "risk", "generalisation", "drift"))
-    found = figures.findings(frame, {"exact": 2.0})
-    assert "online risk − batch risk" in found and "drift: test error" in found
 
 
 @pytest.mark.e2e
-def test_the_figures_of_a_folder_without_drift_experiments(omr_study, tmp_path, monkeypatch, capsys):
-    """The script draws what the folder holds and says what it leaves out."""
+def test_the_study_tables_agree_with_the_stored_results(omr_study, tmp_path):
+    frame = read_results(omr_study[0])
+    tables = {record["table"]: record for record in figures_module().records(frame, source="dolb run online_mr.toml")}
+    assert sorted(tables) == ["findings", "generalisation", "risk"]
+    assert [read_table(write_table(tmp_path, record)) for record in tables.values()] == list(tables.values())
+
+    risk = frame[(frame.experiment == "risk") & (frame.n_train == 500)].groupby(["learner", "metric"]).value.mean()
+    online, batch = risk["online_mr", "online_risk"], risk["batch_mr", "batch_risk"]
+    assert tables["risk"]["rows"][-1] == pytest.approx(
+        [500, online, risk["online_mr_buffer", "online_risk"], batch, online - batch])
+
+    test = frame[(frame.metric == "test_error") & (frame.n_train == 500)]
+    kept = test[(test.experiment == "gen_mnist12") & (test.param_keep_labelled == True)]  # noqa: E712 (a nullable column)
+    errors = {row[0]: row[1:] for row in tables["generalisation"]["rows"]}
+    assert tables["generalisation"]["columns"][3]["name"] == "MNIST 0 vs 1, T = 500"
+    assert errors["buffer τ=200, labelled kept, f̄"][3] == pytest.approx(kept[kept.conversion == "average"].value.mean())
+    assert errors["buffer τ=200, labelled kept, f_T"][3] == pytest.approx(kept[kept.conversion == "last"].value.mean())
+
+    drift = frame[frame.experiment.str.startswith("drift") & (frame.metric == "test_error")]
+    drift = drift.groupby(["n_train", "learner"]).value.mean()
+    findings = {row[0]: row[2] for row in tables["findings"]["rows"]}
+    assert findings["drift: online tracks, batch does not (test error at T)"] == "; ".join(
+        f"T = {n:,}: online f_T {drift[n, 'online_mr_buffer']:.1%}, batch MR {drift[n, 'batch_mr']:.1%}"
+        for n in (300, 400, 500))
+
+
+@pytest.mark.e2e
+def test_the_figures_of_a_folder_without_drift_experiments(omr_study, tmp_path, capsys):
+    """The script draws and tabulates what the folder holds and says what it leaves out."""
     out, _ = omr_study
     frame = pd.read_parquet(out / "results")
     (tmp_path / "results").mkdir()
     frame[~frame.experiment.str.startswith("drift")].to_parquet(tmp_path / "results" / "part-0.parquet")
-    monkeypatch.setattr("sys.argv", ["omr_figures.py", str(tmp_path)])
-    figures_module().main()
-    assert f"omr_drift.png: not drawn, {tmp_path} holds none of its experiments" in capsys.readouterr().out
+    shutil.copytree(out / "runs", tmp_path / "runs")  # the run that made them, named in the tables
+    figures_module().main([str(tmp_path), "--record", str(tmp_path / "tables")])
+    printed = capsys.readouterr().out
+    assert f"omr_drift.png: not drawn, {tmp_path} holds none of its experiments" in printed
+    assert "| drift" not in printed and "| online risk approaches the batch risk" in printed  # the tables it can make
     assert sorted(p.name for p in (tmp_path / "report").glob("*.png")) == [
         "omr_generalisation.png", "omr_risk.png", "omr_runtime.png"]
+    written = sorted(path.name for path in (tmp_path / "tables" / "online_mr").iterdir())
+    assert written == ["findings.json", "generalisation.json", "risk.json"]
 
 
 def test_timing_values_are_not_reproduced_bit_for_bit():

@@ -1,15 +1,15 @@
 """A reduced OMS study on the real MNIST digits, end to end on a 2-worker LocalCluster:
 4,000 training digits, 2,000 test digits, a 3 gamma x 2 degree grid of fixed LASVM, one
 order, and OMS-LASVM with both ladders (the session's ``oms_study``, see
-tests/studies.py); then the study's figures and findings."""
+tests/studies.py); then the study's figures and tables."""
 
 import importlib.util
-import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from dolb.bench.tables import read_table, write_table
 from dolb.execution.sweep import run_sweep
 from dolb.options import RunOptions
 from dolb.results.tables import read_results
@@ -59,18 +59,52 @@ def test_oms_records_its_ladder(oms_study):
     assert start > 0.0  # chosen by cross-validation
 
 
-def test_the_study_figures_and_findings(oms_study, tmp_path):
+def figures_module():
     spec = importlib.util.spec_from_file_location("oms_figures", ROOT / "scripts" / "oms_figures.py")
     figures = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(figures)
-    frame = read_results(oms_study[0])
+    return figures
+
+
+def test_the_study_figures_are_drawn(oms_study, tmp_path):
+    figures, frame = figures_module(), read_results(oms_study[0])
     for draw in (figures.figure_2, figures.figure_3, figures.figure_4):
         path = tmp_path / f"{draw.__name__}.png"
         draw(frame, path)
         assert path.stat().st_size > 10_000
-    text = figures.findings(frame)
-    assert re.search(r"\| best fixed RBF level at n = 4,000 \| 0.02 \| 0.0\d+ \(", text), text
-    assert "final OMS error, polynomial" in text
+
+
+def test_the_study_tables_agree_with_the_stored_results(oms_study, tmp_path):
+    frame = read_results(oms_study[0])
+    tables = {record["table"]: record for record in figures_module().records(frame, source="dolb run oms.toml")}
+    assert [read_table(write_table(tmp_path, record)) for record in tables.values()] == list(tables.values())
+
+    # the best fixed RBF width at 4,000 examples, from the experiment "small"
+    small = frame[(frame.experiment == "small") & (frame.metric == "test_error") & (frame.n_train == 4000)
+                  & (frame.param_kernel == "rbf")].groupby("param_gamma").value.mean().sort_values()
+    assert ["RBF", 4000, 0.02, *small.index[:1], *small.iloc[:1], *small.index[1:2], *small.iloc[1:2]] in \
+        tables["best_fixed"]["rows"]
+
+    # OMS against fixed low (gamma 0.005) and high (gamma 0.03), the polynomial at 4,000
+    end = frame[(frame.n_train == 4000) & (frame.metric == "test_error") & (frame.param_kernel == "poly")]
+    oms = end[end.learner == "oms_lasvm"].value.iloc[0]
+    fixed = end[(end.experiment == "full") & (end.conversion == "last")].set_index("param_degree").value
+    rows = {(row[0], row[1]): row[2:] for row in tables["oms_vs_fixed"]["rows"]}
+    assert rows["polynomial", 4000][1:] == pytest.approx([oms, fixed[1], fixed[3], 100 * (oms - min(fixed))])
+    switched = switch_points(frame, "poly")
+    assert rows["polynomial", 4000][0] == 1 + len(switched)  # the degree OMS is at
+
+    findings = {row[0]: row[2] for row in tables["findings"]["rows"]}
+    assert findings["final OMS error, polynomial (best fixed)"] == f"{oms:.2%} ({min(fixed):.2%})"
+    moves = [f"{int(n):,} → d = {k + 1}" for k, n in enumerate(switched, start=1)]
+    assert findings["polynomial: switches (examples → level)"] == ("; ".join(moves) or "none")
+
+
+def switch_points(frame, kernel):
+    """Examples seen at each switch of the OMS run with ``kernel``, read at 4,000."""
+    last = frame[(frame.learner == "oms_lasvm") & (frame.param_kernel == kernel) & (frame.n_train == 4000)]
+    found = last[last.metric.str.startswith("oms_switch_")].set_index("metric").value
+    return [found[f"oms_switch_{k}_n"] for k in range(1, len(found) + 1)]
 
 
 def test_a_rerun_computes_nothing(oms_study):
