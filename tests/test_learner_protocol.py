@@ -250,6 +250,16 @@ def test_a_learner_made_by_hand_checks_its_parameters():
     assert isinstance(sgd(3, alpha=1).config["alpha"], float)  # converted to its kind
 
 
+def test_a_cell_s_learner_still_says_it_cannot_run_where_it_runs(monkeypatch):
+    """Checked parameters skip the check, not the question of a package missing on the
+    machine the learner runs on (a worker may lack one)."""
+    sgd = learner_class("sgd")
+    full = sgd.check_params({})
+    monkeypatch.setattr(sgd, "unavailable", classmethod(lambda cls: "learner 'sgd' needs the package 'x'"))
+    with pytest.raises(ConfigError, match="^learner 'sgd' needs the package 'x'$"):
+        sgd(3, checked=True, **full)
+
+
 @pytest.mark.parametrize("name", LEARNERS.names())
 def test_every_learner_takes_checked_parameters_as_they_are(name, monkeypatch):
     """``checked=True`` reaches the base class through every learner's constructor."""

@@ -107,8 +107,9 @@ class OnlineLearner:
     checked : bool, keyword-only
         True when ``params`` are already the full output of :meth:`check_params` (every
         declared parameter, checked and converted), as a cell's are (the pipeline checks
-        each configuration once, when it is loaded): they are then taken as they are.
-        False (the default) for parameters given by hand: they are checked here.
+        each configuration once, when it is loaded): they are then taken as they are
+        (only :meth:`check_available` runs, on the machine the learner runs on). False
+        (the default) for parameters given by hand: they are checked here.
     **params
         Values for the parameters the subclass declares.
 
@@ -167,7 +168,11 @@ class OnlineLearner:
         self.n_features = int(n_features)
         self.n_train = n_train
         self.conversions = tuple(conversions)
-        self.config = params if checked else self.check_params(params)
+        if checked:  # but a worker may lack a package the machine that checked them had
+            self.check_available()
+            self.config = params
+        else:
+            self.config = self.check_params(params)
         self.n_seen = 0
 
     @classmethod
@@ -177,12 +182,17 @@ class OnlineLearner:
         return None
 
     @classmethod
-    def check_params(cls, params: dict[str, Any]) -> dict[str, Any]:
-        """Return the full parameter set (defaults filled in), or raise ConfigError
-        (also when the learner is :meth:`unavailable`)."""
+    def check_available(cls) -> None:
+        """Raise ConfigError, saying why, if the learner is :meth:`unavailable`."""
         missing = cls.unavailable()
         if missing:
             raise ConfigError(missing)
+
+    @classmethod
+    def check_params(cls, params: dict[str, Any]) -> dict[str, Any]:
+        """Return the full parameter set (defaults filled in), or raise ConfigError
+        (also when the learner is :meth:`unavailable`)."""
+        cls.check_available()
         unknown = sorted(set(params) - set(cls.params))
         if unknown:
             known = ", ".join(sorted(cls.params)) or "none"
