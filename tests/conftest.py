@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from dolb.learners import OnlineLearner
 from dolb.results.query import rows
 from dolb.results.store import RUN_COLUMNS, ResultStore
 from tests import studies
@@ -71,6 +72,21 @@ def small_pipeline(tmp_path):
     path = tmp_path / "small.toml"
     path.write_text(textwrap.dedent(SMALL_IRMA))
     return path
+
+
+@pytest.fixture
+def checks(monkeypatch) -> list[str]:
+    """The learner of every call of ``check_params`` from now on, one entry a call (a
+    learner's own checks end in the base class's, counted there)."""
+    calls = []
+    check = OnlineLearner.check_params.__func__
+
+    def counted(cls, params):
+        calls.append(cls.name)
+        return check(cls, params)
+
+    monkeypatch.setattr(OnlineLearner, "check_params", classmethod(counted))
+    return calls
 
 
 @pytest.fixture(scope="session", autouse=True)

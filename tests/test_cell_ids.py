@@ -40,7 +40,7 @@ def cell_ids(path: Path) -> set[str]:
         for bracket in plan.brackets:
             for trial in bracket.trials:
                 groups += [trial_group(plan, bracket, trial, rung) for rung in range(len(bracket.budgets))]
-                groups.append(tuned_group(plan, bracket.config(trial)))
+                groups.append(tuned_group(plan, trial))
     return {group.cell_id(index) for group in groups for index in range(group.n_splits)}
 
 

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 import dolb.conversions
 from dolb.bench import throughput as bench
 from dolb.conversions.protocol import Fed
-from dolb.errors import DataError
+from dolb.errors import ConfigError, DataError
 from dolb.evaluation import run_cell as run_cell_module
 from dolb.execution.sweep import plan_groups
 from dolb.experiment.pipeline import load_pipeline
@@ -225,6 +225,52 @@ def test_diagnostics_are_recorded_at_every_checkpoint(small_pipeline, monkeypatc
     result = run_cell_module.run_cell(cell)
     assert result["metrics"]["online"]["examples_so_far"] == [float(n) for n in result["checkpoints"]]
     assert len(result["checkpoints"]) > 10
+
+
+def test_a_pipeline_checks_each_configuration_once_and_its_cells_never(small_pipeline, checks):
+    """The pipeline's check is the only one a configuration's parameters get: its cells,
+    and a worker's warm-up, take them as checked."""
+    pipeline = load_pipeline(small_pipeline)
+    per_entry = [len(entry.configurations) for e in pipeline.experiments.values() for entry in e.learners]
+    assert per_entry == [2, 2, 1, 1] and checks == ["irma", "irma", "batch_ls", "batch_ls", "rls", "irma"]
+    groups = plan_groups(pipeline)
+    run_cell_module.warm_up(groups[0].cell(0))
+    results = [run_cell_module.run_cell(group.cell(0)) for group in groups]
+    assert len(results) == 6 and all(result["checkpoints"] for result in results)
+    assert len(checks) == 6
+
+
+def test_a_learner_made_by_hand_checks_its_parameters():
+    sgd = learner_class("sgd")
+    with pytest.raises(ConfigError, match="learner 'sgd', parameter 'alpha'"):
+        sgd(3, alpha=-1.0)
+    with pytest.raises(ConfigError, match="unknown parameter 'alpah'"):
+        sgd(3, alpah=0.5)
+    assert sgd(3, alpha=1).config == sgd.check_params({"alpha": 1.0}) != sgd.check_params({})
+    assert isinstance(sgd(3, alpha=1).config["alpha"], float)  # converted to its kind
+
+
+def test_a_cell_s_learner_still_says_it_cannot_run_where_it_runs(monkeypatch):
+    """Checked parameters skip the check, not the question of a package missing on the
+    machine the learner runs on (a worker may lack one)."""
+    sgd = learner_class("sgd")
+    full = sgd.check_params({})
+    monkeypatch.setattr(sgd, "unavailable", classmethod(lambda cls: "learner 'sgd' needs the package 'x'"))
+    with pytest.raises(ConfigError, match="^learner 'sgd' needs the package 'x'$"):
+        sgd(3, checked=True, **full)
+
+
+@pytest.mark.parametrize("name", LEARNERS.names())
+def test_every_learner_takes_checked_parameters_as_they_are(name, monkeypatch):
+    """``checked=True`` reaches the base class through every learner's constructor."""
+    cls = learner_class(name)
+    if cls.unavailable():
+        pytest.skip(cls.unavailable())
+    full = cls.check_params(cls.test_params)
+    monkeypatch.setattr(cls, "check_params", classmethod(lambda *_: pytest.fail("checked again")))
+    learner = cls(2 if cls.task == "binary" else 1, n_train=20, conversions=cls.conversions_supported, checked=True,
+                  **full)
+    assert learner.config == full
 
 
 # --- the linear learners' step parameters and driver --------------------------------------

@@ -15,7 +15,7 @@ from dolb.execution.reproduce import reproduce
 from dolb.execution.sweep import run_sweep
 from dolb.experiment.pipeline import load_pipeline
 from dolb.experiment.search import Dimension, Tuning, best, brackets, halving_budgets, promote, rung_sizes
-from dolb.experiment.tuned_cells import trial_group, tuning_plans
+from dolb.experiment.tuned_cells import trial_group, tuned_group, tuning_plans
 from dolb.options import RunOptions
 from dolb.results import query
 from dolb.results.store import ResultStore
@@ -146,6 +146,21 @@ def test_halving_finds_the_best_and_its_promotions_replay_exactly(problem):
     assert table["examples per split"].tolist() == [6 * 1200 + 3 * 2400]
     shown = [path.read_text() for path in (out / "report").glob("*-tuning.md")]  # asked for by no [[reports]]
     assert len(shown) == 1 and table["chosen per split"][0] in shown[0]
+
+
+def test_a_trial_is_checked_once_when_its_plan_is_made(problem, checks):
+    """Its rungs' cells, and those of its configuration once chosen, take its parameters
+    as the plan checked them."""
+    pipeline = load_pipeline(write_pipeline(problem))
+    plans = tuning_plans(pipeline, open_datasets(pipeline, data_cache(None)))
+    assert checks == ["sgd"] * (1 + len(ALPHAS))  # the configuration, then each trial
+    trials = [(plan, bracket, trial) for plan in plans for bracket in plan.brackets for trial in bracket.trials]
+    groups = [trial_group(plan, bracket, trial, rung) for plan, bracket, trial in trials
+              for rung in range(len(bracket.keep))]
+    chosen = [tuned_group(plan, trial) for plan, _, trial in trials]
+    assert sorted(group.template.params["alpha"] for group in chosen) == ALPHAS
+    assert {group.template.params["alpha"] for group in groups} == set(ALPHAS)
+    assert len(checks) == 1 + len(ALPHAS)
 
 
 def test_the_test_part_never_enters_tuning(problem):

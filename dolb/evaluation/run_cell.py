@@ -34,7 +34,7 @@ from dolb.evaluation.cell import Cell, CellSpec
 from dolb.evaluation.checkpoints import resolve_checkpoints
 from dolb.evaluation.metrics import METRICS
 from dolb.evaluation.saved_states import PeriodicSaves, StateKeeper, load_state
-from dolb.learners import learner_class
+from dolb.learners import OnlineLearner, learner_class
 from dolb.seeding import seed_for
 
 
@@ -328,8 +328,14 @@ def _start(cell: Cell, states: StateKeeper | None, n_train: int, n_features: int
     state = load_state(states, cell.trial_state) if cell.trial_state is not None else None
     if state is not None:
         return Progress.from_state(state | {"values": {}, "next_cp": 0}), False
-    learner = learner_class(spec.learner)(n_features, n_train=n_train, conversions=spec.conversions, **spec.params)
-    return Progress(learner, {}), False
+    return Progress(_new_learner(spec, n_features, n_train), {}), False
+
+
+def _new_learner(spec: CellSpec, n_features: int, n_train: int) -> OnlineLearner:
+    """A new learner of ``spec``, its parameters taken as checked (the pipeline checked
+    them, once per configuration: see ``checked`` of :class:`~dolb.learners.base.OnlineLearner`)."""
+    return learner_class(spec.learner)(n_features, n_train=n_train, conversions=spec.conversions, checked=True,
+                                       **spec.params)
 
 
 def _pieces(spec: CellSpec, last: int) -> list[tuple[int, int]]:
@@ -355,8 +361,7 @@ def warm_up(cell: Cell) -> None:
     train = _dataset(cell.train_path)
     X, y = train.read(np.arange(min(2, train.n_rows)))
     spec = cell.spec
-    learner = learner_class(spec.learner)(train.n_features, n_train=len(y), conversions=spec.conversions,
-                                          **spec.params)
+    learner = _new_learner(spec, train.n_features, len(y))
     y = _targets(y, spec.task, cell.train_path)
     learner.learn_running(X, y)
     for hypothesis in learner.outputs().values():

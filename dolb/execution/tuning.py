@@ -150,8 +150,7 @@ def _choose(plans: list[TuningPlan], finals: dict[tuple[int, int], dict[int, flo
     for (p, split), found in sorted(finals.items()):
         plan, trial = plans[p], best(found)
         chosen.add((id(plan), split, trial))
-        bracket = next(b for b in plan.brackets if trial in b.trials)
-        group = tuned_group(plan, bracket.config(trial))
+        group = tuned_group(plan, trial)
         groups.setdefault(group.key, (group, []))[1].append(split)
     for row in tuned.decisions:
         row["chosen"] = (id(row["plan"]), row["split"], row["trial"]) in chosen

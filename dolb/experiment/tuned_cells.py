@@ -45,10 +45,11 @@ class TuningPlan:
     parts: dict[str, Dataset]
     template: CellSpec
     """The configuration's cell template at its listed values (the defaults)."""
-    values: dict[str, Any]
-    """The configuration's checked parameters (its listed values, defaults filled in)."""
     space: tuple[Dimension, ...]
     brackets: tuple[Bracket, ...]
+    trial_params: dict[int, dict[str, Any]]
+    """Every trial's full parameters (the configuration's, its trial values over them),
+    checked once, when the plan is made; by trial number."""
     n_train: int
     n_stream: int
 
@@ -70,10 +71,6 @@ class TuningPlan:
     def tuned_label(self) -> str:
         """The ``params`` label of the chosen configurations' cells (:func:`params_label`)."""
         return params_label(replace(self.template, tuned={"space": [vars(d) for d in self.space]}))
-
-    def params_of(self, config: dict[str, Any]) -> dict[str, Any]:
-        """The full parameters of a trial's configuration."""
-        return learner_class(self.template.learner).check_params(self.values | config)
 
 
 def tuning_plans(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]]) -> list[TuningPlan]:
@@ -100,17 +97,21 @@ def _plans(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, parts) 
         for number, (values, level) in enumerate(learner.configurations):
             template = cell_template(pipeline, experiment, dataset, parts, n_train, learner.learner, values, level)
             seed = seed_for(pipeline.seed, "tuning", experiment.name, index, number, learner.tuning.seed)
-            found = brackets(learner.tuning, list(learner.search), kinds, n_stream, seed)
-            plan = TuningPlan(pipeline, experiment, index, dataset, parts, template, values, learner.search,
-                              tuple(found), n_train, n_stream)
-            for bracket in found:  # every trial's values, now rather than on a worker later
-                for trial in bracket.trials:
-                    try:
-                        plan.params_of(bracket.config(trial))
-                    except ConfigError as exc:
-                        raise ConfigError(f"{pipeline.path}: experiments.{experiment.name}.learners[{index}].search: "
-                                          f"{exc}") from None
-            yield plan
+            found = tuple(brackets(learner.tuning, list(learner.search), kinds, n_stream, seed))
+            at = f"{pipeline.path}: experiments.{experiment.name}.learners[{index}].search"
+            trial_params = _trial_params(learner.learner, values, found, at)
+            yield TuningPlan(pipeline, experiment, index, dataset, parts, template, learner.search, found,
+                             trial_params, n_train, n_stream)
+
+
+def _trial_params(learner: str, values: dict[str, Any], found: tuple[Bracket, ...], at: str) -> dict[int, dict]:
+    """The full parameters of every trial of ``found`` (``values`` with the trial's over
+    them), checked now rather than on a worker later; ConfigError at the key path ``at``."""
+    check = learner_class(learner).check_params
+    try:
+        return {trial: check(values | bracket.config(trial)) for bracket in found for trial in bracket.trials}
+    except ConfigError as exc:
+        raise ConfigError(f"{at}: {exc}") from None
 
 
 def _stream_length(tuning: Tuning, n_train: int, at: str) -> int:
@@ -147,7 +148,7 @@ def trial_group(plan: TuningPlan, bracket: Bracket, trial: int, rung: int) -> Ce
         plan.template,
         experiment=plan.experiment.name + TUNING_SUFFIX,
         test_fingerprint=None,  # never the test part
-        params=plan.params_of(bracket.config(trial)),
+        params=plan.trial_params[trial],
         metrics=(tuning.metric,),
         conversions=(tuning.conversion,),
         tuning=trial_spec,
@@ -166,10 +167,10 @@ def trial_group(plan: TuningPlan, bracket: Bracket, trial: int, rung: int) -> Ce
                       name=plan.experiment.name + TUNING_SUFFIX)
 
 
-def tuned_group(plan: TuningPlan, config: dict[str, Any]) -> CellGroup:
-    """The cells of the configuration ``config`` chosen by the tuning of ``plan`` (the
+def tuned_group(plan: TuningPlan, trial: int) -> CellGroup:
+    """The cells of the configuration of ``trial``, chosen by the tuning of ``plan`` (the
     caller runs those of the splits that chose it)."""
-    template = replace(plan.template, params=plan.params_of(config),
+    template = replace(plan.template, params=plan.trial_params[trial],
                        tuned={"tuning": plan.tuning.summary(), "space": [vars(d) for d in plan.space]})
     return make_group(plan.pipeline, plan.experiment, template, plan.parts, plan.n_train)
 

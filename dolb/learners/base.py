@@ -104,8 +104,18 @@ class OnlineLearner:
     conversions : tuple of str
         Online-to-batch conversions to feed while learning (names from
         ``conversions_supported``); their outputs come from :meth:`outputs`.
+    checked : bool, keyword-only
+        True when ``params`` are already the full output of :meth:`check_params` (every
+        declared parameter, checked and converted), as a cell's are (the pipeline checks
+        each configuration once, when it is loaded): they are then taken as they are
+        (only :meth:`check_available` runs, on the machine the learner runs on). False
+        (the default) for parameters given by hand: they are checked here.
     **params
         Values for the parameters the subclass declares.
+
+    A subclass's ``__init__`` hands ``checked`` on to this one: one that takes
+    ``**params`` and passes them to ``super().__init__`` does so as it is (and must not
+    read ``params`` before: only ``self.config`` is sure to be checked).
     """
 
     name: ClassVar[str] = ""
@@ -143,6 +153,8 @@ class OnlineLearner:
         n_features: int,
         n_train: int | None = None,
         conversions: tuple[str, ...] = ("last",),
+        *,
+        checked: bool = False,
         **params: Any,
     ) -> None:
         if int(n_features) < 1:
@@ -156,7 +168,11 @@ class OnlineLearner:
         self.n_features = int(n_features)
         self.n_train = n_train
         self.conversions = tuple(conversions)
-        self.config = self.check_params(params)
+        if checked:  # but a worker may lack a package the machine that checked them had
+            self.check_available()
+            self.config = params
+        else:
+            self.config = self.check_params(params)
         self.n_seen = 0
 
     @classmethod
@@ -166,12 +182,17 @@ class OnlineLearner:
         return None
 
     @classmethod
-    def check_params(cls, params: dict[str, Any]) -> dict[str, Any]:
-        """Return the full parameter set (defaults filled in), or raise ConfigError
-        (also when the learner is :meth:`unavailable`)."""
+    def check_available(cls) -> None:
+        """Raise ConfigError, saying why, if the learner is :meth:`unavailable`."""
         missing = cls.unavailable()
         if missing:
             raise ConfigError(missing)
+
+    @classmethod
+    def check_params(cls, params: dict[str, Any]) -> dict[str, Any]:
+        """Return the full parameter set (defaults filled in), or raise ConfigError
+        (also when the learner is :meth:`unavailable`)."""
+        cls.check_available()
         unknown = sorted(set(params) - set(cls.params))
         if unknown:
             known = ", ".join(sorted(cls.params)) or "none"
