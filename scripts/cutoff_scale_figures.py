@@ -35,6 +35,7 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 from dolb.bench.tables import new_table, render_table, run_source, write_table
 from dolb.conversions.bound import confidence, risk_bound
 from dolb.conversions.cutoff import REPORTED_K
+from dolb.errors import DolbError
 from dolb.results.figure_style import PALETTE, new_figure, save, series_style
 from dolb.results.tables import read_results
 
@@ -191,7 +192,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--figures", help="where to write the PNG files (default: <folder>/report)")
     parser.add_argument("--record", type=Path, help="write the findings tables as records into this folder")
     args = parser.parse_args(argv)
-    table = read_results(args.folder)
+    try:
+        table, source = read_results(args.folder), run_source(args.folder)
+    except DolbError as error:
+        parser.exit(2, f"{parser.prog}: error: {error}\n")
     out = Path(args.figures) if args.figures else Path(args.folder) / "report"
     out.mkdir(parents=True, exist_ok=True)
     per_k_figure(per_k(table, "n"), "N_k / m: share of the rounds counted", out / "cutoff_scale_survival.png", True)
@@ -200,7 +204,7 @@ def main(argv: list[str] | None = None) -> None:
     hinge_figure(table, out / "cutoff_scale_hinge.png")
     seeds = table.groupby("experiment")["split"].nunique()
     print(f"seeds per configuration: {', '.join(f'{e} {seeds[e]}' for e in seeds.index)}\n")
-    record_findings(table, run_source(args.folder), args.record)
+    record_findings(table, source, args.record)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ prints (and with ``--record`` writes as table records, rendered into
 - ``bound_k``: per problem, the share of checkpoints where the risk bound chose k = 0
   (plain averaging) and the largest k it chose;
 - ``loss_by_k``: on CCAT/ECAT at 5,000 examples, N_k / m and the empirical loss L̂_k
-  per cutoff k, the two sides of the bound;
+  per cutoff k, the two sides of the bound, and the test error of the cutoff average
+  H*_k at that k (from the CCAT/ECAT cells learned again, :func:`error_by_k`);
 - ``margin``: per training size, the margin Perceptron's mean test hinge loss per
   conversion, the problems where averaging is above the last hypothesis with the
   largest paired t-test p over them, and the longest survival of a hypothesis.
@@ -36,7 +37,7 @@ from dolb.bench.tables import new_table, render_table, run_source, write_table
 from dolb.conversions.cutoff import REPORTED_K, cutoff_hypothesis
 from dolb.conversions.hypothesis import linear_hypothesis
 from dolb.data.store import open_dataset
-from dolb.errors import DataError
+from dolb.errors import DataError, DolbError
 from dolb.evaluation.metrics import METRICS
 from dolb.evaluation.run_cell import cell_rows
 from dolb.execution.datasets import data_cache, open_datasets
@@ -56,6 +57,7 @@ STEADY = 100
 TESTED = (100, 1000, 5000)
 """The sizes at which the margin Perceptron's largest p is quoted."""
 LOSS_PROBLEM = "ccat_ecat"
+"""The problem on which the bound's two sides and H*_k are shown per k."""
 
 
 def problem_name(dataset: str) -> str:
@@ -290,8 +292,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("folder", type=Path, help="the result folder of pipelines/cutoff_rcv1.toml")
     parser.add_argument("--record", type=Path, help="write the tables as records into this folder")
     args = parser.parse_args(argv)
-    frame, source = read_results(args.folder, tidy=True), run_source(args.folder)
-    for name, table in tables(frame, error_by_k(args.folder, frame)).items():
+    try:
+        frame, source = read_results(args.folder, tidy=True), run_source(args.folder)
+        made = tables(frame, error_by_k(args.folder, frame))
+    except DolbError as error:
+        parser.exit(2, f"{parser.prog}: error: {error}\n")
+    for name, table in made.items():
         record = new_table(STUDY, name, *table, source=source)
         print(f"{name}:\n{render_table(record)}\n")
         if args.record:

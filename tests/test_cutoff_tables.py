@@ -159,3 +159,13 @@ def test_the_tables_make_records_that_read_back(scripts, study, tmp_path):
         assert render_table(read_table(path)).count("\n") == len(rows) + 1
     findings = read_table(tmp_path / "cutoff_averaging" / "findings.json")
     assert findings["rows"][0][2] == scripts[0].rises(frame)["last"]
+
+
+def test_a_folder_that_is_no_run_is_one_line_and_exit_2(scripts, tmp_path, capsys):
+    for script in scripts:
+        with pytest.raises(SystemExit) as stopped:
+            script.main([str(tmp_path / "nothing")])
+        assert stopped.value.code == 2
+        err = capsys.readouterr().err  # "PROG: error: ...", PROG as the process was started
+        assert err.endswith(f": error: {tmp_path / 'nothing'}: not a result folder (no results; run `dolb run` first)\n")
+        assert err.count("\n") == 1
