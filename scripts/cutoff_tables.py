@@ -82,8 +82,8 @@ def rises(frame: pd.DataFrame) -> pd.Series:
     curves = error[error.n_train >= STEADY].pivot_table(index=["conversion", "dataset", "split"],
                                                         columns="n_train", values="value")
     steps = curves.diff(axis=1).iloc[:, 1:]
-    by_conversion = steps.groupby(level="conversion")
-    return (steps > 0).groupby(level="conversion").sum().sum(axis=1) / by_conversion.count().sum(axis=1)
+    risen = (steps > 0).groupby(level="conversion").sum().sum(axis=1)
+    return risen / steps.notna().groupby(level="conversion").sum().sum(axis=1)
 
 
 def worst_count(frame: pd.DataFrame) -> pd.Series:
@@ -154,7 +154,9 @@ def learned(folder: Path, dataset: str = LOSS_PROBLEM, n: int = LAST):
     record = find_record(ResultStore(folder))
     pipeline = load_pipeline(record["pipeline_path"], record["pipeline_text"])
     groups = expand_groups(pipeline, open_datasets(pipeline, data_cache()))
-    group = next(g for g in groups if g.experiment == "fig2" and g.template.dataset == dataset)
+    group = next((g for g in groups if g.experiment == "fig2" and g.template.dataset == dataset), None)
+    if group is None:
+        raise DataError(f"{folder}: the run's pipeline has no fig2 cells on {dataset}")
     for split in range(group.n_splits):
         cell = group.cell(split)
         train = open_dataset(cell.train_path)
@@ -167,7 +169,7 @@ def learned(folder: Path, dataset: str = LOSS_PROBLEM, n: int = LAST):
         yield split, learner, X_test, y_test.astype(np.float64)
 
 
-def test_error(weights: np.ndarray, X, y: np.ndarray) -> float:
+def error_of(weights: np.ndarray, X, y: np.ndarray) -> float:
     """The test error of the linear hypothesis ``weights`` (as the run measures it)."""
     return METRICS["test_error"].compute(linear_hypothesis(weights).predict(X), y)
 
@@ -186,7 +188,7 @@ def error_by_k(folder: Path, frame: pd.DataFrame, dataset: str = LOSS_PROBLEM, n
                 raise DataError(f"{folder}: {dataset}, split {split}: learned again, the {conversion} test error at "
                                 f"{n:,} is {again}, the run has {recorded.loc[(split, conversion), 'value']}")
         longest = int(learner.outputs()["cutoff"].info["cutoff_max_r"])
-        errors[split] = pd.Series([test_error(cutoff_hypothesis(learner, k)[0], X_test, y_test)
+        errors[split] = pd.Series([error_of(cutoff_hypothesis(learner, k)[0], X_test, y_test)
                                    for k in range(longest)])
     return pd.DataFrame(errors).T.rename_axis(index="split", columns="k")
 
@@ -238,44 +240,59 @@ def margin(frame: pd.DataFrame) -> tuple[list, list]:
                      for m, row in measures.iterrows()]
 
 
-def findings(frame: pd.DataFrame, errors: pd.DataFrame) -> tuple[list, list]:
-    """The ``findings`` table: each finding of the paper, then the numbers of ours that
-    test it (shares and errors as fractions)."""
-    risen, worst, error = rises(frame), worst_count(frame), mean_at(frame, "fig2", "test_error")
+def _perceptron_findings(frame: pd.DataFrame) -> list[list]:
+    """The rows of :func:`findings` on the Perceptron's last hypothesis."""
+    risen, worst, last = rises(frame), worst_count(frame), CONVERSIONS["last"]
+    p = paired(frame, "fig2", "test_error", "last").xs("average", level="conversion")["p"].max()
+    return [
+        ["Perceptron: the last hypothesis is unstable; more data can make it worse",
+         f"share of the steps between checkpoints (from {STEADY} examples on) where the test error rises: {last}",
+         risen["last"]],
+        ["", f"the same for {CONVERSIONS['average']}", risen["average"]],
+        ["", f"problems (of {int(worst.sum())}) where the {last} is the worst conversion at {LAST:,}",
+         int(worst["last"])],
+        ["", f"largest p over the problems, {CONVERSIONS['average']} against the {last} at {LAST:,}", p],
+    ]
+
+
+def _cutoff_findings(frame: pd.DataFrame, errors: pd.DataFrame) -> list[list]:
+    """The rows of :func:`findings` on the Perceptron's cutoff averaging."""
+    error, chosen = mean_at(frame, "fig2", "test_error"), chosen_k(frame).loc["all"]
     loss, top = reported(frame, "loss"), common_k(errors)
     error_k, there = errors.mean()[: top + 1], f"on {problem_name(LOSS_PROBLEM)} at {LAST:,}"
     k_loss = max(k for k in REPORTED_K if k <= top)
-    tests, chosen = paired(frame, "fig2", "test_error", "last"), chosen_k(frame).loc["all"]
-    margins = margin_measures(frame)
-    quoted = margins.loc[list(TESTED)]
-    name = CONVERSIONS
-    rows = [
-        ["Perceptron: the last hypothesis is unstable; more data can make it worse",
-         f"share of the steps between checkpoints (from {STEADY} examples on) where the test error rises: "
-         f"{name['last']}", risen["last"]],
-        ["", f"the same for {name['average']}", risen["average"]],
-        ["", f"problems (of {int(worst.sum())}) where the {name['last']} is the worst conversion at {LAST:,}",
-         int(worst["last"])],
-        ["", f"largest p over the problems, {name['average']} against the {name['last']} at {LAST:,}",
-         tests.xs("average", level="conversion")["p"].max()],
+    return [
         ["Perceptron: cutoff averaging is accurate and stable, slightly better than simple averaging",
-         f"mean test error at {LAST:,}: {name['last']}", error["last"]],
-        *[["", f"the same for {name[c]}", error[c]] for c in ("average", "cutoff")],
+         f"mean test error at {LAST:,}: {CONVERSIONS['last']}", error["last"]],
+        *[["", f"the same for {CONVERSIONS[c]}", error[c]] for c in ("average", "cutoff")],
         ["", "share of the checkpoints where the bound chose k = 0 (averaging)", chosen["zero"]],
         ["", "largest k the bound chose", int(chosen["largest"])],
         ["", f"L̂_k, the mistake rate on the rounds counted at cutoff k, {there}: k = 0", loss[0]],
         ["", f"the same at k = {k_loss}", loss[k_loss]],
         ["", f"test error of the cutoff average H*_k {there}, smallest over k = 0 … {top}", error_k.min()],
         ["", "the same, largest", error_k.max()],
+    ]
+
+
+def _margin_findings(frame: pd.DataFrame) -> list[list]:
+    """The rows of :func:`findings` on the margin Perceptron."""
+    margins, last = margin_measures(frame), CONVERSIONS["last"]
+    return [
         ["margin Perceptron: the last hypothesis is very good, simple averaging clearly worse at every size",
          f"sizes × problems (of {int(margins.problems.sum())}) where averaging's test hinge loss is above the "
-         f"{name['last']}'s", int(margins.above.sum())],
-        ["", f"largest p over the problems, averaging against the {name['last']}, at "
-             f"{', '.join(f'{n:,}' for n in TESTED)}", quoted.p.max()],
+         f"{last}'s", int(margins.above.sum())],
+        ["", f"largest p over the problems, averaging against the {last}, at {', '.join(f'{n:,}' for n in TESTED)}",
+         margins.loc[list(TESTED), "p"].max()],
         ["margin Perceptron: cutoff averaging catches up with the last hypothesis early and stays close",
          "largest |cutoff − averaging| test hinge loss of a split, any size", margins.gap.max()],
         ["", "longest survival of a hypothesis (rounds)", int(margins.longest.max())],
     ]
+
+
+def findings(frame: pd.DataFrame, errors: pd.DataFrame) -> tuple[list, list]:
+    """The ``findings`` table: each finding of the paper, then the numbers of ours that
+    test it (shares and errors as fractions)."""
+    rows = _perceptron_findings(frame) + _cutoff_findings(frame, errors) + _margin_findings(frame)
     return [("the paper finds", None), ("what we measure", None), ("ours", ".3g")], rows
 
 
