@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -33,9 +34,9 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from dolb.bench.tables import new_table, render_table, run_source, write_table
+from dolb.console import script_status
 from dolb.conversions.bound import confidence, risk_bound
 from dolb.conversions.cutoff import REPORTED_K
-from dolb.errors import DolbError
 from dolb.results.figure_style import PALETTE, new_figure, save, series_style
 from dolb.results.tables import read_results
 
@@ -192,10 +193,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--figures", help="where to write the PNG files (default: <folder>/report)")
     parser.add_argument("--record", type=Path, help="write the findings tables as records into this folder")
     args = parser.parse_args(argv)
-    try:
-        table, source = read_results(args.folder), run_source(args.folder)
-    except DolbError as error:
-        parser.exit(2, f"{parser.prog}: error: {error}\n")
+    table, source = read_results(args.folder), run_source(args.folder)
     out = Path(args.figures) if args.figures else Path(args.folder) / "report"
     out.mkdir(parents=True, exist_ok=True)
     per_k_figure(per_k(table, "n"), "N_k / m: share of the rounds counted", out / "cutoff_scale_survival.png", True)
@@ -208,4 +206,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(script_status(main, "cutoff_scale_figures.py"))

@@ -27,6 +27,7 @@ Means are over the six problems and the ten splits unless a table says otherwise
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -34,10 +35,11 @@ import pandas as pd
 from cutoff_scale_figures import per_k
 
 from dolb.bench.tables import new_table, render_table, run_source, write_table
+from dolb.console import script_status
 from dolb.conversions.cutoff import REPORTED_K, cutoff_hypothesis
 from dolb.conversions.hypothesis import linear_hypothesis
 from dolb.data.store import open_dataset
-from dolb.errors import DataError, DolbError
+from dolb.errors import DataError
 from dolb.evaluation.metrics import METRICS
 from dolb.evaluation.run_cell import cell_rows
 from dolb.execution.datasets import data_cache, open_datasets
@@ -309,12 +311,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("folder", type=Path, help="the result folder of pipelines/cutoff_rcv1.toml")
     parser.add_argument("--record", type=Path, help="write the tables as records into this folder")
     args = parser.parse_args(argv)
-    try:
-        frame, source = read_results(args.folder, tidy=True), run_source(args.folder)
-        made = tables(frame, error_by_k(args.folder, frame))
-    except DolbError as error:
-        parser.exit(2, f"{parser.prog}: error: {error}\n")
-    for name, table in made.items():
+    frame, source = read_results(args.folder, tidy=True), run_source(args.folder)
+    for name, table in tables(frame, error_by_k(args.folder, frame)).items():
         record = new_table(STUDY, name, *table, source=source)
         print(f"{name}:\n{render_table(record)}\n")
         if args.record:
@@ -322,4 +320,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(script_status(main, "cutoff_tables.py"))
