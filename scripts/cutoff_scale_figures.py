@@ -1,7 +1,7 @@
 """Figures and findings of the cutoff study at RCV1 scale, from the result folder of
 ``dolb run pipelines/cutoff_rcv1_scale.toml --out runs/cutoff_scale``:
 
-    python scripts/cutoff_scale_figures.py runs/cutoff_scale [--figures docs/figures]
+    python3 scripts/cutoff_scale_figures.py runs/cutoff_scale [--figures docs/figures] [--record benchmarks/studies]
 
 writes into ``--figures`` (default: the folder's ``report/``)
 
@@ -12,22 +12,29 @@ writes into ``--figures`` (default: the folder's ``report/``)
 - ``cutoff_scale_hinge.png``: test hinge loss of the last hypothesis, averaging and
   cutoff averaging against m (mean over the seeds, bars ± one standard deviation);
 
-and prints the findings (Markdown): per configuration and m, the k the bound chose, the
-largest survival time, N_1 / m, L̂_0 and the smallest L̂_k, the k the bound would choose
-with C = 1 instead of 1 + R (among the reported k), and the test hinge loss of each
-conversion. Every number is the mean over the seeds (orders of the stream).
+and prints the findings tables (with ``--record``, writes them into that folder as the
+table records ``scale_margin``, the margin Perceptron, and ``scale_perceptron``, the
+classic Perceptron, rendered into ``docs/studies/cutoff_averaging.md``): per
+configuration and m, the k the bound chose, the largest survival time, N_1 / m, L̂_0
+and the smallest L̂_k, the k the bound would choose with C = 1 instead of 1 + R (among
+the reported k), and the test hinge loss (test error for the Perceptron) of each
+conversion. Every number but the largest k chosen is the mean over the seeds (orders of
+the stream).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
+from dolb.bench.tables import new_table, render_table, run_source, write_table
+from dolb.console import script_status
 from dolb.conversions.bound import confidence, risk_bound
 from dolb.conversions.cutoff import REPORTED_K
 from dolb.results.figure_style import PALETTE, new_figure, save, series_style
@@ -140,38 +147,53 @@ def counterfactual_k(n: pd.Series, mean_loss: pd.Series, m: int, C: float) -> in
     return int(n[ok].index[int(np.argmin(bounds))])
 
 
-def findings(table: pd.DataFrame, experiments: dict[str, str], metric: str = "test_hinge") -> str:
-    """The findings table (Markdown), one row per experiment and m of SIZES, with the
-    test ``metric`` of each conversion."""
+def findings(table: pd.DataFrame, experiments: dict[str, str], metric: str = "test_hinge") -> tuple[list, list]:
+    """The findings table's columns and rows, one row per experiment and m of SIZES,
+    with the test ``metric`` of each conversion."""
     n, loss = per_k(table, "n"), per_k(table, "loss")
-    hinge = {c: scalar(table, metric, c).set_index(["experiment", "n_train"])["mean"] for c in CONVERSIONS}
+    tested = {c: scalar(table, metric, c).set_index(["experiment", "n_train"])["mean"] for c in CONVERSIONS}
     chosen = scalar(table, "cutoff_k").set_index(["experiment", "n_train"])
     longest = scalar(table, "cutoff_max_r").set_index(["experiment", "n_train"])
-    lines = ["| configuration | m | k chosen (mean, max) | longest r | N_1 / m | L̂_0 | min L̂_k (k) "
-             f"| k with C = 1 | {metric}: last | average | cutoff |", "|" + " --- |" * 11]
+    columns = [("configuration", None), ("m", ",d"), ("k chosen: mean", ".3g"), ("max", "d"), ("longest r", ".3g"),
+               ("N_1 / m", ".3g"), ("L̂_0", ".3g"), ("min L̂_k", ".3g"), ("at k", "d"), ("k with C = 1", "d"),
+               (f"{metric}: last", ".3g"), ("average", ".3g"), ("cutoff", ".3g")]
+    rows = []
     for experiment in (e for e in experiments if e in set(table.experiment)):
         for m in (s for s in SIZES if (experiment, s) in chosen.index):
             nk = n[(n.experiment == experiment) & (n.n_train == m)].set_index("k")["value"]
             lk = loss[(loss.experiment == experiment) & (loss.n_train == m)].set_index("k")["value"]
-            best = lk.dropna().idxmin()
-            k_one = counterfactual_k(nk, lk, m, 1.0)
-            share = nk.get(1, math.nan) / m
+            best = int(lk.dropna().idxmin())
             key = (experiment, m)
-            lines.append(
-                f"| {experiments[experiment]} | {m:,} | {chosen.loc[key, 'mean']:.2g}, "
-                f"{chosen.loc[key, 'max']:.0f} | {longest.loc[key, 'mean']:.3g} | "
-                f"{'—' if math.isnan(share) else f'{share:.3g}'} | {lk[0]:.3g} | {lk[best]:.3g} ({best}) | {k_one} | "
-                + " | ".join(f"{hinge[c][key]:.3g}" for c in CONVERSIONS) + " |"
-            )
-    return "\n".join(lines)
+            rows.append([experiments[experiment], m, chosen.loc[key, "mean"], int(chosen.loc[key, "max"]),
+                         longest.loc[key, "mean"], nk.get(1, math.nan) / m, lk[0], lk[best], best,
+                         counterfactual_k(nk, lk, m, 1.0), *(tested[c][key] for c in CONVERSIONS)])
+    return columns, rows
+
+
+TABLES = {"scale_margin": (CONFIGURATIONS, "test_hinge"),
+          "scale_perceptron": ({"perceptron": "Perceptron, unit norm"}, "test_error")}
+"""The findings tables: experiments and test metric of each."""
+
+
+def record_findings(table: pd.DataFrame, source: str, record: Path | None) -> None:
+    """Print each findings table of :data:`TABLES` the run has; with ``record``, write
+    it there as a record of the study ``cutoff_averaging``."""
+    for name, (experiments, metric) in TABLES.items():
+        if not set(experiments) & set(table.experiment):
+            continue
+        made = new_table("cutoff_averaging", name, *findings(table, experiments, metric), source=source)
+        print(f"{name}:\n{render_table(made)}\n")
+        if record:
+            print(f"written: {write_table(record, made)}")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", help="result folder of pipelines/cutoff_rcv1_scale.toml")
     parser.add_argument("--figures", help="where to write the PNG files (default: <folder>/report)")
+    parser.add_argument("--record", type=Path, help="write the findings tables as records into this folder")
     args = parser.parse_args(argv)
-    table = read_results(args.folder)
+    table, source = read_results(args.folder), run_source(args.folder)
     out = Path(args.figures) if args.figures else Path(args.folder) / "report"
     out.mkdir(parents=True, exist_ok=True)
     per_k_figure(per_k(table, "n"), "N_k / m: share of the rounds counted", out / "cutoff_scale_survival.png", True)
@@ -179,12 +201,9 @@ def main(argv: list[str] | None = None) -> None:
                  False)
     hinge_figure(table, out / "cutoff_scale_hinge.png")
     seeds = table.groupby("experiment")["split"].nunique()
-    print(f"seeds per configuration: {', '.join(f'{e} {seeds[e]}' for e in CONFIGURATIONS if e in seeds)}\n")
-    print(findings(table, CONFIGURATIONS))
-    if "perceptron" in set(table.experiment):
-        print("\nThe classic Perceptron (0-1 loss, C = 1) on the unit-norm stream:\n")
-        print(findings(table, {"perceptron": "Perceptron, unit norm"}, "test_error"))
+    print(f"seeds per configuration: {', '.join(f'{e} {seeds[e]}' for e in seeds.index)}\n")
+    record_findings(table, source, args.record)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(script_status(main, "cutoff_scale_figures.py"))
