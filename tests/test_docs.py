@@ -76,3 +76,14 @@ def test_readme_is_short_and_its_links_resolve():
     assert any(link.startswith("docs/") and link.endswith(".md") for link in local)
     missing = [link for link in local if not (ROOT / link).exists()]
     assert not missing, f"README links to files that do not exist: {missing}"
+
+
+@pytest.mark.parametrize("study", ["irma", "cutoff_averaging", "linear_zoo", "oms", "online_mr"])
+def test_every_study_page_shows_its_figures(site, study):
+    source = (ROOT / "docs" / "studies" / f"{study}.md").read_text(encoding="utf-8")
+    figures = re.findall(r"!\[[^\]]*\]\(\.\./figures/([\w.-]+\.png)\)", source)
+    assert figures, f"{study}.md shows no figure"
+    page = (site / "studies" / f"{study}.html").read_text(encoding="utf-8")
+    for name in figures:
+        assert f'src="../../figures/{name}"' in page or f'src="../figures/{name}"' in page, name
+        assert (site / "figures" / name).stat().st_size > 10_000, name
