@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from dolb.bench.tables import new_table, render_table, run_source, write_table
+from dolb.bench.tables import new_table, run_source, show_table
 from dolb.console import script_status
 from dolb.conversions.bound import confidence, risk_bound
 from dolb.conversions.cutoff import REPORTED_K
@@ -181,10 +181,7 @@ def record_findings(table: pd.DataFrame, source: str, record: Path | None) -> No
     for name, (experiments, metric) in TABLES.items():
         if not set(experiments) & set(table.experiment):
             continue
-        made = new_table("cutoff_averaging", name, *findings(table, experiments, metric), source=source)
-        print(f"{name}:\n{render_table(made)}\n")
-        if record:
-            print(f"written: {write_table(record, made)}")
+        show_table(new_table("cutoff_averaging", name, *findings(table, experiments, metric), source=source), record)
 
 
 def main(argv: list[str] | None = None) -> None:

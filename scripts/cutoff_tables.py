@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from cutoff_scale_figures import per_k
 
-from dolb.bench.tables import new_table, render_table, run_source, write_table
+from dolb.bench.tables import new_table, run_source, show_table
 from dolb.console import script_status
 from dolb.conversions.cutoff import REPORTED_K, cutoff_hypothesis
 from dolb.conversions.hypothesis import linear_hypothesis
@@ -313,10 +313,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     frame, source = read_results(args.folder, tidy=True), run_source(args.folder)
     for name, table in tables(frame, error_by_k(args.folder, frame)).items():
-        record = new_table(STUDY, name, *table, source=source)
-        print(f"{name}:\n{render_table(record)}\n")
-        if args.record:
-            print(f"written: {write_table(args.record, record)}")
+        show_table(new_table(STUDY, name, *table, source=source), args.record)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 from irma_check import CHECKPOINTS, ORDERS, PAPER_MEAN
 
-from dolb.bench.tables import new_table, render_table, run_source, write_table
+from dolb.bench.tables import new_table, run_source, show_table
 from dolb.console import script_status
 from dolb.results.tables import read_results
 
@@ -65,10 +65,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     frame, source = read_results(args.folder), run_source(args.folder)
     for name, make in (("table1", table_one), ("fig1", figure_one)):
-        record = new_table("irma", name, *make(frame), source=source)
-        print(f"{name}:\n{render_table(record)}\n")
-        if args.record:
-            print(f"written: {write_table(args.record, record)}")
+        show_table(new_table("irma", name, *make(frame), source=source), args.record)
 
 
 if __name__ == "__main__":

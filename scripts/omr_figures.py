@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullLocator
 
-from dolb.bench.tables import new_table, render_table, run_source, write_table
+from dolb.bench.tables import new_table, run_source, show_table
 from dolb.console import script_status
 from dolb.results.figure_style import PALETTE, new_figure, save
 from dolb.results.stats import ci95_halfwidth
@@ -368,9 +368,7 @@ def main(argv: list[str] | None = None) -> None:
         else:
             draw(frame, report / name)
     for record in records(frame, run_source(args.folder)):
-        print(f"{record['table']}:\n{render_table(record)}\n")
-        if args.record:
-            print(f"written: {write_table(args.record, record)}")
+        show_table(record, args.record)
 
 
 if __name__ == "__main__":

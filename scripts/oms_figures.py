@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from dolb.bench.tables import new_table, render_table, run_source, write_table
+from dolb.bench.tables import new_table, run_source, show_table
 from dolb.console import script_status
 from dolb.results.figure_style import PALETTE, new_figure, save, series_style
 from dolb.results.stats import ci95_halfwidth
@@ -277,9 +277,7 @@ def main(argv: list[str] | None = None) -> None:
         figure_3(frame, report / "fig3.png")
         figure_4(frame, report / "fig4.png")
     for record in records(frame, run_source(args.folder)):
-        print(f"{record['table']}:\n{render_table(record)}\n")
-        if args.record:
-            print(f"written: {write_table(args.record, record)}")
+        show_table(record, args.record)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dolb.bench.tables import new_table, render_table, write_table
+from dolb.bench.tables import new_table, show_table
 from dolb.console import script_status
 from dolb.learners.rls import RLS, smallest_tikhonov
 
@@ -58,9 +58,7 @@ def main(argv: list[str] | None = None) -> None:
     columns = [("basis, order", None), ("floor", ".1e"), *((f"{t:.0e}", ".0e") for t in TIKHONOV)]
     record = new_table("irma", "rls_tikhonov", columns, rows,
                        source="computed by the script: 5 seeds, n = 150 and 2,000 (no run)")
-    print(render_table(record))
-    if args.record:
-        print(f"written: {write_table(args.record, record)}")
+    show_table(record, args.record)
 
 
 if __name__ == "__main__":

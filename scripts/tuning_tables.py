@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dolb.bench.tables import new_table, render_table, write_table
+from dolb.bench.tables import new_table, show_table
 from dolb.console import script_status
 from dolb.errors import ConfigError
 
@@ -79,10 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     record = read_bench(args.bench_record)
     source = f"python3 scripts/{record['command'].removeprefix('python3 scripts/')} ({args.bench_record.name})"
     for name, make in (("test_error", test_error), ("cost", cost)):
-        table = new_table("tuning", name, *make(record), source=source)
-        print(f"{name}:\n{render_table(table)}\n")
-        if args.record:
-            print(f"written: {write_table(args.record, table)}")
+        show_table(new_table("tuning", name, *make(record), source=source), args.record)
 
 
 if __name__ == "__main__":

@@ -125,50 +125,52 @@ def write_record(folder: str | Path, record: dict) -> Path:
     return path
 
 
-def _fail(where: str, problem: str) -> None:
+def fail(where: str, problem: str) -> None:
+    """Raise the ConfigError of a damaged record: ``where``, then the problem."""
     raise ConfigError(f"{where}: {problem}")
 
 
-def _number(value) -> bool:
+def finite_number(value) -> bool:
+    """Whether ``value`` is an int or a finite float (not a bool)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _check_figure(figure, where: str, name: str, i: int, values_key: str) -> None:
     if not isinstance(figure, dict):
-        _fail(where, f"{name}[{i}] is not an object")
+        fail(where, f"{name}[{i}] is not an object")
     labels = figure.get("labels")
     if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
-        _fail(where, f"{name}[{i}].labels is not an object of strings")
+        fail(where, f"{name}[{i}].labels is not an object of strings")
     if not isinstance(figure.get("unit"), str):
-        _fail(where, f"{name}[{i}].unit is not a string")
+        fail(where, f"{name}[{i}].unit is not a string")
     values = figure.get(values_key)
     if values_key == "repeats":
-        if not isinstance(values, list) or not values or not all(_number(v) for v in values):
-            _fail(where, f"{name}[{i}].repeats is not a non-empty list of numbers")
-    elif not _number(values):
-        _fail(where, f"{name}[{i}].value is not a number")
+        if not isinstance(values, list) or not values or not all(finite_number(v) for v in values):
+            fail(where, f"{name}[{i}].repeats is not a non-empty list of numbers")
+    elif not finite_number(values):
+        fail(where, f"{name}[{i}].value is not a number")
 
 
 def check(record, where: str) -> dict:
     """``record`` if it follows the module's schema, else ConfigError naming ``where``
     and the first problem."""
     if not isinstance(record, dict):
-        _fail(where, "not a JSON object")
+        fail(where, "not a JSON object")
     if record.get("schema") != SCHEMA:
-        _fail(where, f"schema is {record.get('schema')!r}, expected {SCHEMA}")
+        fail(where, f"schema is {record.get('schema')!r}, expected {SCHEMA}")
     for key in ("bench", "date", "command"):
         if not isinstance(record.get(key), str) or not record[key]:
-            _fail(where, f"{key} is missing or not a string")
+            fail(where, f"{key} is missing or not a string")
     try:
         datetime.strptime(record["date"], "%Y-%m-%dT%H:%M:%SZ")
     except ValueError:
-        _fail(where, f"date {record['date']!r} is not YYYY-MM-DDTHH:MM:SSZ")
+        fail(where, f"date {record['date']!r} is not YYYY-MM-DDTHH:MM:SSZ")
     for key in ("machine", "versions"):
         if not isinstance(record.get(key), dict):
-            _fail(where, f"{key} is missing or not an object")
+            fail(where, f"{key} is missing or not an object")
     for key, values_key in (("measurements", "repeats"), ("derived", "value")):
         if not isinstance(record.get(key), list):
-            _fail(where, f"{key} is missing or not a list")
+            fail(where, f"{key} is missing or not a list")
         for i, figure in enumerate(record[key]):
             _check_figure(figure, where, key, i, values_key)
     return record
@@ -176,11 +178,15 @@ def check(record, where: str) -> dict:
 
 def read_record(path: str | Path) -> dict:
     """The record in ``path``, checked (ConfigError naming the file when it is not one)."""
+    return check(load_json(path, "record"), str(path))
+
+
+def load_json(path: str | Path, kind: str):
+    """The JSON in ``path`` (ConfigError naming the file when it cannot be read as JSON)."""
     try:
-        record = json.loads(Path(path).read_text())
+        return json.loads(Path(path).read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ConfigError(f"{path}: not a readable JSON record ({error})") from None
-    return check(record, str(path))
+        raise ConfigError(f"{path}: not a readable JSON {kind} ({error})") from None
 
 
 def read_records(folder: str | Path) -> dict[str, list[dict]]:

@@ -33,8 +33,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from dolb.bench.records import command_line, versions
-from dolb.errors import ConfigError
+from dolb.bench.records import command_line, fail, finite_number, load_json, versions
 
 SCHEMA = 1
 TABLES = Path("benchmarks") / "studies"
@@ -87,58 +86,52 @@ def write_table(folder: str | Path, record: dict) -> Path:
     return path
 
 
-def _fail(where: str, problem: str) -> None:
-    raise ConfigError(f"{where}: {problem}")
-
-
 def _cell(value) -> bool:
-    if value is None or isinstance(value, str):
-        return True
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return value is None or isinstance(value, str) or finite_number(value)
 
 
 def _check_columns(columns, where: str) -> None:
     if not isinstance(columns, list) or not columns:
-        _fail(where, "columns is missing or not a non-empty list")
+        fail(where, "columns is missing or not a non-empty list")
     for i, column in enumerate(columns):
         if not isinstance(column, dict) or not isinstance(column.get("name"), str):
-            _fail(where, f"columns[{i}] is not an object with a string name")
+            fail(where, f"columns[{i}] is not an object with a string name")
         if not isinstance(column.get("format", "g"), str):
-            _fail(where, f"columns[{i}].format is not a string")
+            fail(where, f"columns[{i}].format is not a string")
 
 
 def _check_cell(value, spec: str, where: str, i: int, j: int) -> None:
     if not _cell(value):
-        _fail(where, f"rows[{i}][{j}] is {value!r}: not a string, a finite number or null")
+        fail(where, f"rows[{i}][{j}] is {value!r}: not a string, a finite number or null")
     if isinstance(value, (int, float)):
         try:
             format(value, spec)
         except ValueError:
-            _fail(where, f"rows[{i}][{j}] = {value!r} does not fit its column's format {spec!r}")
+            fail(where, f"rows[{i}][{j}] = {value!r} does not fit its column's format {spec!r}")
 
 
 def check(record, where: str) -> dict:
     """``record`` if it follows the module's schema, else ConfigError naming ``where``
     and the first problem."""
     if not isinstance(record, dict):
-        _fail(where, "not a JSON object")
+        fail(where, "not a JSON object")
     if record.get("schema") != SCHEMA:
-        _fail(where, f"schema is {record.get('schema')!r}, expected {SCHEMA}")
+        fail(where, f"schema is {record.get('schema')!r}, expected {SCHEMA}")
     for key in ("study", "table"):
         if not isinstance(record.get(key), str) or not NAME.match(record[key]):
-            _fail(where, f"{key} is missing or not a name of letters, digits, _ and -")
+            fail(where, f"{key} is missing or not a name of letters, digits, _ and -")
     for key in ("date", "command", "source"):
         if not isinstance(record.get(key), str) or not record[key]:
-            _fail(where, f"{key} is missing or not a string")
+            fail(where, f"{key} is missing or not a string")
     if not isinstance(record.get("versions"), dict):
-        _fail(where, "versions is missing or not an object")
+        fail(where, "versions is missing or not an object")
     _check_columns(record.get("columns"), where)
     rows = record.get("rows")
     if not isinstance(rows, list) or not rows:
-        _fail(where, "rows is missing or not a non-empty list")
+        fail(where, "rows is missing or not a non-empty list")
     for i, row in enumerate(rows):
         if not isinstance(row, list) or len(row) != len(record["columns"]):
-            _fail(where, f"rows[{i}] is not a list of {len(record['columns'])} cells")
+            fail(where, f"rows[{i}] is not a list of {len(record['columns'])} cells")
         for j, (value, column) in enumerate(zip(row, record["columns"])):
             _check_cell(value, column.get("format", "g"), where, i, j)
     return record
@@ -146,14 +139,10 @@ def check(record, where: str) -> dict:
 
 def read_table(path: str | Path) -> dict:
     """The table record in ``path``, checked (ConfigError naming the file when it is not one)."""
-    try:
-        record = json.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ConfigError(f"{path}: not a readable JSON table record ({error})") from None
-    record = check(record, str(path))
+    record = check(load_json(path, "table record"), str(path))
     expected = (Path(path).parent.name, Path(path).stem)
     if (record["study"], record["table"]) != expected:
-        _fail(str(path), f"holds table {record['study']}/{record['table']}, not {expected[0]}/{expected[1]}")
+        fail(str(path), f"holds table {record['study']}/{record['table']}, not {expected[0]}/{expected[1]}")
     return record
 
 
@@ -163,6 +152,14 @@ def _shown(value, spec: str) -> str:
     if isinstance(value, str):
         return value.replace("|", "\\|")
     return format(value, spec)
+
+
+def show_table(record: dict, folder: str | Path | None = None) -> None:
+    """Print ``record``'s table under its name, as a table script does; with ``folder``,
+    also write it there (:func:`write_table`) and say where."""
+    print(f"{record['table']}:\n{render_table(record)}\n")
+    if folder is not None:
+        print(f"written: {write_table(folder, record)}")
 
 
 def render_table(record: dict) -> str:
@@ -191,7 +188,7 @@ def render_markers(markdown: str, folder: str | Path, shown_folder: str = str(TA
         study, name = match.groups()
         path = Path(folder) / study / f"{name}.json"
         if not path.is_file():
-            _fail(str(path), f"no table record for the marker {match.group(0)}")
+            fail(str(path), f"no table record for the marker {match.group(0)}")
         record = read_table(path)
         return f"{render_table(record)}\n\n{provenance(record, f'{shown_folder}/{study}/{name}.json')}"
 
