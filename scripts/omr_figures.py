@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullLocator
 
-from dolb.bench.tables import new_table, run_source, show_table
+from dolb.bench.tables import new_tables, run_source, show_table
 from dolb.console import script_status
 from dolb.results.figure_style import PALETTE, new_figure, save
 from dolb.results.stats import ci95_halfwidth
@@ -341,11 +341,10 @@ TABLES = {"findings": findings, "risk": risk_table, "generalisation": final_erro
 
 
 def records(frame: pd.DataFrame, source: str) -> list[dict]:
-    """The study's tables as table records (:func:`dolb.bench.tables.new_table`),
+    """The study's tables as table records (:func:`dolb.bench.tables.new_tables`),
     ``source`` the command that made ``frame``; a table whose experiments the frame
     lacks left out."""
-    made = {name: make(frame) for name, make in TABLES.items()}
-    return [new_table("online_mr", name, *table, source=source) for name, table in made.items() if table[1]]
+    return new_tables("online_mr", TABLES, frame, source)
 
 
 FIGURES = [("omr_runtime.png", runtime, figure_runtime), ("omr_risk.png", risks, figure_risk),

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from dolb.bench.tables import new_table, run_source, show_table
+from dolb.bench.tables import new_tables, run_source, show_table
 from dolb.console import script_status
 from dolb.results.figure_style import PALETTE, new_figure, save, series_style
 from dolb.results.stats import ci95_halfwidth
@@ -257,11 +257,10 @@ TABLES = {"best_fixed": best_fixed, "oms_vs_fixed": oms_vs_fixed, "findings": fi
 
 
 def records(frame: pd.DataFrame, source: str) -> list[dict]:
-    """The study's tables as table records (:func:`dolb.bench.tables.new_table`),
+    """The study's tables as table records (:func:`dolb.bench.tables.new_tables`),
     ``source`` the command that made ``frame``; a table whose experiments the frame
     lacks left out."""
-    made = {name: make(frame) for name, make in TABLES.items()}
-    return [new_table("oms", name, *table, source=source) for name, table in made.items() if table[1]]
+    return new_tables("oms", TABLES, frame, source)
 
 
 def main(argv: list[str] | None = None) -> None:

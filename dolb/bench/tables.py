@@ -67,6 +67,14 @@ def new_table(study: str, table: str, columns: list[tuple[str, str | None]], row
     return check(record, f"table {study}/{table}")
 
 
+def new_tables(study: str, makers: dict, data, source: str) -> list[dict]:
+    """A study's table records: for each ``name: make`` of ``makers``, the table
+    ``make(data)`` returns (columns, rows), left out when it has no rows (the run lacks
+    its experiments)."""
+    made = {name: make(data) for name, make in makers.items()}
+    return [new_table(study, name, *table, source=source) for name, table in made.items() if table[1]]
+
+
 def _plain(cell):
     """A cell as JSON holds it: NumPy numbers made Python ones, NaN made null."""
     if cell is None or isinstance(cell, str):
