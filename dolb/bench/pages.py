@@ -40,11 +40,11 @@ ABOUT = {
         "(τ = 100, 200) and clustered learners over a stream of T examples, and the time per step of each, the "
         "exact learner's included, in the 100 steps up to t (the exact one's grows like t², the others' not). "
         "Each figure measured once.",
-        "dolb bench --omr 4000 --record benchmarks/records"),
+        "dolb bench --omr 2000 --record benchmarks/records"),
     "kernel": (
         "LASVM's single pass on MNIST digit 3 against the rest (RBF kernel) against LIBSVM (scikit-learn's SVC) "
         "and Vowpal Wabbit's `--ksvm` when installed: wall seconds of each, measured once.",
-        "dolb bench --kernel 10000 --record benchmarks/records"),
+        "dolb bench --kernel 2000 --record benchmarks/records"),
     "scale": (
         "How the sweep engine scales: each workload run as `dolb run` on 1 and then 2 workers; the client's "
         "and the workers' CPU time per cell, the start-up, the compute phase, and the speed-up from 1 to 2 "
