@@ -151,23 +151,30 @@ def _check_figure(figure, where: str, name: str, i: int, values_key: str) -> Non
         fail(where, f"{name}[{i}].value is not a number")
 
 
+def check_fields(record, where: str, schema: int, strings: tuple[str, ...], objects: tuple[str, ...]) -> None:
+    """What every kind of record checks first: a JSON object of version ``schema``, with
+    a non-empty string at each key of ``strings`` and an object at each of ``objects``;
+    ConfigError naming ``where`` and the first problem."""
+    if not isinstance(record, dict):
+        fail(where, "not a JSON object")
+    if record.get("schema") != schema:
+        fail(where, f"schema is {record.get('schema')!r}, expected {schema}")
+    for key in strings:
+        if not isinstance(record.get(key), str) or not record[key]:
+            fail(where, f"{key} is missing or not a string")
+    for key in objects:
+        if not isinstance(record.get(key), dict):
+            fail(where, f"{key} is missing or not an object")
+
+
 def check(record, where: str) -> dict:
     """``record`` if it follows the module's schema, else ConfigError naming ``where``
     and the first problem."""
-    if not isinstance(record, dict):
-        fail(where, "not a JSON object")
-    if record.get("schema") != SCHEMA:
-        fail(where, f"schema is {record.get('schema')!r}, expected {SCHEMA}")
-    for key in ("bench", "date", "command"):
-        if not isinstance(record.get(key), str) or not record[key]:
-            fail(where, f"{key} is missing or not a string")
+    check_fields(record, where, SCHEMA, strings=("bench", "date", "command"), objects=("machine", "versions"))
     try:
         datetime.strptime(record["date"], "%Y-%m-%dT%H:%M:%SZ")
     except ValueError:
         fail(where, f"date {record['date']!r} is not YYYY-MM-DDTHH:MM:SSZ")
-    for key in ("machine", "versions"):
-        if not isinstance(record.get(key), dict):
-            fail(where, f"{key} is missing or not an object")
     for key, values_key in (("measurements", "repeats"), ("derived", "value")):
         if not isinstance(record.get(key), list):
             fail(where, f"{key} is missing or not a list")

@@ -33,7 +33,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from dolb.bench.records import command_line, fail, finite_number, load_json, versions
+from dolb.bench.records import check_fields, command_line, fail, finite_number, load_json, versions
 
 SCHEMA = 1
 TABLES = Path("benchmarks") / "studies"
@@ -121,18 +121,10 @@ def _check_cell(value, spec: str, where: str, i: int, j: int) -> None:
 def check(record, where: str) -> dict:
     """``record`` if it follows the module's schema, else ConfigError naming ``where``
     and the first problem."""
-    if not isinstance(record, dict):
-        fail(where, "not a JSON object")
-    if record.get("schema") != SCHEMA:
-        fail(where, f"schema is {record.get('schema')!r}, expected {SCHEMA}")
+    check_fields(record, where, SCHEMA, strings=("date", "command", "source"), objects=("versions",))
     for key in ("study", "table"):
         if not isinstance(record.get(key), str) or not NAME.match(record[key]):
             fail(where, f"{key} is missing or not a name of letters, digits, _ and -")
-    for key in ("date", "command", "source"):
-        if not isinstance(record.get(key), str) or not record[key]:
-            fail(where, f"{key} is missing or not a string")
-    if not isinstance(record.get("versions"), dict):
-        fail(where, "versions is missing or not an object")
     _check_columns(record.get("columns"), where)
     rows = record.get("rows")
     if not isinstance(rows, list) or not rows:
