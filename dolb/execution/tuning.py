@@ -207,8 +207,10 @@ def write_decisions(store: ResultStore, pipeline: str, tuned: Tuned) -> None:
 def decisions_table(tuned: Tuned) -> pa.Table:
     """The decisions as a typed table (``param_`` columns typed as the learners declare:
     a column is empty where its learner has no such parameter)."""
-    frame = pd.DataFrame([{k: v for k, v in row.items() if k != "plan"} for row in tuned.decisions])
-    fields = [pa.field(name, _arrow_type([v for v in frame[name] if v is not None])) for name in frame.columns]
+    rows = [{k: v for k, v in row.items() if k != "plan"} for row in tuned.decisions]
+    frame = pd.DataFrame(rows)  # typed from the rows: the frame fills a missing value with NaN
+    fields = [pa.field(name, _arrow_type([row[name] for row in rows if row.get(name) is not None]))
+              for name in frame.columns]
     return pa.Table.from_pandas(frame, schema=pa.schema(fields), preserve_index=False)
 
 

@@ -26,7 +26,7 @@ from dolb.conversions import REGISTRY as CONVERSIONS
 from dolb.data import GENERATORS, IMPORTERS
 from dolb.data.params import REQUIRED, Choice, FilePath, GenParam, Members
 from dolb.evaluation.metrics import METRICS
-from dolb.experiment import schema
+from dolb.experiment import schema, schema_tuning
 from dolb.learners.pages import markdown, toml
 from dolb.results.kinds import REPORTS
 
@@ -36,6 +36,8 @@ TABLES = (
     ("[experiments.NAME]", schema.Experiment),
     ("split = {...} of an experiment", schema.Split),
     ("learners = [{...}, ...] of an experiment", schema.Learner),
+    ("search = { NAME = ..., ... } of a learner entry", schema_tuning.Dimension),
+    ("tuning = {...} of an experiment or a learner entry", schema_tuning.Tuning),
     ("[[reports]]", schema.Report),
     ("[execution]", schema.Execution),
 )
@@ -71,7 +73,7 @@ def type_name(annotation: Any, listed: bool = False) -> str:
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin is list:
         inner = type_name(args[0])
-        plural = "tables" if inner == "table" else f"{inner}s"
+        plural = {"table": "tables", "varies": "values"}.get(inner, f"{inner}s")
         return f"{inner} or list of {plural}" if listed else f"list of {plural}"
     if origin is dict:
         return "tables, one per name" if type_name(args[1]) == "table" else "table"

@@ -18,7 +18,8 @@
     learners = [{ learner = "sgd", params = { loss = "hinge" },
                   search = { eta = { low = 0.001, high = 10.0, log = true, steps = 27 } } }]
 
-A ``search`` value is a list (the choices) or a range ``{ low, high, log, steps }``.
+A ``search`` value is a list (the choices) or a range ``{ low, high, log, steps }``; a
+search plans at most :data:`~dolb.experiment.search.MAX_TRIALS` trials per configuration.
 
 Examples
 --------
@@ -34,12 +35,19 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, model_validator
 
-from dolb.experiment.search import METHODS, VALIDATIONS
+from dolb.experiment.search import MAX_TRIALS, METHODS, VALIDATIONS, ends
 from dolb.validation import PositiveInt, Table, one_of, problem, shown
 
 
 class Dimension(Table):
-    """One searched parameter: ``choices``, or a range ``low``..``high``."""
+    """One searched parameter: a list of choices, or a range ``{ low, high, log, steps }``
+    (``log``: evenly in the logarithm). ``steps`` makes a range a grid of that many points,
+    the only values any search takes from it; without ``steps``, a range is drawn from
+    uniformly (``grid``, and ``halving`` without ``trials``, need ``steps``). A
+    whole-number parameter takes only the whole numbers inside ``[low, high]``: a grid's
+    points are rounded to them, without repeats; a draw takes each alike (with ``log``,
+    evenly in their logarithm).
+    """
 
     choices: list[Any] | None = None
     low: float | None = None
@@ -50,10 +58,13 @@ class Dimension(Table):
     @model_validator(mode="before")
     @classmethod
     def _listed(cls, raw: Any) -> Any:
+        """A list is the choices."""
         return {"choices": raw} if isinstance(raw, list) else raw
 
     @model_validator(mode="after")
     def _bounds(self) -> "Dimension":
+        """Either non-empty choices or a range with both ends, finite, low not above high
+        (above 0 with log); steps at most 10,000 (the bound on a search's trials)."""
         if self.choices is not None:
             if not self.choices:
                 raise problem("an empty list of choices gives no configuration", "choices")
@@ -70,6 +81,9 @@ class Dimension(Table):
             raise problem(f"must not exceed high (got low {self.low:g}, high {self.high:g})", "low")
         if self.log and self.low <= 0:
             raise problem(f"a log-scale range needs low > 0, got {self.low:g}", "low")
+        if self.steps is not None and self.steps > MAX_TRIALS:
+            raise problem(f"{self.steps:,} steps exceed the bound of {MAX_TRIALS:,} trials a search plans per "
+                          "configuration", "steps")
         return self
 
 
@@ -89,7 +103,9 @@ Budget = Annotated[Any, AfterValidator(_budget)]
 
 
 class Tuning(Table):
-    """``[experiments.<name>.tuning]``: how the experiment's searched learners are tuned."""
+    """``[experiments.<name>.tuning]``: how the experiment's searched learners are tuned
+    (a learner entry's own ``tuning``: how it is). A search plans at most 10,000 trials
+    per configuration (the grid's points, ``trials``, or Hyperband's brackets)."""
 
     method: one_of(METHODS)
     trials: PositiveInt | None = None
@@ -105,6 +121,9 @@ class Tuning(Table):
 
     @model_validator(mode="after")
     def _consistent(self) -> "Tuning":
+        """eta at least 2; holdout in (0, 1), with holdout validation only; min_budget not
+        above max_budget, and given for halving and hyperband; trials given for random, not
+        for grid or hyperband, and at most 10,000."""
         if self.eta < 2:
             raise problem(f"must be at least 2, got {self.eta}", "eta")
         if not 0.0 < self.holdout < 1.0:
@@ -120,6 +139,9 @@ class Tuning(Table):
             raise problem("random search needs a number of trials", "trials")
         if self.method in ("grid", "hyperband") and self.trials is not None:
             raise problem(f"{self.method} sets its own number of trials", "trials")
+        if self.trials is not None and self.trials > MAX_TRIALS:
+            raise problem(f"{self.trials:,} trials exceed the bound of {MAX_TRIALS:,} a search plans per "
+                          "configuration", "trials")
         return self
 
 
@@ -140,7 +162,12 @@ def check_search(search: dict[str, Dimension], params: dict[str, Any], cls: type
         kind = cls.params[name].kind
         if dimension.choices is None and kind not in (int, float):
             raise problem(f"a {kind.__name__} parameter is searched over a list of choices", *where)
-        values = dimension.choices if dimension.choices is not None else _range_ends(dimension, kind)
+        values = dimension.choices
+        if values is None:
+            values = ends(dimension.low, dimension.high, kind)
+            if values[0] > values[1]:
+                raise problem(f"{name!r} takes whole numbers, and none lies between low {dimension.low:g} and high "
+                              f"{dimension.high:g}", *where)
         for i, value in enumerate(values):
             try:
                 cls.params[name].check(cls.name, name, value)
@@ -150,16 +177,10 @@ def check_search(search: dict[str, Dimension], params: dict[str, Any], cls: type
                 raise problem(message, *where, *key) from None
 
 
-def _range_ends(dimension: Dimension, kind: type) -> tuple[Any, Any]:
-    if kind is int:
-        return int(math.ceil(dimension.low)), int(math.floor(dimension.high))
-    return dimension.low, dimension.high
-
-
 def check_tuning(tuning: Tuning | None, learners: list, task: str, conversions: tuple[str, ...]) -> None:
     """A problem if an experiment's tuning tunes nothing, a learner searches without a
-    tuning (the experiment's, or its own ``tuning``), or a tuning scores a metric or
-    conversion the experiment cannot."""
+    tuning (the experiment's, or its own ``tuning``), tries the grid of a range without
+    steps, or a tuning scores a metric or conversion the experiment cannot."""
     searched = [i for i, learner in enumerate(learners) if learner.search]
     for i, learner in enumerate(learners):
         if learner.tuning is not None and not learner.search:
@@ -169,10 +190,24 @@ def check_tuning(tuning: Tuning | None, learners: list, task: str, conversions: 
                           "'tuning'", "learners", i, "search")
         if learner.tuning is not None:
             _check_scores(learner.tuning, task, conversions, "learners", i, "tuning")
+        chosen = learner.tuning or tuning
+        if learner.search and chosen is not None:
+            _check_grid(chosen, learner.search, "learners", i, "search")
     if tuning is not None:
         if not any(learners[i].tuning is None for i in searched):
             raise problem("nothing to tune: give a learner a 'search' (that has no 'tuning' of its own)", "tuning")
         _check_scores(tuning, task, conversions, "tuning")
+
+
+def _check_grid(tuning: Tuning, search: dict[str, Dimension], *at: str | int) -> None:
+    """A problem if ``tuning`` tries the whole grid (``grid``; ``halving`` without
+    ``trials``) of a ``search`` that has a range without ``steps``."""
+    if tuning.method == "grid" or (tuning.method == "halving" and tuning.trials is None):
+        for name, dimension in search.items():
+            if dimension.choices is None and dimension.steps is None:
+                how = "grid search" if tuning.method == "grid" else "halving without trials"
+                other = "" if tuning.method == "grid" else ", or give the tuning trials"
+                raise problem(f"{how} tries every point of a grid: give the range steps{other}", *at, name, "steps")
 
 
 def _check_scores(tuning: Tuning, task: str, conversions: tuple[str, ...], *at: str | int) -> None:

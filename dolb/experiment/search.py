@@ -29,9 +29,11 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
+from decimal import Decimal, localcontext
 from typing import Any
 
 import numpy as np
@@ -40,10 +42,22 @@ METHODS = ("grid", "random", "halving", "hyperband")
 VALIDATIONS = ("holdout", "progressive")
 
 
+MAX_TRIALS = 10_000
+"""The most trials a search plans for one tuned configuration (and the most points a
+range's ``steps`` may ask for): a larger search is refused before anything is planned."""
+
+
 @dataclass(frozen=True)
 class Dimension:
     """One searched parameter: a list of ``choices``, or a range ``[low, high]``
-    (``log``: uniform in its logarithm); ``steps``: the grid points of a range."""
+    (``log``: uniform in its logarithm); ``steps``: the grid points of a range.
+
+    A whole-number (``int``) parameter's range is that of the whole numbers inside
+    ``[low, high]`` (:func:`ends`). Its grid spreads ``steps`` points over that range and
+    rounds each to the nearest whole number (halves up), without repeats; a draw takes
+    each whole number of the range alike, or, with ``log``, draws uniformly in the
+    logarithm over ``[low - 1/2, high + 1/2]`` of those whole numbers and rounds.
+    """
 
     name: str
     choices: tuple[Any, ...] | None = None
@@ -52,32 +66,101 @@ class Dimension:
     log: bool = False
     steps: int | None = None
 
+    @property
+    def finite(self) -> bool:
+        """Whether the values are a grid's (choices, or a range with ``steps``)."""
+        return self.choices is not None or self.steps is not None
+
     def grid(self, kind: type) -> tuple[Any, ...]:
-        """The values a grid tries: the choices, or ``steps`` points spread over the range
-        (rounded to whole numbers, without repeats, for an ``int`` parameter)."""
+        """The values a grid tries: the choices, or ``steps`` points spread evenly over
+        the range (in its logarithm with ``log``), without repeats; the same bits on
+        every machine (:func:`spaced`)."""
         if self.choices is not None:
             return self.choices
-        if self.log:
-            points = np.geomspace(self.low, self.high, self.steps)
-        else:
-            points = np.linspace(self.low, self.high, self.steps)
-        return _typed(points, kind)
+        return _range_grid(self.low, self.high, self.steps, self.log, kind)
 
     def sample(self, rng: np.random.Generator, kind: type) -> Any:
-        """One value drawn from ``rng``."""
-        if self.choices is not None:
-            return self.choices[int(rng.integers(len(self.choices)))]
+        """One value drawn from ``rng``: one of the grid's values, each alike, if the
+        dimension is finite; else one of the range (see the class)."""
+        if self.finite:
+            points = self.grid(kind)
+            return points[int(rng.integers(len(points)))]
+        low, high = ends(self.low, self.high, kind)
+        if kind is int and not self.log:
+            return int(rng.integers(low, high + 1))
+        if kind is int:  # uniform in the logarithm over the whole numbers' half-unit cells, rounded
+            value = _exp(rng.uniform(_ln(low - 0.5), _ln(high + 0.5)))
+            return min(max(math.floor(value + 0.5), low), high)
         if self.log:
-            value = math.exp(rng.uniform(math.log(self.low), math.log(self.high)))
+            value = _exp(rng.uniform(_ln(low), _ln(high)))
         else:
-            value = rng.uniform(self.low, self.high)
-        return _typed(np.array([min(max(value, self.low), self.high)]), kind)[0]
+            value = rng.uniform(low, high)
+        return min(max(value, low), high)
 
 
-def _typed(points: np.ndarray, kind: type) -> tuple[Any, ...]:
+@functools.lru_cache(maxsize=256)
+def _range_grid(low: float, high: float, steps: int, log: bool, kind: type) -> tuple[Any, ...]:
+    """A range's grid (:meth:`Dimension.grid`), computed once however often it is drawn from."""
+    low, high = ends(low, high, kind)
+    points = spaced(low, high, steps, log)
+    return tuple(dict.fromkeys(math.floor(p + 0.5) if kind is int else float(p) for p in points))
+
+
+def ends(low: float, high: float, kind: type) -> tuple[Any, Any]:
+    """The ends of a range ``[low, high]`` as a parameter of ``kind`` takes them: the
+    smallest and largest whole numbers inside it for an ``int`` (none inside: the first
+    exceeds the second), the bounds themselves for a ``float``.
+
+    >>> ends(1.5, 3.5, int), ends(2.2, 2.8, int), ends(1.5, 3.5, float)
+    ((2, 3), (3, 2), (1.5, 3.5))
+    """
     if kind is int:
-        return tuple(dict.fromkeys(int(round(float(p))) for p in points))
-    return tuple(float(p) for p in points)
+        return math.ceil(low), math.floor(high)
+    return low, high
+
+
+def spaced(low: float, high: float, steps: int, log: bool) -> list[float]:
+    """``steps`` points from ``low`` to ``high``, evenly spaced, or with ``log`` evenly in
+    the logarithm: NumPy's ``linspace`` and ``geomspace`` (``10 ** linspace(log10 low,
+    log10 high)``, the ends exactly ``low`` and ``high``) in the same double-precision
+    steps, but with the logarithm and the power computed by :mod:`decimal` (exact,
+    software arithmetic) and rounded once: the same bits on every machine, where
+    NumPy's vectorised ``power`` differs in the last bit between processors.
+
+    >>> spaced(0.0, 1.0, 5, False), spaced(0.001, 10.0, 5, True)
+    ([0.0, 0.25, 0.5, 0.75, 1.0], [0.001, 0.01, 0.1, 1.0, 10.0])
+    """
+    if steps == 1:
+        return [low]
+    if log:
+        inner = spaced(_log10(low), _log10(high), steps, False)[1:-1]
+        return [low, *(_power10(y) for y in inner), high]
+    step = (high - low) / (steps - 1)
+    return [low + i * step for i in range(steps - 1)] + [high]
+
+
+_DIGITS = 40
+"""Decimal digits of the exact logarithms and powers before their one rounding to a float."""
+
+
+def _log10(x: float) -> float:
+    with localcontext(prec=_DIGITS):
+        return float(Decimal(x).log10())
+
+
+def _power10(y: float) -> float:
+    with localcontext(prec=_DIGITS):
+        return float(Decimal(10) ** Decimal(y))
+
+
+def _ln(x: float) -> float:
+    with localcontext(prec=_DIGITS):
+        return float(Decimal(x).ln())
+
+
+def _exp(y: float) -> float:
+    with localcontext(prec=_DIGITS):
+        return float(Decimal(y).exp())
 
 
 @dataclass(frozen=True)
@@ -183,40 +266,57 @@ def candidates(space: list[Dimension], kinds: dict[str, type], n: int | None, rn
     return tuple(tuple((d.name, d.sample(rng, kinds[d.name])) for d in space) for _ in range(n))
 
 
+def n_trials(tuning: Tuning, space: list[Dimension], kinds: dict[str, type], n_stream: int) -> int:
+    """How many trials :func:`brackets` plans, counted without drawing or listing them:
+    the grid's size (``grid``, and ``halving`` without ``trials``), ``trials``
+    (``random``, ``halving``), or the sum over Hyperband's brackets.
+
+    >>> rate = Dimension("eta", low=0.001, high=10.0, log=True, steps=5)
+    >>> n_trials(Tuning("grid"), [rate, Dimension("alpha", (0.0, 1.0))], {"eta": float, "alpha": float}, 900)
+    10
+    >>> n_trials(Tuning("hyperband", min_budget=1), [rate], {"eta": float}, 81)
+    143
+    """
+    if tuning.method == "hyperband":
+        low, high = tuning.budgets(n_stream)
+        return sum(n for _, n in _hyperband_sizes(low, high, tuning.eta))
+    if tuning.method == "grid" or tuning.trials is None:
+        return math.prod(len(d.grid(kinds[d.name])) for d in space)
+    return tuning.trials
+
+
 def brackets(tuning: Tuning, space: list[Dimension], kinds: dict[str, type], n_stream: int,
              seed: np.random.SeedSequence) -> list[Bracket]:
     """The brackets of one tuned learner on a stream of ``n_stream`` training examples
     (the same in every split: the splits differ in which trials they promote).
 
     Halving's last rung is at ``max_budget`` and its first no lower than ``min_budget``,
-    with as many rungs as halving its trials takes (scikit-learn's ``"exhaust"``)."""
+    with as many rungs as halving its trials takes (scikit-learn's ``"exhaust"``); without
+    ``trials`` it runs the whole grid."""
     low, high = tuning.budgets(n_stream)
-    finite = all(d.choices is not None or d.steps is not None for d in space)
     rng = np.random.default_rng(seed)
     if tuning.method in ("grid", "random"):
         drawn = candidates(space, kinds, None if tuning.method == "grid" else tuning.trials, rng)
         return [Bracket(0, 0, drawn, (high,), (len(drawn),))]
     if tuning.method == "halving":
-        drawn = candidates(space, kinds, None if finite and tuning.trials is None else tuning.trials, rng)
+        drawn = candidates(space, kinds, tuning.trials, rng)
         budgets = halving_budgets(low, high, tuning.eta)
         sizes = rung_sizes(len(drawn), budgets, tuning.eta)
         return [Bracket(0, 0, drawn, budgets[len(budgets) - len(sizes):], sizes)]  # the last rung at high
-    return _hyperband(tuning, space, kinds, low, high, rng)
-
-
-def _hyperband(tuning: Tuning, space, kinds, low: int, high: int, rng: np.random.Generator) -> list[Bracket]:
-    """Li et al.'s brackets s = s_max, ..., 0: ``ceil((s_max + 1) / (s + 1) * eta**s)``
-    trials from budget ``high / eta**s``, each rung keeping ``1/eta``."""
-    eta = tuning.eta
-    s_max = int(math.floor(math.log(high / low, eta) + 1e-9))
     found, first = [], 0
-    for s in range(s_max, -1, -1):
-        n = int(math.ceil((s_max + 1) / (s + 1) * eta**s))
-        budgets = tuple(int(round(high / eta ** (s - i))) for i in range(s + 1))
-        drawn = candidates(space, kinds, n, rng)
-        found.append(Bracket(len(found), first, drawn, budgets, tuple(max(1, n // eta**i) for i in range(s + 1))))
+    for s, n in _hyperband_sizes(low, high, tuning.eta):
+        budgets = tuple(int(round(high / tuning.eta ** (s - i))) for i in range(s + 1))
+        keep = tuple(max(1, n // tuning.eta**i) for i in range(s + 1))
+        found.append(Bracket(len(found), first, candidates(space, kinds, n, rng), budgets, keep))
         first += n
     return found
+
+
+def _hyperband_sizes(low: int, high: int, eta: int) -> list[tuple[int, int]]:
+    """Li et al.'s brackets ``(s, n)``, s = s_max, ..., 0: ``n = ceil((s_max + 1) / (s + 1)
+    * eta**s)`` trials from budget ``high / eta**s``, each rung keeping ``1/eta``."""
+    s_max = int(math.floor(math.log(high / low, eta) + 1e-9))
+    return [(s, int(math.ceil((s_max + 1) / (s + 1) * eta**s))) for s in range(s_max, -1, -1)]
 
 
 def promote(losses: dict[int, float], keep: int) -> list[int]:
@@ -235,5 +335,5 @@ def _rank_value(loss: float) -> float:
     return math.inf if loss is None or loss != loss else loss
 
 
-__all__ = ["METHODS", "VALIDATIONS", "Bracket", "Dimension", "Tuning", "best", "brackets", "halving_budgets",
-           "promote", "rung_sizes"]
+__all__ = ["MAX_TRIALS", "METHODS", "VALIDATIONS", "Bracket", "Dimension", "Tuning", "best", "brackets", "ends",
+           "halving_budgets", "n_trials", "promote", "rung_sizes", "spaced"]

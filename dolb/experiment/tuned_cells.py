@@ -25,7 +25,7 @@ from dolb.errors import ConfigError
 from dolb.evaluation.cell import CellSpec, CellTrial
 from dolb.experiment.cells import CellGroup, cell_template, make_group, n_train_rows, params_label, spec_hash
 from dolb.experiment.pipeline import ExperimentSpec, Pipeline
-from dolb.experiment.search import Bracket, Dimension, Tuning, brackets
+from dolb.experiment.search import MAX_TRIALS, Bracket, Dimension, Tuning, brackets, n_trials
 from dolb.learners import learner_class
 from dolb.seeding import seed_for
 
@@ -94,11 +94,12 @@ def _plans(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, parts) 
             "tuning" if learner.tuning == experiment.tuning else f"learners[{index}].tuning")
         n_stream = _stream_length(learner.tuning, n_train, where)
         kinds = {d.name: learner_class(learner.learner).params[d.name].kind for d in learner.search}
+        at = f"{pipeline.path}: experiments.{experiment.name}.learners[{index}].search"
+        _check_size(learner.tuning, learner.search, kinds, n_stream, where, at)
         for number, (values, level) in enumerate(learner.configurations):
             template = cell_template(pipeline, experiment, dataset, parts, n_train, learner.learner, values, level)
             seed = seed_for(pipeline.seed, "tuning", experiment.name, index, number, learner.tuning.seed)
             found = tuple(brackets(learner.tuning, list(learner.search), kinds, n_stream, seed))
-            at = f"{pipeline.path}: experiments.{experiment.name}.learners[{index}].search"
             trial_params = _trial_params(learner.learner, values, found, at)
             yield TuningPlan(pipeline, experiment, index, dataset, parts, template, learner.search, found,
                              trial_params, n_train, n_stream)
@@ -112,6 +113,19 @@ def _trial_params(learner: str, values: dict[str, Any], found: tuple[Bracket, ..
         return {trial: check(values | bracket.config(trial)) for bracket in found for trial in bracket.trials}
     except ConfigError as exc:
         raise ConfigError(f"{at}: {exc}") from None
+
+
+def _check_size(tuning: Tuning, space: tuple[Dimension, ...], kinds: dict[str, type], n_stream: int,
+                tuning_at: str, search_at: str) -> None:
+    """ConfigError if the search plans more than :data:`~dolb.experiment.search.MAX_TRIALS`
+    trials per configuration, counted before any is drawn: at the ``tuning`` (key path
+    ``tuning_at``) for Hyperband's brackets, at the ``search`` (``search_at``) for a grid."""
+    count = n_trials(tuning, list(space), kinds, n_stream)
+    if count > MAX_TRIALS:
+        at, fewer = (f"{tuning_at}.min_budget", "a larger min_budget or eta") if tuning.method == "hyperband" \
+            else (search_at, "fewer steps or choices")
+        raise ConfigError(f"{at}: {tuning.method} plans {count:,} trials per configuration, over the bound of "
+                          f"{MAX_TRIALS:,} ({fewer})")
 
 
 def _stream_length(tuning: Tuning, n_train: int, at: str) -> int:

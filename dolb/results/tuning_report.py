@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,8 +48,9 @@ def tuning_table(experiment: str, metric: str, summary: pd.DataFrame, store: Res
         for name in sorted(c for c in found.columns if c.startswith("param_")):
             values = chosen[name].dropna()
             if len(values):
+                typed = values.convert_dtypes()  # whole numbers or true/false, where the column has empty rows
                 rows.append(common | {"parameter": name.removeprefix("param_"),
-                                      "chosen per split": ", ".join(f"{v:.4g}" for v in values),
+                                      "chosen per split": ", ".join(_shown(v) for v in typed),
                                       "spread": _spread(values.to_numpy())})
     if not rows:  # no split chose anything (every trial failed): the failures say why
         return None
@@ -82,6 +84,18 @@ def _listed(ranks: pd.DataFrame, row) -> tuple[str, float, float]:
 
 def _is_tuned(params: str) -> bool:
     return params.split(", ")[0] == TUNED
+
+
+def _shown(value: Any) -> str:
+    """A searched value as the table shows it: a number to 4 significant digits, a whole
+    number whole, true or false as TOML writes them, a name as it is."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value)).lower()
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return f"{value:.4g}"
+    return str(value)
 
 
 def _spread(values: np.ndarray) -> str:
