@@ -50,13 +50,14 @@ range's ``steps`` may ask for): a larger search is refused before anything is pl
 @dataclass(frozen=True)
 class Dimension:
     """One searched parameter: a list of ``choices``, or a range ``[low, high]``
-    (``log``: uniform in its logarithm); ``steps``: the grid points of a range.
+    (``log``: uniform in its logarithm); ``steps``: the grid points of a range, the only
+    values a search takes from it (it draws among them as among choices).
 
     A whole-number (``int``) parameter's range is that of the whole numbers inside
     ``[low, high]`` (:func:`ends`). Its grid spreads ``steps`` points over that range and
-    rounds each to the nearest whole number (halves up), without repeats; a draw takes
-    each whole number of the range alike, or, with ``log``, draws uniformly in the
-    logarithm over ``[low - 1/2, high + 1/2]`` of those whole numbers and rounds.
+    rounds each to the nearest whole number (halves up), without repeats; a draw from it
+    without ``steps`` takes each of its whole numbers alike, or, with ``log``, draws
+    uniformly in the logarithm over ``[low - 1/2, high + 1/2]`` and rounds.
     """
 
     name: str
@@ -81,7 +82,7 @@ class Dimension:
 
     def sample(self, rng: np.random.Generator, kind: type) -> Any:
         """One value drawn from ``rng``: one of the grid's values, each alike, if the
-        dimension is finite; else one of the range (see the class)."""
+        dimension is :attr:`finite`; else one of the range (see the class)."""
         if self.finite:
             points = self.grid(kind)
             return points[int(rng.integers(len(points)))]
@@ -123,14 +124,14 @@ def spaced(low: float, high: float, steps: int, log: bool) -> list[float]:
     """``steps`` points from ``low`` to ``high``, evenly spaced, or with ``log`` evenly in
     the logarithm: NumPy's ``linspace`` and ``geomspace`` (``10 ** linspace(log10 low,
     log10 high)``, the ends exactly ``low`` and ``high``) in the same double-precision
-    steps, but with the logarithm and the power computed by :mod:`decimal` (exact,
-    software arithmetic) and rounded once: the same bits on every machine, where
+    steps, but with the logarithm and the power computed by :mod:`decimal` (software
+    arithmetic, to 40 digits) and rounded once: the same bits on every machine, where
     NumPy's vectorised ``power`` differs in the last bit between processors.
 
     >>> spaced(0.0, 1.0, 5, False), spaced(0.001, 10.0, 5, True)
     ([0.0, 0.25, 0.5, 0.75, 1.0], [0.001, 0.01, 0.1, 1.0, 10.0])
     """
-    if steps == 1:
+    if steps == 1 or low == high:
         return [low]
     if log:
         inner = spaced(_log10(low), _log10(high), steps, False)[1:-1]
