@@ -82,9 +82,11 @@ def test_a_scale_record_keeps_every_run_by_worker_count():
 
 
 def _fake(tmp_path, bench, date, commit, repeats, ratio):
+    """A record measured on a quiet 2-core machine (whatever this one's load is now)."""
     record = new_record(bench, [measurement({"learner": "pa", "input": "dense"}, "examples/s", repeats)],
                         [{"labels": {"ratio": "bare / all"}, "unit": "ratio", "value": ratio}], command="dolb bench")
     record["date"], record["versions"]["git_commit"] = date, commit
+    record["machine"] |= {"load_average": 0.5, "cores": 2}
     return write_record(tmp_path, record)
 
 

@@ -39,6 +39,15 @@ def test_the_site_builds_strict_with_every_page(site):
     assert not (site / "hooks.py").exists()
 
 
+def test_a_study_tables_numbers_stay_whole(site):
+    """A browser breaks "4.4e-03" after its minus sign in a narrow column, unless told not to."""
+    page = (site / "studies" / "irma.html").read_text(encoding="utf-8")
+    assert '<td><span class="number">4.4e-03</span></td>' in page  # Table I
+    assert '<td>floor</td>\n<td><span class="number">1.0e-10</span></td>' in page  # RLS's Tikhonov term
+    assert '<link href="../css/tables.css" rel="stylesheet">' in page
+    assert ".number { white-space: nowrap; }" in (site / "css" / "tables.css").read_text(encoding="utf-8")
+
+
 def test_one_learner_page_for_every_learner_dolb_learners_lists(site, capsys):
     assert main(["learners", "--json"]) == 0
     listed = [record["name"] for record in json.loads(capsys.readouterr().out)]

@@ -349,3 +349,33 @@ def test_status_speaks_of_the_pipeline_last_run(small_pipeline, tmp_path, capsys
     capsys.readouterr()
     assert main(["status", str(out)]) == 0
     assert "60 cells stored, 0 failed (of the 60 cells of pipeline 'small-irma')" in capsys.readouterr().out
+
+
+def test_a_rerun_that_computes_nothing_starts_no_cluster(small_pipeline, tmp_path, monkeypatch, capsys):
+    from dolb.execution import sweep_client
+
+    started = []
+    connect = sweep_client.connect
+
+    def counted(*args, **kwargs):
+        started.append(args)
+        return connect(*args, **kwargs)
+
+    monkeypatch.setattr(sweep_client, "connect", counted)
+    out = tmp_path / "out"
+    first = run_sweep(small_pipeline, out, RunOptions(workers=1, progress=False))
+    parts = sorted(path.name for path in (out / "results").iterdir())
+    assert len(started) == 1 and first.n_computed == 60
+    again = run_sweep(small_pipeline, out, RunOptions(workers=1, progress=False))
+    assert len(started) == 1  # every cell was stored: no cluster
+    assert (again.n_cached, again.n_computed, again.n_failed, again.report) == (60, 0, 0, first.report)
+    assert sorted(path.name for path in (out / "results").iterdir()) == parts
+    record = read_records(ResultStore(out))[-1]
+    assert record["workers"] == {} and record["counts"]["computed"] == 0 and record["tasks"] == 0
+    assert main(["status", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "60 cells stored, 0 failed" in printed and printed.count("no workers: nothing to compute") == 1
+    assert "no workers: nothing to compute" in (out / "report" / "index.html").read_text()
+    (out / "results" / parts[-1]).unlink()  # a result lost: the next run computes it, on a cluster
+    resumed = run_sweep(small_pipeline, out, RunOptions(workers=1, progress=False))
+    assert len(started) == 2 and resumed.n_computed > 0 and resumed.report == first.report

@@ -24,7 +24,12 @@ from dolb.results.store import ResultStore
 from dolb.results.tables import read_results
 from tests.conftest import stored_values
 
-pytestmark = pytest.mark.e2e
+PATIENCE = 1800.0
+"""The longest a test waits for a sweep to reach a point or to end: a guard against a
+hang, not a speed limit (at a load of 20 on 2 cores, a cluster's start alone takes
+minutes, and a sweep of SLOW ten)."""
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(2 * PATIENCE)]
 
 # ~1,200 cells of a few ms each (a test evaluation at every example): a sweep that lasts
 # long enough on two workers to be hit in the middle.
@@ -87,7 +92,7 @@ def stored_count(folder):
     return CELLS_PER_PART * len(list(results.glob("part-*.parquet"))) if results.is_dir() else 0
 
 
-def when_stored(folder, count, action, timeout=120.0):
+def when_stored(folder, count, action, timeout=PATIENCE):
     """Run ``action`` in a thread as soon as ``count`` cells are stored in ``folder``."""
 
     def watch():
@@ -213,13 +218,19 @@ def dolb_run(pipeline, out, *extra):
     )
 
 
+def wait_for(condition, run: subprocess.Popen, pause: float = 0.005) -> None:
+    """Wait until ``condition()`` holds while ``run`` goes on (however long a busy machine
+    takes, up to :data:`PATIENCE`)."""
+    deadline = time.monotonic() + PATIENCE
+    while not condition() and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(pause)
+
+
 def run_until_stored(pipeline, out, cells: int) -> subprocess.Popen:
     """A `dolb run` in its own process group, once it has stored ``cells`` cells."""
     run = dolb_run(pipeline, out)
-    deadline = time.monotonic() + 120
-    while stored_count(out) < cells and time.monotonic() < deadline and run.poll() is None:
-        time.sleep(0.005)
-    assert run.poll() is None, "the sweep ended before it could be stopped"
+    wait_for(lambda: stored_count(out) >= cells, run)
+    assert run.poll() is None and stored_count(out) >= cells, "the sweep ended before it could be stopped"
     return run
 
 
@@ -246,16 +257,15 @@ def test_two_sweeps_on_one_folder(slow_pipeline, undisturbed, tmp_path):
     and writes nothing; the first stores what an undisturbed run stores."""
     out = tmp_path / "out"
     first = dolb_run(slow_pipeline, out)
-    deadline = time.monotonic() + 120
-    while not (out / ".lock.json").exists() and time.monotonic() < deadline and first.poll() is None:
-        time.sleep(0.01)
+    wait_for((out / ".lock.json").exists, first, pause=0.01)
+    assert first.poll() is None, "the first run ended before the second could start"
     holder = json.loads((out / ".lock.json").read_text())
     second = dolb_run(slow_pipeline, out)
-    _, err = second.communicate(timeout=300)
+    _, err = second.communicate(timeout=PATIENCE)
     assert second.returncode == 2, err
     last = err.strip().splitlines()[-1]  # (Dask may warn of its HTTP port first: issue of its own)
     assert last.startswith(f"dolb: error: {out}: in use by dolb run {holder['run_id']} (pid {holder['pid']} on ")
-    _, err = first.communicate(timeout=300)
+    _, err = first.communicate(timeout=PATIENCE)
     assert first.returncode == 0, err
     assert same_as(out, undisturbed)
     assert len(read_records(ResultStore(out))) == 1  # the second run recorded nothing
@@ -277,7 +287,7 @@ def test_ctrl_c_ends_with_one_line(slow_pipeline, tmp_path):
     out = tmp_path / "out"
     run = run_until_stored(slow_pipeline, out, 100)
     os.killpg(run.pid, signal.SIGINT)
-    _, err = run.communicate(timeout=120)
+    _, err = run.communicate(timeout=PATIENCE)
     assert run.returncode == 130, err
     lines = [line for line in err.splitlines() if "Port 8787 is already in use" not in line]
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err

@@ -1,5 +1,6 @@
 """Seeded synthetic generators: IRMA data, determinism, parameter checks, the disk cache."""
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -54,7 +55,7 @@ def test_train_statistics_and_noise_bounds():
 def test_test_part_is_the_noise_free_grid():
     X, y, about = generate("irma", SMALL, seed=0)["test"]
     np.testing.assert_array_equal(X[:, 0], np.linspace(0.0, 3.0, 101))
-    np.testing.assert_array_equal(y, X[:, 0] * np.exp(-X[:, 0] ** 2))
+    np.testing.assert_array_equal(y, [x * math.exp(-x * x) for x in X[:, 0]])  # the C library's exp
     assert about["part"] == "test"
     assert irma_target(np.array([1.0]))[0] == pytest.approx(np.exp(-1.0))
 

@@ -35,3 +35,16 @@ def test_ci_runs_the_readme_test_command_which_installs_the_lock():
     command = re.search(r"Run the tests:\n\n```bash\n(.+)\n```", readme).group(1)
     assert command == "python3 -m pip install -c requirements.lock -e '.[test]' && python3 -m pytest -q"
     assert command in (ROOT / ".ci" / "run").read_text().splitlines()
+
+
+def test_the_readme_says_how_to_install_what_builds_the_docs():
+    readme = (ROOT / "README.md").read_text()
+    build = "python3 -m pip install -c requirements.lock -e '.[docs]' && python3 -m mkdocs build --strict"
+    assert f"`{build}`" in readme  # where README tells how to build the site
+    assert "`mkdocs build" not in readme.replace(f"`{build}`", "")  # and nowhere without the install
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    locked = pins()
+    for text in extras["docs"]:
+        requirement = Requirement(text)
+        assert requirement.specifier.contains(locked[canonicalize_name(requirement.name)]), text
+        assert text in extras["test"]  # the tests build the site too

@@ -42,7 +42,9 @@ def test_a_marker_becomes_the_table_and_where_it_comes_from(tmp_path):
     write_table(tmp_path, toy())
     page = "Before.\n\n<!-- table: toy/means -->\n\nAfter.\n"
     rendered = render_markers(page, tmp_path)
-    assert "| perceptron | 3.1% | 12,000 |" in rendered and rendered.startswith("Before.") and "After." in rendered
+    numbers = '<span class="number">3.1%</span> | <span class="number">12,000</span>'  # each in one piece
+    assert f"| perceptron | {numbers} |" in rendered and rendered.startswith("Before.") and "After." in rendered
+    assert '| a \\| b | — | <span class="number">5</span> |' in rendered
     assert "written by `python3 scripts/toy.py` from `dolb run pipelines/toy.toml`" in rendered
     assert "benchmarks/studies/toy/means.json" in rendered
     assert render_markers("<!-- table: toy/means --> inline", tmp_path) == "<!-- table: toy/means --> inline"

@@ -146,11 +146,13 @@ def read_table(path: str | Path) -> dict:
     return record
 
 
-def _shown(value, spec: str) -> str:
+def _shown(value, spec: str, page: bool = False) -> str:
     if value is None:
         return "—"
     if isinstance(value, str):
         return value.replace("|", "\\|")
+    if page:  # in one piece: a browser would break "4.4e-03" after its minus sign
+        return f'<span class="number">{format(value, spec)}</span>'
     return format(value, spec)
 
 
@@ -162,12 +164,20 @@ def show_table(record: dict, folder: str | Path | None = None) -> None:
         print(f"written: {write_table(folder, record)}")
 
 
-def render_table(record: dict) -> str:
-    """The table of ``record`` in Markdown."""
+def render_table(record: dict, page: bool = False) -> str:
+    """The table of ``record`` in Markdown; for a page of the site (``page``), each
+    number in a ``<span class="number">``, which ``docs/css/tables.css`` keeps whole.
+
+    Examples
+    --------
+    >>> record = {"columns": [{"name": "x"}, {"name": "y", "format": ".1e"}], "rows": [["a", 0.0044]]}
+    >>> render_table(record, page=True).splitlines()[-1]
+    '| a | <span class="number">4.4e-03</span> |'
+    """
     specs = [column.get("format", "g") for column in record["columns"]]
     lines = ["| " + " | ".join(column["name"] for column in record["columns"]) + " |",
              "| " + " | ".join("---" for _ in specs) + " |"]
-    lines += ["| " + " | ".join(_shown(value, spec) for value, spec in zip(row, specs)) + " |"
+    lines += ["| " + " | ".join(_shown(value, spec, page) for value, spec in zip(row, specs)) + " |"
               for row in record["rows"]]
     return "\n".join(lines)
 
@@ -190,7 +200,7 @@ def render_markers(markdown: str, folder: str | Path, shown_folder: str = str(TA
         if not path.is_file():
             fail(str(path), f"no table record for the marker {match.group(0)}")
         record = read_table(path)
-        return f"{render_table(record)}\n\n{provenance(record, f'{shown_folder}/{study}/{name}.json')}"
+        return f"{render_table(record, page=True)}\n\n{provenance(record, f'{shown_folder}/{study}/{name}.json')}"
 
     return MARKER.sub(table, markdown)
 

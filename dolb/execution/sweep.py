@@ -3,7 +3,8 @@
 The client only coordinates. It plans the cells as groups (one per configuration,
 whatever the number of splits), asks the result store which cells exist, and submits
 batches of cells (a bounded number at a time); the embedded cluster starts in the
-background once the pipeline is checked, while the client scans the result folder.
+background once the pipeline is checked and there are cells to compute (a rerun that
+finds every cell stored starts none).
 Each task runs its cells and writes its rows as one Parquet part into the result folder
 when the workers can reach it, or sends them back as one Arrow table for the client to
 append in large parts when they cannot. Datasets to generate or import are built as
@@ -233,7 +234,8 @@ def _sweep(pipeline_path: Path, out_dir, options: RunOptions, pipeline_text: str
 def _plan(pipeline_path: Path, out_dir, options: RunOptions, pipeline_text: str | None, cluster: SweepCluster,
           phases: Phases) -> _Plan:
     """Read and check the pipeline, open (or build) its datasets, and find the cells to
-    compute; start the embedded cluster once all is checked, while the folder is scanned."""
+    compute; start the embedded cluster once all is checked and there is something to
+    compute (into an empty folder, while the cells are listed)."""
     with phases("plan"):
         pipeline = load_pipeline(pipeline_path, pipeline_text)
         cluster.pin = pin_of(pipeline.arithmetic)
@@ -250,11 +252,14 @@ def _plan(pipeline_path: Path, out_dir, options: RunOptions, pipeline_text: str 
         if not options.force:
             check_owner(store, pipeline.name)
         refuse_if_held(store)
-    cluster.start()  # everything is checked: the embedded cluster starts while the client scans the folder
+    if not store.exists():  # every cell is to compute: the embedded cluster starts while their ids are listed
+        cluster.start()
     with phases("plan"):
         stored, failed = stored_cells(store)
         todo = cells_to_run(groups, stored, failed, options.retry_failed)
     plan = _Plan(pipeline, store, cache, groups, plans, stored, failed, todo)
+    if plan.has_work:  # a rerun that finds every cell stored starts no cluster
+        cluster.start()
     n_todo = sum(len(indices) for _, indices in todo)
     logger.info("%s: %d cells, %d stored, %d to compute%s; results in %s", pipeline.name, plan.n_cells,
                 plan.n_cells - n_todo - sum(p.n_splits for p in plans), n_todo, " and a tuning" if plans else "",

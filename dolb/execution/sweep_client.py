@@ -19,8 +19,8 @@ class SweepCluster:
     """The sweep's Dask client, its workers checked once.
 
     The embedded cluster (no scheduler, no cluster file) is started in the background by
-    :meth:`start`, once the pipeline is checked: its workers spawn, import dolb and join
-    while the client scans the result folder. Otherwise (a scheduler,
+    :meth:`start`, once the pipeline is checked and there is something to compute: its
+    workers spawn, import dolb and join while the client goes on. Otherwise (a scheduler,
     a cluster file, or datasets to build first) the cluster is reached on first use.
     :meth:`close` waits for a start under way, then closes.
     """
@@ -49,7 +49,7 @@ class SweepCluster:
         is ignored until it is up, as it is while any local cluster starts (see
         :func:`dolb.execution.cluster._local`): its worker processes inherit that, and
         only the client stops on Ctrl-C."""
-        if not self.embedded or self._client is not None:  # or started already, to build datasets
+        if not self.embedded or self._client is not None or self._starting is not None:  # or started already
             return
         if threading.current_thread() is threading.main_thread():
             self._sigint = signal.signal(signal.SIGINT, signal.SIG_IGN)

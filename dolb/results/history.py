@@ -119,7 +119,10 @@ def _kinds(record: dict[str, Any]) -> dict[str, int]:
 def machines(record: dict[str, Any]) -> str:
     """What did a run's arithmetic, one phrase per kind of worker: ``2 workers on AMD
     EPYC, openblas 0.3.31 Haswell x1, Numba znver5`` (a record of an older dolb, which
-    did not say: ``machines not recorded``)."""
+    did not say: ``machines not recorded``; a run that started none: ``no workers:
+    nothing to compute``)."""
+    if record.get("workers") == {}:
+        return "no workers: nothing to compute"
     kinds = _kinds(record)
     if not kinds:
         return "machines not recorded"

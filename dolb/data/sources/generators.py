@@ -42,6 +42,10 @@ class Generator(Source):
         ``size(params) -> bytes``: about how much memory ``make`` needs for checked
         parameters; parameters asking for more than this machine has are refused
         before anything is allocated.
+    revision : int
+        Raised by one whenever a change of the code changes the arrays the generator
+        makes for the same parameters and seed; from 1 on, part of the data cache's key,
+        so that a cache never serves arrays of an earlier revision.
 
     The other parameters are those of :class:`~dolb.data.sources.source.Source`.
     """
@@ -50,6 +54,7 @@ class Generator(Source):
 
     make: Callable[[dict[str, Any], np.random.Generator], Parts]
     size: Callable[[dict[str, Any]], float]
+    revision: int = 0
 
     def check_params(self, params: dict[str, Any]) -> dict[str, Any]:
         """The full parameter set, or ConfigError (also for one that would not fit in
@@ -146,7 +151,7 @@ def materialize(
     (with ``build=False``, only reuse: None when they are absent).
 
     The parts go to ``directory/<name>-<hash>/<part>``, where the hash covers the name,
-    the parameters with defaults filled in and the seed (a file a generator reads, such
+    the parameters with defaults filled in, the seed and the generator's revision (a file a generator reads, such
     as ``rcv1_resample``'s sample, by its name, size and SHA-256 instead of its path). The whole ``<name>-<hash>``
     directory is renamed into place once complete, so it is either absent or complete;
     when two processes build it at once, one rename wins and the other's copy is dropped.
@@ -161,6 +166,8 @@ def materialize(
     params = generator.check_params(params)
     sequence = seed_sequence(seed)
     identity = {"generator": name, "params": params, "seed": _describe_seed(sequence)}
+    if generator.revision:
+        identity["revision"] = generator.revision
     files = [key for key, declared in generator.params.items() if isinstance(declared, FilePath)]
     if files:  # a generator that reads files: keyed on their content, not on where they lie
         identity["params"] = {k: v for k, v in params.items() if k not in files}

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dolb.data.params import GenParam
+from dolb.data.sources import libm
 from dolb.data.sources.generators import GENERATORS, Generator
 from dolb.data.sources.source import Parts
 
@@ -45,7 +46,7 @@ def _sparse_text(params: dict[str, Any], rng: np.random.Generator) -> Parts:
     n_features = params["n_features"]
     words = _zipf_law(n_features, params["zipf"])
     mean_draws = _draws_for_distinct(words, np.array([params["nnz_per_row"]]))[0]
-    idf = 1.0 - np.log(-np.expm1(mean_draws * np.log1p(-words)))
+    idf = 1.0 - libm.log(-libm.expm1(mean_draws * libm.log1p(-words)))
     truth = np.where(rng.random(n_features) < TRUTH_DENSITY, rng.standard_normal(n_features), 0.0)
     X = _text_rows(words, idf, params["nnz_per_row"], params["n_rows"], rng)
     scores = X @ truth
@@ -78,7 +79,7 @@ def _zipf_law(n_features: int, exponent: float) -> np.ndarray:
     >>> _zipf_law(3, 1.0).round(3)
     array([0.545, 0.273, 0.182])
     """
-    weights = np.arange(1, n_features + 1, dtype=np.float64) ** -exponent
+    weights = libm.power(np.arange(1, n_features + 1, dtype=np.float64), -exponent)
     return weights / weights.sum()
 
 
@@ -92,9 +93,9 @@ def _draws_for_distinct(words: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     >>> _draws_for_distinct(np.full(1000, 0.001), np.array([1, 100])).round(1)
     array([  1. , 105.3])
     """
-    grid = np.geomspace(1, _MAX_DRAW_FACTOR * max(1, wanted.max()), 256)
-    stay = np.log1p(-words)
-    distinct = np.array([-np.expm1(m * stay).sum() for m in grid])
+    grid = libm.geomspace(1.0, float(_MAX_DRAW_FACTOR * max(1, wanted.max())), 256)
+    stay = libm.log1p(-words)
+    distinct = np.array([-libm.expm1(m * stay).sum() for m in grid])
     return np.maximum(1.0, np.interp(wanted, distinct, grid))
 
 
@@ -115,7 +116,7 @@ def _text_rows(words: np.ndarray, idf: np.ndarray, mean_nnz: float, n: int, rng)
     columns = ranks[starts]
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.add.reduceat(first, row_starts, dtype=np.int64), out=indptr[1:])
-    values = (1.0 + np.log(tf)) * idf[columns]
+    values = (1.0 + libm.log(tf)) * idf[columns]
     norms = np.sqrt(np.add.reduceat(values * values, indptr[:-1]))
     values /= np.repeat(norms, np.diff(indptr))
     return sp.csr_matrix((values, columns.astype(np.int32), indptr), shape=(n, n_features))
@@ -154,6 +155,7 @@ SPARSE_TEXT = Generator(
         "label_noise": GenParam(0.05, float, 0.0, "probability of flipping a label", high=1.0),
         "n_test": GenParam(0, int, 0, "rows of a test part from the same distribution"),
     },
+    revision=1,  # 1: exp, log, ... from the C library (libm), not NumPy's AVX-512 loops
     parts=("train", "test"),
     reference="synthetic: Zipf words, log-tf-idf rows (as in RCV1 LYRL2004), sparse linear truth",
 )
