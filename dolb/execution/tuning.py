@@ -26,6 +26,7 @@ import logging
 import math
 import numbers
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,14 +34,16 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from dolb.evaluation.run_cell import rung_state
 from dolb.execution.batches import Batch
 from dolb.execution.compute import CellRunner
 from dolb.execution.ready import ReadyCells
 from dolb.execution.tasks import TaskOutcome
-from dolb.experiment.cells import CellGroup, format_params
+from dolb.experiment.cells import CellGroup, cell_id, format_params
 from dolb.experiment.search import Bracket, best, promote
 from dolb.experiment.tuned_cells import TUNING_SUFFIX, TuningPlan, trial_group, tuned_group
 from dolb.results import query
+from dolb.results.states import CellStates
 from dolb.results.store import ResultStore
 from dolb.results.tuning_report import TUNING_FOLDER
 
@@ -85,13 +88,16 @@ def run_tuning(plans: list[TuningPlan], store: ResultStore, runner: CellRunner, 
     no tuning) beside them; cells in ``stored`` are not run (a chosen configuration's
     cell in ``failed`` neither, unless ``retry_failed``). Return what the tuning did,
     its decisions and the chosen cells that ran."""
-    run = TuningRun(plans, ReadyCells(runner.batch_examples, runner.n_workers), stored, failed, retry_failed,
-                    lambda: trial_losses(store))
-    for group, indices in sorted(untuned, key=lambda item: -item[0].n_train):  # the longest first
-        run.ready.add((UNTUNED,), group, indices)
-    run.start()
-    total = planned(plans)[0] + sum(plan.n_splits for plan in plans) + sum(len(i) for _, i in untuned)  # at most
-    runner.run(run.ready, total, run.taken)
+    states = CellStates(store) if runner.destination.keep_states else None
+    with ThreadPoolExecutor(max_workers=1) as forgetting:  # the trials' states, removed beside the run
+        run = TuningRun(plans, ReadyCells(runner.batch_examples, runner.n_workers), stored, failed, retry_failed,
+                        lambda: trial_losses(store),
+                        None if states is None else lambda keys: forgetting.submit(states.forget, keys))
+        for group, indices in sorted(untuned, key=lambda item: -item[0].n_train):  # the longest first
+            run.ready.add((UNTUNED,), group, indices)
+        run.start()
+        total = planned(plans)[0] + sum(plan.n_splits for plan in plans) + sum(len(i) for _, i in untuned)  # at most
+        runner.run(run.ready, total, run.taken)
     return run.finish()
 
 
@@ -146,12 +152,17 @@ class TuningRun:
         Run the chosen configurations' failed cells again.
     read_losses : callable
         The stored trials' losses by cell id and metric (read once, when one is needed).
+    forget : callable, optional
+        Removes the saved states of the names it is given: those no rung will start
+        from, as soon as a rung is decided (a rung's state once the next rung is done or
+        when its trial is not promoted). None: the workers keep no states.
     """
 
     def __init__(self, plans: list[TuningPlan], ready: ReadyCells, stored: set[str], failed: set[str],
-                 retry_failed: bool, read_losses: Callable[[], dict[tuple[str, str], float]]) -> None:
+                 retry_failed: bool, read_losses: Callable[[], dict[tuple[str, str], float]],
+                 forget: Callable[[list[str]], Any] | None = None) -> None:
         self.plans, self.ready, self.stored, self.failed = plans, ready, stored, failed
-        self.retry_failed, self.read_losses = retry_failed, read_losses
+        self.retry_failed, self.read_losses, self.forget = retry_failed, read_losses, forget
         self.stored_losses: dict[tuple[str, str], float] | None = None
         self.tuned = Tuned()
         self.rows: list[tuple[tuple, dict[str, Any]]] = []  # (order of today's waves, decision row)
@@ -219,6 +230,8 @@ class TuningRun:
             row = _decision(group.plan, self._trial_group(group, trial), group.split, group.losses[trial],
                             trial in kept)
             self.rows.append(((group.rung, group.index, group.bracket.index, group.split, trial), row))
+        if self.forget is not None:
+            self.forget(self._done_states(group, kept))
         if group.every_trial_failed:
             logger.warning("%s: split %d: every trial of bracket %d failed at rung %d", group.plan.label,
                            group.split, group.bracket.index, group.rung)
@@ -229,6 +242,17 @@ class TuningRun:
         else:
             self.finals.setdefault((group.index, group.split), {}).update(group.losses)
         self._end_bracket(group.index, group.split)
+
+    def _done_states(self, group: TuningGroup, kept: list[int]) -> list[str]:
+        """The states no rung of ``group`` will start from once its rung is decided: the
+        previous rung's of its trials (this rung is done; were it run again, it would
+        start anew, to the same bits) and this rung's of the trials not promoted."""
+        done = []
+        for trial in group.alive:
+            state = cell_id(self._trial_group(group, trial).template.tuning.state, group.split)
+            done += [rung_state(state, group.rung - 1)] if group.rung else []
+            done += [rung_state(state, group.rung)] if not group.last and trial not in kept else []
+        return done
 
     def _end_bracket(self, p: int, split: int) -> None:
         """One more bracket of ``split`` ended: when it was the last, the split chooses
