@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.append(str(ROOT))  # for tests/; dolb from PYTHONPATH (another version, to compare)
 
 LEARNER = ('learner = "sgd", params = { loss = "hinge", schedule = "sqrt", eta0 = 0.0003 }, '
            'search = { alpha = { low = 1e-5, high = 1000.0, log = true } }')
