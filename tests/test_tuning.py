@@ -207,13 +207,13 @@ def test_one_or_two_workers_and_a_kill_during_tuning_give_the_same_bits(problem,
 
 
 def test_plan_counts_a_tuning_and_builds_its_data_where_the_run_will(problem, capsys):
-    """``dolb plan`` says how many trial cells, examples and waves a tuning takes at most
+    """``dolb plan`` says how many trial cells, examples and rungs a tuning takes at most
     (6 trials learn 1,200 examples, 3 of them 1,200 more, in 3 splits) and builds the data
     into the run's ``--data-cache``."""
     cache = problem / "cache"
     assert main(["plan", str(write_pipeline(problem)), "--out", str(problem / "out"), "--data-cache", str(cache)]) == 0
     printed = capsys.readouterr().out
-    assert "tuning: at most 27 trial cells in 2 waves (32,400 training examples" in printed, printed
+    assert "tuning: at most 27 trial cells in 2 rungs (32,400 training examples" in printed, printed
     assert "then 3 cells of the chosen configurations" in printed
     assert any(cache.iterdir()) and not (problem / "out").exists()
 

@@ -165,7 +165,7 @@ class TuningRun:
         self.retry_failed, self.read_losses, self.forget = retry_failed, read_losses, forget
         self.stored_losses: dict[tuple[str, str], float] | None = None
         self.tuned = Tuned()
-        self.rows: list[tuple[tuple, dict[str, Any]]] = []  # (order of today's waves, decision row)
+        self.rows: list[tuple[tuple, dict[str, Any]]] = []  # (rung, plan, bracket, split, trial), decision row
         self.running: dict[str, tuple[TuningGroup, int]] = {}  # a trial cell's id -> its group and trial
         self.open_brackets: dict[tuple[int, int], int] = {}  # (plan, split) -> brackets not ended
         self.finals: dict[tuple[int, int], dict[int, float]] = {}  # (plan, split) -> last rungs' losses
@@ -313,16 +313,16 @@ def trial_losses(store: ResultStore) -> dict[tuple[str, str], float]:
 def planned(plans: list[TuningPlan]) -> tuple[int, int, int]:
     """The trial cells of ``plans`` (every rung of every bracket, every split), the
     training examples they learn (a promoted trial continues from its previous rung),
-    and the waves they take; the chosen configurations' cells are not counted."""
-    n_cells = examples = waves = 0
+    and the rungs they take at most; the chosen configurations' cells are not counted."""
+    n_cells = examples = rungs = 0
     for plan in plans:
         for bracket in plan.brackets:
             starts = (0, *bracket.budgets)
             for rung, kept in enumerate(bracket.keep):
                 n_cells += kept * plan.n_splits
                 examples += kept * plan.n_splits * (bracket.budgets[rung] - starts[rung])
-            waves = max(waves, len(bracket.keep))
-    return n_cells, examples, waves
+            rungs = max(rungs, len(bracket.keep))
+    return n_cells, examples, rungs
 
 
 def first_wave(plans: list[TuningPlan]) -> Todo:
