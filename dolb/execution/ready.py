@@ -2,9 +2,11 @@
 takes them: the batch source of a sweep's tuning (see :mod:`dolb.execution.tuning`).
 
 Cells are added with a rank and taken lowest rank first (a tuning ranks the cells that
-end a chain of rungs before those that start one). A batch takes the ready cells in that
-order up to 1 / (:data:`~dolb.execution.batches.GUIDED_SHARE` × workers) of the ready
-work (guided self-scheduling over what is ready), no less than
+end a chain of rungs before those that start one); the first entry of a rank is its
+class. A batch takes the ready cells in that order up to 1 /
+(:data:`~dolb.execution.batches.GUIDED_SHARE` × workers) of the ready work of its first
+cell's class (guided self-scheduling over what is ready: a class of many cells that no
+one waits for does not make the batches of a short class coarse), no less than
 :data:`~dolb.execution.batches.MIN_TASK_SECONDS` of estimated work once cells have been
 timed, and at most ``max_examples`` training examples; a cell larger than that runs
 alone. The timings are kept across everything this source cuts (the rungs of a
@@ -18,8 +20,8 @@ Examples
 >>> small, large = G(n_train=10), G(n_train=100)
 >>> ready.add((1,), small, np.arange(40))
 >>> ready.add((0,), large, np.arange(2))
->>> [[(g.n_train, len(i)) for g, i in batch] for batch in ready]  # rank (0,) first; half the ready work each
-[[(100, 2), (10, 10)], [(10, 15)], [(10, 7)], [(10, 4)], [(10, 2)], [(10, 1)], [(10, 1)]]
+>>> [[(g.n_train, len(i)) for g, i in batch] for batch in ready]  # class 0 first; half of its class's ready work
+[[(100, 1)], [(100, 1)], [(10, 20)], [(10, 10)], [(10, 5)], [(10, 2)], [(10, 1)], [(10, 1)], [(10, 1)]]
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ class ReadyCells:
         self.max_examples, self.n_workers = max_examples, n_workers
         self.heap: list = []
         self.order = itertools.count()  # ties of rank keep the order cells were added in
-        self.sizes = Counter()  # a cell's training examples -> ready cells of that size
+        self.sizes: dict = {}  # a class -> a cell's training examples -> ready cells of that size
         self.paces = Batcher([], max_examples, n_workers)  # a batcher of no cells: the timings only
         self.cut = 0
         """Batches cut so far."""
@@ -60,7 +62,7 @@ class ReadyCells:
         """Make the cells of ``group`` at split ``indices`` ready, with ``rank``."""
         if len(indices):
             heapq.heappush(self.heap, (rank, next(self.order), group, indices))
-            self.sizes[group.n_train] += len(indices)
+            self.sizes.setdefault(rank[0], Counter())[group.n_train] += len(indices)
 
     def took(self, paces: Paces) -> None:
         """Finished cells took this long (see :meth:`Batcher.took`)."""
@@ -76,7 +78,7 @@ class ReadyCells:
     def __next__(self) -> Batch:
         if not self.heap:
             raise StopIteration
-        ready = sum(count * self._work(size) for size, count in self.sizes.items())
+        ready = sum(count * self._work(size) for size, count in self.sizes[self.heap[0][0][0]].items())
         room = ready / (GUIDED_SHARE * self.n_workers)
         if self.paces.timed:
             room = max(room, MIN_TASK_SECONDS)
@@ -98,7 +100,7 @@ class ReadyCells:
                 batch[-1] = (group, np.concatenate([batch[-1][1], indices[:fits]]))
             else:
                 batch.append((group, indices[:fits]))
-            self.sizes[size] -= fits
+            self.sizes[rank[0]][size] -= fits
             room -= fits * work
             examples += fits * size
         self.cut += 1
