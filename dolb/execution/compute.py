@@ -62,8 +62,8 @@ def compute(
 
     ``batches`` may have no batch ready while tasks run (its ``next`` then stops) and
     more once ``taken`` has been told a task's outcome: the computation ends when no
-    task runs and no batch is ready (:class:`dolb.execution.rungs.TuningRun` is such
-    a source)."""
+    task runs and no batch is ready (a tuning's :class:`~dolb.execution.ready.ReadyCells`
+    is such a source, told by :meth:`~dolb.execution.tuning.TuningRun.taken`)."""
     batch_of = {}
     writer = ClientWriter(store, destination)
     queue = as_completed()
