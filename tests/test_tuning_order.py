@@ -4,11 +4,12 @@ other split's rungs nor choice, and the decisions are those of a run without the
 The cluster runs in this process (worker threads), so that a hook around each cell can
 hold every first-rung trial of one split until the other splits have run their chosen
 configurations: with a barrier between rungs that never happens (the hook then lets go
-after a minute, and the order of events shows the barrier). The trials' saved states are
-removed as their rungs are decided: none is left for the end of the run."""
+after three minutes, and the order of events shows the barrier). The trials' saved
+states are removed as their rungs are decided: none is left for the end of the run."""
 
 import threading
 
+import dask
 import pandas as pd
 from distributed import LocalCluster
 
@@ -38,7 +39,7 @@ class Timeline:
         kind = "trial" if spec.tuning is not None else "chosen" if spec.tuned is not None else "untuned"
         split, rung = spec.split.index, None if spec.tuning is None else spec.tuning.rung
         if (kind, split, rung) == ("trial", HELD, 0):
-            self.others_chosen.wait(timeout=60)  # a barrier would hold the others: let go, for the check to fail
+            self.others_chosen.wait(timeout=180)  # a barrier would hold the others: let go, for the check to fail
         self._note("start", kind, split, rung)
         result = self.run_cell(cell, states)
         self._note("end", kind, split, rung)
@@ -68,7 +69,9 @@ def test_a_held_split_holds_back_no_other_split(problem, monkeypatch):  # noqa: 
     left = []
     tidy = sweep._tidy_states
     monkeypatch.setattr(sweep, "_tidy_states", lambda store: left.extend(CellStates(store).files()) or tidy(store))
-    with LocalCluster(n_workers=8, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
+    with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}), \
+            LocalCluster(n_workers=8, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
+        # a worker is sent a task only once it is free: none waits behind a held cell
         summary = run_sweep(path, problem / "held", RunOptions(scheduler=cluster.scheduler_address, progress=False))
     assert summary.ok and left == []  # the trials' states were removed as the rungs were decided
     held_done = timeline.last("end", "trial", HELD, 0)
