@@ -180,25 +180,25 @@ def test_the_test_part_never_enters_tuning(problem):
 
 
 def test_one_or_two_workers_and_a_kill_during_tuning_give_the_same_bits(problem, monkeypatch):
-    from dolb.execution import compute
+    from dolb.execution.gather import ClientWriter
 
     path = write_pipeline(problem, method="hyperband", extra=", max_budget = 1600")
     run_sweep(path, problem / "two", RunOptions(workers=2, progress=False))
-    calls = []
-    original = compute.CellRunner.__call__
+    taken = []
+    original = ClientWriter.take
 
-    def killed_at_second_wave(self, todo):
-        calls.append(len(todo))
-        if len(calls) == 2:
-            raise KeyboardInterrupt  # the client is killed once the first rung is stored
-        return original(self, todo)
+    def killed_midway(self, outcome, batch):
+        taken.append(outcome.n_cells)
+        if len(taken) == 3:
+            raise KeyboardInterrupt  # the client is killed with some trials stored, others running
+        return original(self, outcome, batch)
 
-    monkeypatch.setattr(compute.CellRunner, "__call__", killed_at_second_wave)
+    monkeypatch.setattr(ClientWriter, "take", killed_midway)
     with pytest.raises(KeyboardInterrupt):
         run_sweep(path, problem / "one", RunOptions(workers=1, progress=False))
-    monkeypatch.setattr(compute.CellRunner, "__call__", original)
+    monkeypatch.setattr(ClientWriter, "take", original)
     summary = run_sweep(path, problem / "one", RunOptions(workers=1, progress=False))
-    assert summary.ok
+    assert summary.ok and 0 < summary.tuning["computed"] < summary.tuning["cells"]  # some trials were read
     assert_same(problem / "two", problem / "one")
     pd.testing.assert_frame_equal(decisions(problem / "two"), decisions(problem / "one"), check_exact=True)
     assert decisions(problem / "one").bracket.nunique() == 5  # log2(1600/100) = 4: brackets s = 4..0
@@ -207,13 +207,13 @@ def test_one_or_two_workers_and_a_kill_during_tuning_give_the_same_bits(problem,
 
 
 def test_plan_counts_a_tuning_and_builds_its_data_where_the_run_will(problem, capsys):
-    """``dolb plan`` says how many trial cells, examples and waves a tuning takes at most
+    """``dolb plan`` says how many trial cells, examples and rungs a tuning takes at most
     (6 trials learn 1,200 examples, 3 of them 1,200 more, in 3 splits) and builds the data
     into the run's ``--data-cache``."""
     cache = problem / "cache"
     assert main(["plan", str(write_pipeline(problem)), "--out", str(problem / "out"), "--data-cache", str(cache)]) == 0
     printed = capsys.readouterr().out
-    assert "tuning: at most 27 trial cells in 2 waves (32,400 training examples" in printed, printed
+    assert "tuning: at most 27 trial cells in 2 rungs (32,400 training examples" in printed, printed
     assert "then 3 cells of the chosen configurations" in printed
     assert any(cache.iterdir()) and not (problem / "out").exists()
 
@@ -307,10 +307,8 @@ class MemoryStates(dict):
         self.pop(key, None)
 
 
-def test_a_rung_from_scratch_equals_the_rung_continued_from_its_state(tmp_path):
-    """Progressive validation sums real-valued losses block by block: a rung started anew
-    (its state lost) learns the stream in the rungs' pieces, so its online loss is the
-    continued rung's to the bit (learned in one piece, the last bits differ)."""
+def progressive_plan(tmp_path):
+    """A halving of NGD's step size on progressive validation, IRMA regression, 2 splits."""
     path = tmp_path / "regression.toml"
     path.write_text(textwrap.dedent("""
         [pipeline]
@@ -329,7 +327,14 @@ def test_a_rung_from_scratch_equals_the_rung_continued_from_its_state(tmp_path):
         tuning = { method = "halving", min_budget = 1000, eta = 2, validation = "progressive", max_budget = 9000 }
     """))
     pipeline = load_pipeline(path)
-    plan = tuning_plans(pipeline, open_datasets(pipeline, data_cache(None)))[0]
+    return tuning_plans(pipeline, open_datasets(pipeline, data_cache(None)))[0]
+
+
+def test_a_rung_from_scratch_equals_the_rung_continued_from_its_state(tmp_path):
+    """Progressive validation sums real-valued losses block by block: a rung started anew
+    (its state lost) learns the stream in the rungs' pieces, so its online loss is the
+    continued rung's to the bit (learned in one piece, the last bits differ)."""
+    plan = progressive_plan(tmp_path)
     bracket = plan.brackets[0]
     assert bracket.budgets == (4500, 9000) and bracket.keep == (4, 2)
     for split in range(2):
@@ -339,3 +344,19 @@ def test_a_rung_from_scratch_equals_the_rung_continued_from_its_state(tmp_path):
         anew = run_cell(trial_group(plan, bracket, 0, 1).cell(split))
         assert anew["timing"]["resumed_from"] == 0
         assert anew["metrics"]["online"]["online_loss"] == continued[1]["metrics"]["online"]["online_loss"]
+
+
+def test_a_rung_run_again_starts_from_the_state_its_previous_rung_left(tmp_path):
+    """A rung whose result was lost after it left its state (its client killed before
+    the part was stored) runs again from its previous rung's state, not from the one it
+    left itself: the same values, and its next rung continues as before."""
+    plan = progressive_plan(tmp_path)
+    bracket = plan.brackets[0]
+    states = MemoryStates()
+    rungs = [trial_group(plan, bracket, 0, rung).cell(1) for rung in range(2)]
+    first = run_cell(rungs[0], states)
+    again = run_cell(rungs[0], states)
+    assert again["metrics"] == first["metrics"] and again["timing"]["resumed_from"] == 0
+    continued = run_cell(rungs[1], states)
+    assert continued["timing"]["resumed_from"] == 4500
+    assert run_cell(rungs[1], states)["metrics"] == continued["metrics"]  # the last rung, run again too

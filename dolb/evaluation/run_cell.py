@@ -312,9 +312,21 @@ def _leave_states(cell: Cell, states: StateKeeper | None, progress: Progress, dr
     """What a finished cell leaves: a tuning trial's rung the state its next rung starts
     from; its own saved states dropped."""
     if states is not None and cell.trial_state is not None and cell.spec.tuning.save:
-        saved_states.save_state(states, cell.trial_state, progress.state())
+        saved_states.save_state(states, rung_state(cell.trial_state, cell.spec.tuning.rung), progress.state())
     if drop_own:
         states.drop(cell.id)
+
+
+def rung_state(trial_state: str, rung: int) -> str:
+    """The name of the state a tuning trial leaves at ``rung`` for the next (its
+    ``trial_state``, then the rung). Each rung has its own: a rung run again (its
+    result lost with a client killed before it was committed) starts from its previous
+    rung's state, which no later rung has replaced.
+
+    >>> rung_state("0a1b", 2)
+    '0a1br2'
+    """
+    return f"{trial_state}r{rung}"
 
 
 def _start(cell: Cell, states: StateKeeper | None, n_train: int, n_features: int) -> tuple[Progress, bool]:
@@ -325,7 +337,8 @@ def _start(cell: Cell, states: StateKeeper | None, n_train: int, n_features: int
     state = load_state(states if cell.state_every is not None else None, cell.id)
     if state is not None:
         return Progress.from_state(state), True
-    state = load_state(states, cell.trial_state) if cell.trial_state is not None else None
+    rung = None if cell.trial_state is None else cell.spec.tuning.rung
+    state = load_state(states, rung_state(cell.trial_state, rung - 1)) if rung else None
     if state is not None:
         return Progress.from_state(state | {"values": {}, "next_cp": 0}), False
     return Progress(_new_learner(spec, n_features, n_train), {}), False

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import uuid
+from collections.abc import Callable
 
 import numpy as np
 from distributed import as_completed
@@ -13,7 +14,7 @@ from tqdm import tqdm
 
 from dolb.errors import StorageError
 from dolb.evaluation.saved_states import add_saves
-from dolb.execution.batches import Batcher
+from dolb.execution.batches import Batch, Batcher
 from dolb.execution.gather import ClientWriter
 from dolb.execution.lost_workers import run_on_workers
 from dolb.execution.phases import Phases
@@ -52,27 +53,33 @@ def gather_mode(client, store: ResultStore, gather: str) -> str:
 
 def compute(
     client, batches: Batcher, total: int, destination: Destination, store: ResultStore, n_workers: int,
-    progress: bool, phases: Phases,
+    progress: bool, phases: Phases, taken: Callable[[Batch, TaskOutcome], None] | None = None,
 ) -> tuple[int, dict[str, float]]:
     """Submit batches (a bounded number at a time, cut as they are submitted) and take
     their outcomes as they come, telling ``batches`` how long each took; return the
     number of failed cells and the states their cells saved (tasks that died tell
-    none). ``total``: the cells, for the progress bar."""
+    none). ``total``: the cells, for the progress bar.
+
+    ``batches`` may have no batch ready while tasks run (its ``next`` then stops) and
+    more once ``taken`` has been told a task's outcome: the computation ends when no
+    task runs and no batch is ready (a tuning's :class:`~dolb.execution.ready.ReadyCells`
+    is such a source, told by :meth:`~dolb.execution.tuning.TuningRun.taken`)."""
     batch_of = {}
     writer = ClientWriter(store, destination)
+    queue = as_completed()
 
-    def submit_next(queue) -> None:
-        batch = next(batches, None)
-        if batch is not None:
+    def fill() -> None:
+        while queue.count() < IN_FLIGHT_PER_WORKER * n_workers:
+            batch = next(batches, None)
+            if batch is None:
+                return
             future = client.submit(run_batch, batch, destination, pure=False, retries=2)
             batch_of[future.key] = batch
             queue.add(future)
 
-    queue = as_completed()
     n_failed, saves = 0, {}
     with tqdm(total=total, unit="cell", disable=not progress, file=sys.stderr) as bar, phases("compute"):
-        for _ in range(IN_FLIGHT_PER_WORKER * n_workers):
-            submit_next(queue)
+        fill()
         for future in queue:
             batch = batch_of.pop(future.key)
             try:
@@ -83,7 +90,9 @@ def compute(
             if outcome.storage_error:
                 raise StorageError(outcome.storage_error)
             batches.took(outcome.paces)  # none from a task that died
-            submit_next(queue)
+            if taken is not None:
+                taken(batch, outcome)
+            fill()
             with phases("write"):
                 writer.take(outcome, batch)
             n_failed += len(outcome.failures)
@@ -95,8 +104,9 @@ def compute(
 
 
 class CellRunner:
-    """Runs lists of cells on the cluster, one after another (a sweep's tuning waves,
-    then its cells), and counts what they did in all."""
+    """Runs cells on the cluster: a list of them (:meth:`__call__`), or those a source
+    makes ready as outcomes come (:meth:`run`: a sweep's tuning); counts what they did
+    in all."""
 
     def __init__(self, client, destination: Destination, store: ResultStore, batch_examples: int, n_workers: int,
                  progress: bool, phases: Phases) -> None:
@@ -112,9 +122,13 @@ class CellRunner:
         # last ones are short, so no worker idles long at the end
         longest_first = sorted(todo, key=lambda item: -item[0].n_train)
         batches = Batcher(longest_first, self.batch_examples, n_workers=self.n_workers)
-        total = sum(len(indices) for _, indices in todo)
+        return self.run(batches, sum(len(indices) for _, indices in todo))
+
+    def run(self, batches, total: int, taken: Callable[[Batch, TaskOutcome], None] | None = None) -> int:
+        """Run the cells ``batches`` cuts (see :func:`compute`; ``total``: the cells, for
+        the progress bar); return how many failed."""
         n_failed, saves = compute(self.client, batches, total, self.destination, self.store, self.n_workers,
-                                  self.progress, self.phases)
+                                  self.progress, self.phases, taken)
         self.n_failed += n_failed
         self.n_tasks += batches.cut
         add_saves(self.saves, saves)

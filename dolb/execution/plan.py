@@ -41,7 +41,7 @@ class Plan:
     estimated_seconds: float
     workers: int
     tuning: tuple[int, int, int, int] = (0, 0, 0, 0)
-    """Trial cells, their training examples and waves (:func:`dolb.execution.tuning.planned`),
+    """Trial cells, their training examples and rungs (:func:`dolb.execution.tuning.planned`),
     and the cells of the configurations the tuning will choose."""
 
     def describe(self) -> str:
@@ -52,8 +52,8 @@ class Plan:
             f"({self.examples_todo:,} training examples)",
         ]
         if self.tuning[0]:
-            trials, examples, waves, chosen = self.tuning
-            lines.append(f"tuning: at most {trials} trial cells in {waves} waves ({examples:,} training examples; "
+            trials, examples, rungs, chosen = self.tuning
+            lines.append(f"tuning: at most {trials} trial cells in {rungs} rungs ({examples:,} training examples; "
                          f"those stored are read, not run), then {chosen} cells of the chosen configurations")
         if self.n_todo or self.tuning[0]:
             lines.append(

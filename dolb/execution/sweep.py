@@ -311,11 +311,12 @@ def _compute(client, cluster: SweepCluster, plan: _Plan, schema, run_id: str, op
                  if options.performance_report else contextlib.nullcontext())
     cpu_started = time.process_time()
     with recording:
-        if plan.plans:
-            computed.tuned = run_tuning(plan.plans, store, runner, plan.stored)
+        if plan.plans:  # the tuning, the cells it chooses and every other cell, each as soon as it can
+            computed.tuned = run_tuning(plan.plans, store, runner, plan.stored, plan.failed, options.retry_failed,
+                                        plan.todo)
             write_decisions(store, plan.pipeline.name, computed.tuned)
-            plan.todo += computed.tuned.cells_to_run(plan.stored, plan.failed, options.retry_failed)
-        if plan.todo:
+            plan.todo += computed.tuned.todo
+        elif plan.todo:
             runner(plan.todo)
     computed.client_cpu = time.process_time() - cpu_started
     if mode == "workers":  # they can reach the folder: they draw the reports, in parallel

@@ -69,6 +69,9 @@ class TaskOutcome:
     a task that died)."""
     state_saves: dict[str, float] = field(default_factory=dict)
     """The states its cells saved (:data:`~dolb.evaluation.saved_states.STATE_SAVES`)."""
+    losses: dict[str, float] = field(default_factory=dict)
+    """The validation loss of each tuning trial's cell that ran (:func:`trial_loss`), by
+    cell id: the client decides a rung from these, without reading the parts."""
 
 
 def worker_name() -> str:
@@ -123,6 +126,8 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
                 rows.add_failed(cell.id, where, stored)
             else:  # a failed cell may stop at once: it tells nothing of the pace
                 add_saves(outcome.state_saves, result["timing"])
+                if cell.spec.tuning is not None:
+                    outcome.losses[cell.id] = trial_loss(result, cell.spec.metrics[0])
                 cells, seconds = outcome.paces.get(group.n_train, (0, 0.0))
                 outcome.paces[group.n_train] = (cells + 1, seconds + time.perf_counter() - started)
             outcome.n_cells += 1
@@ -135,6 +140,17 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
     else:
         outcome.rows = to_ipc(table)
     return outcome
+
+
+def trial_loss(result: dict, metric: str) -> float:
+    """A tuning trial's validation loss: the value of ``metric`` its result row holds
+    (the last one, were there several: as a key of the stored rows keeps), NaN if none.
+
+    >>> trial_loss({"metrics": {"online": {"n": [3.0]}, "last": {"test_error": [0.25]}}}, "test_error")
+    0.25
+    """
+    found = [v for values in result["metrics"].values() for v in values.get(metric, ()) if v is not None]
+    return float(found[-1]) if found else float("nan")
 
 
 def to_ipc(table: pa.Table) -> bytes:

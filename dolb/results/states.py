@@ -19,6 +19,8 @@ Examples
 >>> states.save("c1", b"one"); states.save("c1", b"two")
 >>> states.load("c1"), len(states.files())  # the state and its pointer
 (b'two', 2)
+>>> states.forget(["c1"]); states.load("c1"), states.files()
+(None, [])
 """
 
 from __future__ import annotations
@@ -96,6 +98,16 @@ class CellStates:
         if self.store.fs.exists(pointer):
             self.store.fs.rm_file(pointer)
         self._remove(lambda file: owner(file) == cell_id)
+
+    def forget(self, keys: list[str]) -> None:
+        """Remove the states of ``keys`` (none will be resumed from), each by its
+        pointer's name: the pointer first, then the state it names, without listing the
+        folder (a save stopped midway is left to :meth:`keep_only`)."""
+        for key in keys:
+            name = self._pointed(key)
+            for file in (f"{key}.json", name):
+                if file is not None and self.store.fs.exists(f"{self.folder}/{file}"):
+                    self.store.fs.rm_file(f"{self.folder}/{file}")
 
     def keep_only(self, cell_ids: set[str]) -> int:
         """Remove every file but the states of ``cell_ids`` that their pointers name
