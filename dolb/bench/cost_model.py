@@ -63,7 +63,7 @@ class Prediction:
 
 
 def predict(cells: np.ndarray, slots: int, tasks: int, costs: Costs, cores: float | None = None,
-            waves: int = 1) -> Prediction:
+            waves: int = 1, speed: float = 1.0) -> Prediction:
     """The compute phase of a sweep (see the module's model).
 
     Parameters
@@ -81,6 +81,10 @@ def predict(cells: np.ndarray, slots: int, tasks: int, costs: Costs, cores: floa
     waves : int
         Waves of tasks one after another, each waiting for the last and for the
         client's pause between them (a tuning's rungs).
+    speed : float
+        The share of a core a process gets when it wants one: 1 on a quiet machine; on
+        a busy one less, and every CPU second of the engine's takes ``1 / speed``
+        seconds.
 
     Examples
     --------
@@ -104,18 +108,25 @@ def predict(cells: np.ndarray, slots: int, tasks: int, costs: Costs, cores: floa
 
     >>> round(predict(np.ones(100), 10, 20, Costs(0.001, 0.010, 0.005, 0.010, wave_pause=2.0), waves=3).seconds, 6)
     15.84
+
+    Each process getting a tenth of a core, the client's 0.3 s take 3 s, the ends
+    10 × 0.15 / 2 + (1 + 0.1) / 2 = 1.3 s, the slots (100 + 10) / 10 = 11 s:
+
+    >>> slow = predict(np.ones(100), 10, 20, Costs(0.001, 0.010, 0.005, 0.010), speed=0.1)
+    >>> round(slow.bounds["client"], 6), round(slow.seconds, 6)
+    (3.0, 12.3)
     """
     cells = np.asarray(cells, dtype=float)
     n, work = len(cells), float(cells.sum())
     client = n * costs.client_cell + tasks * costs.client_task
     scheduler = tasks * costs.scheduler_task
     workers = n * costs.worker_cell + tasks * costs.worker_task
-    bounds = {"slots": (work + workers) / slots, "client": client, "scheduler": scheduler}
+    bounds = {"slots": (work + workers / speed) / slots, "client": client / speed, "scheduler": scheduler / speed}
     if cores is not None:
         bounds["cores"] = (client + scheduler + workers) / cores
     limit = max(bounds, key=bounds.get)
-    per_task = max(costs.client_task + costs.client_cell * n / tasks, costs.scheduler_task)
-    ends = min(tasks, slots) * per_task / 2 + (work / n + costs.worker_cell) / 2
+    per_task = max(costs.client_task + costs.client_cell * n / tasks, costs.scheduler_task) / speed
+    ends = min(tasks, slots) * per_task / 2 + (work / n + costs.worker_cell / speed) / 2
     pauses = (waves - 1) * costs.wave_pause
     return Prediction(bounds[limit] + waves * ends + pauses, work / slots, limit, bounds)
 

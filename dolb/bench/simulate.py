@@ -56,6 +56,8 @@ TRIAL_CELLS = 13
 """Cells of a split of the tuned workload (9 + 3 trials, the chosen one)."""
 IDLE_SECONDS = 3.0
 """How long the idle cluster's CPU is measured before each run."""
+PROBE_SECONDS = 1.0
+"""How long the bench spins to see what share of a core a process gets."""
 SAMPLE_SECONDS = 0.1
 """How often the cluster's CPU and the scheduler's memory are sampled."""
 JOIN_SECONDS = 600
@@ -242,6 +244,16 @@ class Cluster:
                     process.wait()
 
 
+def core_share() -> float:
+    """The share of a core a busy thread gets now: CPU seconds over wall seconds of
+    :data:`PROBE_SECONDS` of spinning (about 1 on a quiet machine, less when other
+    work competes for the cores)."""
+    wall, cpu = time.perf_counter(), time.thread_time()
+    while time.perf_counter() - wall < PROBE_SECONDS:
+        pass
+    return min(1.0, (time.thread_time() - cpu) / (time.perf_counter() - wall))
+
+
 def slept_seconds(out: Path) -> float:
     """The seconds a run's cells slept, from its result store (each cell's ``slept``)."""
     import pyarrow.compute as pc
@@ -264,10 +276,12 @@ def measure_run(cluster: Cluster, workload: str, pipeline: Path, out: Path, env:
         ``scheduler`` and the ``workers``, the idle CPU rates (``scheduler_idle``,
         ``workers_idle``: seconds a second), ``client_rss`` and ``scheduler_rss``
         (peak, MiB), the ``waves`` of tasks, the seconds of ``pauses`` between them,
-        ``wall`` and the machine's ``load`` average (1 minute) as the run ended.
+        ``wall``, the machine's ``load`` average (1 minute) as the run ended and the
+        ``speed`` of the machine before it (:func:`core_share`).
     """
     before = cluster.sample()
-    time.sleep(IDLE_SECONDS)
+    speed = core_share()
+    time.sleep(max(0.0, IDLE_SECONDS - PROBE_SECONDS))
     after = cluster.sample()
     idle = [(after[i] - before[i]) / (after[0] - before[0]) for i in (1, 2)]
     argv = ["run", str(pipeline), "--out", str(out), "--scheduler", str(cluster.scheduler_file), "--no-progress"]
@@ -291,6 +305,7 @@ def measure_run(cluster: Cluster, workload: str, pipeline: Path, out: Path, env:
         "workers": workers_1 - workers_0, "scheduler_idle": idle[0], "workers_idle": idle[1],
         "client_rss": run["peak_rss"] / 2**20, "scheduler_rss": max(s[3] for s in cluster.samples) / 2**20,
         "waves": run["waves"], "pauses": compute - run["in_waves"], "wall": run["wall"], "load": os.getloadavg()[0],
+        "speed": speed,
     }
 
 

@@ -21,7 +21,7 @@ CORES = 2
 """The cores of the machine the simulated cluster runs on, for the model's check."""
 RUN_FIGURES = {"ideal": "s", "compute": "s", "client": "CPU s", "scheduler": "CPU s", "workers": "CPU s",
                "client_rss": "MiB", "scheduler_rss": "MiB", "cells": "cells", "tasks": "tasks", "parts": "parts",
-               "waves": "waves", "pauses": "s", "load": "load average"}
+               "waves": "waves", "pauses": "s", "load": "load average", "speed": "core share"}
 """What the record keeps of each run (see :func:`dolb.bench.simulate.measure_run`)."""
 CLUSTER_FIGURES = {"joined": "s", "start_cpu": "CPU s/process", "first_run": "s"}
 """... and of each cluster's start."""
@@ -51,9 +51,10 @@ def fitted_costs(found: list[dict[str, Any]]) -> Costs:
 
 def check_run(run: dict[str, Any], slots: int, costs: Costs):
     """The model's prediction of a measured run, on this machine's :data:`CORES`
-    cores (each cell the mean time its run's cells slept)."""
+    cores at the share of a core a process got before the run (each cell the mean
+    time its run's cells slept)."""
     cells = np.full(run["cells"], run["slept"] / run["cells"])
-    return predict(cells, slots, run["tasks"], costs, cores=CORES, waves=run["waves"])
+    return predict(cells, slots, run["tasks"], costs, cores=CORES, waves=run["waves"], speed=run.get("speed", 1.0))
 
 
 def study_cells(scale: dict | None) -> dict[str, float]:
