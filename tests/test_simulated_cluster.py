@@ -167,7 +167,7 @@ def _run(cells, tasks, slept, compute, client, waves=1, pauses=0.0):
     return {"cells": cells, "tasks": tasks, "parts": tasks, "slept": slept, "ideal": 0.0, "compute": compute,
             "efficiency": 0.0, "client": client, "scheduler": 0.004 * tasks, "workers": 0.002 * cells,
             "scheduler_idle": 0.0, "workers_idle": 0.0, "client_rss": 250.0, "scheduler_rss": 240.0,
-            "waves": waves, "pauses": pauses, "wall": compute + 5, "load": 3.0}
+            "waves": waves, "pauses": pauses, "wall": compute + 5, "load": 3.0, "speed": 1.0}
 
 
 def _found():
@@ -198,6 +198,8 @@ def test_the_record_round_trips_and_renders_its_page_and_figure(tmp_path):
     figures = {(d["labels"].get("workload"), d["labels"].get("slots"), d["labels"]["figure"]): d["value"]
                for d in record["derived"] if "workload" in d["labels"]}
     assert figures[("sweep", "8", "efficiency")] == pytest.approx(1 / 1.1)
+    # a core each, 8 slots: (300 + 400 × 2 ms) / 8 = 37.6 s, ends 8 × (5 + 4 × 1 ms) / 2 + (0.75 + 0.002) / 2
+    assert figures[("sweep", "8", "predicted efficiency, a core each")] == pytest.approx(37.5 / (37.6 + 0.036 + 0.376))
     study = [d for d in record["derived"] if d["labels"].get("study") == "cutoff_rcv1"]
     assert {d["labels"]["slots"] for d in study} == {"64", "256", "1000"}
     assert all(0 < d["value"] <= 1 for d in study if d["labels"]["figure"] == "predicted efficiency")
@@ -206,5 +208,5 @@ def test_the_record_round_trips_and_renders_its_page_and_figure(tmp_path):
     pages = performance_pages(tmp_path)
     page = pages["performance/simulated.md"]
     assert "![Efficiency against worker slots](simulated.png)" in page
-    assert "Limited by this machine's 2 cores" in page
+    assert "Limited by this machine (2 cores shared by client, scheduler and workers" in page
     assert pages["performance/simulated.png"][:8] == b"\x89PNG\r\n\x1a\n"

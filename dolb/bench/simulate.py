@@ -304,8 +304,8 @@ def measure_run(cluster: Cluster, workload: str, pipeline: Path, out: Path, env:
         "client": run["computed_cpu"] - run["submit_cpu"], "scheduler": scheduler_1 - scheduler_0,
         "workers": workers_1 - workers_0, "scheduler_idle": idle[0], "workers_idle": idle[1],
         "client_rss": run["peak_rss"] / 2**20, "scheduler_rss": max(s[3] for s in cluster.samples) / 2**20,
-        "waves": run["waves"], "pauses": compute - run["in_waves"], "wall": run["wall"], "load": os.getloadavg()[0],
-        "speed": speed,
+        "waves": run["waves"], "pauses": max(0.0, compute - run["in_waves"]), "wall": run["wall"],
+        "load": os.getloadavg()[0], "speed": speed,
     }
 
 

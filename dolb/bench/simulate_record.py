@@ -49,11 +49,14 @@ def fitted_costs(found: list[dict[str, Any]]) -> Costs:
     return Costs(client[0], client[1], sum(busy("scheduler")) / sum(tasks), worker[0], worker[1], pause)
 
 
-def check_run(run: dict[str, Any], slots: int, costs: Costs):
-    """The model's prediction of a measured run, on this machine's :data:`CORES`
-    cores at the share of a core a process got before the run (each cell the mean
-    time its run's cells slept)."""
+def check_run(run: dict[str, Any], slots: int, costs: Costs, here: bool = True):
+    """The model's prediction of a measured run (each cell the mean time its run's
+    cells slept): ``here``, on this machine's :data:`CORES` cores at the share of a
+    core a process got before the run; else with a core for each process, as on a
+    cluster."""
     cells = np.full(run["cells"], run["slept"] / run["cells"])
+    if not here:
+        return predict(cells, slots, run["tasks"], costs, waves=run["waves"])
     return predict(cells, slots, run["tasks"], costs, cores=CORES, waves=run["waves"], speed=run.get("speed", 1.0))
 
 
@@ -119,36 +122,42 @@ def as_record(found: list[dict[str, Any]], scale: dict | None) -> dict:
             labels = where | {"workload": workload}
             figures += [measurement(labels | {"figure": key}, unit, [run[key]]) for key, unit in RUN_FIGURES.items()]
             figures += [measurement(labels | {"figure": key}, "CPU s", [value]) for key, value in per_unit(run).items()]
-            model = check_run(run, slots["slots"], costs)
+            model, cluster = check_run(run, slots["slots"], costs), check_run(run, slots["slots"], costs, here=False)
             ratios += [derived(labels | {"limit": "", "figure": "efficiency"}, "ratio", run["efficiency"]),
                        derived(labels | {"limit": model.limit, "figure": "predicted efficiency"}, "ratio",
-                               model.efficiency)]
-    ratios += [derived({"part": part, "figure": "CPU per unit"}, "CPU s", value)
+                               model.efficiency),
+                       derived(labels | {"limit": cluster.limit, "figure": "predicted efficiency, a core each"},
+                               "ratio", cluster.efficiency)]
+    ratios += [derived({"part": part, "figure": "cost per unit"}, "s" if part == "wave_pause" else "CPU s", value)
                for part, value in vars(costs).items()]
     ratios += study_predictions(study_cells(scale), costs)
     return new_record(BENCH, figures, ratios)
 
 
+KINDS = {"efficiency": "measured", "predicted efficiency": "model, this machine",
+         "predicted efficiency, a core each": "model, a core each"}
+"""The lines of the figure, by the derived figure each draws."""
+
+
 def efficiency_figure(record: dict) -> bytes:
-    """The performance page's figure: measured and predicted efficiency against slots,
-    one line each per workload (PNG)."""
+    """The performance page's figure: efficiency against slots, measured and predicted
+    (on this machine, and with a core for each process), for each workload (PNG)."""
     from dolb.results.figure_style import LINE_STYLES, MARKERS, PALETTE, new_figure
 
     series: dict[tuple[str, str], dict[int, float]] = {}
     for figure in record["derived"]:
         labels = figure["labels"]
-        if labels.get("figure") in ("efficiency", "predicted efficiency") and "workload" in labels:
+        if labels.get("figure") in KINDS and "workload" in labels:
             series.setdefault((labels["workload"], labels["figure"]), {})[int(labels["slots"])] = figure["value"]
     canvas, axes = new_figure(width=6.5, height=4.2, layout="constrained")
     axis = axes[0, 0]
     workloads = sorted({workload for workload, _ in series})
     for (workload, kind), points in sorted(series.items()):
-        slots, i = sorted(points), workloads.index(workload)
-        predicted = kind.startswith("predicted")
+        slots, i, style = sorted(points), workloads.index(workload), list(KINDS).index(kind)
         axis.plot(slots, [points[n] * 100 for n in slots], color=PALETTE[i % len(PALETTE)],
-                  linestyle=LINE_STYLES[1 if predicted else 0], marker=MARKERS[i % len(MARKERS)],
-                  fillstyle="none" if predicted else "full", markersize=8 if predicted else 6,
-                  label=f"{workload}: {'model (2 cores)' if predicted else 'measured'}")
+                  linestyle=LINE_STYLES[style], marker=MARKERS[i % len(MARKERS)],
+                  fillstyle="none" if style else "full", markersize=6 + 2 * style,
+                  label=f"{workload}: {KINDS[kind]}")
     axis.set_xscale("log", base=2)
     ticks = sorted({n for points in series.values() for n in points})
     axis.set_xticks(ticks, [str(n) for n in ticks])
@@ -163,19 +172,31 @@ def efficiency_figure(record: dict) -> bytes:
     return out.getvalue()
 
 
+MACHINE_LIMITS = 0.95
+"""A run is limited by this machine when the model, given its cores and core share,
+predicts less than this fraction of the efficiency it predicts with a core for each
+process."""
+
+
 def limits_text(record: dict) -> str:
-    """Which measured runs the model finds limited by this machine's cores (the client,
-    the scheduler and the workers sharing them) and which by something a cluster
-    would have too."""
-    by_limit: dict[str, list[str]] = {}
-    for figure in record["derived"]:
-        labels = figure["labels"]
-        if labels.get("figure") == "predicted efficiency" and "workload" in labels:
-            by_limit.setdefault(labels["limit"], []).append(f"{labels['workload']} at {labels['slots']} slots")
-    cores = by_limit.pop("cores", [])
-    others = [f"{', '.join(runs)} ({limit})" for limit, runs in sorted(by_limit.items())]
-    return (f"Limited by this machine's {CORES} cores, by the model (their CPU time is its longest bound): "
-            f"{', '.join(cores) or 'none'}. Not limited by them: {'; '.join(others) or 'none'}.")
+    """Which measured runs this machine limits (its :data:`CORES` cores shared by the
+    client, the scheduler and the workers, at the core share measured before each run)
+    and which it does not, by the model: see :data:`MACHINE_LIMITS`."""
+    runs = [f for f in record["derived"] if "workload" in f["labels"]]
+    here = {_key(f["labels"]): f for f in runs if f["labels"]["figure"] == "predicted efficiency"}
+    cluster = {_key(f["labels"]): f for f in runs if f["labels"]["figure"] == "predicted efficiency, a core each"}
+    limited, free = [], []
+    for key, figure in here.items():
+        labels, alone = figure["labels"], cluster.get(key)
+        run = f"{labels['workload']} at {labels['slots']} slots"
+        if alone is not None and figure["value"] < MACHINE_LIMITS * alone["value"]:
+            limited.append(f"{run} ({figure['value']:.0%} here, {alone['value']:.0%} with a core each; "
+                           f"limit here: {labels['limit']})")
+        elif alone is not None:
+            free.append(f"{run} (limit: {labels['limit']})")
+    return (f"Limited by this machine ({CORES} cores shared by client, scheduler and workers, at the core share "
+            f"measured before each run), by the model: {'; '.join(limited) or 'none'}. Not limited by it: "
+            f"{'; '.join(free) or 'none'}.")
 
 
 def _key(labels: dict[str, str]) -> tuple:
@@ -215,10 +236,10 @@ def simulated_text(record: dict) -> str:
     clusters = [[int(dict(k)["slots"]), v, _values(record, "start_cpu")[k], _values(record, "first_run")[k]]
                 for k, v in sorted(_values(record, "joined").items(), key=lambda kv: int(dict(kv[0])["slots"]))]
     starts = text_table(["slots", "workers joined s", "start CPU s/process", "first run s"], clusters)
-    costs = ", ".join(f"{dict(k)['part']} {v * 1e3:.3g} ms" for k, v in _values(record, "CPU per unit").items())
+    costs = ", ".join(f"{dict(k)['part']} {v * 1e3:.3g} ms" for k, v in _values(record, "cost per unit").items())
     studies = [[dict(k)["study"], int(dict(k)["slots"]), dict(k)["batching"], v * 100]
                for k, v in _values(record, "predicted efficiency").items() if "study" in dict(k)]
     predicted = text_table(["study", "slots", "batching", "predicted eff %"], studies)
     return "\n\n".join(["== simulated cluster: runs", runs, "== cluster start", starts,
-                        f"== CPU per unit, fitted over the runs: {costs}", "== studies' cell times, predicted",
-                        predicted, limits_text(record)])
+                        f"== cost per unit (CPU; the pause: wall), fitted over the runs: {costs}",
+                        "== studies' cell times, predicted", predicted, limits_text(record)])
