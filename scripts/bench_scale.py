@@ -274,11 +274,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if args.simulate:
         try:
             args.slots = [int(n) for n in args.slots.split(",")]
+        except ValueError:
+            parser.error(f"--slots: {args.slots!r} is not a comma-separated list of whole numbers")
+        try:
             args.seconds = seconds_of(args.seconds)
-        except (ValueError, ConfigError) as error:
-            parser.error(f"--slots or --seconds: {error}")
+        except ConfigError as error:
+            parser.error(str(error))
         if min(*args.slots, args.processes, args.sim_cells) < 1:
             parser.error("--slots, --processes and --sim-cells must be positive")
+        uneven = [n for n in args.slots if n % min(n, args.processes)]
+        if uneven:
+            parser.error(f"--slots: {uneven[0]} slots do not share evenly among {args.processes} processes")
     asked, args.splits = args.splits, {}
     for item in filter(None, asked.split(",")):
         name, _, count = item.partition("=")
