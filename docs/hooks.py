@@ -20,8 +20,8 @@ RECORDS = ROOT / "benchmarks" / "records"
 TABLES = ROOT / "benchmarks" / "studies"
 
 
-def performance_pages() -> dict[str, str]:
-    """The pages rendered from the benchmark records."""
+def performance_pages() -> dict[str, str | bytes]:
+    """The pages rendered from the benchmark records, and their figures (PNG)."""
     from dolb.bench.pages import performance_pages
 
     return performance_pages(RECORDS)
@@ -41,7 +41,7 @@ def cli_reference() -> str:
     return "\n".join(out)
 
 
-def generated_pages() -> dict[str, str]:
+def generated_pages() -> dict[str, str | bytes]:
     """Every generated page: ``{path under docs/: Markdown}``."""
     from dolb.experiment.reference import pipeline_reference
     from dolb.learners.pages import learner_pages

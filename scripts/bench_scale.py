@@ -10,6 +10,15 @@ Usage::
     python3 scripts/bench_scale.py --only million --million-cells 20000  # that path, quickly
     python3 scripts/bench_scale.py --work /tmp/bench --json /tmp/bench/figures.json
     python3 scripts/bench_scale.py --record benchmarks/records   # a record for the performance pages
+    python3 scripts/bench_scale.py --simulate --record benchmarks/records   # the simulated cluster
+
+With ``--simulate`` the bench is the simulated cluster instead (:mod:`dolb.bench.simulate`):
+a Dask scheduler and workers of ``--slots`` slots (a process each up to ``--processes``,
+then threads) run a sweep and a tuned sweep of about ``--sim-cells`` cells that only
+sleep, each for a time drawn from ``--seconds``: ``LOW-HIGH`` (11 evenly spaced times),
+a comma-separated list, or a result folder whose cells' times give the shape. Its
+record is bench ``simulated``; the cost model's predictions for the studies take their
+cell times from the latest ``scale`` record in ``--record``.
 
 Workloads
 ---------
@@ -77,7 +86,7 @@ SCRIPTS = Path(__file__).resolve().parent
 REPO = SCRIPTS.parent
 sys.path.insert(0, str(REPO))
 
-from dolb.bench.records import write_record  # noqa: E402
+from dolb.bench.records import read_records, write_record  # noqa: E402
 from dolb.bench.scale_runs import (  # noqa: E402
     WORKER_COUNTS,
     derive,
@@ -87,6 +96,10 @@ from dolb.bench.scale_runs import (  # noqa: E402
     summarise,
 )
 from dolb.bench.scale_text import as_record, million_text, summary_text, workload_text  # noqa: E402
+from dolb.bench.simulate import main_environment, seconds_of, simulate  # noqa: E402
+from dolb.bench.simulate_record import as_record as as_simulated_record  # noqa: E402
+from dolb.bench.simulate_record import simulated_text  # noqa: E402
+from dolb.errors import ConfigError  # noqa: E402
 
 PIPELINES = REPO / "pipelines"
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -239,6 +252,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--data", type=Path, default=SHARED_DATA,
                         help="the real datasets cutoff_rcv1 and linear_zoo read (default: ../shared/data beside the "
                              "repository)")
+    parser.add_argument("--simulate", action="store_true", help="the simulated cluster instead (see below)")
+    parser.add_argument("--slots", default="8,16,32,64", help="--simulate: slot counts (default 8,16,32,64)")
+    parser.add_argument("--processes", type=int, default=8, help="--simulate: worker processes at most (default 8)")
+    parser.add_argument("--sim-cells", type=int, default=400, help="--simulate: cells of each sweep (default 400)")
+    parser.add_argument("--seconds", default="0.5-1", help="--simulate: the cells' times (default 0.5-1)")
     parser.add_argument("--json", type=Path, help="save every figure to this JSON file")
     parser.add_argument("--record", type=Path, metavar="DIR",
                         help="also write a record of the run into DIR/scale/ (the repository's: benchmarks/records)")
@@ -253,6 +271,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if min(args.repeats, args.cells, args.million_cells) < 1:
         parser.error("--repeats, --cells and --million-cells must be positive")
     args.names = names
+    if args.simulate:
+        try:
+            args.slots = [int(n) for n in args.slots.split(",")]
+        except ValueError:
+            parser.error(f"--slots: {args.slots!r} is not a comma-separated list of whole numbers")
+        try:
+            args.seconds = seconds_of(args.seconds)
+        except ConfigError as error:
+            parser.error(str(error))
+        if min(*args.slots, args.processes, args.sim_cells) < 1:
+            parser.error("--slots, --processes and --sim-cells must be positive")
+        uneven = [n for n in args.slots if n % min(n, args.processes)]
+        if uneven:
+            parser.error(f"--slots: {uneven[0]} slots do not share evenly among {args.processes} processes")
     asked, args.splits = args.splits, {}
     for item in filter(None, asked.split(",")):
         name, _, count = item.partition("=")
@@ -302,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     cache = work / "data-cache"
     folder.mkdir(parents=True)
     print(f"work folder {folder}; data cache {cache}; {psutil.cpu_count()} cores", flush=True)
+    if args.simulate:
+        return simulated(args, folder, cache)
     if args.repeats < 3:
         print(f"note: {args.repeats} repeat(s) per worker count: each median is of fewer than 3 runs")
     found = run_workloads(args, folder, cache)
@@ -318,6 +352,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"figures saved to {args.json}")
     if args.record:
         print(f"record: {write_record(args.record, as_record(found['workloads'], found['million']))}")
+    return 0
+
+
+def simulated(args: argparse.Namespace, folder: Path, cache: Path) -> int:
+    """The simulated cluster at each slot count; its table, JSON and record."""
+    found = [simulate(slots, args.processes, args.sim_cells, args.seconds, ("sweep", "tuned"), folder,
+                      main_environment(cache)) for slots in args.slots]
+    records = read_records(args.record) if args.record and args.record.is_dir() else {}
+    record = as_simulated_record(found, (records.get("scale") or [None])[-1])
+    print("\n" + simulated_text(record))
+    if args.json:
+        args.json.write_text(json.dumps(found, indent=1), encoding="utf-8")
+        print(f"figures saved to {args.json}")
+    if args.record:
+        print(f"record: {write_record(args.record, record)}")
     return 0
 
 

@@ -50,6 +50,18 @@ ABOUT = {
         "and the workers' CPU time per cell, the start-up, the compute phase, and the speed-up from 1 to 2 "
         "workers, with Amdahl's law's prediction for 16 and 64 workers.",
         "python3 scripts/bench_scale.py --record benchmarks/records"),
+    "simulated": (
+        "A simulated cluster: a real Dask scheduler and worker processes on this machine (threads beyond 8 "
+        "processes), running sweeps of cells that only sleep (the `sleep` learner of `dolb/bench/sleep.py`: no "
+        "CPU), so every CPU second is the engine's: a sweep of cells of 0.5–1 s, and successive halving of 9 "
+        "configurations in each split (13 cells a split). Per slot count: the ideal compute phase (the time the "
+        "cells slept / slots), the measured one, the CPU of the client, the scheduler and the workers in it, "
+        "tasks, parts, memory, the cluster's start; the engine's costs per cell and per task fitted over all "
+        "runs; the cost model's efficiency for each run (`dolb/bench/cost_model.py`, with its *limit*), on this "
+        "machine (its 2 cores, at the core share a busy thread got before the run) and with a core for each "
+        "process, and for a million cells of each study's cell time (from the latest *scale* record) on "
+        "64–1,000 slots. See [a thousand slots on ten nodes](../design/scaling.md).",
+        "python3 scripts/bench_scale.py --simulate --record benchmarks/records"),
 }
 """For each bench: what it measures, and the command that writes its records."""
 HISTORY = 8
@@ -154,7 +166,12 @@ def bench_page(bench: str, records: list[dict]) -> str:
     latest = records[-1]
     lines = [f"# {bench}", ""]
     lines += [about, "", f"Run: `{command}` (one record per run).", ""] if about else []
-    lines += ["## Latest record", "", *setting(latest), "", "### Measurements", ""]
+    lines += ["## Latest record", "", *setting(latest), ""]
+    if bench == "simulated":
+        from dolb.bench.simulate_record import limits_text
+
+        lines += [f"![Efficiency against worker slots]({bench}.png)", "", limits_text(latest), ""]
+    lines += ["### Measurements", ""]
     for group in by_kind(latest["measurements"]):
         lines += [*measurement_table(group), ""]
     if latest["derived"]:
@@ -167,11 +184,11 @@ def bench_page(bench: str, records: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def performance_pages(records_dir: Path) -> dict[str, str]:
+def performance_pages(records_dir: Path) -> dict[str, str | bytes]:
     """The performance pages rendered from the records in ``records_dir``
     (``<bench>/<date>-<hash>.json``): ``{path under docs/: Markdown}``, always with
-    ``performance/index.md``, which links the others. ConfigError naming the file for
-    a damaged record."""
+    ``performance/index.md``, which links the others, and the figures they show
+    (``{path: PNG}``). ConfigError naming the file for a damaged record."""
     found = read_records(records_dir) if Path(records_dir).is_dir() else {}
     index = ["# Performance", "", "Every figure on these pages is rendered from a record file in "
              "`benchmarks/records/<bench>/`, which a bench writes when given `--record DIR`: the machine, the "
@@ -183,4 +200,8 @@ def performance_pages(records_dir: Path) -> dict[str, str]:
              and f"`{ABOUT[bench][1]}`"] for bench, records in found.items()]
     pages = {"performance/index.md": "\n".join([*index, *table(["bench", "records", "latest", "run"], rows), ""])}
     pages.update({f"performance/{bench}.md": bench_page(bench, records) for bench, records in found.items()})
+    if "simulated" in found:
+        from dolb.bench.simulate_record import efficiency_figure
+
+        pages["performance/simulated.png"] = efficiency_figure(found["simulated"][-1])
     return pages

@@ -31,6 +31,8 @@ SAMPLE_SECONDS = 0.05
 """How often the parent samples the ``dolb run`` process's memory."""
 MARKER = "BENCH-SCALE-JSON "
 """Prefix of the line in which a run reports its figures."""
+RECORD_KEYS = ("run_id", "counts", "timings", "client_cpu_seconds", "tasks", "tuning")
+"""What a run reports of its run record (``tuning``: only a run that tuned has it)."""
 
 
 
@@ -39,7 +41,11 @@ def child_main(argv: list[str]) -> int:
     line of figures (:data:`MARKER` then JSON).
 
     ``dolb.execution.compute.compute`` (what submits the cells) is wrapped to note the
-    CPU time and the time since process start just before the first submit.
+    CPU time and the time since process start just before the first submit
+    (``submit_cpu``, ``submit_at``; ``submit_wall`` as ``time.time()``) and as the
+    last wave of cells ends (``computed_cpu``, ``computed_at``; a tuning's waves and
+    the pauses between them lie in between), with the number of ``waves`` and the
+    seconds spent ``in_waves``.
 
     Parameters
     ----------
@@ -64,7 +70,14 @@ def child_main(argv: list[str]) -> int:
     def timed_compute(*args, **kwargs):
         figures.setdefault("submit_cpu", time.process_time())  # the first submit (a tuning has several)
         figures.setdefault("submit_at", time.perf_counter() - started)
-        return compute(*args, **kwargs)
+        figures.setdefault("submit_wall", time.time())
+        wave = time.perf_counter()
+        found = compute(*args, **kwargs)
+        figures["computed_cpu"] = time.process_time()  # the last wave's end
+        figures["computed_at"] = time.perf_counter() - started
+        figures["waves"] = figures.get("waves", 0) + 1
+        figures["in_waves"] = figures.get("in_waves", 0.0) + time.perf_counter() - wave
+        return found
 
     computing.compute = timed_compute
     figures["main_at"] = time.perf_counter() - started
@@ -73,7 +86,7 @@ def child_main(argv: list[str]) -> int:
     figures["exit_at"] = time.perf_counter() - started
     if status in (0, 1):  # a finished run, failed cells or not
         record = find_record(ResultStore(argv[argv.index("--out") + 1]))
-        figures["record"] = {key: record.get(key) for key in ("run_id", "counts", "timings", "client_cpu_seconds")}
+        figures["record"] = {key: record.get(key) for key in RECORD_KEYS}
         figures["record"]["workers"] = len(record.get("workers", {}))
     print(MARKER + json.dumps(figures), flush=True)
     return status
@@ -94,7 +107,8 @@ def reproduce_line(cache: Path, pipeline: Path) -> str:
 
 
 def launch(
-    argv: list[str], log: Path, env: dict[str, str], kill_when: Callable[[], bool] | None = None
+    argv: list[str], log: Path, env: dict[str, str], kill_when: Callable[[], bool] | None = None,
+    prelude: str = "",
 ) -> dict[str, Any]:
     """Run ``dolb argv`` through :func:`child_main` in a new process group, sampling its
     resident memory every :data:`SAMPLE_SECONDS`.
@@ -110,6 +124,9 @@ def launch(
     kill_when : callable, optional
         Checked at every sample; when it returns True the whole process group (the
         cluster's workers included) is killed with SIGKILL.
+    prelude : str
+        Python statements the child runs before ``dolb`` (registering a learner of
+        the benchmarks, say).
 
     Returns
     -------
@@ -120,8 +137,8 @@ def launch(
         ``status``, ``killed`` and ``log``.
     """
     entry = (
-        f"import sys; sys.path.insert(0, {str(REPO)!r}); from dolb.bench.scale_runs import child_main; "
-        "sys.exit(child_main(sys.argv[1:]))"
+        f"import sys; sys.path.insert(0, {str(REPO)!r}); {prelude + '; ' if prelude else ''}"
+        "from dolb.bench.scale_runs import child_main; sys.exit(child_main(sys.argv[1:]))"
     )
     with open(log, "w", encoding="utf-8") as output:
         started = time.perf_counter()

@@ -303,8 +303,8 @@ def _compute(client, cluster: SweepCluster, plan: _Plan, schema, run_id: str, op
         mode = gather_mode(client, store, options.gather)
     destination = Destination(schema=schema, run_id=run_id, store=store.root if mode == "workers" else None,
                               keep_states=mode == "workers")
-    n_workers = max(1, len(cluster.workers))
-    logger.info("%d workers; result parts written by the %s", n_workers, mode)
+    n_workers = max(1, sum(client.nthreads().values()))  # slots: a worker of k threads runs k tasks at once
+    logger.info("%d worker slots; result parts written by the %s", n_workers, mode)
     runner = CellRunner(client, destination, store, plan.pipeline.batch_examples, n_workers, options.progress, phases)
     computed = _Computed(mode=mode, runner=runner)
     recording = (performance_report(filename=str(options.performance_report), mode="inline")  # no CDN: opens offline

@@ -1,0 +1,245 @@
+"""The record of the simulated cluster (bench ``simulated``, :mod:`dolb.bench.records`)
+and what is derived from it: the costs of the engine's parts fitted across the runs,
+the cost model's prediction of every run (:mod:`dolb.bench.cost_model`), its
+predictions for the studies' cell costs on large clusters, and the figure of
+efficiency against slots on the performance page.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import numpy as np
+
+from dolb.bench.cost_model import Costs, amdahl, per_cell_and_task, predict, tasks_of_length
+from dolb.bench.records import derived, measurement, new_record
+from dolb.bench.simulate import per_unit
+
+BENCH = "simulated"
+CORES = 2
+"""The cores of the machine the simulated cluster runs on, for the model's check."""
+RUN_FIGURES = {"ideal": "s", "compute": "s", "client": "CPU s", "scheduler": "CPU s", "workers": "CPU s",
+               "client_rss": "MiB", "scheduler_rss": "MiB", "cells": "cells", "tasks": "tasks", "parts": "parts",
+               "waves": "waves", "pauses": "s", "load": "load average", "speed": "core share"}
+"""What the record keeps of each run (see :func:`dolb.bench.simulate.measure_run`)."""
+CLUSTER_FIGURES = {"joined": "s", "start_cpu": "CPU s/process", "first_run": "s"}
+"""... and of each cluster's start."""
+STUDY_SLOTS = (64, 256, 1000)
+"""Cluster sizes the studies' cell costs are predicted for."""
+SWEEP_CELLS = 1_000_000
+"""The cells of the sweeps predicted for the studies' cell times."""
+STUDIES = ("tiny", "irma", "cutoff_rcv1", "linear_zoo")
+
+
+def fitted_costs(found: list[dict[str, Any]]) -> Costs:
+    """The engine's costs fitted over every run: per cell and per task, the client's
+    CPU and the workers' (their idle rates taken off); the scheduler's per task; the
+    pause between two waves (the tuned runs')."""
+    runs = [run for slots in found for run in slots["runs"].values()]
+    cells, tasks = [run["cells"] for run in runs], [run["tasks"] for run in runs]
+
+    def busy(key: str) -> list[float]:
+        return [max(0.0, run[key] - run[f"{key}_idle"] * run["compute"]) for run in runs]
+
+    client = per_cell_and_task([run["client"] for run in runs], cells, tasks)
+    worker = per_cell_and_task(busy("workers"), cells, tasks)
+    gaps = sum(run["waves"] - 1 for run in runs)
+    pause = sum(run["pauses"] for run in runs) / gaps if gaps else 0.0
+    return Costs(client[0], client[1], sum(busy("scheduler")) / sum(tasks), worker[0], worker[1], pause)
+
+
+def check_run(run: dict[str, Any], slots: int, costs: Costs, here: bool = True):
+    """The model's prediction of a measured run (each cell the mean time its run's
+    cells slept): ``here``, on this machine's :data:`CORES` cores at the share of a
+    core a process got before the run; else with a core for each process, as on a
+    cluster."""
+    cells = np.full(run["cells"], run["slept"] / run["cells"])
+    if not here:
+        return predict(cells, slots, run["tasks"], costs, waves=run["waves"])
+    return predict(cells, slots, run["tasks"], costs, cores=CORES, waves=run["waves"], speed=run.get("speed", 1.0))
+
+
+def study_cells(scale: dict | None) -> dict[str, float]:
+    """Each study's seconds a cell (worker time, the median of the 1-worker runs) in a
+    record of bench ``scale``; empty without one."""
+    found = {}
+    for figure in (scale or {}).get("measurements", []):
+        labels = figure["labels"]
+        if labels.get("figure") == "worker_us" and labels.get("workers") == "1" and labels["workload"] in STUDIES:
+            found[labels["workload"]] = float(np.median(figure["repeats"])) / 1e6
+    return found
+
+
+def engine_tasks(cells: int, seconds: float, slots: int) -> int:
+    """The tasks the engine's batching (:class:`~dolb.execution.batches.Batcher`, as
+    installed) cuts ``cells`` cells of ``seconds`` each into on ``slots`` slots, once its
+    first batch has been timed (without a pipeline's ``batch_examples`` cap)."""
+    from types import SimpleNamespace
+
+    from dolb.execution.batches import Batcher
+
+    batches = Batcher([(SimpleNamespace(n_train=1), np.arange(cells))], max_examples=cells, n_workers=slots)
+    first = sum(len(indices) for _, indices in next(batches))
+    batches.took({1: (first, first * seconds)})
+    return 1 + sum(1 for _ in batches)
+
+
+def study_predictions(cells: dict[str, float], costs: Costs) -> list[dict]:
+    """For each study's cell time, a sweep of :data:`SWEEP_CELLS` cells on each of
+    :data:`STUDY_SLOTS` slots (a core for each part, as on a cluster): the predicted
+    efficiency with the engine's tasks (:func:`engine_tasks`) and with tasks of at
+    least 0.25 s; and Amdahl's speed-up from the serial share of the client and the
+    scheduler with the engine's tasks."""
+    figures = []
+    for study, seconds in cells.items():
+        sweep = np.full(SWEEP_CELLS, seconds)
+        for slots in STUDY_SLOTS:
+            today = engine_tasks(SWEEP_CELLS, seconds, slots)
+            for batching, tasks in (("engine's", today), ("tasks of 0.25 s", tasks_of_length(sweep, slots))):
+                found = predict(sweep, slots, tasks, costs)
+                figures.append(derived({"study": study, "slots": slots, "batching": batching, "limit": found.limit,
+                                        "figure": "predicted efficiency"}, "ratio", found.efficiency))
+            serial = (len(sweep) * costs.client_cell + today * (costs.client_task + costs.scheduler_task)) / len(sweep)
+            figures.append(derived({"study": study, "slots": slots, "batching": "engine's", "limit": "",
+                                    "figure": "Amdahl speed-up"}, "ratio",
+                                   amdahl(serial / (seconds + costs.worker_cell), slots)))
+    return figures
+
+
+def as_record(found: list[dict[str, Any]], scale: dict | None) -> dict:
+    """The measured slot counts (:func:`dolb.bench.simulate.simulate` of each) as a
+    record: every run's figures and per-unit costs, each cluster's start, every run's
+    efficiency beside the model's, the fitted costs, and the studies' predictions
+    (their cell times from the ``scale`` record, when given)."""
+    costs = fitted_costs(found)
+    figures, ratios = [], []
+    for slots in found:
+        where = {"slots": slots["slots"], "processes": slots["processes"]}
+        figures += [measurement(where | {"workload": "cluster", "figure": key}, unit, [slots[key]])
+                    for key, unit in CLUSTER_FIGURES.items()]
+        for workload, run in slots["runs"].items():
+            labels = where | {"workload": workload}
+            figures += [measurement(labels | {"figure": key}, unit, [run[key]]) for key, unit in RUN_FIGURES.items()]
+            figures += [measurement(labels | {"figure": key}, "CPU s", [value]) for key, value in per_unit(run).items()]
+            model, cluster = check_run(run, slots["slots"], costs), check_run(run, slots["slots"], costs, here=False)
+            ratios += [derived(labels | {"limit": "", "figure": "efficiency"}, "ratio", run["efficiency"]),
+                       derived(labels | {"limit": model.limit, "figure": "predicted efficiency"}, "ratio",
+                               model.efficiency),
+                       derived(labels | {"limit": cluster.limit, "figure": "predicted efficiency, a core each"},
+                               "ratio", cluster.efficiency)]
+    ratios += [derived({"part": part, "figure": "cost per unit"}, "s" if part == "wave_pause" else "CPU s", value)
+               for part, value in vars(costs).items()]
+    ratios += study_predictions(study_cells(scale), costs)
+    return new_record(BENCH, figures, ratios)
+
+
+KINDS = {"efficiency": "measured", "predicted efficiency": "model, this machine",
+         "predicted efficiency, a core each": "model, a core each"}
+"""The lines of the figure, by the derived figure each draws."""
+
+
+def efficiency_figure(record: dict) -> bytes:
+    """The performance page's figure: efficiency against slots, measured and predicted
+    (on this machine, and with a core for each process), for each workload (PNG)."""
+    from dolb.results.figure_style import LINE_STYLES, MARKERS, PALETTE, new_figure
+
+    series: dict[tuple[str, str], dict[int, float]] = {}
+    for figure in record["derived"]:
+        labels = figure["labels"]
+        if labels.get("figure") in KINDS and "workload" in labels:
+            series.setdefault((labels["workload"], labels["figure"]), {})[int(labels["slots"])] = figure["value"]
+    canvas, axes = new_figure(width=6.5, height=4.2, layout="constrained")
+    axis = axes[0, 0]
+    workloads = sorted({workload for workload, _ in series})
+    for (workload, kind), points in sorted(series.items()):
+        slots, i, style = sorted(points), workloads.index(workload), list(KINDS).index(kind)
+        axis.plot(slots, [points[n] * 100 for n in slots], color=PALETTE[i % len(PALETTE)],
+                  linestyle=LINE_STYLES[style], marker=MARKERS[i % len(MARKERS)],
+                  fillstyle="none" if style else "full", markersize=6 + 2 * style,
+                  label=f"{workload}: {KINDS[kind]}")
+    axis.set_xscale("log", base=2)
+    ticks = sorted({n for points in series.values() for n in points})
+    axis.set_xticks(ticks, [str(n) for n in ticks])
+    axis.set_xlabel("worker slots")
+    axis.set_ylabel("efficiency: ideal / compute phase (%)")
+    axis.set_ylim(0, 105)
+    axis.grid(alpha=0.3)
+    axis.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+    axis.set_title("Simulated cluster: cells that only sleep")
+    out = io.BytesIO()
+    canvas.savefig(out, format="png")
+    return out.getvalue()
+
+
+MACHINE_LIMITS = 0.95
+"""A run is limited by this machine when the model, given its cores and core share,
+predicts less than this fraction of the efficiency it predicts with a core for each
+process."""
+
+
+def limits_text(record: dict) -> str:
+    """Which measured runs this machine limits (its :data:`CORES` cores shared by the
+    client, the scheduler and the workers, at the core share measured before each run)
+    and which it does not, by the model: see :data:`MACHINE_LIMITS`."""
+    runs = [f for f in record["derived"] if "workload" in f["labels"]]
+    here = {_key(f["labels"]): f for f in runs if f["labels"]["figure"] == "predicted efficiency"}
+    cluster = {_key(f["labels"]): f for f in runs if f["labels"]["figure"] == "predicted efficiency, a core each"}
+    limited, free = [], []
+    for key, figure in here.items():
+        labels, alone = figure["labels"], cluster.get(key)
+        run = f"{labels['workload']} at {labels['slots']} slots"
+        if alone is not None and figure["value"] < MACHINE_LIMITS * alone["value"]:
+            limited.append(f"{run} ({figure['value']:.0%} here, {alone['value']:.0%} with a core each; "
+                           f"limit here: {labels['limit']})")
+        elif alone is not None:
+            free.append(f"{run} (limit: {labels['limit']})")
+    return (f"Limited by this machine ({CORES} cores shared by client, scheduler and workers, at the core share "
+            f"measured before each run), by the model: {'; '.join(limited) or 'none'}. Not limited by it: "
+            f"{'; '.join(free) or 'none'}.")
+
+
+def _key(labels: dict[str, str]) -> tuple:
+    """A figure's labels but its name and limit, as a key."""
+    return tuple(sorted((k, v) for k, v in labels.items() if k not in ("figure", "limit")))
+
+
+def _values(record: dict, key: str) -> dict[tuple, float]:
+    """``{_key(labels): value}`` of the figures named ``key`` (a measurement's first
+    repeat, or a derived value)."""
+    return {_key(figure["labels"]): figure["repeats"][0] if "repeats" in figure else figure["value"]
+            for figure in record["measurements"] + record["derived"] if figure["labels"].get("figure") == key}
+
+
+def simulated_text(record: dict) -> str:
+    """The record as the bench prints it: a row per run, a row per cluster, the fitted
+    costs and the studies' predictions."""
+    from dolb.bench.scale_text import text_table
+
+    limits = {_key(f["labels"]): f["labels"]["limit"] for f in record["derived"]
+              if f["labels"].get("figure") == "predicted efficiency"}
+    columns = {key: _values(record, key) for key in
+               ("cells", "tasks", "parts", "ideal", "compute", "efficiency", "predicted efficiency",
+                "client_per_cell", "scheduler_per_task", "workers_per_cell", "client_rss", "scheduler_rss")}
+    rows = []
+    for key in sorted(columns["compute"], key=lambda k: (int(dict(k)["slots"]), dict(k)["workload"])):
+        labels = dict(key)
+        value = {name: column.get(key) for name, column in columns.items()}
+        rows.append([int(labels["slots"]), int(labels["processes"]), labels["workload"], int(value["cells"]),
+                     int(value["tasks"]), int(value["parts"]), value["ideal"], value["compute"],
+                     value["efficiency"] * 100, value["predicted efficiency"] * 100, limits.get(key, ""),
+                     value["client_per_cell"] * 1e6, value["scheduler_per_task"] * 1e3,
+                     value["workers_per_cell"] * 1e3, value["client_rss"], value["scheduler_rss"]])
+    runs = text_table(["slots", "procs", "workload", "cells", "tasks", "parts", "ideal s", "compute s", "eff %",
+                       "model %", "limit", "client µs/cell", "sched ms/task", "workers ms/cell",
+                       "client MiB", "sched MiB"], rows)
+    clusters = [[int(dict(k)["slots"]), v, _values(record, "start_cpu")[k], _values(record, "first_run")[k]]
+                for k, v in sorted(_values(record, "joined").items(), key=lambda kv: int(dict(kv[0])["slots"]))]
+    starts = text_table(["slots", "workers joined s", "start CPU s/process", "first run s"], clusters)
+    costs = ", ".join(f"{dict(k)['part']} {v * 1e3:.3g} ms" for k, v in _values(record, "cost per unit").items())
+    studies = [[dict(k)["study"], int(dict(k)["slots"]), dict(k)["batching"], v * 100]
+               for k, v in _values(record, "predicted efficiency").items() if "study" in dict(k)]
+    predicted = text_table(["study", "slots", "batching", "predicted eff %"], studies)
+    return "\n\n".join(["== simulated cluster: runs", runs, "== cluster start", starts,
+                        f"== cost per unit (CPU; the pause: wall), fitted over the runs: {costs}",
+                        "== studies' cell times, predicted", predicted, limits_text(record)])

@@ -1,0 +1,212 @@
+"""The simulated cluster: the ``sleep`` learner (deterministic cell times of a given
+shape), a sweep of sleep cells on a real LocalCluster, the cost model's arithmetic, and
+the record of the bench with its performance page and figure."""
+
+import pickle
+import textwrap
+from collections import Counter
+
+import numpy as np
+import pytest
+from distributed import LocalCluster
+
+from dolb.bench.cost_model import Costs, amdahl, per_cell_and_task, predict, tasks_of_length
+from dolb.bench.pages import performance_pages
+from dolb.bench.records import read_record, write_record
+from dolb.bench.simulate import seconds_of, slept_seconds
+from dolb.bench.simulate_record import as_record, fitted_costs, simulated_text
+from dolb.bench.sleep import SleepLearner, draw, parse_seconds, recorded_seconds
+from dolb.cli import main
+from dolb.errors import ConfigError
+from dolb.experiment.pipeline import load_pipeline
+from dolb.learners.base import LEARNERS
+
+
+@pytest.fixture
+def sleep_registered(monkeypatch):
+    """The ``sleep`` learner registered in this process for one test only (the generic
+    tests must never see it)."""
+    monkeypatch.setitem(LEARNERS._entries, "sleep", SleepLearner)
+
+
+# --- the sleep learner -----------------------------------------------------------------
+
+
+def _cell_seconds(seconds: str, y: np.ndarray, offset: float = 0.0) -> float:
+    learner = SleepLearner(1, seconds=seconds, examples=len(y), offset=offset)
+    learner.learn(np.zeros((len(y), 1)), y)
+    return learner.cell_seconds
+
+
+def test_the_same_cell_always_sleeps_the_same_time_and_other_cells_draw_anew():
+    y = np.array([0.25, 1.5, 2.0])
+    choices = "0,0.0001,0.0002,0.0003,0.0004,0.0005,0.0006,0.0007"
+    assert len({_cell_seconds(choices, y) for _ in range(5)}) == 1  # same parameters, same rows
+    others = {_cell_seconds(choices, y + k) for k in range(20)}  # other rows (splits)
+    assert len(others) > 3
+    assert len({_cell_seconds(choices, y, offset=k / 10) for k in range(20)}) > 3  # other configurations
+
+
+def test_the_draws_follow_the_listed_times_uniformly():
+    choices = (0.025, 0.05, 0.1)
+    counts = Counter(draw(choices, np.array([float(i)]).tobytes()) for i in range(3000))
+    assert set(counts) == set(choices)
+    assert all(abs(count - 1000) < 100 for count in counts.values())  # 3 sigma is 77
+
+
+def test_each_block_sleeps_its_share_and_a_loaded_state_counts_its_own():
+    learner = SleepLearner(1, seconds="0.004", examples=4)
+    predictions = learner.learn(np.zeros((1, 1)), np.array([1.0]))
+    assert predictions.tolist() == [0.0] and learner.slept == pytest.approx(0.001)
+    learner.learn(np.zeros((3, 1)), np.array([1.0, 2.0, 3.0]))
+    assert learner.slept == pytest.approx(0.004)  # the whole cell: its time once
+    loaded = pickle.loads(pickle.dumps(learner))
+    assert loaded.slept == 0.0 and loaded.cell_seconds == 0.004  # a next rung keeps the cell's draw
+    assert SleepLearner(1, offset=0.5).predict(np.zeros((2, 1))).tolist() == [0.5, 0.5]
+
+
+@pytest.mark.parametrize("text", ["", "0.5,x", "-1", "nan"])
+def test_bad_seconds_are_refused_naming_the_parameter(text):
+    with pytest.raises(ConfigError, match="learner 'sleep', parameter 'seconds'"):
+        SleepLearner(1, seconds=text)
+
+
+def test_seconds_of_a_range_a_list_or_a_recorded_study(tmp_path):
+    assert parse_seconds(seconds_of("1-2")) == tuple(1 + i / 10 for i in range(11))
+    assert seconds_of("0.025,0.05,0.1") == "0.025,0.05,0.1"
+    with pytest.raises(ConfigError, match="--seconds: '2-1' runs from high to low"):
+        seconds_of("2-1")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / "results").mkdir()
+    times = pa.table({"cell_id": ["a", "a", "b", "c", "d"], "cell_seconds": [1.0, 1.0, 2.0, 3.0, 4.0]})
+    pq.write_table(times, tmp_path / "results" / "part-1.parquet")
+    assert recorded_seconds(tmp_path, count=4) == "1,2,3,4"  # one time a cell, its quantiles
+    assert seconds_of(str(tmp_path)) == recorded_seconds(tmp_path)
+    with pytest.raises(ConfigError, match="not a result folder"):
+        recorded_seconds(tmp_path / "none")
+
+
+SWEEP = """
+[pipeline]
+name = "sleepers"
+seed = 3
+
+[datasets.rows]
+generator = "irma"
+params = {{ n_sequences = 6, length = 5, n_test = 1 }}
+
+[experiments.sleep]
+dataset = "rows"
+task = "regression"
+split = {{ scheme = "sequences", count = 6 }}
+checkpoints = [5]
+metrics = ["online_loss"]
+learners = [{{ learner = "sleep", params = {{ seconds = "{seconds}", examples = 5 }} }}]
+"""
+
+
+def test_a_pipeline_with_bad_seconds_is_one_line_naming_the_parameter(tmp_path, sleep_registered):
+    path = tmp_path / "bad.toml"
+    path.write_text(textwrap.dedent(SWEEP.format(seconds="soon")))
+    with pytest.raises(ConfigError, match=r"bad.toml: experiments.sleep.learners\[0\].params.seconds: 'soon' is not a"):
+        load_pipeline(path)
+
+
+def test_a_sleep_sweep_on_a_local_cluster_stores_every_cell_with_its_drawn_time(
+        tmp_path, monkeypatch, sleep_registered, capsys):
+    path = tmp_path / "sweep.toml"
+    path.write_text(textwrap.dedent(SWEEP.format(seconds="0.001,0.002,0.003")))
+    monkeypatch.setenv("DOLB_DATA_CACHE", str(tmp_path / "cache"))
+    with LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None,
+                      preload=["dolb.bench.sleep"]) as cluster:
+        status = main(["-v", "run", str(path), "--out", str(tmp_path / "out"), "--scheduler", cluster.scheduler_address,
+                       "--no-progress"])
+    assert status == 0
+    assert "4 worker slots" in capsys.readouterr().err  # 2 workers of 2 threads: 4 tasks at once
+    import pyarrow.dataset as pds
+
+    rows = pds.dataset(tmp_path / "out" / "results", format="parquet").to_table().to_pandas()
+    slept = rows[rows.metric == "slept"].set_index("split")["value"].sort_index()
+    assert slept.index.tolist() == list(range(6)) and set(slept) <= {0.001, 0.002, 0.003}
+    assert len(rows[rows.metric == "online_loss"]) == 6
+    assert slept_seconds(tmp_path / "out") == pytest.approx(slept.sum())
+
+
+# --- the cost model ----------------------------------------------------------------------
+
+
+def test_the_model_names_the_longest_bound():
+    costs = Costs(client_cell=0.001, client_task=0.010, scheduler_task=0.005, worker_cell=0.010)
+    cells = np.full(1000, 0.01)  # 10 s of work
+    # on 100 slots: slots (10 + 10) / 100 = 0.2 s; client 1 + 100 × 0.01 = 2 s; scheduler 0.5 s
+    found = predict(cells, slots=100, tasks=100, costs=costs)
+    assert found.limit == "client" and found.bounds == pytest.approx({"slots": 0.2, "client": 2.0, "scheduler": 0.5})
+    # ends: 100 tasks × max(0.010 + 10 × 0.001, 0.005) / 2 = 1.0 s, half a cell 0.01 s
+    assert found.seconds == pytest.approx(2.0 + 1.0 + 0.01)
+    assert found.ideal == pytest.approx(0.1) and found.efficiency == pytest.approx(0.1 / 3.01)
+    heavy = Costs(client_cell=0.0, client_task=0.0, scheduler_task=0.05, worker_cell=0.0)
+    assert predict(cells, slots=100, tasks=100, costs=heavy).limit == "scheduler"  # 5 s
+
+
+def test_amdahl_and_the_split_of_costs_per_cell_and_per_task():
+    assert amdahl(0.05, 1) == 1.0 and amdahl(0.05, 1000) == pytest.approx(1 / (0.05 + 0.95 / 1000))
+    # 2 ms a cell and 30 ms a task, three runs
+    cells, tasks = [400, 400, 800], [20, 100, 50]
+    spent = [0.002 * c + 0.030 * t for c, t in zip(cells, tasks)]
+    assert per_cell_and_task(spent, cells, tasks) == pytest.approx((0.002, 0.030))
+    assert per_cell_and_task([1.0, 1.0], [100, 200], [10, 10]) == pytest.approx((0.0, 0.1))  # not below zero
+    assert tasks_of_length(np.full(100, 0.1), slots=4) == 40 and tasks_of_length(np.full(100, 0.1), 64) == 64
+
+
+# --- the record and its page -------------------------------------------------------------
+
+
+def _run(cells, tasks, slept, compute, client, waves=1, pauses=0.0):
+    return {"cells": cells, "tasks": tasks, "parts": tasks, "slept": slept, "ideal": 0.0, "compute": compute,
+            "efficiency": 0.0, "client": client, "scheduler": 0.004 * tasks, "workers": 0.002 * cells,
+            "scheduler_idle": 0.0, "workers_idle": 0.0, "client_rss": 250.0, "scheduler_rss": 240.0,
+            "waves": waves, "pauses": pauses, "wall": compute + 5, "load": 3.0, "speed": 1.0}
+
+
+def _found():
+    found = []
+    for slots, tasks in ((8, 100), (16, 200)):
+        runs = {"sweep": _run(400, tasks, 300.0, 300.0 / slots * 1.1, 0.001 * 400 + 0.005 * tasks),
+                "tuned": _run(390, tasks, 180.0, 180.0 / slots * 1.5, 0.001 * 390 + 0.005 * tasks, 3, 2.0)}
+        for run in runs.values():
+            run["ideal"] = run["slept"] / slots
+            run["efficiency"] = run["ideal"] / run["compute"]
+        found.append({"slots": slots, "processes": 8, "joined": 5.0, "start_cpu": 1.5, "first_run": 20.0,
+                      "runs": runs})
+    return found
+
+
+def test_the_costs_are_fitted_from_the_runs():
+    costs = fitted_costs(_found())
+    assert costs.client_cell == pytest.approx(0.001) and costs.client_task == pytest.approx(0.005)
+    assert costs.scheduler_task == pytest.approx(0.004) and costs.worker_cell == pytest.approx(0.002)
+    assert costs.wave_pause == pytest.approx(1.0)  # 2 s over the 2 gaps of each tuned run
+
+
+def test_the_record_round_trips_and_renders_its_page_and_figure(tmp_path):
+    scale = {"measurements": [{"labels": {"workload": "cutoff_rcv1", "workers": "1", "figure": "worker_us"},
+                               "unit": "µs/cell", "repeats": [40_000.0, 50_000.0]}]}
+    record = as_record(_found(), scale)
+    assert read_record(write_record(tmp_path, record)) == record
+    figures = {(d["labels"].get("workload"), d["labels"].get("slots"), d["labels"]["figure"]): d["value"]
+               for d in record["derived"] if "workload" in d["labels"]}
+    assert figures[("sweep", "8", "efficiency")] == pytest.approx(1 / 1.1)
+    # a core each, 8 slots: (300 + 400 × 2 ms) / 8 = 37.6 s, ends 8 × (5 + 4 × 1 ms) / 2 + (0.75 + 0.002) / 2
+    assert figures[("sweep", "8", "predicted efficiency, a core each")] == pytest.approx(37.5 / (37.6 + 0.036 + 0.376))
+    study = [d for d in record["derived"] if d["labels"].get("study") == "cutoff_rcv1"]
+    assert {d["labels"]["slots"] for d in study} == {"64", "256", "1000"}
+    assert all(0 < d["value"] <= 1 for d in study if d["labels"]["figure"] == "predicted efficiency")
+    assert "== studies' cell times, predicted" in simulated_text(record)
+
+    pages = performance_pages(tmp_path)
+    page = pages["performance/simulated.md"]
+    assert "![Efficiency against worker slots](simulated.png)" in page
+    assert "Limited by this machine (2 cores shared by client, scheduler and workers" in page
+    assert pages["performance/simulated.png"][:8] == b"\x89PNG\r\n\x1a\n"
