@@ -50,6 +50,17 @@ ABOUT = {
         "and the workers' CPU time per cell, the start-up, the compute phase, and the speed-up from 1 to 2 "
         "workers, with Amdahl's law's prediction for 16 and 64 workers.",
         "python3 scripts/bench_scale.py --record benchmarks/records"),
+    "cold-start": (
+        "A first run on a fresh machine: `dolb run` of a study with an empty Numba cache (every kernel compiled, "
+        "each once, by the workers in parallel) against the same run with the cache it left; the run records' "
+        "cluster and compute phases and wall seconds. The script checks that both runs stored the same values.",
+        "python3 scripts/bench_cold.py --repeats 3 --record benchmarks/records"),
+    "store": (
+        "A result folder of a million cells (six rows each), written through the store's API in the parts a sweep "
+        "leaves, then compacted: wall seconds of `dolb status` before compaction, of `dolb compact`, and of "
+        "`dolb status`, `dolb report` and `dolb.read_results` (tidy columns) after, each in a process of its own; "
+        "the parts before and after. Each figure measured once.",
+        "python3 scripts/bench_store.py --record benchmarks/records"),
 }
 """For each bench: what it measures, and the command that writes its records."""
 HISTORY = 8

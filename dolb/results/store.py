@@ -326,7 +326,7 @@ class ResultStore:
         column is new. DataError when a column's type differs from a stored one's."""
         path = f"{self.results}/{SCHEMA_FILE}"
         known = self.fs.exists(path)  # else a folder of an older dolb: its parts say
-        stored = [self._schema_of(path)] if known else [self._schema_of(part) for part in self.parts()]
+        stored = [self.schema_of(path)] if known else [self.schema_of(part) for part in self.parts()]
         unified = self._unified([*stored, schema]).remove_metadata()
         if not (known and unified.equals(stored[0])):
             self._write_parquet(unified.empty_table(), SCHEMA_FILE)
@@ -340,10 +340,10 @@ class ResultStore:
         if not parts:
             raise DataError(f"{self.root}: no results stored (run `dolb run` first)")
         path = f"{self.results}/{SCHEMA_FILE}"
-        known = [self._schema_of(path)] if self.fs.exists(path) else [self._schema_of(part) for part in parts]
+        known = [self.schema_of(path)] if self.fs.exists(path) else [self.schema_of(part) for part in parts]
         return pds.dataset(parts, schema=self._unified(known), format="parquet", filesystem=self.fs)
 
-    def _schema_of(self, part: str) -> pa.Schema:
+    def schema_of(self, part: str) -> pa.Schema:
         """The schema of a part; DataError naming it when it cannot be read."""
         try:
             return pq.read_schema(part, filesystem=self.fs)
