@@ -185,7 +185,7 @@ def _status(args: argparse.Namespace) -> int:
         last = finished[-1]
         ids = {cell_id(key, index) for key, count in last["groups"] for index in range(count)}
         stored &= ids
-        failed = failed[failed["cell_id"].isin(ids)]
+        failed = failed[failed["cell_id"].isin(ids)] if len(failed) else failed
         scope = f" (of the {len(ids)} cells of pipeline {last['pipeline']!r})"
     print(f"{len(stored)} cells stored, {len(failed)} failed{scope}")
     for row in failed.itertuples():

@@ -12,14 +12,17 @@ ResultStore`: a part per task, as a sweep's workers write them, committed by man
 rows each (two metrics at three training sizes) in ``--parts`` parts, with a run record
 whose pipeline draws a table of them. Then, each in a process of its own, ``dolb status``
 on the folder as the run left it, ``dolb compact``, and ``dolb status``, ``dolb report``
-and ``dolb.read_results`` (tidy columns) on the compacted folder: wall seconds of each,
-and the parts before and after.
+and ``dolb.read_results`` (tidy columns) on the compacted folder: wall and CPU seconds
+of each (CPU: of every thread, DuckDB's included; on a busy machine the wall time is
+mostly waiting), and the parts before and after.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -34,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dolb.bench.records import command_line, measurement, new_record, write_record  # noqa: E402
+from dolb.execution.environment import load_average  # noqa: E402
 from dolb.experiment.cells import cell_id  # noqa: E402
 from dolb.results.store import ResultStore, new_attempt, result_schema  # noqa: E402
 
@@ -121,14 +125,21 @@ def _write_part(store: ResultStore, schema: pa.Schema, cells: list[tuple[int, in
     return {store.write_part(table): ids}
 
 
-def timed(argv: list[str]) -> float:
-    """Wall seconds of ``python3 -m dolb ARGV`` (or of ``python3 -c ARGV[1]`` when ARGV[0]
-    is ``-c``) in a process of its own; raises when it fails."""
-    started = time.perf_counter()
+def timed(argv: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds (user and system, every thread) of ``python3 -m dolb ARGV``
+    (or of ``python3 -c ARGV[1]`` when ARGV[0] is ``-c``) in a process of its own;
+    raises when it fails."""
     command = [sys.executable, *argv] if argv[0] == "-c" else [sys.executable, "-m", "dolb", *argv]
-    subprocess.run(command, check=True, cwd=ROOT, stdout=subprocess.DEVNULL, env={"PYTHONPATH": str(ROOT)}
-                   | {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"})
-    return time.perf_counter() - started
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(ROOT)}
+    cpu, started = _children_cpu(), time.perf_counter()
+    subprocess.run(command, check=True, cwd=ROOT, stdout=subprocess.DEVNULL, env=environment)
+    return time.perf_counter() - started, _children_cpu() - cpu
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's ended children."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -147,18 +158,19 @@ def main() -> None:
     store = ResultStore(folder)
     before = len(store.parts())
     read = f"import dolb; dolb.read_results({str(folder)!r}, tidy=True)"
-    seconds = {"build": built, "status (as the run left it)": timed(["status", str(folder)]),
+    seconds = {"status (as the run left it)": timed(["status", str(folder)]),
                "compact": timed(["compact", str(folder)])}
     after = len(store.parts())
     seconds |= {"status": timed(["status", str(folder)]), "report": timed(["report", str(folder)]),
                 "read_results": timed(["-c", read])}
-    cells = f"{args.cells:,}"
-    print(f"{cells} cells: {before} parts, {after} after compaction")
-    for step, value in seconds.items():
-        print(f"  {step}: {value:.1f} s")
+    print(f"{args.cells:,} cells: {before} parts ({built:.1f} s to write), {after} after compaction; "
+          f"load average {load_average()}")
+    for step, (wall, cpu) in seconds.items():
+        print(f"  {step}: {wall:.1f} s ({cpu:.1f} s of CPU)")
     if args.record:
         labels = {"cells": str(args.cells), "parts written": str(args.parts)}
-        found = [measurement(labels | {"step": step}, "s", [value]) for step, value in seconds.items()]
+        found = [measurement(labels | {"step": step, "figure": figure}, "s", [value])
+                 for step, values in seconds.items() for figure, value in zip(("wall", "cpu"), values)]
         found += [measurement(labels | {"step": "parts before compaction"}, "parts", [before]),
                   measurement(labels | {"step": "parts after compaction"}, "parts", [after])]
         print(f"record: {write_record(args.record, new_record('store', found, command=command_line()))}")

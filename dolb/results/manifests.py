@@ -14,7 +14,9 @@ compaction replaces or the parts it wrote, never both.
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 from dataclasses import dataclass, field
 
 from dolb.errors import DataError
@@ -44,17 +46,8 @@ class Manifests:
     runs: dict[str, list[str]] = field(default_factory=dict)
     """The other manifests (path: the parts each commits)."""
 
-    def add(self, path: str, text: bytes | str) -> None:
-        """Read the manifest ``path`` holding ``text``; DataError naming it when it is not one."""
-        try:
-            content = json.loads(text)
-            parts = content["parts"]
-            parts = parts if isinstance(parts, dict) else dict.fromkeys(parts)
-            replaces = content.get("replaces")
-            if replaces is not None and not (isinstance(replaces, list) and all(isinstance(p, str) for p in replaces)):
-                raise TypeError("replaces is not a list of part names")
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise DataError(f"{path}: not a manifest of result parts ({exc})") from None
+    def add(self, path: str, parts: dict[str, list[str] | None], replaces: list[str] | None) -> None:
+        """Add the manifest ``path`` (as :func:`parse` read it)."""
         self.committed.update(parts)
         if replaces is None:
             self.runs[path] = list(parts)
@@ -95,3 +88,42 @@ class Manifests:
         compactions = [c.path for c in self.compactions
                        if c not in unfinished and all(p in retired for p in c.parts)]
         return runs + compactions
+
+
+def parse(path: str, text: bytes | str) -> tuple[dict[str, list[str] | None], list[str] | None]:
+    """The parts the manifest ``path`` holding ``text`` commits (each with its cells, None
+    when an older dolb did not say) and, a compaction's, the parts they replace (else
+    None); DataError naming it when it is not a manifest."""
+    try:
+        content = json.loads(text)
+        parts = content["parts"]
+        parts = parts if isinstance(parts, dict) else dict.fromkeys(parts)
+        replaces = content.get("replaces")
+        if replaces is not None and not (isinstance(replaces, list) and all(isinstance(p, str) for p in replaces)):
+            raise TypeError("replaces is not a list of part names")
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise DataError(f"{path}: not a manifest of result parts ({exc})") from None
+    return parts, replaces
+
+
+@functools.lru_cache(maxsize=64)
+def parse_file(path: str, size: int, modified: int) -> tuple[dict[str, list[str] | None], list[str] | None]:
+    """:func:`parse` of a local file, kept for as long as its size and modification time
+    (``size``, ``modified``) stay (a manifest is never rewritten: a compaction's, of a
+    million cells, is read once a process)."""
+    with open(path, "rb") as handle:
+        return parse(path, handle.read())
+
+
+def read_manifests(fs, folders: list[str], local: bool, compactions_only: bool = False) -> Manifests:
+    """Every manifest in ``folders`` (paths of the file system ``fs``; ``local``: a folder
+    of this machine, whose manifests are parsed once a process), or only the compactions'."""
+    found = Manifests()
+    for folder in folders:
+        for path in sorted(fs.glob(f"{folder}/{COMPACTION_PREFIX if compactions_only else ''}*.json")):
+            if local:
+                stat = os.stat(path)
+                found.add(path, *parse_file(path, stat.st_size, stat.st_mtime_ns))
+            else:
+                found.add(path, *parse(path, fs.cat_file(path)))
+    return found

@@ -23,8 +23,9 @@ without rows listed first, before its run's parts are written: readers that take
 first file's schema (pandas, ``pyarrow.dataset``) see every column.
 
 The same cell may be stored twice (two runs on one folder, a worker lost after writing
-its part): results are deterministic, so the copies are equal, and readers keep one
-(see :mod:`dolb.results.query`). Each copy is tagged with the ``attempt`` that wrote it.
+its part): the copies are equal, readers keep one (:mod:`dolb.results.query`), each
+tagged with its ``attempt``. A compaction (:mod:`dolb.results.compaction`) merges parts,
+each cell once; what it replaced (:mod:`dolb.results.manifests`) is read no more.
 
 Examples
 --------
@@ -55,7 +56,7 @@ import pyarrow.parquet as pq
 
 from dolb.data.store.format import url_filesystem
 from dolb.errors import ConfigError, DataError, StorageError
-from dolb.results.manifests import COMPACTION_PREFIX, Manifests
+from dolb.results.manifests import COMPACTION_PREFIX, Manifests, read_manifests
 
 RESULTS = "results"
 """The dataset's folder inside a result folder."""
@@ -212,9 +213,8 @@ class ResultStore:
 
     def write_part(self, table: pa.Table, staged: bool = False) -> str:
         """Write ``table`` as a new part, whole or not at all; return its name.
-        StorageError naming the folder if it cannot be written. ``staged``: in a folder,
-        the part stays under its hidden temporary name until :meth:`reveal` (behind a
-        URL a part is read only once committed anyway)."""
+        StorageError naming the folder if it cannot be written. ``staged``: hidden until
+        :meth:`reveal` (behind a URL, until committed anyway)."""
         name = f"part-{new_attempt()}.parquet"
         self._write_parquet(table, name, staged=staged)
         return name
@@ -225,8 +225,7 @@ class ResultStore:
             os.replace(self._staged(name), f"{self.results}/{name}")
 
     def _staged(self, name: str) -> str:
-        """Where a staged part waits (a hidden temporary file: a killed run's is removed
-        with the others, see :mod:`dolb.execution.lock`)."""
+        """Where a staged part waits (a temporary file: see :mod:`dolb.execution.lock`)."""
         return f"{self.results}/.{name}.staged.tmp"
 
     def _write_parquet(self, table: pa.Table, name: str, folder: str | None = None, staged: bool = False) -> None:
@@ -259,8 +258,7 @@ class ResultStore:
 
     def commit(self, parts: dict[str, list[str]], run_id: str, replaces: list[str] | None = None) -> None:
         """Commit ``parts`` (each part's name and the ids of the cells it holds) with a
-        new manifest listing them; ``replaces``: a compaction's, the parts they replace
-        (see :mod:`dolb.results.manifests`)."""
+        new manifest; ``replaces``: a compaction's (:mod:`dolb.results.manifests`)."""
         if not parts and not replaces:
             return
         listed = {"run_id": run_id, "parts": parts}
@@ -271,13 +269,8 @@ class ResultStore:
 
     def manifests(self, compactions_only: bool = False) -> Manifests:
         """Every manifest of the folder, read (``compactions_only``: the compactions')."""
-        found = Manifests()
-        pattern = f"{COMPACTION_PREFIX}*.json" if compactions_only else "*.json"
         folders = (MANIFESTS,) if compactions_only else (OLD_MANIFESTS, MANIFESTS)
-        for folder in folders:
-            for path in sorted(self.fs.glob(f"{self.path}/{folder}/{pattern}")):
-                found.add(path, self.fs.cat_file(path))
-        return found
+        return read_manifests(self.fs, [f"{self.path}/{f}" for f in folders], self.local, compactions_only)
 
     def committed(self) -> dict[str, list[str] | None]:
         """Every part a manifest commits, with the ids of the cells it holds (None when
@@ -293,29 +286,24 @@ class ResultStore:
         return {n for n in names if n.startswith("part-") and n.endswith(".parquet")}
 
     def parts(self) -> list[str]:
-        """Paths of every part to read, oldest first: in a folder every part (a part is
-        whole once renamed), behind a URL the committed ones; neither the parts a
-        compaction replaced nor those of a compaction not done."""
-        names = self.present()
-        manifests = self.manifests(compactions_only=self.local)
+        """Paths of the parts to read, oldest first: in a folder every part, behind a URL
+        the committed ones; none a compaction retired or left pending."""
+        names, manifests = self.present(), self.manifests(compactions_only=self.local)
         if not self.local:
             names &= set(manifests.committed)
         retired, pending = manifests.settle(names)
         return [f"{self.results}/{n}" for n in sorted(names - retired - pending)]
 
     def missing_parts(self) -> dict[str, list[str] | None]:
-        """The committed parts that are gone from the folder, each with the ids of the
-        cells it held (None when its manifest does not say); not those a compaction
-        replaced, nor those of a compaction that a kill stopped."""
-        present = self.present()
-        manifests = self.manifests()
+        """The committed parts gone from the folder (but those a compaction replaced or
+        left pending), each with its cells' ids (None when its manifest does not say)."""
+        present, manifests = self.present(), self.manifests()
         retired, pending = manifests.settle(present)
         return {name: cells for name, cells in manifests.committed.items()
                 if name not in present and name not in retired and name not in pending}
 
     def remove(self, paths: list[str]) -> None:
-        """Remove files of the result folder (their paths, as :meth:`parts` gives them),
-        in order; those already gone are skipped."""
+        """Remove files of the folder (paths as :meth:`parts` gives), in order, if there."""
         for path in paths:
             with contextlib.suppress(FileNotFoundError):
                 self.fs.rm_file(path)
@@ -332,10 +320,8 @@ class ResultStore:
             self._write_parquet(unified.empty_table(), SCHEMA_FILE)
 
     def dataset(self, parts: list[str] | None = None) -> pds.Dataset:
-        """Every part to read (or ``parts``) as one ``pyarrow.dataset`` (schemas unified:
-        a part without a parameter column reads it as null). The union of the parts'
-        schemas is :data:`SCHEMA_FILE`'s (a folder of an older dolb, without one: read
-        from every part)."""
+        """Every part to read (or ``parts``) as one ``pyarrow.dataset`` of the union
+        schema, :data:`SCHEMA_FILE`'s (else, an older dolb's folder, every part's)."""
         parts = self.parts() if parts is None else parts
         if not parts:
             raise DataError(f"{self.root}: no results stored (run `dolb run` first)")
