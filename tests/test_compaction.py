@@ -172,3 +172,13 @@ def test_a_compacted_run_resumes_computing_nothing_and_reports(small_pipeline, t
     assert main(["report", str(out)]) == 0
     record = json.loads(sorted((out / "runs").iterdir())[0].read_text())
     assert record["counts"]["computed"] == 60
+
+
+def test_the_summary_in_slices_is_the_summary_at_once(store, monkeypatch):
+    """A folder too large for one aggregation is summarised in slices of its groups (a
+    million cells ran out of DuckDB's memory): the same statistics to the bit."""
+    whole = compaction.query.summary(store)
+    monkeypatch.setattr(compaction.query, "SUMMARY_ROWS", 7)  # 165 rows: 24 slices
+    sliced = compaction.query.summary(store)
+    assert len(whole) == 3 == len(sliced)  # last at 1 and 2 examples, avg at 3
+    pd.testing.assert_frame_equal(sliced, whole, check_exact=True)
