@@ -58,9 +58,14 @@ class Compacted:
     def line(self, root: str) -> str:
         """What it did, on one line."""
         if not self.written:
-            return f"{root}: {self.before} parts, nothing to compact"
-        return (f"{root}: {self.merged} parts compacted into {self.written} ({self.rows:,} rows, each cell once); "
-                f"{self.after} parts now")
+            return f"{root}: {_parts(self.before)}, nothing to compact"
+        return (f"{root}: {_parts(self.merged)} compacted into {self.written} ({self.rows:,} rows, each cell once); "
+                f"{_parts(self.after)} now")
+
+
+def _parts(n: int) -> str:
+    """``"1 part"``, ``"2 parts"``."""
+    return f"{n} part{'s' * (n != 1)}"
 
 
 def compact(store: ResultStore, run_id: str = "compaction") -> Compacted:
@@ -72,7 +77,7 @@ def compact(store: ResultStore, run_id: str = "compaction") -> Compacted:
     Raises
     ------
     DataError
-        A part cannot be read (its name is given); nothing is changed.
+        A part cannot be read (its name is given); no part is replaced.
     """
     tidy(store)
     parts = store.parts()
