@@ -159,9 +159,10 @@ def test_dolb_compact_refuses_a_folder_a_run_holds(store, capsys):
 def test_a_compacted_run_resumes_computing_nothing_and_reports(small_pipeline, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(compaction, "RUN_END_PARTS", 2)  # the run compacts as it ends
     out = tmp_path / "out"
-    first = run_sweep(small_pipeline, out, RunOptions(workers=1, progress=False, gather="client"))
+    first = run_sweep(small_pipeline, out, RunOptions(workers=1, progress=False))
     store = ResultStore(out)
-    assert first.n_computed == 60 and len(store.parts()) == 1
+    assert first.n_computed == 60 and len(store.parts()) == 1 and first.report
+    assert [name.startswith("compaction-") for name in os.listdir(out / "manifests")] == [True]
     values = stored_values(out)
     again = run_sweep(small_pipeline, out, RunOptions(workers=1, progress=False))
     assert (again.n_computed, again.n_cached) == (0, 60)
