@@ -3,7 +3,8 @@
 ``dolb run PIPELINE --out DIR`` runs a study; ``dolb plan PIPELINE --out DIR`` says what
 it would compute and how long that should take; ``dolb report DIR`` renders its tables
 and figures again; ``dolb status DIR`` shows the run history and the failed cells;
-``dolb export DIR`` writes the results as one CSV; ``dolb reproduce DIR --out NEW`` runs a
+``dolb export DIR`` writes the results as one CSV; ``dolb compact DIR`` merges its
+result parts; ``dolb reproduce DIR --out NEW`` runs a
 recorded run again and checks every value; ``dolb verify DIR`` checks a dataset store in
 full; ``dolb learners`` lists the registered learners and their parameters. A user's mistake is printed as one line
 (``dolb: error: ...``) with exit status 2. ``-v`` logs what a run does (``-vv`` more),
@@ -184,7 +185,7 @@ def _status(args: argparse.Namespace) -> int:
         last = finished[-1]
         ids = {cell_id(key, index) for key, count in last["groups"] for index in range(count)}
         stored &= ids
-        failed = failed[failed["cell_id"].isin(ids)]
+        failed = failed[failed["cell_id"].isin(ids)] if len(failed) else failed
         scope = f" (of the {len(ids)} cells of pipeline {last['pipeline']!r})"
     print(f"{len(stored)} cells stored, {len(failed)} failed{scope}")
     for row in failed.itertuples():
@@ -193,6 +194,16 @@ def _status(args: argparse.Namespace) -> int:
     if incomplete:
         print(incomplete)
     return 1 if len(failed) or incomplete else 0
+
+
+def _compact(args: argparse.Namespace) -> int:
+    from dolb.execution.lock import FolderLock
+    from dolb.results.compaction import compact
+
+    store = _result_store(args.dir, complete=False)
+    with FolderLock(store, "compaction"):  # no run writes meanwhile
+        print(compact(store).line(args.dir))
+    return 0
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -314,6 +325,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     _folder_command(commands, "report", _report, "render tables and figures of a result folder")
     _folder_command(commands, "status", _status, "the run history and the failed cells of a result folder")
+    _folder_command(commands, "compact", _compact,
+                    "merge a result folder's parts into a few large ones, each cell once (a run ends so when it "
+                    "leaves many)")
     export = _folder_command(commands, "export", _export, "write a result folder's results as one CSV file")
     export.add_argument("--to", metavar="FILE", help="the CSV file (default DIR/results.csv)")
 

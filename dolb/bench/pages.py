@@ -62,6 +62,17 @@ ABOUT = {
         "process, and for a million cells of each study's cell time (from the latest *scale* record) on "
         "64–1,000 slots. See [a thousand slots on ten nodes](../design/scaling.md).",
         "python3 scripts/bench_scale.py --simulate --record benchmarks/records"),
+    "cold-start": (
+        "A first run on a fresh machine: `dolb run` of a study with an empty Numba cache (every kernel compiled, "
+        "each once, by the workers in parallel) against the same run with the cache it left; the run records' "
+        "cluster and compute phases and wall seconds. The script checks that both runs stored the same values.",
+        "python3 scripts/bench_cold.py --repeats 3 --record benchmarks/records"),
+    "store": (
+        "A result folder of a million cells (six rows each), written through the store's API in the parts a sweep "
+        "leaves, then compacted: wall seconds of `dolb status` before compaction, of `dolb compact`, and of "
+        "`dolb status`, `dolb report` and `dolb.read_results` (tidy columns) after, each in a process of its own; "
+        "the parts before and after. Each figure measured once.",
+        "python3 scripts/bench_store.py --record benchmarks/records"),
 }
 """For each bench: what it measures, and the command that writes its records."""
 HISTORY = 8

@@ -26,14 +26,17 @@ IN_FLIGHT_PER_WORKER = 4
 """Batches kept submitted per worker; more are sent as these complete."""
 
 
-def warm_up_samples(todo: list[tuple[CellGroup, np.ndarray]]):
-    """One cell per distinct learner, parameters, conversions and dataset."""
-    samples = {}
+def warm_up_samples(todo: list[tuple[CellGroup, np.ndarray]]) -> list[tuple[str, list]]:
+    """One cell per distinct learner, parameters, conversions and dataset, in groups of
+    the same learner, conversions and dataset (whose kernels are the same, or nearly:
+    what one worker warms; see :func:`dolb.execution.compile_once.warm_up_spread`), each
+    with its key."""
+    samples: dict[str, dict[str, object]] = {}
     for group, indices in todo:
         t = group.template
-        key = (t.learner, repr(sorted(t.params.items())), t.conversions, group.train_path)
-        samples.setdefault(key, group.cell(int(indices[0])))
-    return list(samples.values())
+        kernels = repr((t.learner, t.conversions, group.train_path))
+        samples.setdefault(kernels, {}).setdefault(repr(sorted(t.params.items())), group.cell(int(indices[0])))
+    return [(key, list(cells.values())) for key, cells in samples.items()]
 
 
 def gather_mode(client, store: ResultStore, gather: str) -> str:

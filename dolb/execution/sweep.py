@@ -43,6 +43,7 @@ from dolb.experiment.pipeline import Pipeline, load_pipeline
 from dolb.experiment.tuned_cells import TuningPlan, tuning_plans
 from dolb.options import RunOptions
 from dolb.results import query
+from dolb.results.compaction import compact_after_run
 from dolb.results.history import new_run_id, read_records, write_record
 from dolb.results.page import write_run_page
 from dolb.results.query import stored_cells
@@ -330,6 +331,9 @@ def _finish(plan: _Plan, record: dict, computed: _Computed, options: RunOptions,
     counts and timings, and the run page; return the run's summary."""
     store = plan.store
     _tidy_states(store)
+    if computed.runner is not None:
+        with phases("write"):
+            compact_after_run(store, record["run_id"])
     n_cells, n_todo, n_failed = plan.n_cells, sum(len(indices) for _, indices in plan.todo), computed.n_failed
     saves = {} if computed.runner is None else computed.runner.saves
     report = computed.report

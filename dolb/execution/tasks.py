@@ -8,7 +8,6 @@ IPC bytes for the client to append). Nothing per cell travels as a Python object
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 import traceback
@@ -23,6 +22,7 @@ from dolb.evaluation.cell import Cell
 from dolb.evaluation.run_cell import run_cell, warm_up
 from dolb.evaluation.saved_states import add_saves
 from dolb.execution.batches import Batch, Paces
+from dolb.execution.compile_once import warm_up_spread
 from dolb.results.states import CellStates
 from dolb.results.store import CellRows, ResultStore
 
@@ -174,14 +174,14 @@ def can_write(store: str, token: str) -> bool:
 
 class KernelWarmUp(WorkerPlugin):
     """Warms the kernels of a sweep's cells on every worker, those that join later
-    included, before any cell runs (see :func:`dolb.evaluation.run_cell.warm_up`)."""
+    included, before any cell runs (see :func:`dolb.evaluation.run_cell.warm_up`), each
+    kernel compiled by one worker of those sharing a cache and loaded by the others
+    (:func:`dolb.execution.compile_once.warm_up_spread`)."""
 
     name = "dolb-kernel-warm-up"
 
-    def __init__(self, samples: list[Cell]) -> None:
+    def __init__(self, samples: list[tuple[str, list[Cell]]]) -> None:
         self.samples = samples
 
     def setup(self, worker) -> None:
-        for cell in self.samples:
-            with contextlib.suppress(Exception):  # warming is best effort: the cell reports errors
-                warm_up(cell)
+        warm_up_spread(self.samples, warm_up)

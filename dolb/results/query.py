@@ -86,6 +86,7 @@ def _connect(store: ResultStore, name: str = "parts", **more: ResultStore) -> It
 def _refuse_damaged_part(store: ResultStore) -> None:
     """DataError naming the first part of ``store`` that cannot be read whole."""
     for part in store.parts():
+        store.schema_of(part)  # its footer first: an unreadable part says so
         try:
             pq.read_table(part, filesystem=store.fs)
         except (OSError, pa.ArrowException) as exc:
@@ -194,6 +195,20 @@ def failures(store: ResultStore) -> pd.DataFrame:
         return connection.execute(f"{_CHOSEN} SELECT * FROM rows WHERE status = 'failed' ORDER BY cell_id").df()
 
 
+SUMMARY_ROWS = 1_000_000
+"""Rows :func:`summary` aggregates at a time (its groups taken in slices of about this
+many rows): within :data:`MEMORY_LIMIT` whatever the store's size."""
+
+
+def _statistics(keys: str, where: str) -> str:
+    """SQL of :func:`summary`'s statistics over the groups of ``measured`` matching ``where``
+    (``count`` in pandas' sense: the values that are not missing)."""
+    return f"""SELECT {keys}, avg(value ORDER BY split) AS mean, stddev_samp(value ORDER BY split) AS std,
+                      var_samp(value ORDER BY split) AS var, quantile_cont(value, 0.5) AS median,
+                      quantile_cont(value, 0.25) AS q25, quantile_cont(value, 0.75) AS q75, count(value) AS count
+               FROM measured WHERE {where} GROUP BY ALL"""
+
+
 def summary(store: ResultStore, where: str = "TRUE", parameters: tuple = ()) -> pd.DataFrame:
     """Every statistic of :data:`STATISTICS` over splits, per configuration, training
     size and metric (rows matching ``where``); the same table as
@@ -201,17 +216,17 @@ def summary(store: ResultStore, where: str = "TRUE", parameters: tuple = ()) -> 
     NaN values count as missing, as in pandas."""
     keys = ", ".join(GROUP_COLUMNS)
     with _connect(store) as connection:
-        table = connection.execute(
-            f"""{_CHOSEN},
-            measured AS (SELECT {keys}, split, CASE WHEN isnan(value) THEN NULL ELSE value END AS value
-                         FROM rows WHERE status = 'ok' AND ({where}))
-            SELECT {keys}, avg(value ORDER BY split) AS mean, stddev_samp(value ORDER BY split) AS std,
-                   var_samp(value ORDER BY split) AS var,
-                   quantile_cont(value, 0.5) AS median, quantile_cont(value, 0.25) AS q25,
-                   quantile_cont(value, 0.75) AS q75, count(value) AS count
-            FROM measured GROUP BY ALL ORDER BY ALL""",
+        connection.execute(
+            f"""CREATE TEMP TABLE measured AS {_CHOSEN}
+            SELECT {keys}, split, CASE WHEN isnan(value) THEN NULL ELSE value END AS value
+            FROM rows WHERE status = 'ok' AND ({where})""",
             list(parameters),
-        ).df()
+        )
+        slices = -(-connection.execute("SELECT count(*) FROM measured").fetchone()[0] // SUMMARY_ROWS)
+        connection.execute(f"CREATE TEMP TABLE statistics AS {_statistics(keys, 'TRUE')} LIMIT 0")
+        for i in range(slices):  # the groups in slices: an ordered aggregate holds its group's values in memory
+            connection.execute(f"INSERT INTO statistics {_statistics(keys, f'hash({keys}) % {slices} = {i}')}")
+        table = connection.execute("SELECT * FROM statistics ORDER BY ALL").df()
     table["count"] = table["count"].astype("int64")
     table["ci95"] = ci95_from(table["std"], table["count"])
     return table

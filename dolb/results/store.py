@@ -23,8 +23,9 @@ without rows listed first, before its run's parts are written: readers that take
 first file's schema (pandas, ``pyarrow.dataset``) see every column.
 
 The same cell may be stored twice (two runs on one folder, a worker lost after writing
-its part): results are deterministic, so the copies are equal, and readers keep one
-(see :mod:`dolb.results.query`). Each copy is tagged with the ``attempt`` that wrote it.
+its part): the copies are equal, readers keep one (:mod:`dolb.results.query`), each
+tagged with its ``attempt``. A compaction (:mod:`dolb.results.compaction`) merges parts,
+each cell once; what it replaced (:mod:`dolb.results.manifests`) is read no more.
 
 Examples
 --------
@@ -40,6 +41,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -54,6 +56,7 @@ import pyarrow.parquet as pq
 
 from dolb.data.store.format import url_filesystem
 from dolb.errors import ConfigError, DataError, StorageError
+from dolb.results.manifests import COMPACTION_PREFIX, Manifests, read_manifests
 
 RESULTS = "results"
 """The dataset's folder inside a result folder."""
@@ -208,16 +211,26 @@ class ResultStore:
         """Whether any part has been written here."""
         return bool(self.parts())
 
-    def write_part(self, table: pa.Table) -> str:
+    def write_part(self, table: pa.Table, staged: bool = False) -> str:
         """Write ``table`` as a new part, whole or not at all; return its name.
-        StorageError naming the folder if it cannot be written."""
+        StorageError naming the folder if it cannot be written. ``staged``: hidden until
+        :meth:`reveal` (behind a URL, until committed anyway)."""
         name = f"part-{new_attempt()}.parquet"
-        self._write_parquet(table, name)
+        self._write_parquet(table, name, staged=staged)
         return name
 
-    def _write_parquet(self, table: pa.Table, name: str, folder: str | None = None) -> None:
+    def reveal(self, name: str) -> None:
+        """Give a part written ``staged`` its name: readers see it from now on."""
+        if self.local:
+            os.replace(self._staged(name), f"{self.results}/{name}")
+
+    def _staged(self, name: str) -> str:
+        """Where a staged part waits (a temporary file: see :mod:`dolb.execution.lock`)."""
+        return f"{self.results}/.{name}.staged.tmp"
+
+    def _write_parquet(self, table: pa.Table, name: str, folder: str | None = None, staged: bool = False) -> None:
         """Write ``table`` as ``name`` in ``folder`` (default: the dataset's), whole or
-        not at all."""
+        not at all (``staged``: see :meth:`write_part`)."""
         final = f"{folder or self.results}/{name}"
         where = os.path.dirname(final)
         try:
@@ -226,7 +239,7 @@ class ResultStore:
                 temporary = f"{where}/.{os.path.basename(final)}.{uuid.uuid4().hex[:8]}.tmp"
                 try:
                     pq.write_table(table, temporary, compression="zstd")
-                    os.replace(temporary, final)
+                    os.replace(temporary, self._staged(name) if staged else final)
                 finally:
                     if os.path.exists(temporary):
                         os.unlink(temporary)
@@ -243,28 +256,28 @@ class ResultStore:
         ``results/``) whole or not at all."""
         self._write_parquet(table, name, self.path)
 
-    def commit(self, parts: dict[str, list[str]], run_id: str) -> None:
+    def commit(self, parts: dict[str, list[str]], run_id: str, replaces: list[str] | None = None) -> None:
         """Commit ``parts`` (each part's name and the ids of the cells it holds) with a
-        new manifest listing them."""
-        if not parts:
+        new manifest; ``replaces``: a compaction's (:mod:`dolb.results.manifests`)."""
+        if not parts and not replaces:
             return
-        listed = json.dumps({"run_id": run_id, "parts": parts})
-        self.write_text(f"{MANIFESTS}/{run_id}-{new_attempt()}.json", listed)
+        listed = {"run_id": run_id, "parts": parts}
+        name = f"{run_id}-{new_attempt()}"
+        if replaces is not None:
+            listed["replaces"], name = replaces, f"{COMPACTION_PREFIX}{new_attempt()}"
+        self.write_text(f"{MANIFESTS}/{name}.json", json.dumps(listed))
+
+    def manifests(self, compactions_only: bool = False) -> Manifests:
+        """Every manifest of the folder, read (``compactions_only``: the compactions')."""
+        folders = (MANIFESTS,) if compactions_only else (OLD_MANIFESTS, MANIFESTS)
+        return read_manifests(self.fs, [f"{self.path}/{f}" for f in folders], self.local, compactions_only)
 
     def committed(self) -> dict[str, list[str] | None]:
         """Every part a manifest commits, with the ids of the cells it holds (None when
         its manifest, written by an older dolb, lists the parts only)."""
-        found: dict[str, list[str] | None] = {}
-        for manifest in [path for folder in (OLD_MANIFESTS, MANIFESTS)
-                         for path in sorted(self.fs.glob(f"{self.path}/{folder}/*.json"))]:
-            try:
-                parts = json.loads(self.fs.cat_file(manifest))["parts"]
-                found.update(parts if isinstance(parts, dict) else dict.fromkeys(parts))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise DataError(f"{manifest}: not a manifest of result parts ({exc})") from None
-        return found
+        return self.manifests().committed
 
-    def _present(self) -> set[str]:
+    def present(self) -> set[str]:
         """Names of the parts in the dataset's folder, committed or not."""
         if self.local:
             names = os.listdir(self.results) if os.path.isdir(self.results) else []
@@ -273,18 +286,27 @@ class ResultStore:
         return {n for n in names if n.startswith("part-") and n.endswith(".parquet")}
 
     def parts(self) -> list[str]:
-        """Paths of every part to read, oldest first: in a folder every part (a part is
-        whole once renamed), behind a URL the committed ones."""
-        names = self._present()
+        """Paths of the parts to read, oldest first: in a folder every part, behind a URL
+        the committed ones; none a compaction retired or left pending."""
+        names, manifests = self.present(), self.manifests(compactions_only=self.local)
         if not self.local:
-            names &= set(self.committed())
-        return [f"{self.results}/{n}" for n in sorted(names)]
+            names &= set(manifests.committed)
+        retired, pending = manifests.settle(names)
+        return [f"{self.results}/{n}" for n in sorted(names - retired - pending)]
 
     def missing_parts(self) -> dict[str, list[str] | None]:
-        """The committed parts that are gone from the folder, each with the ids of the
-        cells it held (None when its manifest does not say)."""
-        present = self._present()
-        return {name: cells for name, cells in self.committed().items() if name not in present}
+        """The committed parts gone from the folder (but those a compaction replaced or
+        left pending), each with its cells' ids (None when its manifest does not say)."""
+        present, manifests = self.present(), self.manifests()
+        retired, pending = manifests.settle(present)
+        return {name: cells for name, cells in manifests.committed.items()
+                if name not in present and name not in retired and name not in pending}
+
+    def remove(self, paths: list[str]) -> None:
+        """Remove files of the folder (paths as :meth:`parts` gives), in order, if there."""
+        for path in paths:
+            with contextlib.suppress(FileNotFoundError):
+                self.fs.rm_file(path)
 
     def extend_schema(self, schema: pa.Schema) -> None:
         """Make :data:`SCHEMA_FILE` hold every column of ``schema`` (the schema of the
@@ -292,21 +314,22 @@ class ResultStore:
         column is new. DataError when a column's type differs from a stored one's."""
         path = f"{self.results}/{SCHEMA_FILE}"
         known = self.fs.exists(path)  # else a folder of an older dolb: its parts say
-        stored = [self._schema_of(path)] if known else [self._schema_of(part) for part in self.parts()]
+        stored = [self.schema_of(path)] if known else [self.schema_of(part) for part in self.parts()]
         unified = self._unified([*stored, schema]).remove_metadata()
         if not (known and unified.equals(stored[0])):
             self._write_parquet(unified.empty_table(), SCHEMA_FILE)
 
-    def dataset(self) -> pds.Dataset:
-        """Every part to read as one ``pyarrow.dataset`` (schemas unified: a part
-        without a parameter column reads it as null)."""
-        parts = self.parts()
+    def dataset(self, parts: list[str] | None = None) -> pds.Dataset:
+        """Every part to read (or ``parts``) as one ``pyarrow.dataset`` of the union
+        schema, :data:`SCHEMA_FILE`'s (else, an older dolb's folder, every part's)."""
+        parts = self.parts() if parts is None else parts
         if not parts:
             raise DataError(f"{self.root}: no results stored (run `dolb run` first)")
-        schema = self._unified([self._schema_of(part) for part in parts])
-        return pds.dataset(parts, schema=schema, format="parquet", filesystem=self.fs)
+        path = f"{self.results}/{SCHEMA_FILE}"
+        known = [self.schema_of(path)] if self.fs.exists(path) else [self.schema_of(part) for part in parts]
+        return pds.dataset(parts, schema=self._unified(known), format="parquet", filesystem=self.fs)
 
-    def _schema_of(self, part: str) -> pa.Schema:
+    def schema_of(self, part: str) -> pa.Schema:
         """The schema of a part; DataError naming it when it cannot be read."""
         try:
             return pq.read_schema(part, filesystem=self.fs)
