@@ -61,13 +61,15 @@ def _result_store(folder: str, complete: bool = True):
 
 def _report(args: argparse.Namespace) -> int:
     from dolb.experiment.pipeline import load_pipeline
-    from dolb.results.history import find_record
+    from dolb.results.history import find_record, recorded_pipeline
     from dolb.results.page import write_run_page
     from dolb.results.report import write_reports
+    from dolb.results.tuning_report import decisions
 
     store = _result_store(args.dir)
     record = find_record(store)
-    pipeline = load_pipeline(record["pipeline_path"], record["pipeline_text"])
+    pipeline = load_pipeline(*recorded_pipeline(store, record, "report this run"))
+    decisions(store)  # a damaged tuning is refused before any report is written
     print(write_reports(pipeline.reports, store))
     print(f"Page: {write_run_page(store, pipeline.reports, record, pipeline.description)}")
     return 0

@@ -207,10 +207,10 @@ def compare_folders(
         speed.machines,
         speed.note,
     )
-    out.mkdir(parents=True, exist_ok=True)
+    trend = trend_table([results[night].judged_summary() for night in nights]) if history else None
+    out.mkdir(parents=True, exist_ok=True)  # every folder read: now the report is written
     figures = change_figures(comparison.significant(), results[run], results[baseline], out)
-    if history:
-        trend = trend_table([results[night].judged_summary() for night in nights])
+    if trend is not None:
         figures.append(trend_figure(trend, [n.name for n in nights], out / "trend.png"))
     write_pages(comparison, figures, out, f"{name}: {run} against {baseline}")
     return comparison
