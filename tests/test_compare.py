@@ -176,6 +176,21 @@ def test_bench_slowdown_and_history_trend(runs):
     (runs / "baseline" / "bench.json").unlink()
 
 
+@pytest.mark.e2e
+def test_a_damaged_night_in_the_history_is_refused_before_anything_is_written(runs, tmp_path, capsys):
+    import shutil
+
+    night = shutil.copytree(runs / "baseline", tmp_path / "night")
+    part = sorted((night / "results").glob("part-*.parquet"))[0]
+    part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
+    out = tmp_path / "out"
+    assert main(["compare", str(runs / "same"), str(runs / "baseline"), "--out", str(out),
+                 "--history", str(night)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dolb: error: {part}: unreadable result part") and err.count("\n") == 1, err
+    assert not out.exists()
+
+
 def write_folder(folder, frame, pipeline="nightly"):
     """A result folder as `dolb run` leaves it, as far as `dolb compare` reads it."""
     folder.mkdir(parents=True)
