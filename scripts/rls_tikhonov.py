@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dolb.bench.tables import new_table, show_table
+from dolb.bench.tables import new_table, record_folder, show_tables
 from dolb.console import script_status
 from dolb.learners.rls import RLS, smallest_tikhonov
 
@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--record", type=Path, help="write the table as a record into this folder")
     args = parser.parse_args(argv)
+    record_folder(args.record)
     rows = []
     for basis in ("legendre", "monomial"):
         for order in (4, 6, 10):
@@ -58,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     columns = [("basis, order", None), ("floor", ".1e"), *((f"{t:.0e}", ".0e") for t in TIKHONOV)]
     record = new_table("irma", "rls_tikhonov", columns, rows,
                        source="computed by the script: 5 seeds, n = 150 and 2,000 (no run)")
-    show_table(record, args.record)
+    show_tables([record], args.record)
 
 
 if __name__ == "__main__":

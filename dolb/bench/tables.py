@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -154,6 +155,29 @@ def _shown(value, spec: str) -> str:
     return format(value, spec)
 
 
+def record_folder(folder: str | Path | None) -> Path | None:
+    """A script's ``--record`` folder, checked before anything is computed or written:
+    ConfigError when it, or the nearest of its parents that exists, is not a writable
+    folder (None stays None)."""
+    if folder is None:
+        return None
+    folder = Path(folder)
+    nearest = next(place for place in (folder, *folder.absolute().parents) if place.exists() or place.is_symlink())
+    if not nearest.is_dir():
+        fail(f"--record {folder}", f"{nearest} is not a folder" if nearest != folder else "not a folder")
+    if not os.access(nearest, os.W_OK | os.X_OK):
+        fail(f"--record {folder}", f"{nearest} is not writable")
+    return folder
+
+
+def show_tables(records: list[dict], folder: str | Path | None = None) -> None:
+    """:func:`show_table` each of ``records`` (all made before: a script that fails
+    midway writes none), into ``folder`` when given (:func:`record_folder`)."""
+    record_folder(folder)
+    for record in records:
+        show_table(record, folder)
+
+
 def show_table(record: dict, folder: str | Path | None = None) -> None:
     """Print ``record``'s table under its name, as a table script does; with ``folder``,
     also write it there (:func:`write_table`) and say where."""
@@ -199,10 +223,11 @@ def run_source(folder: str | Path) -> str:
     """What made the result folder ``folder``: ``dolb run PIPELINE (run RUN_ID)`` of its
     last finished run, the pipeline named as ``pipelines/NAME.toml`` when it is one of the
     repository's (no machine's path goes into a record)."""
-    from dolb.results.history import find_record
+    from dolb.results.history import find_record, recorded_pipeline
     from dolb.results.store import ResultStore
 
-    record = find_record(ResultStore(folder))
-    pipeline = Path(record["pipeline_path"])
+    store = ResultStore(folder)
+    record = find_record(store)
+    pipeline = Path(recorded_pipeline(store, record, "say which pipeline made these tables")[0])
     shown = f"pipelines/{pipeline.name}" if pipeline.parent.name == "pipelines" else pipeline.name
     return f"dolb run {shown} (run {record['run_id']})"
