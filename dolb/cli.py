@@ -111,10 +111,11 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from dolb.bench.records import command_line, new_record, write_record
+    from dolb.bench.records import command_line, new_record, record_folder, write_record
     from dolb.bench.throughput import LEARNERS, as_json, as_record, as_text, load_average, run_bench
 
     command = command_line(["dolb", *args.argv])
+    record_folder(args.record)  # before minutes of measuring
     if args.omr:
         from dolb.bench.omr import omr_bench
 
@@ -182,7 +183,7 @@ def _status(args: argparse.Namespace) -> int:
     failed = failures(store)
     finished = [record for record in records if record.get("ended")]
     scope = ""
-    if finished:  # speak of the cells of the pipeline last run here
+    if finished and "groups" in finished[-1]:  # speak of the cells of the pipeline last run here
         last = finished[-1]
         ids = {cell_id(key, index) for key, count in last["groups"] for index in range(count)}
         stored &= ids

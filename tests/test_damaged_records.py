@@ -213,3 +213,30 @@ def test_a_damaged_decisions_file_is_refused_before_any_report_is_written(run, c
 def test_an_undamaged_tuned_run_reports(run, capsys):
     assert main(["report", str(run)]) == 0
     assert "What the tuning chose" in capsys.readouterr().out
+
+
+def test_a_record_named_for_another_run_is_one_line(run, capsys):
+    record_path = the_record(run)
+    record_path.rename(run / "runs" / "renamed.json")
+    refused(["status", str(run)], run, capsys,
+            f"{run / 'runs' / 'renamed.json'}: not a run record (its run_id '{record_path.stem}' is not its file's name)")
+
+
+@pytest.mark.parametrize("folder, command, message", [
+    ("runs", "status", "a file, where the folder of run records should be"),
+    ("tuning", "report", "a file, where the folder of tuning decisions should be"),
+])
+def test_a_file_where_a_folder_of_records_should_be_is_one_line(run, capsys, folder, command, message):
+    shutil.rmtree(run / folder)
+    (run / folder).write_text("not a folder")
+    refused([command, str(run)], run, capsys, f"{run / folder}: {message}")
+
+
+def test_a_finished_record_without_its_cell_groups_speaks_of_every_cell(run, capsys):
+    """An older dolb's record does not list its pipeline's cells: status counts them all."""
+    record_path = the_record(run)
+    record = json.loads(record_path.read_text())
+    del record["groups"]
+    record_path.write_text(json.dumps(record))
+    assert main(["status", str(run)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "8 cells stored, 0 failed"  # trials and chosen alike

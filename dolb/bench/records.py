@@ -125,6 +125,21 @@ def write_record(folder: str | Path, record: dict) -> Path:
     return path
 
 
+def record_folder(folder: str | Path | None) -> Path | None:
+    """A bench's or a script's ``--record`` folder, checked before anything is
+    measured, computed or written: ConfigError when it, or the nearest of its parents
+    that exists, is not a writable folder (None stays None)."""
+    if folder is None:
+        return None
+    folder = Path(folder)
+    nearest = next(place for place in (folder, *folder.absolute().parents) if place.exists() or place.is_symlink())
+    if not nearest.is_dir():
+        fail(f"--record {folder}", f"{nearest} is not a folder" if nearest != folder else "not a folder")
+    if not os.access(nearest, os.W_OK | os.X_OK):
+        fail(f"--record {folder}", f"{nearest} is not writable")
+    return folder
+
+
 def fail(where: str, problem: str) -> None:
     """Raise the ConfigError of a damaged record: ``where``, then the problem."""
     raise ConfigError(f"{where}: {problem}")

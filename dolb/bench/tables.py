@@ -29,12 +29,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from dolb.bench.records import check_fields, command_line, fail, finite_number, load_json, versions
+from dolb.bench.records import check_fields, command_line, fail, finite_number, load_json, record_folder, versions
 
 SCHEMA = 1
 TABLES = Path("benchmarks") / "studies"
@@ -153,21 +152,6 @@ def _shown(value, spec: str) -> str:
     if isinstance(value, str):
         return value.replace("|", "\\|")
     return format(value, spec)
-
-
-def record_folder(folder: str | Path | None) -> Path | None:
-    """A script's ``--record`` folder, checked before anything is computed or written:
-    ConfigError when it, or the nearest of its parents that exists, is not a writable
-    folder (None stays None)."""
-    if folder is None:
-        return None
-    folder = Path(folder)
-    nearest = next(place for place in (folder, *folder.absolute().parents) if place.exists() or place.is_symlink())
-    if not nearest.is_dir():
-        fail(f"--record {folder}", f"{nearest} is not a folder" if nearest != folder else "not a folder")
-    if not os.access(nearest, os.W_OK | os.X_OK):
-        fail(f"--record {folder}", f"{nearest} is not writable")
-    return folder
 
 
 def show_tables(records: list[dict], folder: str | Path | None = None) -> None:

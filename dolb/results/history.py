@@ -38,6 +38,8 @@ def read_records(store: ResultStore) -> list[dict[str, Any]]:
     (:func:`~dolb.results.record_check.check_record`: DataError naming the file and the
     key at fault)."""
     records = []
+    if store.fs.isfile(f"{store.path}/{RUNS}"):
+        raise DataError(f"{store.path}/{RUNS}: a file, where the folder of run records should be")
     for name in store.list(RUNS):
         if not name.endswith(".json"):
             continue
@@ -49,7 +51,10 @@ def read_records(store: ResultStore) -> list[dict[str, Any]]:
             record = json.loads(text)
         except (ValueError, RecursionError) as exc:
             raise DataError(f"{where}: not a run record ({exc})") from None
-        records.append(check_record(record, where))
+        check_record(record, where)
+        if name != f"{record['run_id']}.json":  # what names a record in messages
+            raise DataError(f"{where}: not a run record (its run_id {record['run_id']!r} is not its file's name)")
+        records.append(record)
     return records
 
 

@@ -34,6 +34,8 @@ COLUMNS = {**dict.fromkeys(["experiment", "dataset", "learner", "configuration",
 def decisions(store: ResultStore) -> pd.DataFrame:
     """Every decision of every tuning stored in ``store`` (an empty table if none);
     DataError naming the file when one is not a decisions table (:data:`COLUMNS`)."""
+    if store.fs.isfile(f"{store.path}/{TUNING_FOLDER}"):
+        raise DataError(f"{store.path}/{TUNING_FOLDER}: a file, where the folder of tuning decisions should be")
     frames = [_read_decisions(store, f"{store.path}/{TUNING_FOLDER}/{name}")
               for name in store.list(TUNING_FOLDER) if name.endswith(".parquet")]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
