@@ -236,6 +236,13 @@ def test_different_pipelines_and_bad_options_are_one_line_errors(tmp_path, capsy
     assert capsys.readouterr().err == "dolb compare: error: argument --alpha: expected a number between 0 and 1, got 1.5 (see dolb compare --help)\n"
 
 
+def test_a_report_folder_that_is_a_file_is_one_line(tmp_path, capsys):
+    run = write_folder(tmp_path / "run", tidy([0.1, 0.2]))
+    (tmp_path / "file").write_text("x")
+    assert main(["compare", str(run), str(run), "--out", str(tmp_path / "file")]) == 2
+    assert capsys.readouterr().err == f"dolb: error: {tmp_path / 'file'}: a file, not a folder for the report\n"
+
+
 def test_bad_folders_are_one_line_errors(tmp_path, capsys):
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 2
     err = capsys.readouterr().err

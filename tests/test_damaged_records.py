@@ -138,7 +138,7 @@ def test_a_worker_arithmetic_without_its_keys_is_one_line(run, capsys, key):
     (b'{"run_id": "r", "pipeline": "p"', "not a run record (Expecting ',' delimiter"),
     (b"[" * 100_000 + b"]" * 100_000, "not a run record ("),
     (b'{"run_id": "r", "pipeline": "p", "seconds": 1e999}', "not a run record (seconds is inf, not a finite number)"),
-])
+], ids=["empty", "truncated", "nested too deep", "infinite"])
 def test_an_empty_truncated_or_absurd_run_record_is_one_line(run, capsys, content, problem):
     record_path = the_record(run)
     record_path.write_bytes(content)

@@ -183,6 +183,8 @@ def compare_folders(
             raise ConfigError(f"{folder}: dolb compare reads and writes folders of this file system, not URLs "
                               "(copy the result folder here first)")
     run, baseline, out = Path(run), Path(baseline), Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{out}: a file, not a folder for the report")
     nights = [Path(folder) for folder in history] + [run]
     results = {folder: _Results(folder) for folder in [run, baseline, *nights]}
     name = _check_same_pipeline(list(results))
