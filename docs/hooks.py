@@ -11,20 +11,29 @@ in ``mkdocs.yml`` under ``hooks:``; nothing generated is written into ``docs/``.
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
+from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
-ROOT = Path(__file__).resolve().parents[1]
-RECORDS = ROOT / "benchmarks" / "records"
-TABLES = ROOT / "benchmarks" / "studies"
+from dolb.errors import DolbError
 
 
-def performance_pages() -> dict[str, str | bytes]:
-    """The pages rendered from the benchmark records, and their figures (PNG)."""
-    from dolb.bench.pages import performance_pages
+def repository(config) -> Path:
+    """The repository whose site is built: the folder of its ``mkdocs.yml``."""
+    return Path(config.config_file_path).resolve().parent
 
-    return performance_pages(RECORDS)
+
+@contextlib.contextmanager
+def build_error() -> Iterator[None]:
+    """A damaged or missing record, as mkdocs reports a build error: one line
+    (``ERROR - <file>: <what is wrong>``, then ``Aborted with a BuildError!``)."""
+    try:
+        yield
+    except DolbError as exc:
+        raise PluginError(str(exc)) from None
 
 
 def cli_reference() -> str:
@@ -41,24 +50,34 @@ def cli_reference() -> str:
     return "\n".join(out)
 
 
-def generated_pages() -> dict[str, str | bytes]:
-    """Every generated page: ``{path under docs/: Markdown}``."""
+def generated_pages(root: Path) -> dict[str, str | bytes]:
+    """Every generated page and figure: ``{path under docs/: Markdown or PNG bytes}``."""
+    from dolb.bench.pages import performance_pages
+    from dolb.bench.records import RECORDS
     from dolb.experiment.reference import pipeline_reference
     from dolb.learners.pages import learner_pages
 
     return {"reference/pipeline.md": pipeline_reference(), "reference/cli.md": cli_reference(),
-            **learner_pages(), **performance_pages()}
+            **learner_pages(), **performance_pages(root / RECORDS)}
 
 
 def on_files(files, config):
-    """Add the generated pages to the site's files."""
-    for path, text in generated_pages().items():
-        files.append(File.generated(config, path, content=text))
+    """Add the generated pages to the site's files, once every page's study tables are
+    known to render (a damaged record stops the build before any page is read)."""
+    from dolb.bench.tables import TABLES, render_markers
+
+    root = repository(config)
+    with build_error():
+        for page in files.documentation_pages():
+            render_markers(page.content_string, root / TABLES)
+        for path, text in generated_pages(root).items():
+            files.append(File.generated(config, path, content=text))
     return files
 
 
 def on_page_markdown(markdown, page, config, files):
     """Render the study tables a page names."""
-    from dolb.bench.tables import render_markers
+    from dolb.bench.tables import TABLES, render_markers
 
-    return render_markers(markdown, TABLES)
+    with build_error():
+        return render_markers(markdown, repository(config) / TABLES)

@@ -3,6 +3,7 @@ notebooks."""
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -58,8 +59,45 @@ def _pipeline_source(pipeline) -> tuple[Path, str | None]:
         raise ConfigError(f"pipeline: expected a file path or a mapping, got {type(pipeline).__name__}")
     import tomli_w
 
+    _check_writable(pipeline, "", set())
     try:
         text = tomli_w.dumps(dict(pipeline))
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise ConfigError(f"pipeline: a value cannot be written as TOML ({exc})") from None
     return Path.cwd() / "pipeline.toml", text  # read as if it were a file here
+
+
+SCALARS = (str, bool, int, float, datetime.datetime, datetime.date)
+
+
+def _check_writable(value: Any, key: str, open_: set[int]) -> None:
+    """ConfigError naming the first key (dotted, from the top of the pipeline mapping)
+    whose key or value TOML cannot hold: a key that is not a string, a value that is not
+    text, a number, a truth value, a date, a time without a zone, a list or a mapping,
+    or a mapping or list that holds itself."""
+    where = f"pipeline mapping, at {key}" if key else "pipeline mapping"
+    if isinstance(value, SCALARS) or (isinstance(value, datetime.time) and value.tzinfo is None):
+        return
+    if isinstance(value, datetime.time):
+        raise ConfigError(f"{where}: {value!r} is a time with a zone, which TOML cannot hold (give a time without "
+                          "one, or a date and time)")
+    if not isinstance(value, (Mapping, list, tuple)):
+        hint = "; a NumPy value: give int(...), float(...) or .tolist()" if type(value).__module__ == "numpy" else ""
+        raise ConfigError(f"{where}: a {type(value).__name__} ({_short(value)}) cannot be written as TOML{hint}")
+    if id(value) in open_:
+        raise ConfigError(f"{where}: holds itself")
+    open_.add(id(value))
+    if isinstance(value, Mapping):
+        for name, item in value.items():
+            if not isinstance(name, str):
+                raise ConfigError(f"{where}: the key {_short(name)} is a {type(name).__name__}; TOML keys are strings")
+            _check_writable(item, f"{key}.{name}" if key else name, open_)
+    else:
+        for i, item in enumerate(value):
+            _check_writable(item, f"{key}[{i}]", open_)
+    open_.discard(id(value))
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."

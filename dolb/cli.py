@@ -62,13 +62,15 @@ def _result_store(folder: str, complete: bool = True):
 
 def _report(args: argparse.Namespace) -> int:
     from dolb.experiment.pipeline import load_pipeline
-    from dolb.results.history import find_record
+    from dolb.results.history import find_record, recorded_pipeline
     from dolb.results.page import write_run_page
     from dolb.results.report import write_reports
+    from dolb.results.tuning_report import decisions
 
     store = _result_store(args.dir)
     record = find_record(store)
-    pipeline = load_pipeline(record["pipeline_path"], record["pipeline_text"])
+    pipeline = load_pipeline(*recorded_pipeline(store, record, "report this run"))
+    decisions(store)  # a damaged tuning is refused before any report is written
     print(write_reports(pipeline.reports, store))
     print(f"Page: {write_run_page(store, pipeline.reports, record, pipeline.description)}")
     return 0
@@ -110,10 +112,11 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from dolb.bench.records import command_line, new_record, write_record
+    from dolb.bench.records import command_line, new_record, record_folder, write_record
     from dolb.bench.throughput import LEARNERS, as_json, as_record, as_text, load_average, run_bench
 
     command = command_line(["dolb", *args.argv])
+    record_folder(args.record)  # before minutes of measuring
     if args.omr:
         from dolb.bench.omr import omr_bench
 
@@ -181,7 +184,7 @@ def _status(args: argparse.Namespace) -> int:
     failed = failures(store)
     finished = [record for record in records if record.get("ended")]
     scope = ""
-    if finished:  # speak of the cells of the pipeline last run here
+    if finished and "groups" in finished[-1]:  # speak of the cells of the pipeline last run here
         last = finished[-1]
         ids = {cell_id(key, index) for key, count in last["groups"] for index in range(count)}
         stored &= ids

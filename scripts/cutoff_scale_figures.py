@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from dolb.bench.tables import new_table, run_source, show_table
+from dolb.bench.tables import new_table, record_folder, run_source, show_table
 from dolb.console import script_status
 from dolb.conversions.bound import confidence, risk_bound
 from dolb.conversions.cutoff import REPORTED_K
@@ -190,6 +190,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--figures", help="where to write the PNG files (default: <folder>/report)")
     parser.add_argument("--record", type=Path, help="write the findings tables as records into this folder")
     args = parser.parse_args(argv)
+    record_folder(args.record)
     table, source = read_results(args.folder), run_source(args.folder)
     out = Path(args.figures) if args.figures else Path(args.folder) / "report"
     out.mkdir(parents=True, exist_ok=True)

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from cutoff_scale_figures import per_k
 
-from dolb.bench.tables import new_table, run_source, show_table
+from dolb.bench.tables import new_table, record_folder, run_source, show_tables
 from dolb.console import script_status
 from dolb.conversions.cutoff import REPORTED_K, cutoff_hypothesis
 from dolb.conversions.hypothesis import linear_hypothesis
@@ -311,9 +311,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("folder", type=Path, help="the result folder of pipelines/cutoff_rcv1.toml")
     parser.add_argument("--record", type=Path, help="write the tables as records into this folder")
     args = parser.parse_args(argv)
+    record_folder(args.record)
     frame, source = read_results(args.folder, tidy=True), run_source(args.folder)
-    for name, table in tables(frame, error_by_k(args.folder, frame)).items():
-        show_table(new_table(STUDY, name, *table, source=source), args.record)
+    show_tables([new_table(STUDY, name, *table, source=source)
+                 for name, table in tables(frame, error_by_k(args.folder, frame)).items()], args.record)
 
 
 if __name__ == "__main__":

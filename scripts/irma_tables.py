@@ -22,8 +22,9 @@ from pathlib import Path
 import pandas as pd
 from irma_check import CHECKPOINTS, ORDERS, PAPER_MEAN
 
-from dolb.bench.tables import new_table, run_source, show_table
+from dolb.bench.tables import new_table, record_folder, run_source, show_tables
 from dolb.console import script_status
+from dolb.errors import DataError
 from dolb.results.tables import read_results
 
 METHODS = {"irma": "IRMA", "batch_ls": "batch"}
@@ -36,6 +37,11 @@ def table_one(frame: pd.DataFrame) -> tuple[list, list]:
     ours for each order."""
     rows = frame[(frame.experiment == "table1") & (frame.metric == "test_mse")]
     means = rows.groupby(["learner", "complexity", "n_train"])["value"].mean()  # complexity is a string
+    wanted = [(learner, str(order), n) for n in CHECKPOINTS for learner in METHODS for order in ORDERS]
+    missing = [key for key in wanted if key not in means.index]
+    if missing:
+        learner, order, n = missing[0]
+        raise DataError(f"no table1 test_mse of {learner} at order {order} after {n} examples")
     columns = [("examples, method", None)]
     for order in ORDERS:
         columns += [(f"order {order}: paper", ".1e"), ("ours", ".1e")]
@@ -54,6 +60,9 @@ def figure_one(frame: pd.DataFrame) -> tuple[list, list]:
     rows = frame[(frame.experiment == "fig1") & (frame.metric == "cumulative_loss")]
     final = rows[rows.n_train == rows.n_train.max()].groupby("learner")["value"]
     stats = final.agg(["mean", "std", "median"])
+    missing = [learner for learner in FIG1 if learner not in stats.index]
+    if missing:
+        raise DataError(f"no fig1 cumulative_loss of {missing[0]}")
     columns = [("learner", None), ("mean", ".3g"), ("std", ".3g"), ("median", ".3g")]
     return columns, [[name, *stats.loc[learner]] for learner, name in FIG1.items()]
 
@@ -63,9 +72,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("folder", type=Path, help="the result folder of pipelines/irma.toml")
     parser.add_argument("--record", type=Path, help="write the tables as records into this folder")
     args = parser.parse_args(argv)
+    record_folder(args.record)
     frame, source = read_results(args.folder), run_source(args.folder)
-    for name, make in (("table1", table_one), ("fig1", figure_one)):
-        show_table(new_table("irma", name, *make(frame), source=source), args.record)
+    try:
+        records = [new_table("irma", name, *make(frame), source=source)
+                   for name, make in (("table1", table_one), ("fig1", figure_one))]
+    except DataError as exc:
+        raise DataError(f"{args.folder}: not a run of pipelines/irma.toml ({exc})") from None
+    show_tables(records, args.record)
 
 
 if __name__ == "__main__":

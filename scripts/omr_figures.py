@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullLocator
 
-from dolb.bench.tables import new_tables, run_source, show_table
+from dolb.bench.tables import new_tables, record_folder, run_source, show_table
 from dolb.console import script_status
 from dolb.results.figure_style import PALETTE, new_figure, save
 from dolb.results.stats import ci95_halfwidth
@@ -358,6 +358,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("folder", type=Path, help="the result folder of pipelines/online_mr.toml")
     parser.add_argument("--record", type=Path, help="write the tables as records into this folder")
     args = parser.parse_args(argv)
+    record_folder(args.record)
     frame = read_results(args.folder)
     report = args.folder / "report"
     report.mkdir(exist_ok=True)

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from dolb.bench.tables import new_tables, run_source, show_table
+from dolb.bench.tables import new_tables, record_folder, run_source, show_table
 from dolb.console import script_status
 from dolb.results.figure_style import PALETTE, new_figure, save, series_style
 from dolb.results.stats import ci95_halfwidth
@@ -268,6 +268,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("folder", type=Path, help="the result folder of pipelines/oms_mnist.toml")
     parser.add_argument("--record", type=Path, help="write the tables as records into this folder")
     args = parser.parse_args(argv)
+    record_folder(args.record)
     frame = read_results(args.folder)
     report = args.folder / "report"
     report.mkdir(exist_ok=True)

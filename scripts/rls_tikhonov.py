@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dolb.bench.tables import new_table, show_table
+from dolb.bench.tables import new_table, record_folder, show_tables
 from dolb.console import script_status
 from dolb.data.sources.irma import irma_target
 from dolb.learners.rls import RLS, smallest_tikhonov
@@ -50,6 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--record", type=Path, help="write the table as a record into this folder")
     args = parser.parse_args(argv)
+    record_folder(args.record)
     fits = [(basis, order) for basis in ("legendre", "monomial") for order in (4, 6, 10)]
     floors = [smallest_tikhonov(RLS(1, order=order, basis=basis, domain_high=3.0).basis) for basis, order in fits]
     rows = [["floor", *floors]]
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     columns = [("tikhonov", None), *((f"{basis} {order}", ".1e") for basis, order in fits)]
     record = new_table("irma", "rls_tikhonov", columns, rows,
                        source="computed by the script: 5 seeds, n = 150 and 2,000 (no run)")
-    show_table(record, args.record)
+    show_tables([record], args.record)
 
 
 if __name__ == "__main__":

@@ -136,6 +136,9 @@ def test_without_records_the_index_says_so(tmp_path):
      "measurements[0].repeats is not a non-empty list of numbers"),
     (lambda r: r | {"derived": [{"labels": {"a": 1}, "unit": "x", "value": 1}]},
      "derived[0].labels is not an object of strings"),
+    (lambda r: r | {"versions": r["versions"] | {"git_commit": 5}}, "versions.git_commit is 5, not a string or null"),
+    (lambda r: r | {"machine": r["machine"] | {"arithmetic": "AVX"}}, "machine.arithmetic is not an object"),
+    (lambda r: "", "not a readable JSON record (Expecting value"),
 ])
 def test_a_damaged_record_is_one_line_naming_the_file(tmp_path, damage, message):
     path = _fake(tmp_path, "throughput", "2026-01-01T00:00:00Z", "a", [1.0], 1.0)
@@ -145,3 +148,12 @@ def test_a_damaged_record_is_one_line_naming_the_file(tmp_path, damage, message)
         with pytest.raises(ConfigError) as error:
             read(path if read is read_record else tmp_path)
         assert str(error.value).startswith(f"{path}: {message}") and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("where, message", [("file", "not a folder"), ("file/below", "{tmp}/file is not a folder")])
+def test_a_record_folder_that_is_a_file_is_refused_before_the_bench_runs(tmp_path, capsys, where, message):
+    (tmp_path / "file").write_text("a file")
+    assert main(["bench", "--quick", "--record", str(tmp_path / where)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"dolb: error: --record {tmp_path / where}: {message.format(tmp=tmp_path)}\n"
+    assert captured.out == "" and (tmp_path / "file").read_text() == "a file"

@@ -176,6 +176,21 @@ def test_bench_slowdown_and_history_trend(runs):
     (runs / "baseline" / "bench.json").unlink()
 
 
+@pytest.mark.e2e
+def test_a_damaged_night_in_the_history_is_refused_before_anything_is_written(runs, tmp_path, capsys):
+    import shutil
+
+    night = shutil.copytree(runs / "baseline", tmp_path / "night")
+    part = sorted((night / "results").glob("part-*.parquet"))[0]
+    part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
+    out = tmp_path / "out"
+    assert main(["compare", str(runs / "same"), str(runs / "baseline"), "--out", str(out),
+                 "--history", str(night)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dolb: error: {part}: unreadable result part") and err.count("\n") == 1, err
+    assert not out.exists()
+
+
 def write_folder(folder, frame, pipeline="nightly"):
     """A result folder as `dolb run` leaves it, as far as `dolb compare` reads it."""
     folder.mkdir(parents=True)
@@ -219,6 +234,13 @@ def test_different_pipelines_and_bad_options_are_one_line_errors(tmp_path, capsy
     assert not (run / "compare").exists()  # nothing written
     assert main(["compare", str(run), str(run), "--alpha", "1.5"]) == 2
     assert capsys.readouterr().err == "dolb compare: error: argument --alpha: expected a number between 0 and 1, got 1.5 (see dolb compare --help)\n"
+
+
+def test_a_report_folder_that_is_a_file_is_one_line(tmp_path, capsys):
+    run = write_folder(tmp_path / "run", tidy([0.1, 0.2]))
+    (tmp_path / "file").write_text("x")
+    assert main(["compare", str(run), str(run), "--out", str(tmp_path / "file")]) == 2
+    assert capsys.readouterr().err == f"dolb: error: {tmp_path / 'file'}: a file, not a folder for the report\n"
 
 
 def test_bad_folders_are_one_line_errors(tmp_path, capsys):

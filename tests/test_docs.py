@@ -3,6 +3,7 @@ to a page or an anchor that does not exist, fails the build), with every generat
 README stays a short front door whose links into the repository resolve."""
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -96,3 +97,78 @@ def test_every_study_page_shows_its_figures(site, study):
     for name in figures:
         assert f'src="../../figures/{name}"' in page or f'src="../figures/{name}"' in page, name
         assert (site / "figures" / name).stat().st_size > 10_000, name
+
+
+def toy_site(folder: Path, page: str) -> Path:
+    """A small site built with dolb's hook: one page, ``page``, and the records under
+    ``folder/benchmarks`` (a copy of one table and one bench record of the repository);
+    not strict, the generated pages linking to the repository's hand-written ones."""
+    (folder / "docs").mkdir(parents=True)
+    (folder / "docs" / "index.md").write_text(page)
+    (folder / "mkdocs.yml").write_text(f"site_name: toy\ndocs_dir: docs\nuse_directory_urls: false\n"
+                                       f"hooks:\n  - {ROOT / 'docs' / 'hooks.py'}\nvalidation:\n  omitted_files: info\n")
+    tables = folder / "benchmarks" / "studies" / "irma"
+    tables.mkdir(parents=True)
+    (tables / "fig1.json").write_bytes((ROOT / "benchmarks" / "studies" / "irma" / "fig1.json").read_bytes())
+    record = sorted((ROOT / "benchmarks" / "records" / "kernel").glob("*.json"))[-1]
+    (folder / "benchmarks" / "records" / "kernel").mkdir(parents=True)
+    (folder / "benchmarks" / "records" / "kernel" / record.name).write_bytes(record.read_bytes())
+    return folder
+
+
+def build(folder: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--site-dir", str(folder / "site")],
+                          cwd=folder, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def damage_version(path: Path) -> None:
+    record = json.loads(path.read_text())
+    record["versions"]["git_commit"] = 5
+    path.write_text(json.dumps(record))
+
+
+DAMAGES = {
+    "not JSON": ("<!-- table: irma/fig1 -->\n", lambda f: (f / "irma" / "fig1.json").write_text("{"),
+                 "studies/irma/fig1.json: not a readable JSON table record (Expecting property name"),
+    "empty": ("<!-- table: irma/fig1 -->\n", lambda f: (f / "irma" / "fig1.json").write_text(""),
+              "studies/irma/fig1.json: not a readable JSON table record (Expecting value"),
+    "missing": ("<!-- table: irma/nosuch -->\n", lambda f: None,
+                "studies/irma/nosuch.json: no table record for the marker <!-- table: irma/nosuch -->"),
+    "another table": ("<!-- table: irma/table1 -->\n",
+                      lambda f: (f / "irma" / "fig1.json").rename(f / "irma" / "table1.json"),
+                      "studies/irma/table1.json: holds table irma/fig1, not irma/table1"),
+    "a folder": ("<!-- table: irma/fig1 -->\n",
+                 lambda f: (f / "irma" / "fig1.json").unlink() or (f / "irma" / "fig1.json").mkdir(),
+                 "studies/irma/fig1.json: no table record for the marker"),
+    "bench commit": ("Text.\n", lambda f: damage_version(next((f.parent / "records" / "kernel").glob("*.json"))),
+                     ": versions.git_commit is 5, not a string or null"),
+    "bench not JSON": ("Text.\n", lambda f: next((f.parent / "records" / "kernel").glob("*.json")).write_text("[1"),
+                       ": not a readable JSON record ("),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_a_damaged_or_missing_record_is_a_build_error_naming_the_file(tmp_path, damage):
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import PluginError
+    from mkdocs.structure.files import get_files
+
+    page, make, message = DAMAGES[damage]
+    site = toy_site(tmp_path, page)
+    make(site / "benchmarks" / "studies")
+    config = load_config(str(site / "mkdocs.yml"))
+    with pytest.raises(PluginError) as caught:
+        config.plugins.on_files(get_files(config), config=config)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("damage", ["not JSON", "bench commit"])
+def test_mkdocs_says_a_build_error_in_one_line_without_a_traceback(tmp_path, damage):
+    page, make, message = DAMAGES[damage]
+    site = toy_site(tmp_path, page)
+    make(site / "benchmarks" / "studies")
+    done = build(site)
+    errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR")]
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert len(errors) == 1 and message in errors[0], done.stderr
+    assert not (site / "site" / "index.html").exists()

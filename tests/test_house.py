@@ -1,5 +1,6 @@
 """The public API, the registries, `dolb learners`, logging and `python -m dolb`."""
 
+import datetime
 import json
 import os
 import subprocess
@@ -8,6 +9,7 @@ import textwrap
 import tomllib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import dolb
@@ -147,6 +149,36 @@ def test_run_takes_a_mapping_and_matches_the_file(tmp_path, capsys):
     with pytest.raises(ConfigError, match="^pipeline: expected a file path or a mapping, got list$"):
         dolb.run([1], tmp_path / "bad")
     assert not (tmp_path / "bad").exists()
+
+
+def _holding_itself():
+    mapping = {"pipeline": {"name": "p"}}
+    mapping["pipeline"]["again"] = mapping
+    return mapping
+
+
+@pytest.mark.parametrize("pipeline, message", [
+    ({"pipeline": {"at": datetime.time(1, 2, tzinfo=datetime.UTC)}},
+     "pipeline mapping, at pipeline.at: datetime.time(1, 2, tzinfo=datetime.timezone.utc) is a time with a zone, "
+     "which TOML cannot hold"),
+    ({"pipeline": {float("nan"): 1}}, "pipeline mapping, at pipeline: the key nan is a float; TOML keys are strings"),
+    ({"datasets": {"d": {"params": {(1, 2): 3}}}},
+     "pipeline mapping, at datasets.d.params: the key (1, 2) is a tuple; TOML keys are strings"),
+    ({1: {}}, "pipeline mapping: the key 1 is a int; TOML keys are strings"),
+    ({"pipeline": {"name": b"p"}}, "pipeline mapping, at pipeline.name: a bytes (b'p') cannot be written as TOML"),
+    ({"experiments": {"e": {"checkpoints": {10, 20}}}},
+     "pipeline mapping, at experiments.e.checkpoints: a set ({10, 20}) cannot be written as TOML"),
+    ({"experiments": {"e": {"checkpoints": [10, None]}}},
+     "pipeline mapping, at experiments.e.checkpoints[1]: a NoneType (None) cannot be written as TOML"),
+    ({"pipeline": {"seed": np.int64(3)}},
+     "pipeline mapping, at pipeline.seed: a int64 (np.int64(3)) cannot be written as TOML; a NumPy value: give"),
+    (_holding_itself(), "pipeline mapping, at pipeline.again: holds itself"),
+])
+def test_a_mapping_toml_cannot_hold_is_one_line_naming_the_key(tmp_path, pipeline, message):
+    with pytest.raises(ConfigError) as caught:
+        dolb.run(pipeline, tmp_path / "out")
+    assert str(caught.value).startswith(message) and "\n" not in str(caught.value), str(caught.value)
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_learner_from_another_package_appears_everywhere(pytester, monkeypatch, tmp_path):

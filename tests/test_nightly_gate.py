@@ -231,3 +231,51 @@ def test_noise_model_few_false_alarms_and_sees_a_slowdown():
     assert same["gate"] == 0 and same["rank"] > 0.2  # the rank test alone cries wolf
     assert slower["named"] >= 0.9
     assert os.environ.get("DOLB_TEST_SLOWDOWN_LEARNER") is None
+
+
+def test_cli_confirm_outside_a_git_checkout_is_refused_even_when_nothing_is_suspected(tmp_path, capsys):
+    base = night(tmp_path / "base", {"pa": 100.0})
+    run = night(tmp_path / "run", {"pa": 100.0}, commit="b" * 40)  # as fast: no A/B needed tonight
+    with_results(run, base)
+    nowhere = tmp_path / "nowhere"
+    nowhere.mkdir()
+    assert main(["compare", str(run), str(base), "--confirm", str(nowhere)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dolb: error: --confirm {nowhere}: not a git checkout (") and err.count("\n") == 1, err
+    assert not (run / "compare").exists()
+
+
+@pytest.mark.parametrize("bench, problem", [
+    ([{"kind": "machine", "cpu": "AMD EPYC", "git_commit": 1234567}],
+     "the git commit is 1234567, not a commit's hexadecimal name"),
+    ([{"kind": "machine", "cpu": "AMD EPYC", "git_commit": "--upload-pack=touch pwned"}],
+     "the git commit is '--upload-pack=touch pwned', not a commit's hexadecimal name"),
+    ([{"kind": "machine", "cpu": ["AMD"], "git_commit": "a" * 40}], "the machine's cpu is ['AMD'], not text"),
+    (7, "a JSON int, not a list of objects"),
+    ({"kind": "machine"}, "a JSON dict, not a list of objects"),
+    ("", "not a readable JSON file (Expecting value"),
+])
+def test_a_damaged_machine_row_of_a_night_is_one_line_naming_its_bench_json(nights, tmp_path, capsys, bench, problem):
+    run, base = nights
+    with_results(run, base)
+    rows = json.loads((run / "bench.json").read_text())
+    path = run / "bench.json"
+    if isinstance(bench, list):
+        path.write_text(json.dumps([row for row in rows if row["kind"] != "machine"] + bench))
+    else:
+        path.write_text(bench if isinstance(bench, str) else json.dumps(bench))
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    assert main(["compare", str(run), str(base), "--confirm", str(tmp_path / "repo")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dolb: error: {path}: {problem}") and err.count("\n") == 1, err
+    assert not (run / "compare").exists()
+
+
+def test_a_bench_json_that_is_a_folder_is_one_line(nights, capsys):
+    run, base = nights
+    with_results(run, base)
+    (run / "bench.json").unlink()
+    (run / "bench.json").mkdir()
+    assert main(["compare", str(run), str(base)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dolb: error: {run / 'bench.json'}: not a readable JSON file (") and err.count("\n") == 1

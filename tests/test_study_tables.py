@@ -125,3 +125,106 @@ def test_a_table_script_given_a_folder_that_is_not_a_result_folder_says_so_in_on
     assert status == 2 and error == f"irma_tables.py: error: {tmp_path}: not a result folder (no results; run " \
                                      "`dolb run` first)\n"
     assert not (tmp_path / "out").exists()
+
+
+OTHER = """
+[pipeline]
+name = "other"
+seed = 1
+
+[datasets.irma]
+generator = "irma"
+params = { n_sequences = 2, length = 20, n_test = 50 }
+
+[experiments.table1]
+dataset = "irma"
+task = "regression"
+split = { scheme = "sequences", count = 2 }
+checkpoints = [10, 20]
+metrics = ["test_mse"]
+learners = [{ learner = "irma", complexity = 4, params = { basis = "legendre", domain_high = 3.0 } }]
+"""
+
+
+def refused(script, argv, name, capsys, message, tmp_path):
+    """``script.main(argv)`` exits 2 with ``message`` on one line, ``tmp_path`` as it was."""
+    before = sorted(tmp_path.rglob("*"))
+    assert script_status(lambda: script.main(argv), name) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"{name}: error: {message}") and err.count("\n") == 1, err
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_the_irma_tables_of_another_pipelines_folder_are_one_line(tmp_path, monkeypatch, capsys):
+    from dolb.cli import main
+
+    (tmp_path / "other.toml").write_text(OTHER)
+    assert main(["-q", "run", str(tmp_path / "other.toml"), "--out", str(tmp_path / "other"), "--workers", "1"]) == 0
+    script = _script("irma_tables", monkeypatch)
+    refused(script, [str(tmp_path / "other"), "--record", str(tmp_path / "out")], "irma_tables.py", capsys,
+            f"{tmp_path / 'other'}: not a run of pipelines/irma.toml (no table1 test_mse of irma at order 6 after 10 "
+            "examples)", tmp_path)
+
+
+@pytest.mark.parametrize("name, argv", [
+    ("rls_tikhonov", []),
+    ("tuning_tables", [str(ROOT / "benchmarks" / "tuning" / "20261127T023710Z.json")]),
+    ("irma_tables", ["{tmp}"]),
+    ("cutoff_tables", ["{tmp}"]),
+    ("cutoff_scale_figures", ["{tmp}"]),
+    ("omr_figures", ["{tmp}"]),
+    ("oms_figures", ["{tmp}"]),
+])
+@pytest.mark.parametrize("where, message", [
+    ("file", "--record {record}: not a folder"),
+    ("file/below", "--record {record}: {tmp}/file is not a folder"),
+])
+def test_a_record_folder_that_is_a_file_is_refused_before_anything_runs(tmp_path, monkeypatch, capsys, name, argv,
+                                                                        where, message):
+    (tmp_path / "file").write_text("a file")
+    script = _script(name, monkeypatch)
+    record = tmp_path / where
+    refused(script, [a.format(tmp=tmp_path) for a in argv] + ["--record", str(record)], f"{name}.py", capsys,
+            message.format(record=record, tmp=tmp_path), tmp_path)
+
+
+def damaged_bench(record):
+    """Damages of a tuning_bench.py record, each with what the refusal says."""
+    first = record["summary"][0]
+    grid = record["repeats"][0]["dolb"]["grid"]
+    return {
+        "empty summary": (record | {"summary": []}, "summary is empty"),
+        "summary not a list": (record | {"summary": {"a9a": 1}}, "summary is not a list"),
+        "a row without grid": (record | {"summary": [{k: v for k, v in first.items() if k != "grid"}]},
+                               "summary[0].grid is None"),
+        "a search as text": (record | {"summary": [first | {"halving": "low"}]}, "summary[0].halving is 'low'"),
+        "no repeats": (record | {"repeats": []}, "no grid run in repeats[0].dolb"),
+        "no learned": (record | {"repeats": [{"dolb": {"grid": grid | {"learned": []}}}]},
+                       "repeats[0].dolb.grid.learned is empty"),
+        "unknown peer": (record | {"repeats": [record["repeats"][0] | {"dask_ml": [
+            record["repeats"][0]["dask_ml"][0] | {"method": "magic"}]}]}, "repeats[0].dask_ml: unknown search 'magic'"),
+        "a list": ([record], "not a JSON object with a command"),
+    }
+
+
+@pytest.mark.parametrize("damage", ["empty summary", "summary not a list", "a row without grid", "a search as text",
+                                    "no repeats", "no learned", "unknown peer", "a list"])
+def test_a_damaged_tuning_record_is_one_line_and_nothing_is_written(tmp_path, monkeypatch, capsys, damage):
+    script = _script("tuning_tables", monkeypatch)
+    record = json.loads((ROOT / "benchmarks" / "tuning" / "20261127T023710Z.json").read_text())
+    content, message = damaged_bench(record)[damage]
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(content))
+    refused(script, [str(path), "--record", str(tmp_path / "out")], "tuning_tables.py", capsys,
+            f"{path}: not a record of scripts/tuning_bench.py ({message})", tmp_path)
+
+
+@pytest.mark.parametrize("content, message", [(b"", "Expecting value"), (b"{\"summary\": [", "Expecting value"),
+                                              (b"\xff\xfe", "'utf-8' codec can't decode"),
+                                              (None, "[Errno 21] Is a directory")])
+def test_an_empty_truncated_or_binary_tuning_record_is_one_line(tmp_path, monkeypatch, capsys, content, message):
+    script = _script("tuning_tables", monkeypatch)
+    path = tmp_path / "bench.json"
+    path.mkdir() if content is None else path.write_bytes(content)
+    refused(script, [str(path), "--record", str(tmp_path / "out")], "tuning_tables.py", capsys,
+            f"{path}: not a record of scripts/tuning_bench.py ({message}", tmp_path)

@@ -136,6 +136,14 @@ def _git(repo: Path, *args: str) -> str:
     return done.stdout
 
 
+def check_checkout(repo: Path) -> None:
+    """ConfigError naming ``repo`` when it is not a git checkout."""
+    try:
+        _git(repo, "rev-parse", "--git-dir")
+    except ConfigError as exc:
+        raise ConfigError(f"--confirm {repo}: not a git checkout ({exc})") from None
+
+
 def checkout(repo: Path, commit: str, folder: Path) -> Path:
     """A git worktree of ``repo`` at ``commit`` in ``folder`` (detached)."""
     _git(repo, "worktree", "add", "--detach", "--force", str(folder), commit)
@@ -168,8 +176,10 @@ def confirm_commits(repo: str | Path, scratch: str | Path | None = None, rounds:
     a function (baseline commit, run commit, learners) -> :func:`interleave`'s table,
     which checks both commits of the git repository ``repo`` out as worktrees in
     ``scratch`` (default: a temporary folder, deleted after), each in its own
-    environment (:func:`environment`); the worktrees are removed after."""
+    environment (:func:`environment`); the worktrees are removed after. ConfigError at
+    once when ``repo`` is not a git checkout (whether or not an A/B is needed tonight)."""
     repo = Path(repo).resolve()
+    check_checkout(repo)
 
     def confirm(before: str, after: str, learners: list[str]) -> pd.DataFrame:
         folder = Path(scratch).resolve() if scratch else Path(tempfile.mkdtemp(prefix="dolb-ab-"))

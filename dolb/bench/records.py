@@ -125,6 +125,21 @@ def write_record(folder: str | Path, record: dict) -> Path:
     return path
 
 
+def record_folder(folder: str | Path | None) -> Path | None:
+    """A bench's or a script's ``--record`` folder, checked before anything is
+    measured, computed or written: ConfigError when it, or the nearest of its parents
+    that exists, is not a writable folder (None stays None)."""
+    if folder is None:
+        return None
+    folder = Path(folder)
+    nearest = next(place for place in (folder, *folder.absolute().parents) if place.exists() or place.is_symlink())
+    if not nearest.is_dir():
+        fail(f"--record {folder}", f"{nearest} is not a folder" if nearest != folder else "not a folder")
+    if not os.access(nearest, os.W_OK | os.X_OK):
+        fail(f"--record {folder}", f"{nearest} is not writable")
+    return folder
+
+
 def fail(where: str, problem: str) -> None:
     """Raise the ConfigError of a damaged record: ``where``, then the problem."""
     raise ConfigError(f"{where}: {problem}")
@@ -153,8 +168,9 @@ def _check_figure(figure, where: str, name: str, i: int, values_key: str) -> Non
 
 def check_fields(record, where: str, schema: int, strings: tuple[str, ...], objects: tuple[str, ...]) -> None:
     """What every kind of record checks first: a JSON object of version ``schema``, with
-    a non-empty string at each key of ``strings`` and an object at each of ``objects``;
-    ConfigError naming ``where`` and the first problem."""
+    a non-empty string at each key of ``strings``, an object at each of ``objects`` and
+    a string or null for each of its ``versions``; ConfigError naming ``where`` and the
+    first problem."""
     if not isinstance(record, dict):
         fail(where, "not a JSON object")
     if record.get("schema") != schema:
@@ -165,6 +181,9 @@ def check_fields(record, where: str, schema: int, strings: tuple[str, ...], obje
     for key in objects:
         if not isinstance(record.get(key), dict):
             fail(where, f"{key} is missing or not an object")
+    for name, version in record.get("versions", {}).items():
+        if not isinstance(version, (str, type(None))):
+            fail(where, f"versions.{name} is {version!r}, not a string or null")
 
 
 def check(record, where: str) -> dict:
@@ -175,6 +194,8 @@ def check(record, where: str) -> dict:
         datetime.strptime(record["date"], "%Y-%m-%dT%H:%M:%SZ")
     except ValueError:
         fail(where, f"date {record['date']!r} is not YYYY-MM-DDTHH:MM:SSZ")
+    if not isinstance(record["machine"].get("arithmetic"), (dict, type(None))):
+        fail(where, "machine.arithmetic is not an object")
     for key, values_key in (("measurements", "repeats"), ("derived", "value")):
         if not isinstance(record.get(key), list):
             fail(where, f"{key} is missing or not a list")

@@ -33,7 +33,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from dolb.bench.records import check_fields, command_line, fail, finite_number, load_json, versions
+from dolb.bench.records import check_fields, command_line, fail, finite_number, load_json, record_folder, versions
 
 SCHEMA = 1
 TABLES = Path("benchmarks") / "studies"
@@ -156,6 +156,14 @@ def _shown(value, spec: str, page: bool = False) -> str:
     return format(value, spec)
 
 
+def show_tables(records: list[dict], folder: str | Path | None = None) -> None:
+    """:func:`show_table` each of ``records`` (all made before: a script that fails
+    midway writes none), into ``folder`` when given (:func:`record_folder`)."""
+    record_folder(folder)
+    for record in records:
+        show_table(record, folder)
+
+
 def show_table(record: dict, folder: str | Path | None = None) -> None:
     """Print ``record``'s table under its name, as a table script does; with ``folder``,
     also write it there (:func:`write_table`) and say where."""
@@ -209,10 +217,11 @@ def run_source(folder: str | Path) -> str:
     """What made the result folder ``folder``: ``dolb run PIPELINE (run RUN_ID)`` of its
     last finished run, the pipeline named as ``pipelines/NAME.toml`` when it is one of the
     repository's (no machine's path goes into a record)."""
-    from dolb.results.history import find_record
+    from dolb.results.history import find_record, recorded_pipeline
     from dolb.results.store import ResultStore
 
-    record = find_record(ResultStore(folder))
-    pipeline = Path(record["pipeline_path"])
+    store = ResultStore(folder)
+    record = find_record(store)
+    pipeline = Path(recorded_pipeline(store, record, "say which pipeline made these tables")[0])
     shown = f"pipelines/{pipeline.name}" if pipeline.parent.name == "pipelines" else pipeline.name
     return f"dolb run {shown} (run {record['run_id']})"

@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dolb.errors import ConfigError, DataError
+from dolb.errors import ConfigError
 from dolb.evaluation.metrics import deterministic_metrics
 from dolb.execution.sweep import run_sweep
 from dolb.options import RunOptions
 from dolb.results.agreement import RTOL, Agreement, agreement
-from dolb.results.history import RUNS, find_record, machines, same_machines
+from dolb.results.history import find_record, machines, recorded_pipeline, same_machines
 from dolb.results.query import check_complete, rows
 from dolb.results.store import ResultStore
 
@@ -86,25 +86,14 @@ def reproduce(run_dir: str | Path, out_dir: str | Path, run_id: str | None = Non
     original = ResultStore(run_dir)
     check_complete(original)
     record = find_record(original, run_id)
-    _check_record(original, record)
+    pipeline_path, pipeline_text = recorded_pipeline(original, record, "reproduce this run")
     if ResultStore(out_dir).exists():
         raise ConfigError(f"{out_dir}: already holds results; reproduce into a fresh folder")
     before = rows(original)  # every part read (and refused if damaged) before any cell runs
     options = replace(options or RunOptions(), progress=False)
-    summary = run_sweep(record["pipeline_path"], out_dir, options, pipeline_text=record["pipeline_text"])
+    summary = run_sweep(pipeline_path, out_dir, options, pipeline_text=pipeline_text)
     again = find_record(ResultStore(out_dir), summary.run_id)
     return _compare(record, again, before, rows(ResultStore(out_dir)), RTOL if rtol is None else rtol)
-
-
-def _check_record(store: ResultStore, record: dict) -> None:
-    """DataError naming the record file when it lacks what a reproduction runs: the
-    pipeline's text and the path its relative paths resolve against."""
-    for key in ("pipeline_text", "pipeline_path"):
-        if not isinstance(record.get(key), str):
-            raise DataError(
-                f"{store.path}/{RUNS}/{record['run_id']}.json: no {key} recorded (a damaged or foreign run record); "
-                "cannot reproduce this run"
-            )
 
 
 def _compare(record: dict, again: dict, before: pd.DataFrame, after: pd.DataFrame, rtol: float = RTOL

@@ -183,6 +183,8 @@ def compare_folders(
             raise ConfigError(f"{folder}: dolb compare reads and writes folders of this file system, not URLs "
                               "(copy the result folder here first)")
     run, baseline, out = Path(run), Path(baseline), Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{out}: a file, not a folder for the report")
     nights = [Path(folder) for folder in history] + [run]
     results = {folder: _Results(folder) for folder in [run, baseline, *nights]}
     name = _check_same_pipeline(list(results))
@@ -207,10 +209,10 @@ def compare_folders(
         speed.machines,
         speed.note,
     )
-    out.mkdir(parents=True, exist_ok=True)
+    trend = trend_table([results[night].judged_summary() for night in nights]) if history else None
+    out.mkdir(parents=True, exist_ok=True)  # every folder read: now the report is written
     figures = change_figures(comparison.significant(), results[run], results[baseline], out)
-    if history:
-        trend = trend_table([results[night].judged_summary() for night in nights])
+    if trend is not None:
         figures.append(trend_figure(trend, [n.name for n in nights], out / "trend.png"))
     write_pages(comparison, figures, out, f"{name}: {run} against {baseline}")
     return comparison

@@ -15,6 +15,7 @@ import uuid
 from typing import Any
 
 from dolb.errors import DataError
+from dolb.results.record_check import check_record
 from dolb.results.store import ResultStore
 
 RUNS = "runs"
@@ -33,18 +34,26 @@ def write_record(store: ResultStore, record: dict[str, Any]) -> None:
 
 
 def read_records(store: ResultStore) -> list[dict[str, Any]]:
-    """Every run record of the folder, oldest first."""
+    """Every run record of the folder, oldest first, each checked
+    (:func:`~dolb.results.record_check.check_record`: DataError naming the file and the
+    key at fault)."""
     records = []
+    if store.fs.isfile(f"{store.path}/{RUNS}"):
+        raise DataError(f"{store.path}/{RUNS}: a file, where the folder of run records should be")
     for name in store.list(RUNS):
         if not name.endswith(".json"):
             continue
+        where = f"{store.path}/{RUNS}/{name}"
         text = store.read_text(f"{RUNS}/{name}")
+        if text is None:
+            raise DataError(f"{where}: listed but not readable (a link to nowhere?)")
         try:
             record = json.loads(text)
-        except ValueError as exc:
-            raise DataError(f"{store.path}/{RUNS}/{name}: not a run record ({exc})") from None
-        if not isinstance(record, dict) or not {"run_id", "pipeline"} <= set(record):
-            raise DataError(f"{store.path}/{RUNS}/{name}: not a run record (no run_id and pipeline)")
+        except (ValueError, RecursionError) as exc:
+            raise DataError(f"{where}: not a run record ({exc})") from None
+        check_record(record, where)
+        if name != f"{record['run_id']}.json":  # what names a record in messages
+            raise DataError(f"{where}: not a run record (its run_id {record['run_id']!r} is not its file's name)")
         records.append(record)
     return records
 
@@ -62,6 +71,17 @@ def find_record(store: ResultStore, run_id: str | None = None) -> dict[str, Any]
             return record
     known = ", ".join(r["run_id"] for r in records) or "none"
     raise DataError(f"{store.root}: no run {run_id!r} recorded (runs: {known})")
+
+
+def recorded_pipeline(store: ResultStore, record: dict[str, Any], doing: str) -> tuple[str, str]:
+    """The path and text of the pipeline a run ran, as its record keeps them;
+    DataError naming the record file when it lacks one (``doing``: what needs them,
+    e.g. ``"reproduce this run"``)."""
+    for key in ("pipeline_text", "pipeline_path"):
+        if key not in record:
+            raise DataError(f"{store.path}/{RUNS}/{record['run_id']}.json: no {key} recorded (a damaged or foreign "
+                            f"run record); cannot {doing}")
+    return record["pipeline_path"], record["pipeline_text"]
 
 
 def describe(record: dict[str, Any], stored: tuple[int, int] = (0, 0)) -> str:

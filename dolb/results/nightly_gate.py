@@ -32,6 +32,7 @@ speeds are not compared (verdict ``other machine``).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,24 +58,37 @@ MACHINE_FIELDS = ["cpu", "cpus", "governor", "load_before", "load_after", "git_c
 AB_COLUMNS = ["rounds", "ab_before", "ab_after", "ab_ratio", "ab_low", "ab_high", "ab_p", "learner_ab_ratio",
               "learner_ab_q", "confirmed"]
 """Columns of a judged A/B after :data:`~dolb.results.throughput.BENCH_KEYS`."""
+COMMIT = re.compile(r"[0-9a-f]{7,64}")
+"""A night's git commit: what ``git rev-parse HEAD`` prints (never an option or a path
+handed to git)."""
 
 
 def read_machine(folder: str | Path) -> dict:
     """The machine a night ran on: ``bench.json``'s machine row (:data:`MACHINE_FIELDS`,
     None where absent) with ``git_commit`` taken from the folder's last run record when
-    the bench did not say. Empty values when the folder has no ``bench.json``."""
+    the bench did not say. Empty values when the folder has no ``bench.json``; DataError
+    naming the file when it is not a list of objects, or its CPU or commit is not text
+    (a commit: :data:`COMMIT`, hexadecimal)."""
     path = Path(folder) / "bench.json"
     machine: dict = {}
-    if path.is_file():
+    if path.exists() or path.is_symlink():
         try:
             rows = json.loads(path.read_text(encoding="utf-8"))
-            machine = next((row for row in rows if isinstance(row, dict) and row.get("kind") == "machine"), {})
-        except ValueError as exc:
-            raise DataError(f"{path}: not JSON ({exc})") from None
+        except (OSError, ValueError) as exc:
+            raise DataError(f"{path}: not a readable JSON file ({exc})") from None
+        if not isinstance(rows, list):
+            raise DataError(f"{path}: a JSON {type(rows).__name__}, not a list of objects")
+        machine = next((row for row in rows if isinstance(row, dict) and row.get("kind") == "machine"), {})
     found = {name: machine.get(name) for name in MACHINE_FIELDS}
+    if not isinstance(found["cpu"], (str, type(None))):
+        raise DataError(f"{path}: the machine's cpu is {found['cpu']!r}, not text")
     if not found["git_commit"]:
         records = read_records(ResultStore(folder)) if Path(folder).is_dir() else []
         found["git_commit"] = records[-1].get("client", {}).get("git_commit") if records else None
+        path = f"{folder}/runs/{records[-1]['run_id']}.json" if records else path
+    if found["git_commit"] is not None and not (isinstance(found["git_commit"], str)
+                                               and COMMIT.fullmatch(found["git_commit"])):
+        raise DataError(f"{path}: the git commit is {found['git_commit']!r}, not a commit's hexadecimal name")
     return found
 
 

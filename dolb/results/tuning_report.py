@@ -13,7 +13,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
+from dolb.errors import DataError
 from dolb.results.figure_style import config_labels
 from dolb.results.store import TUNED, ResultStore
 from dolb.results.tables import ranking_table
@@ -22,11 +25,37 @@ TUNING_FOLDER = "tuning"
 """Where a result folder keeps its tunings' decisions, one Parquet file per pipeline."""
 
 
+COLUMNS = {**dict.fromkeys(["experiment", "dataset", "learner", "configuration", "tuned", "conversion"],
+                           lambda t: pa.types.is_string(t) or pa.types.is_large_string(t)),
+           **dict.fromkeys(["split", "bracket", "trial", "rung", "budget"], pa.types.is_integer),
+           "validation_loss": pa.types.is_floating, "chosen": pa.types.is_boolean}
+"""The columns of a decisions file the reports read, and the test of each one's type."""
+
+
 def decisions(store: ResultStore) -> pd.DataFrame:
-    """Every decision of every tuning stored in ``store`` (an empty table if none)."""
-    frames = [pd.read_parquet(f"{store.path}/{TUNING_FOLDER}/{name}", filesystem=store.fs)
+    """Every decision of every tuning stored in ``store`` (an empty table if none);
+    DataError naming the file when one is not a decisions table (:data:`COLUMNS`)."""
+    if store.fs.isfile(f"{store.path}/{TUNING_FOLDER}"):
+        raise DataError(f"{store.path}/{TUNING_FOLDER}: a file, where the folder of tuning decisions should be")
+    frames = [_read_decisions(store, f"{store.path}/{TUNING_FOLDER}/{name}")
               for name in store.list(TUNING_FOLDER) if name.endswith(".parquet")]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _read_decisions(store: ResultStore, path: str) -> pd.DataFrame:
+    try:
+        with store.fs.open(path, "rb") as file:
+            table = pq.ParquetFile(file).read()
+    except (OSError, pa.ArrowException) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).strip().splitlines()[0]
+        raise DataError(f"{path}: not a tuning's decisions table ({reason})") from None
+    for name, test in COLUMNS.items():
+        if name not in table.column_names:
+            raise DataError(f"{path}: not a tuning's decisions table (no column {name})")
+        if not test(table.schema.field(name).type):
+            raise DataError(f"{path}: not a tuning's decisions table (column {name} is of type "
+                            f"{table.schema.field(name).type})")
+    return table.to_pandas()
 
 
 def tuning_table(experiment: str, metric: str, summary: pd.DataFrame, store: ResultStore) -> pd.DataFrame | None:
