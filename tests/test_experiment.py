@@ -373,3 +373,17 @@ def test_phases_count_nested_time_once(monkeypatch):
     # 4: plan got 1 s more
     assert phases.seconds["plan"] == 2.0 and phases.seconds["cluster"] == 1.0
     assert sum(phases.seconds.values()) == 3.0  # every second counted once
+
+
+def test_remembered_seed_keys_are_those_computed():
+    """Keys of strings and integers are remembered, never confused with those of equal
+    values of other types (True == 1 == 1.0 in Python, not in JSON)."""
+    from dolb.identity import digest
+    from dolb.seeding import stable_key
+
+    def computed(value):
+        return int.from_bytes(bytes.fromhex(digest(value, length=8)), "little")
+
+    for value in (1, True, 1.0, "split", 0, False, 0.0, "rcv1", (1, 2)):
+        assert stable_key(value) == stable_key(value) == computed(value)
+    assert len({stable_key(1), stable_key(True), stable_key(1.0)}) == 3
