@@ -8,6 +8,7 @@ pipeline gives the same streams on 1 worker or 16.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -17,8 +18,18 @@ from dolb.identity import digest
 
 def stable_key(value: Any) -> int:
     """A 32-bit integer that identifies ``value`` (anything JSON can encode) the same
-    way in every process and on every machine (unlike :func:`hash`)."""
+    way in every process and on every machine (unlike :func:`hash`). Those of strings
+    and integers are remembered (every cell asks for its dataset's and kind's)."""
+    if type(value) in (str, int):  # exactly: True == 1 and 1.0 == 1, but their keys differ
+        return _remembered_key(value)
+    return _key(value)
+
+
+def _key(value: Any) -> int:
     return int.from_bytes(bytes.fromhex(digest(value, length=8)), "little")
+
+
+_remembered_key = functools.lru_cache(maxsize=4096, typed=True)(_key)
 
 
 def seed_for(root_seed: int, *coordinates: Any) -> np.random.SeedSequence:

@@ -37,6 +37,31 @@ def test_sweep_on_a_command_line_cluster_equals_local(small_pipeline, command_li
     assert_same(tmp_path / "remote", tmp_path / "local")
 
 
+HEAVY = ("dolb.experiment", "dolb.evaluation", "dolb.learners", "dolb.data", "dolb.results", "pandas", "pyarrow")
+"""Modules the scheduler has no need of (a prefix each)."""
+
+
+def test_a_sweep_leaves_the_scheduler_light_and_the_workers_quiet(small_pipeline, command_line_cluster, tmp_path):
+    """The scheduler unpickles the sweep's tasks without importing dolb's learners or
+    cells (a task's batch is bytes), and the workers, started without dolb's quiet
+    settings, stop profiling and tick once a second. (The client draws the reports: as
+    tasks, they would import dolb's readers of results.)"""
+    from distributed import Client
+
+    # functions sent as values (a lambda): sent by name, the scheduler would import this module
+    quiet = lambda dask_worker: ("profile" in dask_worker.periodic_callbacks,  # noqa: E731
+                                 dask_worker.periodic_callbacks["tick"].callback_time)
+    heavy = lambda: [name for name in __import__("sys").modules if name.startswith(HEAVY)]  # noqa: E731
+    with Client(scheduler_file=str(command_line_cluster)) as client:
+        assert all(found == (True, 20) for found in client.run(quiet).values())  # Dask's defaults
+    summary = run_sweep(small_pipeline, tmp_path / "out", RunOptions(scheduler=str(command_line_cluster),
+                                                                     gather="client", progress=False))
+    assert summary.n_computed == 60
+    with Client(scheduler_file=str(command_line_cluster)) as client:
+        assert client.run_on_scheduler(heavy) == []
+        assert all(found == (False, 1000) for found in client.run(quiet).values())
+
+
 def test_cluster_file_of_a_running_scheduler(small_pipeline, command_line_cluster, tmp_path):
     cluster = tmp_path / "cluster.toml"
     cluster.write_text(f'kind = "scheduler"\nscheduler_file = "{command_line_cluster}"\n')

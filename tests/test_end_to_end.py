@@ -277,57 +277,65 @@ def test_cells_over_their_limits_fail_with_the_reason(small_pipeline, tmp_path, 
     assert failed["error"].str.contains("exceeded its memory limit of 1 MiB").all()
 
 
-def test_tasks_in_flight_stay_bounded(small_pipeline, tmp_path, monkeypatch):
-    """At most IN_FLIGHT_PER_WORKER tasks per worker are submitted and not yet
-    collected, however many there are (the client's memory still grows with the number
-    of cells, by their ids: the performance pages of docs/)."""
+def _counting_map(monkeypatch, seen):
+    """Patch ``Client.map`` to call ``seen(client, batches)`` with the batches of each
+    submission of the sweep's tasks (decoded), before they are submitted."""
+    import pickle
+
     import distributed
 
+    from dolb.execution.payload import run_batch
+
+    submit = distributed.Client.map
+
+    def counting_map(client, function, *iterables, **kwargs):
+        if function is run_batch:
+            seen(client, [pickle.loads(payload) for payload in iterables[0]])
+        return submit(client, function, *iterables, **kwargs)
+
+    monkeypatch.setattr(distributed.Client, "map", counting_map)
+
+
+def test_tasks_in_flight_stay_bounded(small_pipeline, tmp_path, monkeypatch):
+    """At most IN_FLIGHT_PER_WORKER tasks per worker are submitted and not yet
+    collected, however many there are, and one per worker before any has finished (the
+    client's memory still grows with the number of cells, by their ids: the performance
+    pages of docs/)."""
     from dolb.execution import compute
-    from dolb.execution.tasks import run_batch
 
     pipeline = tmp_path / "one-cell-per-task.toml"
     pipeline.write_text(small_pipeline.read_text() + "\n[execution]\nbatch_examples = 1\n")
-    peak = []
-    submit = distributed.Client.submit
+    peak, sizes = [], []
 
-    def counting_submit(client, function, *args, **kwargs):
-        future = submit(client, function, *args, **kwargs)
-        if function is run_batch:
-            peak.append(sum(1 for f in client.futures.values() if f.status == "pending"))
-        return future
+    def seen(client, batches):
+        pending = sum(1 for f in client.futures.values() if f.status == "pending")
+        peak.append(pending + len(batches))
+        sizes.append(len(batches))
 
-    monkeypatch.setattr(distributed.Client, "submit", counting_submit)
+    _counting_map(monkeypatch, seen)
     summary = run_sweep(pipeline, tmp_path / "out", RunOptions(workers=1, progress=False))
-    assert summary.n_computed == 60 and len(peak) == 60  # one task per cell
+    assert summary.n_computed == 60 and sum(sizes) == 60  # one task per cell
+    assert sizes[0] == 1  # the first, before any cell was timed
     assert max(peak) <= compute.IN_FLIGHT_PER_WORKER
 
 
 def test_later_batches_hold_the_work_the_finished_ones_show(small_pipeline, tmp_path, monkeypatch):
     """Batches are cut as they are submitted, and finished ones tell how long their cells
     took: with a floor of work no batch reaches, the batch cut after the first outcome
-    takes every cell left (4 batches of the guided sizes were in flight before it)."""
+    takes every cell left (the first batch, one per worker, was cut before any cell was
+    timed)."""
     import functools
 
-    import distributed
-
     from dolb.execution import batches, compute
-    from dolb.execution.tasks import run_batch
 
     sizes = []
-    submit = distributed.Client.submit
-
-    def counting_submit(client, function, *args, **kwargs):
-        if function is run_batch:
-            sizes.append(sum(len(indices) for _, indices in args[0]))
-        return submit(client, function, *args, **kwargs)
-
-    monkeypatch.setattr(distributed.Client, "submit", counting_submit)
+    _counting_map(monkeypatch, lambda client, cut: sizes.extend(
+        sum(len(indices) for _, indices in batch) for batch in cut))
     monkeypatch.setattr(compute, "Batcher", functools.partial(batches.Batcher, min_seconds=1e9))
     summary = run_sweep(small_pipeline, tmp_path / "out", RunOptions(workers=1, progress=False))
     assert summary.n_computed == 60 and sum(sizes) == 60
-    assert len(sizes) == compute.IN_FLIGHT_PER_WORKER + 1  # without the floor: 22 batches
-    assert sizes[-1] == 60 - sum(sizes[:-1]) > max(sizes[:-1])
+    assert len(sizes) == 2  # without the floor: 22 batches
+    assert sizes[-1] == 60 - sizes[0] > sizes[0]
     assert read_records(ResultStore(tmp_path / "out"))[-1]["tasks"] == len(sizes)  # the run record counts them
 
 

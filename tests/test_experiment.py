@@ -141,6 +141,22 @@ def test_batches_hold_min_seconds_of_work_once_timed():
     assert [sum(len(i) for _, i in b) for b in slow] == untimed
 
 
+def test_batches_hold_more_work_on_a_large_cluster():
+    """The scheduler is sent about SCHEDULER_TASKS_PER_SECOND tasks a second at most:
+    on 400 workers no timed batch holds less than 2 s of work (0.25 s on 2)."""
+    from types import SimpleNamespace as G
+
+    from dolb.execution.batches import SCHEDULER_TASKS_PER_SECOND
+
+    cells = [(G(n_train=20), np.arange(100_000))]
+    for n_workers, floor in ((2, 0.25), (400, 400 / SCHEDULER_TASKS_PER_SECOND)):
+        batches = Batcher(cells, 10**9, n_workers=n_workers)
+        next(batches)
+        batches.took({20: (1_000, 1.0)})  # 1 ms a cell
+        sizes = [sum(len(i) for _, i in b) for b in batches]
+        assert min(sizes[:-1]) == round(floor * 1_000)
+
+
 def test_batches_are_priced_by_the_cells_of_the_nearest_size():
     """A cell's cost is not proportional to its examples (`linear_zoo`: 25 ms for the
     largest data sets' cells, 37 ms for the smallest). Priced by the examples of the
@@ -357,3 +373,17 @@ def test_phases_count_nested_time_once(monkeypatch):
     # 4: plan got 1 s more
     assert phases.seconds["plan"] == 2.0 and phases.seconds["cluster"] == 1.0
     assert sum(phases.seconds.values()) == 3.0  # every second counted once
+
+
+def test_remembered_seed_keys_are_those_computed():
+    """Keys of strings and integers are remembered, never confused with those of equal
+    values of other types (True == 1 == 1.0 in Python, not in JSON)."""
+    from dolb.identity import digest
+    from dolb.seeding import stable_key
+
+    def computed(value):
+        return int.from_bytes(bytes.fromhex(digest(value, length=8)), "little")
+
+    for value in (1, True, 1.0, "split", 0, False, 0.0, "rcv1", (1, 2)):
+        assert stable_key(value) == stable_key(value) == computed(value)
+    assert len({stable_key(1), stable_key(True), stable_key(1.0)}) == 3

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import psutil
 
 from dolb.data.splits import labelled_rows, split_rows, validation_rows
 from dolb.data.store import ChunkCache, Dataset, open_dataset
@@ -33,6 +32,7 @@ from dolb.evaluation import saved_states
 from dolb.evaluation.cell import Cell, CellSpec
 from dolb.evaluation.checkpoints import resolve_checkpoints
 from dolb.evaluation.metrics import METRICS
+from dolb.evaluation.resident import resident_bytes
 from dolb.evaluation.saved_states import PeriodicSaves, StateKeeper, load_state
 from dolb.learners import OnlineLearner, learner_class
 from dolb.seeding import seed_for
@@ -42,16 +42,13 @@ class CellLimitError(DolbError):
     """A cell ran longer, or made its worker grow larger, than the pipeline allows."""
 
 
-PROCESS = psutil.Process()
-
-
 def _check_limits(cell: Cell, started: float, seen: int) -> None:
     """Raise CellLimitError when ``cell`` is past its time or memory limit (checked
     between blocks: a single block is never interrupted)."""
     if cell.timeout is not None and time.perf_counter() - started > cell.timeout:
         raise CellLimitError(f"cell exceeded its time limit of {cell.timeout:g} s after {seen} examples")
     if cell.memory is not None:
-        rss = PROCESS.memory_info().rss
+        rss = resident_bytes()
         if rss > cell.memory:
             raise CellLimitError(
                 f"cell exceeded its memory limit of {cell.memory / 2**20:.0f} MiB "
@@ -243,7 +240,7 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
     peak_rss = 0
     for X, y in _blocks(cell, train, train_rows, progress, last):
         _learn_block(cell, progress, recorder, checkpoints, X, y, labelled, started)
-        peak_rss = max(peak_rss, PROCESS.memory_info().rss)  # sampled once a block
+        peak_rss = max(peak_rss, resident_bytes())  # sampled once a block
         if progress.seen < last:
             saves.maybe_save(progress.state())
     _leave_states(cell, states, progress, own_state or saves.any)

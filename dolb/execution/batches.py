@@ -7,7 +7,10 @@ Batches are cut by *guided self-scheduling*: the first ones are large, the last 
 small, so no worker idles long at the end while another finishes a large batch. With
 many workers and short cells, the guided sizes alone would send a task per cell or two;
 so once finished cells have told how long they took, no batch is cut shorter than
-:data:`MIN_TASK_SECONDS` of estimated work.
+:data:`MIN_TASK_SECONDS` of estimated work, nor, on a large cluster, than workers /
+:data:`SCHEDULER_TASKS_PER_SECOND`: the scheduler's load stays bounded at any size.
+Before any cell is timed, one batch per worker is cut (:mod:`dolb.execution.compute`):
+only those are sized by guess.
 
 The sizes are shares of the sweep's *work*: its training examples until a cell has been
 timed, then its estimated seconds, a cell priced as the timed cells of the nearest size
@@ -47,6 +50,11 @@ MIN_TASK_SECONDS = 0.25
 """Nor less than this many estimated seconds, once cells have been timed: a task's cost
 to the client is then at most ~2 % of its work, and the last batch keeps a worker busy
 at most about this long after the others are done."""
+SCHEDULER_TASKS_PER_SECOND = 200
+"""Nor less than workers / this many seconds: the scheduler is sent at most about this
+many tasks a second whatever the cluster's size (at ~1–5 ms of its CPU a task, well
+within one core). From 50 workers on, this floor is the larger: 0.32 s at 64 workers,
+1.3 s at 256, 5 s at 1,000."""
 
 
 class Batcher:
@@ -55,7 +63,8 @@ class Batcher:
     Each batch takes at most 1 / (:data:`GUIDED_SHARE` × ``n_workers``) of the work not
     yet batched and 1 / (:data:`COARSEST_SHARE` × ``n_workers``) of all of it, no less
     than 1 / (:data:`FINEST_SHARE` × ``n_workers``) of all of it and, once :meth:`took`
-    has been told how long finished cells took, no less than ``min_seconds``; and at
+    has been told how long finished cells took, no less than ``min_seconds`` (more on
+    a large cluster: :data:`SCHEDULER_TASKS_PER_SECOND`); and at
     most ``max_examples`` training examples. Work is counted in training examples until
     a cell has been timed, then in estimated seconds (:meth:`cell_seconds`). Cells stay
     in order, a batch may span groups, and a cell larger than the limits runs alone.
@@ -69,7 +78,8 @@ class Batcher:
     n_workers : int
         Workers the batches are shared by.
     min_seconds : float
-        Estimated work a batch holds at least, once a cell has been timed.
+        Estimated work a batch holds at least, once a cell has been timed (and at least
+        ``n_workers`` / :data:`SCHEDULER_TASKS_PER_SECOND`).
 
     Examples
     --------
@@ -91,7 +101,8 @@ class Batcher:
     def __init__(self, todo: list[tuple[CellGroup, np.ndarray]], max_examples: int, n_workers: int = 1,
                  min_seconds: float = MIN_TASK_SECONDS) -> None:
         self.todo = [(group, indices) for group, indices in todo if len(indices)]
-        self.max_examples, self.n_workers, self.min_seconds = max_examples, n_workers, min_seconds
+        self.max_examples, self.n_workers = max_examples, n_workers
+        self.min_seconds = max(min_seconds, n_workers / SCHEDULER_TASKS_PER_SECOND)
         self.cells = Counter()  # a cell's examples -> cells of that size in the sweep
         for group, indices in self.todo:
             self.cells[group.n_train] += len(indices)

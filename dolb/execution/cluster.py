@@ -53,6 +53,7 @@ from pydantic import model_validator
 from dolb.errors import ConfigError
 from dolb.execution.arithmetic import environment
 from dolb.execution.lost_workers import ReplacingCluster, lost_line
+from dolb.execution.quiet import QUIET
 from dolb.execution.worker_plugins import NoHTTPServer, Prepared, QuickExit, QuietHeartbeat
 from dolb.validation import ExistingFile, PositiveInt, Table, one_of, problem, read_toml, unknown_key, validate
 
@@ -62,17 +63,6 @@ SINGLE_THREADED_BLAS = {
 }
 """Environment of every worker: one BLAS thread, so results and timings do not depend
 on the machine's core count and workers do not oversubscribe it."""
-
-QUIET_EVENT_LOOP = {
-    "distributed.admin.tick.interval": "1s",
-    "distributed.admin.system-monitor.interval": "2s",
-    "distributed.scheduler.work-stealing-interval": "1s",
-}
-"""Dask settings for the client process (and the embedded scheduler it runs): the
-event loop's health tick, system monitor and work-stealing pass run every second or
-two instead of every 20-500 ms. Measured idle on 2 workers, the client process then
-burns 2 % of a core instead of 8 %: that background, not the tasks, was most of the
-client's time per cell in a sweep of tiny cells."""
 
 NO_HTTP_ROUTES = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
 """No HTTP endpoint (health, metrics, info, proxy, event stream) on any process dolb starts."""
@@ -352,7 +342,7 @@ def connect(
     """
     if sum(x is not None for x in (workers, scheduler, cluster)) > 1:
         raise ConfigError("give at most one of --workers, --scheduler and --cluster")
-    with dask.config.set(QUIET_EVENT_LOOP), environment(arithmetic or {}):
+    with dask.config.set(QUIET), environment(arithmetic or {}):
         yield from _connect(workers, scheduler, cluster, dashboard, arithmetic or {})
 
 

@@ -4,6 +4,7 @@ when the workers cannot reach the result folder)."""
 
 from __future__ import annotations
 
+import itertools
 import sys
 import uuid
 from collections.abc import Callable
@@ -17,13 +18,16 @@ from dolb.evaluation.saved_states import add_saves
 from dolb.execution.batches import Batch, Batcher
 from dolb.execution.gather import ClientWriter
 from dolb.execution.lost_workers import run_on_workers
+from dolb.execution.payload import encode, run_batch
 from dolb.execution.phases import Phases
-from dolb.execution.tasks import Destination, TaskOutcome, can_write, error_text, run_batch
+from dolb.execution.tasks import Destination, TaskOutcome, can_write, error_text
 from dolb.experiment.cells import CellGroup
 from dolb.results.store import ResultStore
 
-IN_FLIGHT_PER_WORKER = 4
-"""Batches kept submitted per worker; more are sent as these complete."""
+IN_FLIGHT_PER_WORKER = 2
+"""Batches kept submitted per worker once a task has finished (one running, one waiting,
+so a worker never waits for the client's round trip); more are sent as these complete.
+Before any has finished, one per worker: those are cut before any cell was timed."""
 
 
 def warm_up_samples(todo: list[tuple[CellGroup, np.ndarray]]) -> list[tuple[str, list]]:
@@ -63,47 +67,77 @@ def compute(
     number of failed cells and the states their cells saved (tasks that died tell
     none). ``total``: the cells, for the progress bar.
 
+    The client's work is O(1) a task: a batch pickled and submitted (those cut at once
+    in one message), its outcome (counts, cell ids, the name of its part) taken as it
+    arrives, never a blocking round trip of its own.
+
     ``batches`` may have no batch ready while tasks run (its ``next`` then stops) and
     more once ``taken`` has been told a task's outcome: the computation ends when no
     task runs and no batch is ready (a tuning's :class:`~dolb.execution.ready.ReadyCells`
     is such a source, told by :meth:`~dolb.execution.tuning.TuningRun.taken`)."""
-    batch_of = {}
+    submitter = Submitter(client, batches, destination)
     writer = ClientWriter(store, destination)
-    queue = as_completed()
-
-    def fill() -> None:
-        while queue.count() < IN_FLIGHT_PER_WORKER * n_workers:
-            batch = next(batches, None)
-            if batch is None:
-                return
-            future = client.submit(run_batch, batch, destination, pure=False, retries=2)
-            batch_of[future.key] = batch
-            queue.add(future)
-
+    queue = as_completed(submitter.submit(n_workers), with_results=True, raise_errors=False)
     n_failed, saves = 0, {}
     with tqdm(total=total, unit="cell", disable=not progress, file=sys.stderr) as bar, phases("compute"):
-        fill()
-        for future in queue:
-            batch = batch_of.pop(future.key)
-            try:
-                outcome: TaskOutcome = future.result()
-            except Exception as exc:
-                outcome = writer.failed_batch(batch, error_text(exc))
-            future.release()
-            if outcome.storage_error:
-                raise StorageError(outcome.storage_error)
-            batches.took(outcome.paces)  # none from a task that died
-            if taken is not None:
-                taken(batch, outcome)
-            fill()
+        for done in queue.batches():
+            outcomes = []
+            for future, result in done:
+                batch, outcome = submitter.outcome(future, result, writer)
+                if outcome.storage_error:
+                    raise StorageError(outcome.storage_error)
+                batches.took(outcome.paces)  # none from a task that died
+                if taken is not None:
+                    taken(batch, outcome)
+                outcomes.append(outcome)
+            queue.update(submitter.submit(IN_FLIGHT_PER_WORKER * n_workers - submitter.in_flight))
             with phases("write"):
-                writer.take(outcome, batch)
-            n_failed += len(outcome.failures)
-            add_saves(saves, outcome.state_saves)
-            bar.update(outcome.n_cells)
+                for outcome in outcomes:
+                    writer.take(outcome)
+            for outcome in outcomes:
+                n_failed += len(outcome.failures)
+                add_saves(saves, outcome.state_saves)
+                bar.update(outcome.n_cells)
     with phases("write"):
         writer.close()
     return n_failed, saves
+
+
+class Submitter:
+    """Cuts batches and submits them as tasks of :func:`dolb.execution.payload.run_batch`,
+    remembering each task's batch until its outcome is taken."""
+
+    def __init__(self, client, batches: Batcher, destination: Destination) -> None:
+        self.client, self.batches = client, batches
+        self.destination = encode(destination)
+        self.batch_of: dict[str, Batch] = {}
+
+    @property
+    def in_flight(self) -> int:
+        """Tasks submitted whose outcome is not taken yet."""
+        return len(self.batch_of)
+
+    def submit(self, n: int) -> list:
+        """Cut up to ``n`` batches and submit them in one message; their futures."""
+        cut = list(itertools.islice(self.batches, max(n, 0)))
+        if not cut:
+            return []
+        futures = self.client.map(run_batch, [encode(batch) for batch in cut], destination=self.destination,
+                                  pure=False, retries=2)
+        self.batch_of.update((future.key, batch) for future, batch in zip(futures, cut))
+        return futures
+
+    def outcome(self, future, result, writer: ClientWriter) -> tuple[Batch, TaskOutcome]:
+        """The batch of ``future``'s task and its outcome (``result``); a task that died
+        (its workers lost thrice) has its cells stored as failed by ``writer``."""
+        batch = self.batch_of.pop(future.key)
+        if future.status != "finished":
+            try:
+                future.result()
+            except Exception as exc:  # whatever killed it is the cells' error
+                result = writer.failed_batch(batch, error_text(exc))
+        future.release()
+        return batch, result
 
 
 class CellRunner:

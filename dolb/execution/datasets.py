@@ -9,6 +9,7 @@ from pathlib import Path
 from dolb.data import Dataset, import_dataset, materialize, open_dataset
 from dolb.data.store.format import is_url
 from dolb.errors import ConfigError, DolbError
+from dolb.execution.payload import call, encode
 from dolb.experiment.pipeline import DatasetSpec, Pipeline
 from dolb.seeding import seed_for, seed_int
 
@@ -82,7 +83,8 @@ def open_datasets(
     missing = [spec for spec in specs if opened[spec.name] is None]
     if missing:
         client = builder()
-        futures = [client.submit(_build_dataset, spec, str(cache), pipeline.seed, pure=False) for spec in missing]
+        futures = [client.submit(call, encode((_build_dataset, (spec, str(cache), pipeline.seed))), pure=False)
+                   for spec in missing]
         for spec, paths in zip(missing, client.gather(futures)):
             if isinstance(paths, DolbError):
                 raise paths

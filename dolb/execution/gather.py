@@ -45,17 +45,17 @@ class ClientWriter:
                 cell_id = group.cell_id(index)
                 rows.add_failed(cell_id, group.coordinates | {"split": index}, error)
                 failures.append((cell_id, error))
-        self._append(rows.table(), [cell_id for cell_id, _ in failures])
-        return TaskOutcome(n_cells=len(failures), failures=failures)
+        cells = [cell_id for cell_id, _ in failures]
+        self._append(rows.table(), cells)
+        return TaskOutcome(cells=cells, failures=failures)
 
-    def take(self, outcome: TaskOutcome, batch: Batch) -> None:
-        """Take the outcome of the task that ran ``batch``: append the rows it sent
-        back, note the part it wrote."""
-        cells = [group.cell_id(index) for group, indices in batch for index in indices.tolist()]
+    def take(self, outcome: TaskOutcome) -> None:
+        """Take a task's outcome: append the rows it sent back, note the part it wrote
+        (with the ids of its cells, as the task told them)."""
         if outcome.rows is not None:
-            self._append(from_ipc(outcome.rows), cells)
+            self._append(from_ipc(outcome.rows), outcome.cells)
         if outcome.part is not None:
-            self.uncommitted[outcome.part] = cells
+            self.uncommitted[outcome.part] = outcome.cells
         if time.monotonic() - self.committed_at > COMMIT_SECONDS:
             self._commit()
 

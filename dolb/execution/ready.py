@@ -7,10 +7,11 @@ class. A batch takes the ready cells in that order up to 1 /
 (:data:`~dolb.execution.batches.GUIDED_SHARE` × workers) of the ready work of its first
 cell's class (guided self-scheduling over what is ready: a class of many cells that no
 one waits for does not make the batches of a short class coarse), no less than
-:data:`~dolb.execution.batches.MIN_TASK_SECONDS` of estimated work once cells have been
-timed, and at most ``max_examples`` training examples; a cell larger than that runs
-alone. The timings are kept across everything this source cuts (the rungs of a
-tuning share them), and a cell is priced as :meth:`Batcher.cell_seconds
+the batcher's floor of estimated work once cells have been timed
+(:data:`~dolb.execution.batches.MIN_TASK_SECONDS`, more on a large cluster), and at
+most ``max_examples`` training examples; a cell larger than that runs alone.
+The timings are kept across everything this source cuts (the rungs of a tuning share
+them), and a cell is priced as :meth:`Batcher.cell_seconds
 <dolb.execution.batches.Batcher.cell_seconds>` prices it.
 
 Examples
@@ -33,7 +34,7 @@ from collections import Counter
 
 import numpy as np
 
-from dolb.execution.batches import GUIDED_SHARE, MIN_TASK_SECONDS, Batch, Batcher, Paces
+from dolb.execution.batches import GUIDED_SHARE, Batch, Batcher, Paces
 from dolb.experiment.cells import CellGroup
 
 
@@ -81,7 +82,7 @@ class ReadyCells:
         ready = sum(count * self._work(size) for size, count in self.sizes[self.heap[0][0][0]].items())
         room = ready / (GUIDED_SHARE * self.n_workers)
         if self.paces.timed:
-            room = max(room, MIN_TASK_SECONDS)
+            room = max(room, self.paces.min_seconds)
         batch: Batch = []
         examples = 0
         while self.heap:

@@ -35,6 +35,7 @@ from dolb.execution.environment import fingerprint
 from dolb.execution.lock import FolderLock, refuse_if_held
 from dolb.execution.lost_workers import register_on_workers
 from dolb.execution.phases import Phases
+from dolb.execution.quiet import QuietWorker
 from dolb.execution.sweep_client import SweepCluster
 from dolb.execution.tasks import Destination, KernelWarmUp
 from dolb.execution.tuning import Tuned, first_wave, run_tuning, write_decisions
@@ -300,6 +301,7 @@ def _compute(client, cluster: SweepCluster, plan: _Plan, schema, run_id: str, op
     them), on the cluster; the workers draw the reports when they can reach the folder."""
     store = plan.store
     with phases("cluster"):
+        register_on_workers(client, QuietWorker())  # workers started without dolb's quiet settings
         register_on_workers(client, KernelWarmUp(warm_up_samples(plan.todo + plan.first_trials)))
         mode = gather_mode(client, store, options.gather)
     destination = Destination(schema=schema, run_id=run_id, store=store.root if mode == "workers" else None,

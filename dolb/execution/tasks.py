@@ -1,9 +1,10 @@
 """What a worker does: run a batch of cells and store their rows itself, or send them
 back as one Arrow table; warm the compiled kernels when it joins.
 
-A task returns only a :class:`TaskOutcome`: counts, the failures, and the name of the
-part it wrote (or, when the workers cannot reach the result folder, the rows as Arrow
-IPC bytes for the client to append). Nothing per cell travels as a Python object.
+A task returns only a :class:`TaskOutcome`: counts, its cells' ids, the failures, and the
+name of the part it wrote (or, when the workers cannot reach the result folder, the rows
+as Arrow IPC bytes for the client to append). Nothing per row travels as a Python
+object. (Its batch arrives as bytes: :mod:`dolb.execution.payload`.)
 """
 
 from __future__ import annotations
@@ -55,7 +56,9 @@ class Destination:
 class TaskOutcome:
     """What a task tells the client."""
 
-    n_cells: int
+    cells: list[str] = field(default_factory=list)
+    """The ids of its cells, in the order of its rows (the manifest committing its part
+    names them: the client does not hash a cell's spec)."""
     failures: list[tuple[str, str]] = field(default_factory=list)
     """(cell id, error) of each failed cell."""
     part: str | None = None
@@ -72,6 +75,11 @@ class TaskOutcome:
     losses: dict[str, float] = field(default_factory=dict)
     """The validation loss of each tuning trial's cell that ran (:func:`trial_loss`), by
     cell id: the client decides a rung from these, without reading the parts."""
+
+    @property
+    def n_cells(self) -> int:
+        """Its cells, failed or not."""
+        return len(self.cells)
 
 
 def worker_name() -> str:
@@ -109,7 +117,7 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
     """Run every cell of ``batch``; a cell that raises is stored as failed, with its
     error, and the others go on."""
     rows = CellRows(destination.schema, destination.run_id, worker_name())
-    outcome = TaskOutcome(n_cells=0)
+    outcome = TaskOutcome()
     states = CellStates(ResultStore(destination.store)) if destination.keep_states else None
     for group, indices in batch:
         coordinates = group.coordinates
@@ -130,7 +138,7 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
                     outcome.losses[cell.id] = trial_loss(result, cell.spec.metrics[0])
                 cells, seconds = outcome.paces.get(group.n_train, (0, 0.0))
                 outcome.paces[group.n_train] = (cells + 1, seconds + time.perf_counter() - started)
-            outcome.n_cells += 1
+            outcome.cells.append(cell.id)
     table = rows.table()
     if destination.store is not None:
         try:
