@@ -187,11 +187,11 @@ def test_one_or_two_workers_and_a_kill_during_tuning_give_the_same_bits(problem,
     taken = []
     original = ClientWriter.take
 
-    def killed_midway(self, outcome, batch):
+    def killed_midway(self, outcome):
         taken.append(outcome.n_cells)
         if len(taken) == 3:
             raise KeyboardInterrupt  # the client is killed with some trials stored, others running
-        return original(self, outcome, batch)
+        return original(self, outcome)
 
     monkeypatch.setattr(ClientWriter, "take", killed_midway)
     with pytest.raises(KeyboardInterrupt):

@@ -65,7 +65,13 @@ def test_a_held_split_holds_back_no_other_split(problem, monkeypatch):  # noqa: 
     timeline = Timeline(tasks.run_cell)
     monkeypatch.setattr(tasks, "run_cell", timeline)
     monkeypatch.setattr(ready, "GUIDED_SHARE", 10**9)  # a cell a task: no other split's cell waits in a held task
-    monkeypatch.setattr(ready, "MIN_TASK_SECONDS", 0.0)
+    made = ready.ReadyCells.__init__
+
+    def no_floor(self, *args) -> None:
+        made(self, *args)
+        self.paces.min_seconds = 0.0
+
+    monkeypatch.setattr(ready.ReadyCells, "__init__", no_floor)
     left = []
     tidy = sweep._tidy_states
     monkeypatch.setattr(sweep, "_tidy_states", lambda store: left.extend(CellStates(store).files()) or tidy(store))

@@ -46,7 +46,8 @@ import psutil
 from dolb.bench.scale_runs import launch
 from dolb.bench.sleep import parse_seconds, recorded_seconds
 from dolb.errors import ConfigError
-from dolb.execution.cluster import QUIET_EVENT_LOOP, SINGLE_THREADED_BLAS
+from dolb.execution.cluster import SINGLE_THREADED_BLAS
+from dolb.execution.quiet import QUIET
 
 REGISTER = "from dolb.bench.sleep import register_sleep; register_sleep()"
 """What a ``dolb run`` of sleep cells runs first (the client checks the pipeline)."""
@@ -128,9 +129,9 @@ def seconds_of(text: str) -> str:
 
 def cluster_environment() -> dict[str, str]:
     """The environment of the scheduler and the workers: the settings dolb gives its own
-    cluster (one BLAS thread, the quiet event loop) and this source tree first."""
-    quiet = {"DASK_" + key.upper().replace(".", "__").replace("-", "_"): value
-             for key, value in QUIET_EVENT_LOOP.items()}
+    cluster (one BLAS thread, the quiet Dask settings) and this source tree first."""
+    quiet = {"DASK_" + key.upper().replace(".", "__").replace("-", "_"): str(value)
+             for key, value in QUIET.items()}
     tree = str(Path(__file__).resolve().parents[2])
     path = os.pathsep.join(filter(None, [tree, os.environ.get("PYTHONPATH")]))
     return os.environ | SINGLE_THREADED_BLAS | quiet | {"PYTHONPATH": path}
