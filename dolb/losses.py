@@ -1,7 +1,11 @@
 """The losses dolb scores predictions with, per example and summed as a stream goes:
-the squared error for regression, the 0-1 mistake (``y * score <= 0``) and the hinge
-loss for binary classification. :mod:`dolb.evaluation.metrics` builds every reported
-metric from them; a cell's running loss (:data:`RUNNING_LOSS`) is what
+the squared error for regression; for binary classification the online mistake
+(``y * score <= 0``, the Perceptron's), the test mistake (the predicted label
+``+1 if score > 0 else -1`` differs from ``y``, scikit-learn's and LIBSVM's rule) and
+the hinge loss. The two mistakes differ only on a score of exactly 0: online, it is a
+mistake whatever the label (the prequential losses and every conversion fed by them);
+on a test set, it predicts the negative class. :mod:`dolb.evaluation.metrics` builds
+every reported metric from them; a cell's running loss (:data:`RUNNING_LOSS`) is what
 ``OnlineLearner.learn_running`` returns, which a learner may compute as it learns
 (the linear learners do, bit for bit the same: they are below evaluation, and so
 these are too).
@@ -28,6 +32,16 @@ def _mistakes(scores, targets):
 
 
 @numba.njit(cache=True)
+def _misclassified(scores, targets):
+    """:func:`misclassified` of float64 arrays of one length."""
+    out = np.empty(scores.shape[0])
+    for i in range(scores.shape[0]):
+        label = 1.0 if scores[i] > 0.0 else -1.0
+        out[i] = 0.0 if label == targets[i] and not np.isnan(scores[i]) else 1.0
+    return out
+
+
+@numba.njit(cache=True)
 def _running_mistakes(scores, targets, total):
     """:func:`running_zero_one_loss` of float64 arrays of one length."""
     out = np.empty(scores.shape[0])
@@ -48,15 +62,30 @@ def _checked(name: str, scores, targets) -> tuple[np.ndarray, np.ndarray]:
 
 
 def zero_one_loss(scores, targets) -> np.ndarray:
-    """Per-example mistake: 1 unless ``targets * scores > 0`` (a zero score is a
+    """Per-example online mistake: 1 unless ``targets * scores > 0`` (a zero score is a
     mistake, as in the Perceptron, and so is a NaN score: a learner that diverged is
-    not right). One compiled pass: 2.0 µs for 8,192 examples, where NumPy's four
+    not right). The prequential losses of a cell; a test set is scored by
+    :func:`misclassified`. One compiled pass: 2.0 µs for 8,192 examples, where NumPy's four
     (product, comparison, negation, cast) take 6.6 µs.
 
     >>> zero_one_loss(np.array([0.5, 0.0, np.nan, -2.0]), np.array([1.0, 1.0, 1.0, 1.0])).tolist()
     [0.0, 1.0, 1.0, 1.0]
     """
     return _mistakes(*_checked("zero_one_loss", scores, targets))
+
+
+def misclassified(scores, targets) -> np.ndarray:
+    """Per-example test mistake: 1 unless the predicted label, ``+1 if score > 0 else
+    -1``, is the target (``targets`` in {-1, +1}). A score of exactly 0 predicts -1, as
+    scikit-learn's ``LinearClassifierMixin.predict`` (``classes_[0]``) and LIBSVM do: it
+    is right on a negative example and wrong on a positive one. A NaN score is a mistake
+    whatever the label (a learner that diverged is not right; scikit-learn would predict
+    -1). What ``test_error`` averages (:mod:`dolb.evaluation.metrics`).
+
+    >>> misclassified(np.array([0.5, 0.0, 0.0, np.nan, -2.0]), np.array([1.0, 1.0, -1.0, -1.0, -1.0])).tolist()
+    [0.0, 1.0, 0.0, 1.0, 0.0]
+    """
+    return _misclassified(*_checked("misclassified", scores, targets))
 
 
 def running_zero_one_loss(scores, targets, total: float = 0.0) -> np.ndarray:

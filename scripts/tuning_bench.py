@@ -46,7 +46,7 @@ from dolb.bench.records import machine, versions
 from dolb.data.splits import split_rows
 from dolb.execution.datasets import data_cache, open_datasets
 from dolb.experiment.pipeline import load_pipeline
-from dolb.losses import zero_one_loss
+from dolb.losses import misclassified
 from dolb.results import query
 from dolb.results.figure_style import PALETTE, new_figure, save
 from dolb.results.history import read_records
@@ -149,11 +149,10 @@ def dask_ml_compatible() -> None:
 
 
 def dolb_score(estimator, X, y) -> float:
-    """Minus dolb's ``test_error`` of ``estimator`` on ``(X, y)``: a zero score counts
-    as a mistake (:func:`dolb.losses.zero_one_loss`), where ``predict`` gives it the
-    first class; on w8a, whose test rows often score exactly zero, the two differ by
-    about 0.08."""
-    return -float(np.mean(zero_one_loss(estimator.decision_function(X), y)))
+    """Minus dolb's ``test_error`` of ``estimator`` on ``(X, y)``
+    (:func:`dolb.losses.misclassified`: ``predict``'s rule, a zero score the first
+    class, and a NaN score a mistake)."""
+    return -float(np.mean(misclassified(estimator.decision_function(X), y)))
 
 
 def even_blocks(n: int, size: int) -> tuple[int, ...]:

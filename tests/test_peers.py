@@ -313,7 +313,7 @@ def test_perceptron_and_peers_in_one_table_on_a9a(tmp_path):
         model.learn_one(features(X[i].toarray().ravel()), bool(y[i] > 0))
     scores = np.array([model.predict_proba_one(features(X[i].toarray().ravel()))[True] - 0.5 for i in test])
     river = error[(error.learner == "river_pa") & (error.param_C == 0.1) & (error.split == 1)].value
-    assert river.tolist() == [np.mean(y[test] * scores <= 0)]
+    assert river.tolist() == [np.mean(np.where(scores > 0, 1.0, -1.0) != y[test])]
 
     table = (tmp_path / "out" / "report" / "01-peers-test_error-table.md").read_text()
     assert all(f"| {name} " in table for name in ("perceptron", "river_pa", "vw"))

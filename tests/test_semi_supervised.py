@@ -56,7 +56,7 @@ def test_a_supervised_learner_learns_the_revealed_labels_only(tmp_path):
     learner = learner_class("perceptron")(X.shape[1])
     predictions = learner.learn(X[rows], np.where(flags, y[rows], np.nan), flags)
     X_test, y_test = test.read(np.arange(test.n_rows))
-    error = np.mean(y_test * learner.predict(X_test) <= 0)
+    error = np.mean(np.where(learner.predict(X_test) > 0, 1.0, -1.0) != y_test)  # a zero score predicts -1
     assert result["metrics"]["last"]["test_error"][-1] == error
     # the online loss counts every example, labelled or not (evaluation sees the truth)
     assert result["metrics"]["online"]["online_loss"][-1] == pytest.approx(np.mean(y[rows] * predictions <= 0))

@@ -307,4 +307,4 @@ def test_a_windowed_cell_learns_its_order_and_the_other_orders_keep_their_cell_i
     learner = learner_class("perceptron")(X.shape[1])
     learner.learn(X[rows], y[rows])
     X_test, y_test = test.read(np.arange(test.n_rows))
-    assert result["metrics"]["last"]["test_error"][-1] == np.mean(y_test * learner.predict(X_test) <= 0)
+    assert result["metrics"]["last"]["test_error"][-1] == np.mean(np.where(learner.predict(X_test) > 0, 1, -1) != y_test)

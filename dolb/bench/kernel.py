@@ -22,7 +22,7 @@ import psutil
 from dolb.bench.records import measurement
 from dolb.data.sources.mnist import read_mnist
 from dolb.learners.kernel.lasvm import LASVM
-from dolb.losses import zero_one_loss
+from dolb.losses import misclassified
 
 BLOCK = 8192
 
@@ -76,7 +76,7 @@ def run_lasvm(X, y, Xt, yt, svm: Setting) -> float:
         machine.learn(X[a:a + BLOCK], y[a:a + BLOCK])
         grown = max(grown, rss_mb() - rss)  # sampled once a block, as a cell does
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    error = zero_one_loss(machine.predict(Xt), yt).mean()
+    error = misclassified(machine.predict(Xt), yt).mean()
     bound = svm.cache_mb + 1.25 * 8 * X.shape[1] * machine.n_sv / 2**20
     print(f"LASVM n={len(y)}: {wall:.1f} s wall ({cpu:.1f} s CPU), test error {error:.2%}, {machine.n_sv} SVs, "
           f"{machine.kernel_evals:,} kernel evaluations ({machine.kernel_evals / wall:,.0f}/s), "
@@ -86,7 +86,7 @@ def run_lasvm(X, y, Xt, yt, svm: Setting) -> float:
     start = time.perf_counter()
     finished = machine.finished()
     print(f"  FINISH: {time.perf_counter() - start:.1f} s, test error "
-          f"{zero_one_loss(finished.predict(Xt), yt).mean():.2%}, {finished.n_sv} SVs")
+          f"{misclassified(finished.predict(Xt), yt).mean():.2%}, {finished.n_sv} SVs")
     sv = machine.support_vectors().toarray()
     print(f"  NumPy RBF kernel row against the {len(sv)} SVs: {numpy_evals_per_s(sv, Xt[:200], svm.gamma):,.0f} "
           "evaluations/s")
@@ -100,7 +100,7 @@ def run_svc(X, y, Xt, yt, svm: Setting) -> float:
     start = time.perf_counter()
     svc = SVC(C=svm.C, gamma=svm.gamma, cache_size=svm.cache_mb).fit(X, y)
     wall = time.perf_counter() - start
-    error = zero_one_loss(svc.decision_function(Xt), yt).mean()
+    error = misclassified(svc.decision_function(Xt), yt).mean()
     print(f"SVC n={len(y)}: {wall:.1f} s, test error {error:.2%}, {len(svc.support_)} SVs")
     return wall
 
@@ -124,7 +124,7 @@ def run_vw(X, y, Xt, yt, svm: Setting) -> float | None:
     wall = time.perf_counter() - start
     scores = np.array([vw.predict(line(x)) for x in Xt])
     vw.finish()
-    print(f"VW --ksvm n={len(y)}: {wall:.1f} s, test error {zero_one_loss(scores, yt).mean():.2%}")
+    print(f"VW --ksvm n={len(y)}: {wall:.1f} s, test error {misclassified(scores, yt).mean():.2%}")
     return wall
 
 

@@ -24,7 +24,7 @@ from dolb.bench.records import measurement
 from dolb.data.sources.spirals import spiral_points
 from dolb.data.splits import labelled_rows
 from dolb.learners import learner_class
-from dolb.losses import zero_one_loss
+from dolb.losses import misclassified
 
 BLOCK = 8192
 TEST_POINTS = 2000
@@ -107,9 +107,9 @@ def slope(at: list[tuple[int, int]], seconds: list[float]) -> float:
 
 
 def error(learner, Xt, yt) -> float:
-    """The last hypothesis's test error (:func:`~dolb.losses.zero_one_loss`:
-    a score of 0, or NaN from coefficients that diverged, is a mistake)."""
-    return float(zero_one_loss(learner.predict(Xt), yt).mean())
+    """The last hypothesis's test error (:func:`~dolb.losses.misclassified`: a score
+    of 0 predicts -1; NaN, from coefficients that diverged, is a mistake)."""
+    return float(misclassified(learner.predict(Xt), yt).mean())
 
 
 def growth_line(label: str, at, seconds) -> str:

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from dolb.learners.peers.vw import vw_line, vw_rows
+from dolb.losses import misclassified
 
 
 def vw_options(name: str, params: dict) -> str:
@@ -76,9 +77,10 @@ class VowpalWabbit:
         return time.process_time() - start
 
     def accuracy(self, X_test, y_test) -> float:
-        """Test accuracy of the last model run (a score of 0 counts as a mistake)."""
+        """Test accuracy of the last model run (:func:`~dolb.losses.misclassified`: a
+        score of 0 predicts -1)."""
         scores = np.array([self._model.predict(line) for line in vw_lines(X_test)])
-        return float(np.mean(scores * y_test > 0))
+        return float(1.0 - misclassified(scores, y_test).mean())
 
 
 def river_model(name: str, params: dict):

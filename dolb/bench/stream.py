@@ -62,7 +62,7 @@ from dolb.data.splits import DEFAULT_WINDOW, split_rows, windowed_order
 from dolb.errors import ConfigError
 from dolb.evaluation.run_cell import block_rows
 from dolb.learners import learner_class
-from dolb.losses import zero_one_loss
+from dolb.losses import misclassified
 
 NAMES = tuple(name for name in LOOPS if name in LEARNERS)
 """The learners measured: those with a bare loop, with their ``bench_params``."""
@@ -96,7 +96,7 @@ class Problem:
     def accuracy(self, model) -> float:
         """Test accuracy of weights ``model``, or of a learner's weights."""
         w = model if isinstance(model, np.ndarray) else model.weights()
-        return float(1.0 - zero_one_loss(self.X_test @ w, self.y_test).mean())
+        return float(1.0 - misclassified(self.X_test @ w, self.y_test).mean())
 
 
 def rcv1_problem(path: Path, folder: Path) -> Problem:

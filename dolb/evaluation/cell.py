@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dolb.evaluation.metrics import metric_versions
+
 
 @dataclass(frozen=True)
 class CellSplit:
@@ -114,7 +116,9 @@ class CellSpec:
 
     def canonical(self) -> dict[str, Any]:
         """The spec as the JSON-ready dict its identity hashes; optional entries only
-        when set."""
+        when set, and ``metric_versions`` only when a metric it records has changed its
+        definition (:func:`~dolb.evaluation.metrics.metric_versions`: ``test_error``'s
+        zero-score rule), so that the ids of the other cells are what they always were."""
         return {
             "experiment": self.experiment,
             "dataset": self.dataset,
@@ -132,7 +136,8 @@ class CellSpec:
             "dolb": self.dolb,
         } | _set(labels=None if self.labels is None else self.labels.canonical(),
                  tuning=None if self.tuning is None else self.tuning.canonical(),
-                 tuned=None if self.tuned is None else dict(self.tuned))
+                 tuned=None if self.tuned is None else dict(self.tuned),
+                 metric_versions=metric_versions(self.metrics) or None)
 
 
 def _set(**entries: Any) -> dict[str, Any]:

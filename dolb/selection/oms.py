@@ -58,7 +58,9 @@ CV_FOLDS = 5
 
 
 def _mistakes(scores: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """0-1 losses, a zero score counting as a mistake (as the test error does)."""
+    """0-1 losses, a zero score counting as a mistake: the online validation's rule
+    (ALGORITHMS.md §4), which the cross-validation of ``start`` keeps (a test set is
+    scored by :func:`dolb.losses.misclassified`)."""
     return (targets * scores <= 0.0).astype(np.int64)
 
 
