@@ -3,6 +3,7 @@ plain readers included), resume, status and report, and a kill at any step leave
 store that reads the same; ``dolb compact`` on bad input is one line, exit 2."""
 
 import json
+import logging
 import os
 
 import pandas as pd
@@ -157,7 +158,7 @@ def test_dolb_compact_refuses_a_folder_a_run_holds(store, capsys):
 
 
 def test_a_compacted_run_resumes_computing_nothing_and_reports(small_pipeline, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(compaction, "RUN_END_PARTS", 2)  # the run compacts as it ends
+    monkeypatch.setattr(compaction, "RUN_END_PARTS", 0)  # the run compacts as it ends
     out = tmp_path / "out"
     first = run_sweep(small_pipeline, out, RunOptions(workers=1, progress=False))
     store = ResultStore(out)
@@ -183,3 +184,22 @@ def test_the_summary_in_slices_is_the_summary_at_once(store, monkeypatch):
     sliced = compaction.query.summary(store)
     assert len(whole) == 3 == len(sliced)  # last at 1 and 2 examples, avg at 3
     pd.testing.assert_frame_equal(sliced, whole, check_exact=True)
+
+
+def test_a_compaction_that_fails_leaves_the_run_done(small_pipeline, tmp_path, monkeypatch, caplog):
+    """Every cell is stored before the run compacts: a compaction that fails (a full
+    disk, a damaged part) is a warning, not a failed run, and its record is complete."""
+    from dolb.errors import StorageError
+
+    def full_disk(store, run_id):
+        raise StorageError(f"{store.root}: no space left on device")
+
+    monkeypatch.setattr(compaction, "RUN_END_PARTS", 0)
+    monkeypatch.setattr(compaction, "compact", full_disk)
+    monkeypatch.setattr(logging.getLogger("dolb"), "propagate", True)  # the CLI's console may have stopped it
+    out = tmp_path / "out"
+    summary = run_sweep(small_pipeline, out, RunOptions(workers=1, progress=False))
+    assert summary.ok and summary.n_computed == 60
+    record = json.loads(sorted((out / "runs").iterdir())[0].read_text())
+    assert record["counts"]["computed"] == 60 and record["ended"]
+    assert "not compacted" in caplog.text and "no space left" in caplog.text

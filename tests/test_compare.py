@@ -11,6 +11,7 @@ from distributed import Client, LocalCluster
 from scipy import stats
 
 from dolb.cli import main
+from dolb.execution.arithmetic import PINS, environment
 from dolb.execution.sweep import run_sweep
 from dolb.options import RunOptions
 from dolb.results.compare import compare_frames, pipeline_name
@@ -115,7 +116,10 @@ def runs(tmp_path_factory):
     pipeline.write_text(textwrap.dedent(PIPELINE))
     run_sweep(pipeline, folder / "baseline", RunOptions(workers=1, progress=False))
     run_sweep(pipeline, folder / "same", RunOptions(workers=2, progress=False))
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+    # its worker computes with the pinned arithmetic of the other two runs, so that only
+    # the degraded learner differs (unpinned, RLS's BLAS kernel would be the CPU's own)
+    with environment(PINS["x86-64-v3"].environment), \
+            LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         client.run(degrade_irma)  # a real degraded learner, in the worker processes
         run_sweep(pipeline, folder / "degraded", RunOptions(scheduler=cluster.scheduler_address, progress=False))

@@ -25,8 +25,9 @@ def test_lower_ranks_first_and_a_source_ready_again_after_it_had_none():
 
 def test_timings_reach_every_later_batch():
     """Once cells have been timed (1 ms each), a batch holds at least 0.25 s of them,
-    whichever rung they belong to: no task of a lone cell at a later rung."""
-    ready = ReadyCells(max_examples=10**6, n_workers=100)
+    whichever rung they belong to: no task of a lone cell at a later rung (40 workers:
+    the scheduler's floor, workers / 200 s, is the lower one)."""
+    ready = ReadyCells(max_examples=10**6, n_workers=40)
     rung_0, rung_1 = SimpleNamespace(n_train=10), SimpleNamespace(n_train=20)
     ready.add((1,), rung_0, np.arange(400))
     assert len(next(ready)) == 1 and len(ready.heap) == 1

@@ -3,8 +3,7 @@
 The client only coordinates. It plans the cells as groups (one per configuration,
 whatever the number of splits), asks the result store which cells exist, and submits
 batches of cells (a bounded number at a time); the embedded cluster starts in the
-background once the pipeline is checked and there are cells to compute (a rerun that
-finds every cell stored starts none).
+background once there are cells to compute (a rerun that computes nothing starts none).
 Each task runs its cells and writes its rows as one Parquet part into the result folder
 when the workers can reach it, or sends them back as one Arrow table for the client to
 append in large parts when they cannot. Datasets to generate or import are built as

@@ -273,6 +273,8 @@ class TuningRun:
     def finish(self) -> Tuned:
         """What the tuning did, once no cell is left to run: the decisions in the order of
         rung, plan, bracket, split and trial, each marked chosen or not."""
+        if self.running:  # a trial that never told its loss would leave its rung undecided
+            raise RuntimeError(f"the tuning ended with {len(self.running)} trials unreported")
         tuned = self.tuned
         for (_, p, _, split, trial), row in sorted(self.rows, key=lambda item: item[0]):
             row["chosen"] = self.chosen.get((p, split)) == trial

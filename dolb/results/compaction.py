@@ -25,6 +25,7 @@ between steps 3 and 4, as they see any cell stored twice.
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 from dataclasses import dataclass
@@ -35,9 +36,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from dolb.errors import DataError
+from dolb.errors import DataError, DolbError
 from dolb.results import query
 from dolb.results.store import ResultStore
+
+logger = logging.getLogger(__name__)
 
 PART_ROWS = 1_000_000
 """Rows of a compacted part (its last may have fewer)."""
@@ -103,13 +106,18 @@ def compact(store: ResultStore, run_id: str = "compaction") -> Compacted:
 def compact_after_run(store: ResultStore, run_id: str) -> Compacted | None:
     """What a run does as it ends, its folder held: finish what an interrupted compaction
     left and, when more than :data:`RUN_END_PARTS` parts are left, compact the small
-    ones. (A folder behind a URL is not held: nothing is done there.)"""
+    ones. (A folder behind a URL is not held: nothing is done there.) Every cell is
+    stored by then: a compaction that fails is a warning, and the parts stay as they are."""
     if not store.local:
         return None
-    tidy(store)
-    if len(store.parts()) <= RUN_END_PARTS:
+    try:
+        tidy(store)
+        if len(store.parts()) <= RUN_END_PARTS:
+            return None
+        return compact(store, run_id)
+    except DolbError as exc:
+        logger.warning("the result folder was not compacted (%s); `dolb compact %s` tries again", exc, store.root)
         return None
-    return compact(store, run_id)
 
 
 def tidy(store: ResultStore) -> None:
