@@ -22,7 +22,6 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,13 +31,9 @@ sys.path.insert(0, str(ROOT))
 def studies(scratch: Path) -> dict[str, str]:
     """Each study's pipeline text."""
     from tests import studies as reduced
-    from tests.test_tuning import _write_svmlight, pipeline_text
+    from tests.test_tuning import pipeline_text, write_problem
 
-    rng = np.random.default_rng(5)  # the tuning problem of tests/test_tuning.py
-    w = rng.normal(size=8)
-    for name, n in (("train", 3000), ("test", 1000)):
-        X = rng.normal(size=(n, 8))
-        _write_svmlight(scratch / f"{name}.svm", X, np.where(X @ w > 0, 1, -1) * np.where(rng.random(n) < 0.1, -1, 1))
+    write_problem(scratch)  # the tuning problem of tests/test_tuning.py
     return {
         "rcv1": reduced.rcv1_pipeline(), "oms": reduced.oms_pipeline(), "omr": reduced.omr_pipeline(),
         "irma": (ROOT / "pipelines" / "irma.toml").read_text(),

@@ -22,8 +22,6 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT))  # for tests/; dolb from PYTHONPATH (another version, to compare)
 
@@ -37,13 +35,9 @@ SLOW = 0
 
 def pipeline(folder: Path) -> Path:
     """The tuned pipeline, its data written into ``folder``."""
-    from tests.test_tuning import _write_svmlight
+    from tests.test_tuning import write_problem
 
-    rng = np.random.default_rng(5)
-    w = rng.normal(size=8)
-    for name, n in (("train", 3000), ("test", 1000)):
-        X = rng.normal(size=(n, 8))
-        _write_svmlight(folder / f"{name}.svm", X, np.where(X @ w > 0, 1, -1) * np.where(rng.random(n) < 0.1, -1, 1))
+    write_problem(folder)
     path = folder / "timeline.toml"
     path.write_text(textwrap.dedent(f"""
         [pipeline]

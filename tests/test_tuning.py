@@ -30,16 +30,21 @@ def _write_svmlight(path, X, y) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-@pytest.fixture
-def problem(tmp_path):
+def write_problem(folder) -> None:
     """A linearly separable problem with 10% label noise: 3,000 training and 1,000 test
-    examples in svmlight files."""
+    examples, as ``train.svm`` and ``test.svm`` in ``folder``."""
     rng = np.random.default_rng(5)
     w = rng.normal(size=8)
     for name, n in (("train", 3000), ("test", 1000)):
         X = rng.normal(size=(n, 8))
         y = np.where(X @ w > 0, 1, -1) * np.where(rng.random(n) < 0.1, -1, 1)
-        _write_svmlight(tmp_path / f"{name}.svm", X, y)
+        _write_svmlight(folder / f"{name}.svm", X, y)
+
+
+@pytest.fixture
+def problem(tmp_path):
+    """The problem of :func:`write_problem` in ``tmp_path``."""
+    write_problem(tmp_path)
     return tmp_path
 
 
