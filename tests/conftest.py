@@ -17,6 +17,7 @@ from dolb.learners import OnlineLearner
 from dolb.results.query import rows
 from dolb.results.store import RUN_COLUMNS, ResultStore
 from tests import studies
+from tests.s3_server import s3_bucket, s3_server  # noqa: F401  (fixtures)
 from tests.studies import SHARED_DATA
 
 ROOT = Path(__file__).resolve().parents[1]
