@@ -16,6 +16,13 @@ sweep's workers already keep every core busy. So a local store is read in the ca
 thread (``prefetch=0``); a store behind a URL, whose reads wait on the network, is read
 ahead by a thread (``prefetch=2``), as is any stream given ``prefetch`` > 0.
 
+From a store behind a URL, the chunks the blocks will need are fetched ahead too, in
+the order the blocks need them, several requests at a time, by a thread of their own
+(:mod:`dolb.data.store.read_ahead`): at most
+:data:`~dolb.data.store.remote.READ_AHEAD_CHUNKS` stored chunks held or in flight, on
+top of the bound above. A node chunk cache (:mod:`dolb.data.store.node_cache`, switched
+on by ``DOLB_CHUNK_CACHE``) lets the streams of one node fetch each chunk once.
+
 Stored order reads contiguous row ranges, each chunk decoded once. A given order (such
 as a seeded permutation of a subset) is read block by block: a block's rows are copied,
 in the order asked for, out of the decoded chunks they fall in by one compiled pass per
@@ -37,6 +44,7 @@ import numpy as np
 
 from dolb.data.store.dataset import Dataset
 from dolb.data.store.format import is_url
+from dolb.data.store.read_ahead import fetched_ahead
 from dolb.data.store.readers import ChunkCache, RowReader
 from dolb.errors import ConfigError
 
@@ -109,12 +117,35 @@ def stream_blocks(
     else:
         index = ds.check_rows(rows)
         blocks = [index[a : a + block_size] for a in range(0, index.shape[0], block_size)]
+    if ds.remote is not None:
+        return _fetching(ds, blocks, prefetch, cache, in_place)
     read = functools.partial(RowReader(ds, shared=cache).read, in_place=in_place)
     if len(blocks) <= 1:
         return iter([read(block) for block in blocks])
     if prefetch == 0:
         return (read(block) for block in blocks)
     return _read_ahead(read, blocks, prefetch)
+
+
+def _fetching(ds: Dataset, blocks: list, prefetch: int, cache: ChunkCache | None, in_place: bool) -> Iterator[tuple]:
+    """The blocks of a store behind a URL, the chunks they need fetched ahead
+    (:func:`~dolb.data.store.read_ahead.fetched_ahead`) for as long as the stream is
+    read; each block read ahead by a thread too when ``prefetch`` > 0."""
+    with fetched_ahead(ds, blocks, cache) as reader:
+
+        def read(numbered: tuple[int, object]) -> tuple:
+            number, block = numbered
+            try:
+                return reader.read(block, in_place=in_place)
+            finally:
+                if reader.prefetcher is not None:
+                    reader.prefetcher.done(number)
+
+        numbered = list(enumerate(blocks))
+        if prefetch == 0 or len(blocks) <= 1:
+            yield from map(read, numbered)
+        else:
+            yield from _read_ahead(read, numbered, prefetch)
 
 
 def _count(ds: Dataset, name: str, value, smallest: int) -> int:

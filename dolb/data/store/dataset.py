@@ -20,7 +20,9 @@ import zarr.storage
 from dolb.data.store.format import FORMAT_VERSION, READ_ERRORS, is_url, little, start_fingerprint, url_store
 from dolb.data.store.gather import OUTSIDE, first_bad_row
 from dolb.data.store.manifest import checked_manifest
+from dolb.data.store.read_ahead import fetched_ahead
 from dolb.data.store.readers import ChunkReader, RowReader
+from dolb.data.store.remote import RemoteChunks
 from dolb.errors import ConfigError, DataError
 
 
@@ -95,6 +97,9 @@ class Dataset:
     decoders : dict of str to ChunkDecoder
         Each array's chunk decoder, made by the first reader that needs it
         (:mod:`dolb.data.store.decoding`).
+    remote : RemoteChunks or None
+        For a store behind a URL, what fetches its chunks
+        (:mod:`dolb.data.store.remote`); None for a local store.
 
     Examples
     --------
@@ -121,6 +126,7 @@ class Dataset:
         self._check_shapes(root)
         self.indptr = None
         self.decoders = {}  # the readers' chunk decoders, by array name
+        self.remote = RemoteChunks(self.fingerprint, self.arrays) if is_url(self.path) else None
         if self.sparse:
             self.indptr = ChunkReader(self, "X/indptr", keep=0).span(0, self.n_rows + 1)
             self._check_indptr()
@@ -236,9 +242,13 @@ class Dataset:
         if isinstance(rows, slice):
             start, stop, step = rows.indices(self.n_rows)
             if step == 1:
-                return RowReader(self).read(slice(start, max(start, stop)))
+                return RowReader(self).read(slice(start, max(start, stop)))  # spans: fetched together
             rows = np.arange(start, stop, step)
-        return RowReader(self).read(self.check_rows(rows))
+        rows = self.check_rows(rows)
+        if self.remote is None:
+            return RowReader(self).read(rows)
+        with fetched_ahead(self, [rows]) as reader:  # a few chunks at a time, concurrently
+            return reader.read(rows)
 
     def verify(self) -> int:
         """Re-read every chunk, checking it against the chunk manifest, and recompute the

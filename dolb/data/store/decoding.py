@@ -6,7 +6,9 @@ pipeline, :class:`ChunkDecoder` reads the chunk's file, checks its CRC32C traile
 decompresses it itself: the same codecs (numcodecs' Blosc, the CRC32C Zarr checks),
 without the per-call machinery of a Zarr read (an event loop round trip, selection
 objects, a buffer prototype), which costs more than decoding a chunk of a few MB.
-Anything else (an fsspec URL, an edited or unknown pipeline) is read through Zarr.
+The bytes of a chunk of a store behind a URL, fetched by
+:mod:`dolb.data.store.remote`, are decoded the same way (:meth:`ChunkDecoder.decode_bytes`).
+Anything else (an edited or unknown pipeline) is read through Zarr.
 
 A chunk file that does not exist decodes, as in Zarr, to the array's fill value: the
 chunk manifest check that follows every decode is what refuses it.
@@ -48,7 +50,8 @@ class ChunkDecoder:
         self.dtype = array.dtype
         self.chunk_shape = tuple(int(c) for c in array.chunks)
         self.blosc = None
-        self.local = folder is not None and self._plain_pipeline(array.metadata.codecs)
+        self.plain = self._plain_pipeline(array.metadata.codecs)
+        self.local = folder is not None and self.plain
         self.folder = folder
 
     def _plain_pipeline(self, codecs) -> bool:
@@ -86,6 +89,20 @@ class ChunkDecoder:
         try:
             raw = (self.folder / self.key(index)).read_bytes()
         except FileNotFoundError:
+            raw = None
+        return self.decode_bytes(raw, length)
+
+    def decode_bytes(self, raw: bytes | None, length: int) -> np.ndarray:
+        """The first ``length`` rows of the chunk stored as ``raw`` (the bytes of its file
+        or object; None for a chunk that does not exist, which decodes to the fill value),
+        for an array of dolb's own pipeline (``plain``).
+
+        Raises
+        ------
+        ValueError
+            The CRC32C does not match, or the bytes do not decode to a chunk.
+        """
+        if raw is None:
             return np.full((length, *self.chunk_shape[1:]), self.array.fill_value, dtype=self.dtype)
         values = decode_chunk_file(raw, self.blosc, self.dtype, int(np.prod(self.chunk_shape)))
         return values.reshape(self.chunk_shape)[:length]

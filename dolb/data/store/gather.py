@@ -98,6 +98,15 @@ def touched_chunks(starts, lengths, chunk_length, n_chunks):
     return touched
 
 
+def consecutive(rows: np.ndarray) -> bool:
+    """Whether ``rows`` (not empty) are ``rows[0], rows[0] + 1, ...``.
+
+    >>> consecutive(np.array([3, 4, 5])), consecutive(np.array([3, 5, 4]))
+    (True, False)
+    """
+    return int(rows[-1]) - int(rows[0]) == rows.shape[0] - 1 and bool(np.all(np.diff(rows) == 1))
+
+
 OUTSIDE, REPEATED = 1, 2
 """What :func:`first_bad_row` found wrong with a row number."""
 SORT_BELOW = 16

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -27,6 +28,7 @@ import zarr
 from dolb.data.store.decoding import ChunkDecoder
 from dolb.data.store.format import INT32_MAX, READ_ERRORS, is_url
 from dolb.data.store.gather import (
+    consecutive,
     gather_rows,
     gather_span_pairs,
     gather_spans,
@@ -35,6 +37,7 @@ from dolb.data.store.gather import (
     touched_chunks,
 )
 from dolb.data.store.manifest import chunk_checksum
+from dolb.data.store.remote import READ_AHEAD_CHUNKS, RemoteChunks
 from dolb.data.store.spans import RowSpans
 from dolb.errors import DataError
 
@@ -59,6 +62,7 @@ class StoredArrays(Protocol):
     checksums: dict[str, list[int]]
     indptr: np.ndarray | None
     decoders: dict[str, ChunkDecoder]  # filled by the readers, one per array
+    remote: RemoteChunks | None  # fetches chunks of a store behind a URL
 
 
 class ChunkCache:
@@ -81,6 +85,10 @@ class ChunkCache:
         self.max_bytes = int(max_bytes)
         self.bytes = 0
         self._chunks: OrderedDict[tuple, np.ndarray] = OrderedDict()
+
+    def __contains__(self, key: tuple) -> bool:
+        """Whether a chunk is cached under ``key`` (without using it)."""
+        return key in self._chunks
 
     def get(self, key: tuple) -> np.ndarray | None:
         """The cached chunk under ``key``, or None."""
@@ -142,6 +150,10 @@ class ChunkReader:
         self.keep = keep
         self._cache: OrderedDict[tuple, np.ndarray] = OrderedDict()  # by (number, dtype)
         self.decoder = _decoder(dataset, name)
+        # the stored bytes of a URL store's chunks: fetched here, or taken from a prefetcher
+        self.remote = dataset.remote if self.decoder.plain else None
+        self.prefetched: Callable[[str, int], bytes | None] | None = None
+        self._fetched: dict[int, bytes | None] = {}
 
     def chunk(self, index: int, dtype: np.dtype | None = None) -> np.ndarray:
         """Decoded chunk ``index``, checked against the chunk manifest (read-only view of
@@ -161,8 +173,12 @@ class ChunkReader:
             values.flags.writeable = False
             return self._keep(key, values)
         start = index * self.chunk_length
+        length = min(self.chunk_length, self.length - start)
         try:
-            values = self.decoder.decode(index, min(self.chunk_length, self.length - start))
+            if self.remote is None:
+                values = self.decoder.decode(index, length)
+            else:
+                values = self.decoder.decode_bytes(self._stored_bytes(index), length)
         except READ_ERRORS as exc:
             raise self._fault(index, f"is corrupted: {exc}") from exc
         if chunk_checksum(values) != self.checksums[index]:
@@ -171,6 +187,27 @@ class ChunkReader:
             )
         values.flags.writeable = False
         return self._keep(key, values)
+
+    def _stored_bytes(self, index: int) -> bytes | None:
+        """The stored bytes of chunk ``index`` of a URL store: fetched with others
+        (:meth:`fetch_together`), taken from the prefetcher, or fetched now."""
+        if index in self._fetched:
+            return self._fetched.pop(index)
+        if self.prefetched is not None:
+            return self.prefetched(self.name, index)
+        return self.remote.fetch([(self.name, index)])[0]
+
+    def fetch_together(self, indices: range) -> None:
+        """From a URL store read without a prefetcher, fetch at once (concurrently) the
+        chunks ``indices`` not decoded yet, at most
+        :data:`~dolb.data.store.read_ahead.READ_AHEAD_CHUNKS` of them (the bound of a
+        prefetcher's memory), ready for :meth:`chunk`."""
+        if self.remote is None or self.prefetched is not None:
+            return
+        wanted = [c for c in indices if (c, self.dtype.str) not in self._cache and c not in self._fetched]
+        wanted = wanted[:READ_AHEAD_CHUNKS]
+        if len(wanted) > 1:
+            self._fetched.update(zip(wanted, self.remote.fetch([(self.name, c) for c in wanted]), strict=True))
 
     def _keep(self, key: tuple, values: np.ndarray) -> np.ndarray:
         """Cache chunk ``values`` (read-only) under ``key`` (its number and dtype)."""
@@ -210,7 +247,10 @@ class ChunkReader:
             c = start // length
             return self.chunk(c, dtype)[start - c * length : stop - c * length]
         out = np.empty((max(stop - start, 0), *self.array.shape[1:]), dtype=self.dtype if dtype is None else dtype)
-        for c in range(start // length, (stop - 1) // length + 1) if stop > start else ():
+        chunks = range(start // length, (stop - 1) // length + 1) if stop > start else range(0)
+        for c in chunks:
+            if c not in self._fetched:
+                self.fetch_together(chunks[chunks.index(c):])
             first = max(start, c * length)
             last = min(stop, (c + 1) * length)
             out[first - start : last - start] = self.chunk(c)[first - c * length : last - c * length]
@@ -228,7 +268,7 @@ class ChunkReader:
     def rows(self, rows: np.ndarray, dtype: np.dtype | None = None) -> np.ndarray:
         """A new array (of ``dtype``, default the stored one) holding the elements along
         axis 0 at ``rows``, in the order given (consecutive rows: one span)."""
-        if rows.shape[0] and _consecutive(rows):
+        if rows.shape[0] and consecutive(rows):
             return self.span(int(rows[0]), int(rows[-1]) + 1, dtype)
         if self.n_chunks == 1:  # NumPy's take: half the time of a compiled call here
             return self.chunk(0).take(rows, axis=0).astype(self.dtype if dtype is None else dtype, copy=False)
@@ -243,11 +283,6 @@ class ChunkReader:
 def _index_dtype(nnz: int, n_features: int) -> np.dtype:
     """int32 for the indices and pointers of a CSR block when they fit, else int64."""
     return np.dtype(np.int32 if max(nnz, n_features) <= INT32_MAX else np.int64)
-
-
-def _consecutive(rows: np.ndarray) -> bool:
-    """Whether ``rows`` (not empty) are ``rows[0], rows[0] + 1, ...``."""
-    return int(rows[-1]) - int(rows[0]) == rows.shape[0] - 1 and bool(np.all(np.diff(rows) == 1))
 
 
 class RowReader:
@@ -287,6 +322,15 @@ class RowReader:
         self.readers = {
             name: ChunkReader(dataset, name, keep, shared) for name in dataset.arrays if name != "X/indptr"
         }
+        self.prefetcher = None
+
+    def take_from(self, prefetcher) -> None:
+        """Take the stored bytes of a URL store's chunks from ``prefetcher`` (a
+        :class:`~dolb.data.store.read_ahead.ChunkPrefetcher`, kept as ``prefetcher``),
+        or (None) fetch them."""
+        self.prefetcher = prefetcher
+        for reader in self.readers.values():
+            reader.prefetched = None if prefetcher is None else prefetcher.take
 
     def read(self, rows: slice | np.ndarray, in_place: bool = False) -> tuple:
         """``(X, y)`` of a ``slice(start, stop)`` or of checked row numbers in any order;
@@ -301,7 +345,7 @@ class RowReader:
         if not self.dataset.sparse:
             return self.readers["X"].rows(rows, np.dtype(np.float64)), y
         indptr = self.dataset.indptr
-        if rows.shape[0] and _consecutive(rows):  # one span of each array
+        if rows.shape[0] and consecutive(rows):  # one span of each array
             first, last = int(indptr[rows[0]]), int(indptr[rows[-1] + 1])
             index_dtype = _index_dtype(last - first, self.dataset.n_features)
             # views of the decoded chunks where they can be: read-only, shared with the cache

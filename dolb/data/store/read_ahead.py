@@ -1,0 +1,248 @@
+"""Fetching, ahead of a stream's reader, the chunks its blocks will need, from a store
+behind a URL.
+
+A stream knows its blocks before it reads any (the rows of each, in the order of the
+split's permutation or window), and a block's rows say which chunks of each array it
+needs (:func:`block_chunks`: the chunks of its rows, and for sparse rows the chunks of
+their values and column indices by the row pointers). :class:`ChunkPrefetcher` walks
+these needs in the order the reader will meet them, on a thread of its own, and fetches
+the stored bytes of each chunk (:meth:`~dolb.data.store.remote.RemoteChunks.fetch`,
+:data:`~dolb.data.store.remote.CONCURRENT_REQUESTS` at a time) while the reader
+decodes and gathers earlier ones and the learner learns. The reader takes them
+(:meth:`ChunkPrefetcher.take`) as it would read a local chunk file.
+
+Memory: at most ``ahead`` (:data:`READ_AHEAD_CHUNKS`) stored chunks are held or in
+flight at once; one the reader took is let go, and so are those a block was to use
+once the block is read (:meth:`ChunkPrefetcher.done`), which its reader found already
+decoded. A chunk a block needs and the previous block's reader still holds decoded
+(the chunk a block in stored order starts in, where the previous one ended), or that
+the worker's shared cache holds, is not fetched. A chunk needed by several blocks (a
+random order's blocks each touch every chunk) is fetched again for a later block once
+an earlier one took it: the bound holds, and a node chunk cache
+(:mod:`dolb.data.store.node_cache`) turns those fetches into local reads.
+
+The values read are those the reader would read without it: the prefetcher only moves
+when bytes are fetched; a chunk it did not fetch, or whose fetch failed, the reader
+fetches itself (and meets the failure there), and it is not fetched again for that block.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections import deque
+from collections.abc import Iterator
+
+import numpy as np
+
+from dolb.data.store.gather import consecutive, row_spans, touched_chunks
+from dolb.data.store.readers import RowReader
+from dolb.data.store.remote import CONCURRENT_REQUESTS, READ_AHEAD_CHUNKS
+
+@contextlib.contextmanager
+def fetched_ahead(dataset, blocks: list, shared=None, ahead: int = READ_AHEAD_CHUNKS):
+    """A :class:`~dolb.data.store.readers.RowReader` of ``dataset`` (with the decoded
+    chunks ``shared``) for reading ``blocks`` in order, the chunks they need fetched
+    ahead by a :class:`ChunkPrefetcher` while in the context, when the store is behind a
+    URL and of dolb's own codecs (else it reads as ever).
+
+    >>> with fetched_ahead(open_dataset(tmp / "toy"), [np.array([2, 0])]) as reader:
+    ...     reader.read(np.array([2, 0]))[1]
+    array([2., 0.])
+    """
+    reader = RowReader(dataset, shared=shared)
+    if dataset.remote is None or not all(r.remote is not None for r in reader.readers.values()):
+        yield reader
+        return
+    prefetcher = ChunkPrefetcher(dataset, blocks, shared, ahead)
+    reader.take_from(prefetcher)
+    try:
+        yield reader
+    finally:
+        prefetcher.close()
+
+
+def block_chunks(dataset, block: slice | np.ndarray) -> list[tuple[str, int]]:
+    """The chunks ``(array name, index)`` a reader of ``dataset`` decodes to read the
+    rows ``block`` (a slice or row numbers), in the order it decodes them: those of
+    ``y``, then of ``X`` (for sparse rows in a given order, each chunk of the values
+    then the same of the column indices, when they are chunked alike).
+
+    >>> block_chunks(open_dataset(tmp / "toy"), np.array([2, 0]))
+    [('y', 0), ('X', 0)]
+    """
+    rows = np.arange(block.start, block.stop) if isinstance(block, slice) else np.asarray(block, dtype=np.int64)
+    if rows.shape[0] == 0:
+        return []
+    needs = [("y", int(c)) for c in np.unique(rows // dataset.arrays["y"].chunks[0])]
+    if not dataset.sparse:
+        return needs + [("X", int(c)) for c in np.unique(rows // dataset.arrays["X"].chunks[0])]
+    length = {name: dataset.arrays[name].chunks[0] for name in ("X/data", "X/indices")}
+    indptr = dataset.indptr
+    if consecutive(rows):
+        first, last = int(indptr[rows[0]]), int(indptr[rows[-1] + 1])
+        return needs + [(name, c) for name in ("X/data", "X/indices")
+                        for c in range(first // length[name], (last - 1) // length[name] + 1) if last > first]
+    starts, lengths = np.empty_like(rows), np.empty_like(rows)
+    row_spans(indptr, rows, starts, lengths, np.empty(rows.shape[0] + 1, dtype=np.int64))
+    touched = {name: np.flatnonzero(touched_chunks(starts, lengths, length[name],
+                                                   -(-dataset.arrays[name].shape[0] // length[name]))).tolist()
+               for name in length}
+    if length["X/data"] == length["X/indices"]:
+        return needs + [(name, c) for c in touched["X/data"] for name in ("X/data", "X/indices")]
+    return needs + [(name, c) for name in length for c in touched[name]]
+
+
+class ChunkPrefetcher:
+    """Fetches the chunks of a stream's blocks ahead of its reader (see the module
+    docstring); :meth:`close` it when the stream ends.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The dataset, behind a URL (its ``remote`` fetches).
+    blocks : list of slice or ndarray
+        The stream's blocks, in order.
+    shared : ChunkCache, optional
+        The reader's shared cache of decoded chunks: what it holds is not fetched.
+    ahead : int
+        Most chunks held or in flight at once.
+
+    Attributes
+    ----------
+    peak : int
+        Most chunks held or in flight at once so far.
+    peak_bytes : int
+        Most bytes of fetched chunks held at once so far.
+    """
+
+    def __init__(self, dataset, blocks: list, shared=None, ahead: int = READ_AHEAD_CHUNKS) -> None:
+        self.remote = dataset.remote
+        self.ahead = ahead
+        self.peak = self.peak_bytes = 0
+        self._needs = _needs(dataset, blocks, shared)
+        self._next = None  # a need taken from _needs, not yet placed
+        self._held: dict[tuple, bytes | None] = {}
+        self._held_bytes = 0
+        self._flying: set[tuple] = set()
+        self._uses: dict[tuple, deque] = {}  # chunk -> the blocks still to take it
+        self._direct: dict[tuple, int] = {}  # chunk -> the block whose reader fetched it itself
+        self._reading = 0  # the block being read
+        self._changed = threading.Condition()
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, name="dolb-fetch", daemon=True)
+        self._thread.start()
+
+    def take(self, name: str, index: int) -> bytes | None:
+        """The stored bytes of chunk ``index`` of array ``name``: fetched ahead (waited
+        for while in flight), or else fetched now."""
+        key = (name, index)
+        with self._changed:
+            while key in self._flying and not self._stop:
+                self._changed.wait()
+            if key in self._held:
+                raw = self._held[key]
+                uses = self._uses[key]
+                uses.popleft()
+                if not uses:
+                    self._let_go(key)
+                return raw
+            self._direct[key] = self._reading  # not to be fetched again for this block
+        return self.remote.fetch([key])[0]
+
+    def done(self, block: int) -> None:
+        """Block number ``block`` is read: let go of what it and earlier blocks were to
+        take and did not."""
+        with self._changed:
+            self._reading = block + 1
+            self._direct = {key: number for key, number in self._direct.items() if number > block}
+            for key in list(self._uses):
+                uses = self._uses[key]
+                while uses and uses[0] <= block:
+                    uses.popleft()
+                if not uses:
+                    self._let_go(key)
+
+    def close(self) -> None:
+        """Stop fetching (the request in flight, if any, ends first) and let go of all."""
+        with self._changed:
+            self._stop = True
+            self._changed.notify_all()
+        self._thread.join()
+        self._held.clear()
+        self._uses.clear()
+
+    def _let_go(self, key: tuple) -> None:
+        """Forget chunk ``key`` (called holding the lock); a chunk in flight is dropped
+        when it lands."""
+        del self._uses[key]
+        raw = self._held.pop(key, None)
+        self._held_bytes -= len(raw) if raw is not None else 0
+        self._changed.notify_all()
+
+    def _run(self) -> None:
+        """Fetch batch after batch until every need is met or :meth:`close` is called."""
+        while batch := self._next_batch():
+            try:
+                found = self.remote.fetch(batch)
+            except Exception:  # noqa: BLE001  (the reader fetches these itself, and meets the failure)
+                found = None
+            with self._changed:
+                for i, key in enumerate(batch):
+                    self._flying.discard(key)
+                    if found is None or key not in self._uses:
+                        self._uses.pop(key, None)
+                        continue
+                    self._held[key] = found[i]
+                    self._held_bytes += len(found[i]) if found[i] is not None else 0
+                self.peak_bytes = max(self.peak_bytes, self._held_bytes)
+                self._changed.notify_all()
+
+    def _next_batch(self) -> list[tuple]:
+        """The next chunks to fetch (at most a request's worth, as many as there is room
+        for, waiting for room when there is none); the needs of chunks already held or
+        in flight are added to them. Empty: nothing left, or closed."""
+        batch: list[tuple] = []
+        with self._changed:
+            while len(batch) < CONCURRENT_REQUESTS and not self._stop:
+                self._next = self._next or next(self._needs, None)
+                if self._next is None:
+                    break
+                block, key = self._next
+                if self._direct.get(key) == block or block < self._reading:  # the reader got there first
+                    pass
+                elif key in self._uses:
+                    self._uses[key].append(block)
+                elif len(self._held) + len(self._flying) >= self.ahead:
+                    if batch:
+                        break
+                    self._changed.wait()
+                    continue
+                else:
+                    self._uses[key] = deque([block])
+                    self._flying.add(key)
+                    batch.append(key)
+                    self.peak = max(self.peak, len(self._held) + len(self._flying))
+                self._next = None
+            return [] if self._stop else batch
+
+
+def _needs(dataset, blocks: list, shared) -> Iterator[tuple[int, tuple[str, int]]]:
+    """``(block number, chunk)`` for each chunk each block will fetch, in order: those of
+    :func:`block_chunks`, less the one a block starts in when the previous block of the
+    same array ended there (its reader still holds it decoded) and those ``shared``
+    holds."""
+    last: dict[str, int] = {}
+    for number, block in enumerate(blocks):
+        chunks = block_chunks(dataset, block)
+        first: dict[str, int] = {}
+        for name, index in chunks:
+            first.setdefault(name, index)
+        for name, index in chunks:
+            if index == first[name] == last.get(name):
+                continue
+            array = dataset.arrays[name]
+            if shared is not None and (dataset.fingerprint, name, array.chunks[0], index, array.dtype.str) in shared:
+                continue
+            yield number, (name, index)
+        last.update((name, index) for name, index in chunks)

@@ -1,0 +1,192 @@
+"""Streaming a dataset from a real S3-protocol server (tests/s3_server.py): chunks fetched
+ahead and concurrently, the same values as from local disk in every order, the read-ahead
+bounded, and the node chunk cache serving a second reader without a request."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dolb.data.splits import windowed_order
+from dolb.data.store import ChunkCache, open_dataset, write_dataset
+from dolb.data.store.node_cache import NodeCache, node_cache_from_environment
+from dolb.data.store.read_ahead import block_chunks, fetched_ahead
+from dolb.data.stream import stream_blocks
+from dolb.errors import ConfigError
+from dolb.evaluation.run_cell import run_cell
+from dolb.execution.sweep import plan_groups
+from dolb.experiment.pipeline import load_pipeline
+
+ROWS = 600
+
+
+def sparse_rows(seed: int = 0) -> tuple[sp.csr_matrix, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = sp.random(ROWS, 300, density=0.05, format="csr", random_state=rng, dtype=np.float32)
+    y = np.where(rng.random(ROWS) < 0.5, -1.0, 1.0)
+    return X, y
+
+
+def orders() -> dict[str, np.ndarray | None]:
+    return {"stored": None, "random": np.random.default_rng(1).permutation(ROWS),
+            "windowed": windowed_order(np.arange(ROWS), 2, np.random.default_rng(2), chunk_rows=64)}
+
+
+def same_blocks(a, b) -> None:
+    assert len(a) == len(b)
+    for (Xa, ya), (Xb, yb) in zip(a, b, strict=True):
+        Xa = Xa.tocsr() if hasattr(Xa, "tocsr") else Xa
+        Xb = Xb.tocsr() if hasattr(Xb, "tocsr") else Xb
+        if sp.issparse(Xa):
+            for part in ("data", "indices", "indptr"):
+                assert np.array_equal(getattr(Xa, part), getattr(Xb, part)), part
+                assert getattr(Xa, part).dtype == getattr(Xb, part).dtype, part
+        else:
+            assert np.array_equal(Xa, Xb) and Xa.dtype == Xb.dtype
+        assert np.array_equal(ya, yb) and ya.dtype == yb.dtype
+
+
+@pytest.fixture
+def stores(s3_bucket, tmp_path):
+    """The same sparse and dense datasets locally and on the server, in many small chunks."""
+    X, y = sparse_rows()
+    dense = np.random.default_rng(3).standard_normal((ROWS, 7))
+    return {kind: (write_dataset(tmp_path / kind, X_, y, chunk_rows=40),
+                   write_dataset(f"{s3_bucket}/{kind}", X_, y, chunk_rows=40))
+            for kind, X_ in (("sparse", X), ("dense", dense))}
+
+
+@pytest.mark.parametrize("kind", ["sparse", "dense"])
+def test_every_order_streams_from_the_server_what_it_streams_from_disk(stores, kind):
+    local, remote = stores[kind]
+    assert remote.remote is not None and local.remote is None
+    for order, rows in orders().items():
+        for in_place in (False, True) if kind == "sparse" else (False,):
+            got = list(stream_blocks(remote, rows, block_size=150, in_place=in_place))
+            same_blocks(got, list(stream_blocks(local, rows, block_size=150, in_place=in_place)))
+    rows = orders()["random"]
+    same_blocks(list(stream_blocks(remote, rows, block_size=150, prefetch=0)),  # no reading thread
+                list(stream_blocks(local, rows, block_size=150)))
+    rows = np.sort(orders()["random"][:50])
+    same_blocks([remote.read(rows)], [local.read(rows)])
+    assert np.array_equal(remote.labels(), local.labels())
+
+
+def test_the_read_ahead_holds_at_most_its_bound_and_fetches_what_the_blocks_need(stores):
+    _, remote = stores["sparse"]
+    rows = orders()["random"]
+    blocks = [rows[a : a + 96] for a in range(0, 3 * 96, 96)]
+    needs = [key for block in blocks for key in block_chunks(remote, block)]
+    assert len(set(needs)) == sum(len(remote.checksums[name]) for name in ("y", "X/data", "X/indices"))
+    assert len(needs) == 3 * len(set(needs))  # each random block touches every chunk
+    largest = max(len(raw) for raw in remote.remote.fetch(list(set(needs))))
+    for ahead in (1, 3):
+        before = remote.remote.requests
+        with fetched_ahead(remote, blocks, ahead=ahead) as reader:
+            for number, block in enumerate(blocks):
+                reader.read(block)
+                reader.prefetcher.done(number)
+            assert 1 <= reader.prefetcher.peak <= ahead
+            assert 0 < reader.prefetcher.peak_bytes <= ahead * largest
+        assert remote.remote.requests - before == len(needs)  # each need fetched once: nothing twice
+
+
+def test_a_worker_cache_of_decoded_chunks_is_not_fetched_again(stores):
+    _, remote = stores["sparse"]
+    cache = ChunkCache(64 << 20)
+    first = list(stream_blocks(remote, block_size=96, cache=cache))
+    before = remote.remote.requests
+    again = list(stream_blocks(remote, block_size=96, cache=cache))
+    assert remote.remote.requests == before
+    same_blocks(again, first)
+
+
+def test_the_node_cache_serves_a_second_reader_without_a_request(stores, tmp_path, monkeypatch):
+    local, _ = stores["sparse"]
+    url = stores["sparse"][1].path
+    monkeypatch.setenv("DOLB_CHUNK_CACHE", str(tmp_path / "node"))
+    rows = orders()["random"]
+    first = open_dataset(url)
+    assert first.remote.node_cache is not None
+    got = list(stream_blocks(first, rows, block_size=96))
+    assert first.remote.requests > 0
+    second = open_dataset(url)  # another cell of the node: a process of its own would open it anew
+    again = list(stream_blocks(second, rows, block_size=96))
+    assert second.remote.requests == 0 and second.remote.node_cache.hits > 0
+    want = list(stream_blocks(local, rows, block_size=96))
+    same_blocks(got, want)
+    same_blocks(again, want)
+
+
+def test_a_changed_store_is_not_served_from_the_node_cache(s3_bucket, tmp_path, monkeypatch):
+    monkeypatch.setenv("DOLB_CHUNK_CACHE", str(tmp_path / "node"))
+    url = f"{s3_bucket}/store"
+    X, y = sparse_rows(0)
+    old = write_dataset(url, X, y, chunk_rows=40)
+    list(stream_blocks(old, block_size=96))
+    X2, y2 = sparse_rows(1)  # new content at the same URL: a new fingerprint
+    new = write_dataset(url, X2, y2, chunk_rows=40, overwrite=True)
+    assert new.fingerprint != old.fingerprint
+    reread = open_dataset(url)
+    got = list(stream_blocks(reread, block_size=96))
+    assert reread.remote.requests > 0
+    same_blocks(got, list(stream_blocks(write_dataset(tmp_path / "new", X2, y2, chunk_rows=40), block_size=96)))
+
+
+def test_the_node_cache_stays_under_its_bound_and_refetches_a_damaged_file(tmp_path):
+    cache = NodeCache(tmp_path / "node", max_bytes=10_000)
+    for i in range(30):
+        body = bytes([i]) * 996
+        cache.put(f"fp/a-0/c/{i}", body + crc_trailer(body))
+        assert sum(f.stat().st_size for f in (tmp_path / "node").rglob("*") if f.is_file()) <= 10_000
+    assert cache.get("fp/a-0/c/29") is not None and cache.get("fp/a-0/c/0") is None  # the oldest went first
+    (tmp_path / "node" / "fp/a-0/c/29").write_bytes(b"damaged!")
+    assert cache.get("fp/a-0/c/29") is None and not (tmp_path / "node" / "fp/a-0/c/29").exists()
+
+
+def crc_trailer(body: bytes) -> bytes:
+    import crc32c
+
+    return crc32c.crc32c(body).to_bytes(4, "little")
+
+
+def test_the_node_cache_is_set_by_the_environment():
+    assert node_cache_from_environment({"DOLB_CHUNK_CACHE": ""}) is None
+    cache = node_cache_from_environment({"DOLB_CHUNK_CACHE": "/tmp/x"})
+    assert cache.max_bytes == 10 * 10**9
+    with pytest.raises(ConfigError, match="^DOLB_CHUNK_CACHE_BYTES='lots': not a size in bytes"):
+        node_cache_from_environment({"DOLB_CHUNK_CACHE": "/tmp/x", "DOLB_CHUNK_CACHE_BYTES": "lots"})
+
+
+PIPELINE = """
+[pipeline]
+name = "s3"
+seed = 4
+
+[datasets.d]
+train = "{train}"
+
+[experiments.e]
+dataset = "d"
+task = "binary"
+split = {{ scheme = "holdout", count = 1, test_fraction = 0.2, order = "{order}" }}
+checkpoints = [100, 400]
+metrics = ["test_error", "online_loss"]
+conversions = ["last", "average"]
+learners = [{{ learner = "perceptron" }}]
+"""
+
+
+@pytest.mark.parametrize("order", ["random", "windowed"])
+def test_a_cell_learns_the_same_from_the_server_as_from_disk(stores, tmp_path, order):
+    results = []
+    for store in stores["sparse"]:
+        path = tmp_path / f"{len(results)}.toml"
+        path.write_text(PIPELINE.format(train=store.path, order=order))
+        (group,) = plan_groups(load_pipeline(path))
+        results.append(run_cell(group.cell(0)))
+    local, remote = results
+    assert remote["checkpoints"] == local["checkpoints"] == [100, 400]
+    for conversion, metrics in local["metrics"].items():
+        for metric, values in metrics.items():
+            got = np.asarray(remote["metrics"][conversion][metric])
+            assert np.array_equal(got.view(np.int64), np.asarray(values).view(np.int64)), (conversion, metric)
