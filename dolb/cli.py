@@ -130,6 +130,16 @@ def _bench(args: argparse.Namespace) -> int:
         record = (args.record, command) if args.record else None
         print(stream_command(args.only, args.rcv1, args.libsvm, args.repeat, not args.no_peers, args.json, record))
         return 0
+    if args.object_store:
+        from dolb.bench.object_store import as_record as store_record
+        from dolb.bench.object_store import as_text as store_text
+        from dolb.bench.object_store import object_store_bench
+
+        found = object_store_bench(quick=args.quick, repeat=args.repeat)
+        print(store_text(found))
+        if args.record:
+            print(f"record: {write_record(args.record, store_record(found, args.quick, command))}")
+        return 0
     if args.kernel:
         from dolb.bench.kernel import kernel_bench
 
@@ -312,6 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
     instead.add_argument("--stream", action="store_true",
                          help="instead: the sparse linear learners from a Zarr store (in order, permuted) against "
                               "memory, bare Numba loops, VW and river, on RCV1 and a9a (at least 7 repeats)")
+    instead.add_argument("--object-store", action="store_true",
+                         help="instead: a sparse store streamed from moto's S3 server (started on loopback) against "
+                              "local disk, in stored, random and windowed order (--quick: a tenth of the rows)")
     bench.add_argument("--mnist", default="../shared/data/mnist", help="MNIST folder for --kernel")
     bench.add_argument("--rcv1", default="../shared/data/rcv1/rcv1v2_mulan_dedup.npz", help="RCV1 file for --stream")
     bench.add_argument("--libsvm", default="../shared/data/libsvm", help="folder of a9a and a9a.t for --stream")

@@ -51,7 +51,7 @@ def stores(s3_bucket, tmp_path):
     X, y = sparse_rows()
     dense = np.random.default_rng(3).standard_normal((ROWS, 7))
     return {kind: (write_dataset(tmp_path / kind, X_, y, chunk_rows=40),
-                   write_dataset(f"{s3_bucket}/{kind}", X_, y, chunk_rows=40))
+                   write_dataset(f"{s3_bucket}/{kind}", X_, y, chunk_rows=100))
             for kind, X_ in (("sparse", X), ("dense", dense))}
 
 

@@ -100,6 +100,10 @@ class NodeCache:
         self.hits += 1
         return raw
 
+    def holds(self, key: str) -> bool:
+        """Whether there are bytes under ``key`` (without reading them)."""
+        return (self.folder / key).is_file()
+
     def put(self, key: str, raw: bytes) -> None:
         """Keep ``raw`` under ``key``, then bring the folder under its bound if this
         process's writes may have taken it over."""

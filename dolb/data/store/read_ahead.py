@@ -5,10 +5,11 @@ A stream knows its blocks before it reads any (the rows of each, in the order of
 split's permutation or window), and a block's rows say which chunks of each array it
 needs (:func:`block_chunks`: the chunks of its rows, and for sparse rows the chunks of
 their values and column indices by the row pointers). :class:`ChunkPrefetcher` walks
-these needs in the order the reader will meet them, on a thread of its own, and fetches
-the stored bytes of each chunk (:meth:`~dolb.data.store.remote.RemoteChunks.fetch`,
-:data:`~dolb.data.store.remote.CONCURRENT_REQUESTS` at a time) while the reader
-decodes and gathers earlier ones and the learner learns. The reader takes them
+these needs in the order the reader will meet them and fetches the stored bytes of each
+chunk (:meth:`~dolb.data.store.remote.RemoteChunks.fetch`) on a small pool of threads,
+:data:`~dolb.data.store.remote.CONCURRENT_REQUESTS` requests in flight, the next asked
+for as soon as one lands, while the reader decodes and gathers earlier ones and the
+learner learns. The reader takes them
 (:meth:`ChunkPrefetcher.take`) as it would read a local chunk file.
 
 Memory: at most ``ahead`` (:data:`READ_AHEAD_CHUNKS`) stored chunks are held or in
@@ -16,7 +17,8 @@ flight at once; one the reader took is let go, and so are those a block was to u
 once the block is read (:meth:`ChunkPrefetcher.done`), which its reader found already
 decoded. A chunk a block needs and the previous block's reader still holds decoded
 (the chunk a block in stored order starts in, where the previous one ended), or that
-the worker's shared cache holds, is not fetched. A chunk needed by several blocks (a
+the worker's shared cache holds, or the node chunk cache (which the reader reads
+itself, a local file), is not fetched. A chunk needed by several blocks (a
 random order's blocks each touch every chunk) is fetched again for a later block once
 an earlier one took it: the bound holds, and a node chunk cache
 (:mod:`dolb.data.store.node_cache`) turns those fetches into local reads.
@@ -28,6 +30,7 @@ fetches itself (and meets the failure there), and it is not fetched again for th
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import threading
 from collections import deque
@@ -37,7 +40,7 @@ import numpy as np
 
 from dolb.data.store.gather import consecutive, row_spans, touched_chunks
 from dolb.data.store.readers import RowReader
-from dolb.data.store.remote import CONCURRENT_REQUESTS, READ_AHEAD_CHUNKS
+from dolb.data.store.remote import CONCURRENT_REQUESTS, NOT_FETCHED, READ_AHEAD_CHUNKS
 
 @contextlib.contextmanager
 def fetched_ahead(dataset, blocks: list, shared=None, ahead: int = READ_AHEAD_CHUNKS):
@@ -95,7 +98,9 @@ def block_chunks(dataset, block: slice | np.ndarray) -> list[tuple[str, int]]:
 
 class ChunkPrefetcher:
     """Fetches the chunks of a stream's blocks ahead of its reader (see the module
-    docstring); :meth:`close` it when the stream ends.
+    docstring), on a pool of :data:`~dolb.data.store.remote.CONCURRENT_REQUESTS`
+    threads, each waiting on one request: as soon as a request lands, the next chunk
+    is asked for, while there is room. :meth:`close` it when the stream ends.
 
     Parameters
     ----------
@@ -126,29 +131,31 @@ class ChunkPrefetcher:
         self._held_bytes = 0
         self._flying: set[tuple] = set()
         self._uses: dict[tuple, deque] = {}  # chunk -> the blocks still to take it
-        self._direct: dict[tuple, int] = {}  # chunk -> the block whose reader fetched it itself
+        self._direct: dict[tuple, int] = {}  # chunk -> the block whose reader read it itself
         self._reading = 0  # the block being read
         self._changed = threading.Condition()
         self._stop = False
-        self._thread = threading.Thread(target=self._run, name="dolb-fetch", daemon=True)
-        self._thread.start()
+        self._pool = concurrent.futures.ThreadPoolExecutor(CONCURRENT_REQUESTS, thread_name_prefix="dolb-fetch")
+        with self._changed:
+            self._fill()
 
-    def take(self, name: str, index: int) -> bytes | None:
-        """The stored bytes of chunk ``index`` of array ``name``: fetched ahead (waited
-        for while in flight), or else fetched now."""
+    def take(self, name: str, index: int) -> bytes | None | object:
+        """The stored bytes of chunk ``index`` of array ``name`` fetched ahead (waited for
+        while in flight), or :data:`~dolb.data.store.remote.NOT_FETCHED` when it was not
+        (the reader reads it itself, and it is not fetched for this block any more)."""
         key = (name, index)
         with self._changed:
             while key in self._flying and not self._stop:
                 self._changed.wait()
-            if key in self._held:
-                raw = self._held[key]
-                uses = self._uses[key]
-                uses.popleft()
-                if not uses:
-                    self._let_go(key)
-                return raw
-            self._direct[key] = self._reading  # not to be fetched again for this block
-        return self.remote.fetch([key])[0]
+            if key not in self._held:
+                self._direct[key] = self._reading
+                return NOT_FETCHED
+            raw = self._held[key]
+            uses = self._uses[key]
+            uses.popleft()
+            if not uses:
+                self._let_go(key)
+            return raw
 
     def done(self, block: int) -> None:
         """Block number ``block`` is read: let go of what it and earlier blocks were to
@@ -164,74 +171,69 @@ class ChunkPrefetcher:
                     self._let_go(key)
 
     def close(self) -> None:
-        """Stop fetching (the request in flight, if any, ends first) and let go of all."""
+        """Stop fetching (requests in flight end first) and let go of all."""
         with self._changed:
             self._stop = True
             self._changed.notify_all()
-        self._thread.join()
+        self._pool.shutdown(wait=True, cancel_futures=True)
         self._held.clear()
         self._uses.clear()
 
     def _let_go(self, key: tuple) -> None:
-        """Forget chunk ``key`` (called holding the lock); a chunk in flight is dropped
-        when it lands."""
+        """Forget chunk ``key`` and ask for more (holding the lock); a chunk in flight is
+        dropped when it lands."""
         del self._uses[key]
         raw = self._held.pop(key, None)
         self._held_bytes -= len(raw) if raw is not None else 0
+        self._fill()
         self._changed.notify_all()
 
-    def _run(self) -> None:
-        """Fetch batch after batch until every need is met or :meth:`close` is called."""
-        while batch := self._next_batch():
-            try:
-                found = self.remote.fetch(batch)
-            except Exception:  # noqa: BLE001  (the reader fetches these itself, and meets the failure)
-                found = None
-            with self._changed:
-                for i, key in enumerate(batch):
-                    self._flying.discard(key)
-                    if found is None or key not in self._uses:
-                        self._uses.pop(key, None)
-                        continue
-                    self._held[key] = found[i]
-                    self._held_bytes += len(found[i]) if found[i] is not None else 0
-                self.peak_bytes = max(self.peak_bytes, self._held_bytes)
-                self._changed.notify_all()
+    def _fill(self) -> None:
+        """Ask for the next chunks the blocks need while fewer than ``ahead`` are held or
+        in flight and a thread of the pool is free (holding the lock); the needs of
+        chunks already held or in flight are added to them."""
+        while not self._stop and len(self._flying) < CONCURRENT_REQUESTS:
+            self._next = self._next or next(self._needs, None)
+            if self._next is None:
+                return
+            block, key = self._next
+            if self._direct.get(key) == block or block < self._reading:  # the reader got there first
+                pass
+            elif key in self._uses or key in self._flying:  # (in flight for a block that let go of it)
+                self._uses.setdefault(key, deque()).append(block)
+            elif len(self._held) + len(self._flying) >= self.ahead:
+                return
+            else:
+                self._uses[key] = deque([block])
+                self._flying.add(key)
+                self.peak = max(self.peak, len(self._held) + len(self._flying))
+                self._pool.submit(self._fetch, key)
+            self._next = None
 
-    def _next_batch(self) -> list[tuple]:
-        """The next chunks to fetch (at most a request's worth, as many as there is room
-        for, waiting for room when there is none); the needs of chunks already held or
-        in flight are added to them. Empty: nothing left, or closed."""
-        batch: list[tuple] = []
+    def _fetch(self, key: tuple) -> None:
+        """Fetch one chunk (on a thread of the pool) and hold it for the reader; on a
+        failure, let the reader fetch it itself, and meet the failure."""
+        try:
+            raw, fetched = self.remote.fetch([key])[0], True
+        except Exception:  # noqa: BLE001  (the reader's own fetch raises it)
+            raw, fetched = None, False
         with self._changed:
-            while len(batch) < CONCURRENT_REQUESTS and not self._stop:
-                self._next = self._next or next(self._needs, None)
-                if self._next is None:
-                    break
-                block, key = self._next
-                if self._direct.get(key) == block or block < self._reading:  # the reader got there first
-                    pass
-                elif key in self._uses:
-                    self._uses[key].append(block)
-                elif len(self._held) + len(self._flying) >= self.ahead:
-                    if batch:
-                        break
-                    self._changed.wait()
-                    continue
-                else:
-                    self._uses[key] = deque([block])
-                    self._flying.add(key)
-                    batch.append(key)
-                    self.peak = max(self.peak, len(self._held) + len(self._flying))
-                self._next = None
-            return [] if self._stop else batch
+            self._flying.discard(key)
+            if fetched and key in self._uses:
+                self._held[key] = raw
+                self._held_bytes += len(raw) if raw is not None else 0
+                self.peak_bytes = max(self.peak_bytes, self._held_bytes)
+            else:
+                self._uses.pop(key, None)
+            self._fill()
+            self._changed.notify_all()
 
 
 def _needs(dataset, blocks: list, shared) -> Iterator[tuple[int, tuple[str, int]]]:
     """``(block number, chunk)`` for each chunk each block will fetch, in order: those of
     :func:`block_chunks`, less the one a block starts in when the previous block of the
     same array ended there (its reader still holds it decoded) and those ``shared``
-    holds."""
+    holds, and those the node cache holds."""
     last: dict[str, int] = {}
     for number, block in enumerate(blocks):
         chunks = block_chunks(dataset, block)
@@ -243,6 +245,8 @@ def _needs(dataset, blocks: list, shared) -> Iterator[tuple[int, tuple[str, int]
                 continue
             array = dataset.arrays[name]
             if shared is not None and (dataset.fingerprint, name, array.chunks[0], index, array.dtype.str) in shared:
+                continue
+            if dataset.remote.in_node_cache(name, index):  # the reader reads it there
                 continue
             yield number, (name, index)
         last.update((name, index) for name, index in chunks)

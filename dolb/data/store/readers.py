@@ -37,7 +37,7 @@ from dolb.data.store.gather import (
     touched_chunks,
 )
 from dolb.data.store.manifest import chunk_checksum
-from dolb.data.store.remote import READ_AHEAD_CHUNKS, RemoteChunks
+from dolb.data.store.remote import NOT_FETCHED, READ_AHEAD_CHUNKS, RemoteChunks
 from dolb.data.store.spans import RowSpans
 from dolb.errors import DataError
 
@@ -152,7 +152,7 @@ class ChunkReader:
         self.decoder = _decoder(dataset, name)
         # the stored bytes of a URL store's chunks: fetched here, or taken from a prefetcher
         self.remote = dataset.remote if self.decoder.plain else None
-        self.prefetched: Callable[[str, int], bytes | None] | None = None
+        self.prefetched: Callable[[str, int], object] | None = None  # bytes, None or NOT_FETCHED
         self._fetched: dict[int, bytes | None] = {}
 
     def chunk(self, index: int, dtype: np.dtype | None = None) -> np.ndarray:
@@ -190,12 +190,14 @@ class ChunkReader:
 
     def _stored_bytes(self, index: int) -> bytes | None:
         """The stored bytes of chunk ``index`` of a URL store: fetched with others
-        (:meth:`fetch_together`), taken from the prefetcher, or fetched now."""
+        (:meth:`fetch_together`), read from the node cache, taken from the prefetcher,
+        or fetched now."""
         if index in self._fetched:
             return self._fetched.pop(index)
-        if self.prefetched is not None:
-            return self.prefetched(self.name, index)
-        return self.remote.fetch([(self.name, index)])[0]
+        if self.prefetched is not None and (raw := self.prefetched(self.name, index)) is not NOT_FETCHED:
+            return raw
+        raw = self.remote.from_node_cache(self.name, index)
+        return raw if raw is not None else self.remote.fetch([(self.name, index)])[0]
 
     def fetch_together(self, indices: range) -> None:
         """From a URL store read without a prefetcher, fetch at once (concurrently) the

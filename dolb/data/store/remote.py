@@ -36,6 +36,10 @@ reader (:mod:`dolb.data.store.read_ahead`): the bytes of two or three of dolb's 
 of each array (1M elements at most, compressed), about as many as the decoded chunks
 its reader keeps."""
 
+NOT_FETCHED = object()
+"""What a prefetcher's ``take`` returns for a chunk it did not fetch
+(:meth:`~dolb.data.store.read_ahead.ChunkPrefetcher.take`)."""
+
 
 class RemoteChunks:
     """Fetches the stored bytes of chunks of one dataset's arrays from its store.
@@ -95,6 +99,15 @@ class RemoteChunks:
                 if raw is not None and self.node_cache is not None:
                     self.node_cache.put(self._cache_key(*wanted[i]), raw)
         return found
+
+    def from_node_cache(self, name: str, index: int) -> bytes | None:
+        """The stored bytes of chunk ``index`` of array ``name`` if the node cache holds
+        them (a local file read, no request), else None."""
+        return self.node_cache.get(self._cache_key(name, index)) if self.node_cache is not None else None
+
+    def in_node_cache(self, name: str, index: int) -> bool:
+        """Whether the node cache holds chunk ``index`` of array ``name`` (now)."""
+        return self.node_cache is not None and self.node_cache.holds(self._cache_key(name, index))
 
     def _cache_key(self, name: str, index: int) -> str:
         array = self.arrays[name]

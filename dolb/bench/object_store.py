@@ -1,0 +1,246 @@
+"""``dolb bench --object-store``: a dataset streamed from an S3-protocol server against the
+same store on local disk, side by side, in stored, random and windowed order.
+
+The store: sparse rows like text (300,000 rows, 50,000 features, 80 non-zeros a row:
+24 M float64 values; ``--quick``: 30,000 rows), written once on local disk, then its
+files copied as they are to a bucket of moto's S3 server, which the bench starts on
+loopback (``moto_server``, from the test extra) and stops at its end: the same chunks,
+the same codecs, on the same machine. Each pass streams every row as a cell of the
+linear learners reads it (:func:`~dolb.data.stream_blocks`, a cell's block size, its
+default read-ahead), consuming nothing but the blocks, in one of three orders (stored; a
+seeded permutation; the seeded ``windowed`` order, default window), from:
+
+``local``
+    the store on local disk (its files in the OS page cache after the first pass);
+``s3``
+    the bucket, every chunk fetched from the server (the chunks ahead fetched
+    concurrently, :mod:`dolb.data.store.read_ahead`);
+``s3 node cache``
+    the bucket with a node chunk cache (:mod:`dolb.data.store.node_cache`) that an
+    earlier pass of the same order filled: what the second cell of a node reads.
+
+Passes are interleaved (one of each source, then again), ``repeat`` times, each timed in
+wall seconds, reported as rows per second; derived: each S3 source's rate over local's,
+the median of the per-round ratios, beside its target (stored and windowed 0.7, random
+0.5). Memory per stream: the peak of the memory the stream allocated in one more pass
+of each (:mod:`tracemalloc`, which sees NumPy's arrays and the fetched bytes), in MB.
+The load averages at the start and the end are kept too: on a busy machine the server,
+the reader and the other work share the cores.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+import urllib.request
+import uuid
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from dolb.bench.records import derived, measurement, new_record
+from dolb.data import open_dataset, stream_blocks, write_dataset
+from dolb.data.splits import DEFAULT_WINDOW, windowed_order
+from dolb.errors import ConfigError
+from dolb.evaluation.run_cell import block_rows
+from dolb.execution.environment import load_average
+from dolb.learners import learner_class
+
+ROWS, QUICK_ROWS = 300_000, 30_000
+FEATURES, PER_ROW = 50_000, 80
+TARGETS = {"stored": 0.7, "random": 0.5, "windowed": 0.7}
+"""Least rate from the server, as a share of local disk's, for each order."""
+SOURCES = ("local", "s3", "s3 node cache")
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+def sparse_rows(n_rows: int) -> tuple[sp.csr_matrix, np.ndarray]:
+    """``n_rows`` seeded sparse rows (:data:`PER_ROW` distinct columns of
+    :data:`FEATURES`, uniform values) and ±1 labels."""
+    rng = np.random.default_rng(0)
+    indices = np.sort(rng.integers(0, FEATURES, size=(n_rows, PER_ROW)), axis=1).ravel()
+    X = sp.csr_matrix((rng.random(n_rows * PER_ROW), indices, np.arange(0, n_rows * PER_ROW + 1, PER_ROW)),
+                      shape=(n_rows, FEATURES))
+    X.sum_duplicates()
+    return X, rng.choice([-1.0, 1.0], size=n_rows)
+
+
+@contextlib.contextmanager
+def s3_server():
+    """moto's S3 server on a free loopback port, with the environment that reaches it set
+    for the time of the context; yields its endpoint. ConfigError when moto's server is
+    not installed."""
+    try:
+        import moto.server  # noqa: F401
+        import s3fs  # noqa: F401
+    except ImportError as exc:
+        raise ConfigError(f"--object-store needs moto's server and s3fs (the test extra): {exc}") from None
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    endpoint = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    saved = {name: os.environ.get(name) for name in (*CREDENTIALS, "AWS_ENDPOINT_URL")}
+    try:
+        _wait_until_up(endpoint)
+        os.environ.update(CREDENTIALS | {"AWS_ENDPOINT_URL": endpoint})
+        yield endpoint
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _wait_until_up(endpoint: str, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            urllib.request.build_opener(urllib.request.ProxyHandler({})).open(endpoint, timeout=2)
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise ConfigError(f"moto's S3 server did not answer at {endpoint} within {seconds:.0f} s") from None
+            time.sleep(0.2)
+
+
+def copy_to_bucket(local: Path) -> str:
+    """The store's files copied as they are to a new bucket; its URL."""
+    import s3fs
+
+    fs = s3fs.S3FileSystem()
+    bucket = f"bench-{uuid.uuid4().hex[:8]}"
+    fs.mkdir(bucket)
+    fs.put(str(local), f"{bucket}/store", recursive=True)
+    return f"s3://{bucket}/store"
+
+
+def one_pass(ds, rows, block: int) -> int:
+    """Stream every row of ``rows`` (None: stored order); the rows read."""
+    return sum(y.shape[0] for _, y in stream_blocks(ds, rows, block_size=block))
+
+
+def peak_megabytes(ds, rows, block: int) -> float:
+    """Peak MB the stream allocated in one pass (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        one_pass(ds, rows, block)
+        return (tracemalloc.get_traced_memory()[1] - base) / 1e6
+    finally:
+        tracemalloc.stop()
+
+
+@contextlib.contextmanager
+def node_cache(folder: Path | None):
+    """``DOLB_CHUNK_CACHE`` set to ``folder`` (None: unset) for the time of the context."""
+    saved = os.environ.get("DOLB_CHUNK_CACHE")
+    if folder is None:
+        os.environ.pop("DOLB_CHUNK_CACHE", None)
+    else:
+        os.environ["DOLB_CHUNK_CACHE"] = str(folder)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("DOLB_CHUNK_CACHE", None)
+        else:
+            os.environ["DOLB_CHUNK_CACHE"] = saved
+
+
+def measure(local_path: Path, url: str, cache_root: Path, repeat: int) -> tuple[dict, dict]:
+    """Rows per second of every order and source, ``repeat`` interleaved rounds; and the
+    peak MB of one more pass of each."""
+    local = open_dataset(local_path)
+    n = local.n_rows
+    orders = {"stored": None, "random": np.random.default_rng(0).permutation(n),
+              "windowed": windowed_order(np.arange(n), DEFAULT_WINDOW, np.random.default_rng(0))}
+    block = block_rows(learner_class("perceptron"), local)
+    rates: dict[tuple, list[float]] = {}
+    memory: dict[tuple, float] = {}
+    for order, rows in orders.items():
+        with node_cache(None):
+            remote = open_dataset(url)
+        with node_cache(cache_root / order):
+            cached = open_dataset(url)  # the node cache of this order, filled by the first pass
+        sources = {"local": local, "s3": remote, "s3 node cache": cached}
+        for ds in sources.values():  # warm up: the page cache, the node cache, compiled code
+            one_pass(ds, rows, block)
+        for _ in range(repeat):
+            for source, ds in sources.items():
+                start = time.perf_counter()
+                count = one_pass(ds, rows, block)
+                rates.setdefault((order, source), []).append(count / (time.perf_counter() - start))
+        for source, ds in sources.items():
+            memory[(order, source)] = peak_megabytes(ds, rows, block)
+    return rates, memory
+
+
+def object_store_bench(quick: bool = False, repeat: int = 3) -> dict:
+    """Every measurement of the module docstring: ``{"rates", "memory", "load",
+    "rows", "block"}``."""
+    load_start = load_average()
+    with tempfile.TemporaryDirectory(prefix="dolb-bench-object-store-") as tmp, s3_server():
+        X, y = sparse_rows(QUICK_ROWS if quick else ROWS)
+        local = write_dataset(Path(tmp) / "store", X, y)
+        del X, y
+        url = copy_to_bucket(Path(local.path))
+        rates, memory = measure(Path(local.path), url, Path(tmp) / "node-cache", repeat)
+    return {"rates": rates, "memory": memory, "load": (load_start, load_average()), "rows": local.n_rows,
+            "block": block_rows(learner_class("perceptron"), local)}
+
+
+def ratios(rates: dict) -> list[dict]:
+    """Each S3 source's rate over local's in each order (the median of the per-round
+    ratios) beside the order's target."""
+    found = []
+    for order, target in TARGETS.items():
+        for source in SOURCES[1:]:
+            paired = [a / b for a, b in zip(rates[(order, source)], rates[(order, "local")], strict=True)]
+            value = statistics.median(paired)
+            found.append({"order": order, "source": source, "ratio": value, "target": target,
+                          "holds": value >= target})
+    return found
+
+
+def as_text(found: dict) -> str:
+    """The measurements as tables for people."""
+    load_start, load_end = found["load"]
+    lines = [f"{found['rows']:,} rows, blocks of {found['block']:,}; load average {load_start} at the start, "
+             f"{load_end} at the end", "",
+             f"{'order':<10}{'source':<16}{'k rows/s (median)':>18}{'memory MB':>11}"]
+    for (order, source), rates in found["rates"].items():
+        lines.append(f"{order:<10}{source:<16}{statistics.median(rates) / 1e3:>18,.0f}"
+                     f"{found['memory'][(order, source)]:>11,.1f}")
+    lines += ["", f"{'order':<10}{'source':<16}{'× local':>8}{'target':>8}  holds"]
+    for r in ratios(found["rates"]):
+        lines.append(f"{r['order']:<10}{r['source']:<16}{r['ratio']:>8.2f}{r['target']:>8}  "
+                     f"{'yes' if r['holds'] else 'NO'}")
+    return "\n".join(lines)
+
+
+def as_record(found: dict, quick: bool, command: str | None = None) -> dict:
+    """The run as a record of bench ``object-store`` (``object-store-quick``)."""
+    figures = [measurement({"order": order, "source": source}, "rows/s", rates)
+               for (order, source), rates in found["rates"].items()]
+    figures += [measurement({"order": order, "source": source}, "MB peak per stream", [mb])
+                for (order, source), mb in found["memory"].items()]
+    extra = [derived({"order": r["order"], "source": r["source"], "target": str(r["target"])}, "× local", r["ratio"])
+             for r in ratios(found["rates"])]
+    extra += [derived({"when": when}, "load average", value)
+              for when, value in zip(("start", "end"), found["load"], strict=True) if value is not None]
+    return new_record("object-store-quick" if quick else "object-store", figures, extra, command)
