@@ -50,7 +50,7 @@ def stores(s3_bucket, tmp_path):
     """The same sparse and dense datasets locally and on the server, in many small chunks."""
     X, y = sparse_rows()
     dense = np.random.default_rng(3).standard_normal((ROWS, 7))
-    return {kind: (write_dataset(tmp_path / kind, X_, y, chunk_rows=40),
+    return {kind: (write_dataset(tmp_path / kind, X_, y, chunk_rows=100),
                    write_dataset(f"{s3_bucket}/{kind}", X_, y, chunk_rows=100))
             for kind, X_ in (("sparse", X), ("dense", dense))}
 
