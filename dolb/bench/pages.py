@@ -35,6 +35,20 @@ ABOUT = {
         "dolb bench --stream --record benchmarks/records"),
     "stream-no-peers": ("The same as *stream* without Vowpal Wabbit and river.",
                         "dolb bench --stream --no-peers --record benchmarks/records"),
+    "object-store": (
+        "A dataset streamed from an S3-protocol server against the same store on local disk, side by side in one "
+        "run: a sparse store of 300,000 rows (80 non-zeros a row, 24 M float64 values) written on local disk and "
+        "its files copied to a bucket of moto's S3 server, which the bench starts on loopback. Every row streamed "
+        "as a cell of the linear learners reads it (its block size, its read-ahead), in stored, random and "
+        "windowed order, from local disk, from the server, and from the server with a node chunk cache an "
+        "earlier pass filled (`DOLB_CHUNK_CACHE`). Rows per second, every repeat (wall time, interleaved); the "
+        "peak MB a stream allocated in one more pass (tracemalloc); derived: each source's rate over local "
+        "disk's (median of the per-round ratios) beside its target (stored and windowed 0.7, random 0.5), and "
+        "the load averages at the start and the end. The server, the reader and any other work share the "
+        "machine's cores.",
+        "dolb bench --object-store --repeat 3 --record benchmarks/records"),
+    "object-store-quick": ("The same as *object-store* on 30,000 rows.",
+                           "dolb bench --object-store --quick --repeat 3 --record benchmarks/records"),
     "omr": (
         "Online manifold regularisation's cost on the two spirals: examples per second of the buffered "
         "(τ = 100, 200) and clustered learners over a stream of T examples, and the time per step of each, the "
