@@ -190,3 +190,19 @@ def test_a_cell_learns_the_same_from_the_server_as_from_disk(stores, tmp_path, o
         for metric, values in metrics.items():
             got = np.asarray(remote["metrics"][conversion][metric])
             assert np.array_equal(got.view(np.int64), np.asarray(values).view(np.int64)), (conversion, metric)
+
+
+def test_the_object_store_bench_measures_every_order_and_source_into_a_record():
+    from dolb.bench.object_store import SOURCES, TARGETS, as_record, as_text, object_store_bench
+    from dolb.bench.records import check
+
+    found = object_store_bench(repeat=1, n_rows=3000)
+    assert set(found["rates"]) == set(found["memory"]) == {(o, s) for o in TARGETS for s in SOURCES}
+    assert all(len(rates) == 1 and rates[0] > 0 for rates in found["rates"].values())
+    assert all(mb > 0 for mb in found["memory"].values())
+    record = check(as_record(found, quick=True, command="dolb bench --object-store"), "record")
+    assert record["bench"] == "object-store-quick"
+    ratios = {(d["labels"]["order"], d["labels"]["source"]): d["value"] for d in record["derived"]
+              if d["unit"] == "× local"}
+    assert len(ratios) == 6 and all(value > 0 for value in ratios.values())
+    assert "holds" in as_text(found)
