@@ -59,7 +59,7 @@ def stores(s3_bucket, tmp_path):
 def test_every_order_streams_from_the_server_what_it_streams_from_disk(stores, kind):
     local, remote = stores[kind]
     assert remote.remote is not None and local.remote is None
-    for order, rows in orders().items():
+    for rows in orders().values():
         for in_place in (False, True) if kind == "sparse" else (False,):
             got = list(stream_blocks(remote, rows, block_size=150, in_place=in_place))
             same_blocks(got, list(stream_blocks(local, rows, block_size=150, in_place=in_place)))

@@ -46,6 +46,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from pathlib import Path
@@ -93,10 +94,8 @@ class NodeCache:
             path.unlink(missing_ok=True)
             self.misses += 1
             return None
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.utime(path)  # used now: evicted last
-        except FileNotFoundError:
-            pass
         self.hits += 1
         return raw
 
@@ -134,10 +133,8 @@ class NodeCache:
             for _, size, path in sorted(files):
                 if total <= KEEP_AFTER_EVICTION * self.max_bytes:
                     break
-                try:
+                with contextlib.suppress(FileNotFoundError):
                     os.unlink(path)
-                except FileNotFoundError:
-                    pass
                 total -= size
         self._total, self._written = total, 0
 

@@ -42,6 +42,7 @@ from dolb.data.store.gather import consecutive, row_spans, touched_chunks
 from dolb.data.store.readers import RowReader
 from dolb.data.store.remote import CONCURRENT_REQUESTS, NOT_FETCHED, READ_AHEAD_CHUNKS
 
+
 @contextlib.contextmanager
 def fetched_ahead(dataset, blocks: list, shared=None, ahead: int = READ_AHEAD_CHUNKS):
     """A :class:`~dolb.data.store.readers.RowReader` of ``dataset`` (with the decoded
@@ -215,7 +216,7 @@ class ChunkPrefetcher:
         failure, let the reader fetch it itself, and meet the failure."""
         try:
             raw, fetched = self.remote.fetch([key])[0], True
-        except Exception:  # noqa: BLE001  (the reader's own fetch raises it)
+        except Exception:  # the reader's own fetch raises it
             raw, fetched = None, False
         with self._changed:
             self._flying.discard(key)
