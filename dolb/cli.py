@@ -131,14 +131,9 @@ def _bench(args: argparse.Namespace) -> int:
         print(stream_command(args.only, args.rcv1, args.libsvm, args.repeat, not args.no_peers, args.json, record))
         return 0
     if args.object_store:
-        from dolb.bench.object_store import as_record as store_record
-        from dolb.bench.object_store import as_text as store_text
-        from dolb.bench.object_store import object_store_bench
+        from dolb.bench.object_store import object_store_command
 
-        found = object_store_bench(quick=args.quick, repeat=args.repeat)
-        print(store_text(found))
-        if args.record:
-            print(f"record: {write_record(args.record, store_record(found, args.quick, command))}")
+        print(object_store_command(args.quick, args.repeat, (args.record, command) if args.record else None))
         return 0
     if args.kernel:
         from dolb.bench.kernel import kernel_bench

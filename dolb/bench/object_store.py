@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from dolb.bench.records import derived, measurement, new_record
+from dolb.bench.records import derived, measurement, new_record, write_record
 from dolb.data import open_dataset, stream_blocks, write_dataset
 from dolb.data.splits import DEFAULT_WINDOW, windowed_order
 from dolb.errors import ConfigError
@@ -245,3 +245,12 @@ def as_record(found: dict, quick: bool, command: str | None = None) -> dict:
     extra += [derived({"when": when}, "load average", value)
               for when, value in zip(("start", "end"), found["load"], strict=True) if value is not None]
     return new_record("object-store-quick" if quick else "object-store", figures, extra, command)
+
+
+def object_store_command(quick: bool, repeat: int, record: tuple[str, str] | None = None) -> str:
+    """What ``dolb bench --object-store`` prints; with ``record`` (folder, command line) a
+    record of the run is written there too."""
+    found = object_store_bench(quick=quick, repeat=repeat)
+    if record:
+        print(f"record: {write_record(record[0], as_record(found, quick, record[1]))}", file=sys.stderr)
+    return as_text(found)

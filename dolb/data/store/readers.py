@@ -86,8 +86,7 @@ class ChunkCache:
         self.bytes = 0
         self._chunks: OrderedDict[tuple, np.ndarray] = OrderedDict()
 
-    def __contains__(self, key: tuple) -> bool:
-        """Whether a chunk is cached under ``key`` (without using it)."""
+    def __contains__(self, key: tuple) -> bool:  # whether a chunk is cached under ``key``, without using it
         return key in self._chunks
 
     def get(self, key: tuple) -> np.ndarray | None:
@@ -206,8 +205,8 @@ class ChunkReader:
         prefetcher's memory), ready for :meth:`chunk`."""
         if self.remote is None or self.prefetched is not None:
             return
-        wanted = [c for c in indices if (c, self.dtype.str) not in self._cache and c not in self._fetched]
-        wanted = wanted[:READ_AHEAD_CHUNKS]
+        wanted = [c for c in indices if (c, self.dtype.str) not in self._cache and c not in self._fetched][
+            :READ_AHEAD_CHUNKS]
         if len(wanted) > 1:
             self._fetched.update(zip(wanted, self.remote.fetch([(self.name, c) for c in wanted]), strict=True))
 
