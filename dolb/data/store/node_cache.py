@@ -118,11 +118,13 @@ class NodeCache:
             self._evict()
 
     def _evict(self) -> None:
-        """Scan the folder; remove its least recently used files while it is over the
-        bound, down to :data:`KEEP_AFTER_EVICTION` of it."""
+        """Scan the folder; remove its least recently used files (not those still being
+        written) while it is over the bound, down to :data:`KEEP_AFTER_EVICTION` of it."""
         files = []
         for root, _, names in os.walk(self.folder):
             for name in names:
+                if name.startswith("."):  # a file still being written
+                    continue
                 try:
                     stat = os.stat(os.path.join(root, name))
                 except FileNotFoundError:  # removed by another process meanwhile
