@@ -9,8 +9,8 @@ these needs in the order the reader will meet them and fetches the stored bytes 
 chunk (:meth:`~dolb.data.store.remote.RemoteChunks.fetch`) on a small pool of threads,
 :data:`~dolb.data.store.remote.CONCURRENT_REQUESTS` requests in flight, the next asked
 for as soon as one lands, while the reader decodes and gathers earlier ones and the
-learner learns. The reader takes them
-(:meth:`ChunkPrefetcher.take`) as it would read a local chunk file.
+learner learns. The reader takes them (:meth:`ChunkPrefetcher.take`) as it would read a
+local chunk file.
 
 Memory: at most ``ahead`` (:data:`READ_AHEAD_CHUNKS`) stored chunks are held or in
 flight at once; one the reader took is let go, and so are those a block was to use
