@@ -17,7 +17,7 @@ thread (``prefetch=0``); a store behind a URL, whose reads wait on the network, 
 ahead by a thread (``prefetch=2``), as is any stream given ``prefetch`` > 0.
 
 From a store behind a URL, the chunks the blocks will need are fetched ahead too, in
-the order the blocks need them, several requests at a time, by a thread of their own
+the order the blocks need them, several requests at a time, by a small pool of threads
 (:mod:`dolb.data.store.read_ahead`): at most
 :data:`~dolb.data.store.remote.READ_AHEAD_CHUNKS` stored chunks held or in flight, on
 top of the bound above. A node chunk cache (:mod:`dolb.data.store.node_cache`, switched
