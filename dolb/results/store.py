@@ -203,6 +203,7 @@ class ResultStore:
         self.local = "://" not in self.root  # a path: rename is atomic there
         self.path = str(Path(path).absolute()) if self.local else path.rstrip("/")
         self.results = f"{self.path}/{RESULTS}"
+        self.location = self.path if self.local else self.root.rstrip("/")  # as printed: a URL keeps its scheme
 
     def __repr__(self) -> str:
         return f"ResultStore({self.root!r})"
