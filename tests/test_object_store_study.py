@@ -20,6 +20,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
+from dolb import read_results
 from dolb.cli import main
 from dolb.data.sources.generators import materialize
 from dolb.results.history import read_records
@@ -178,6 +179,7 @@ def test_export_to_and_from_s3(study, tmp_path):
 def test_status_report_plan_and_verify_on_urls(study):
     status, printed = dolb("status", study.night_1)
     assert status == 0 and f"{N_CELLS} cells stored, 0 failed" in printed
+    assert len(read_results(study.night_1)) == len(stored_values(study.local))
     status, printed = dolb("report", study.night_2)
     assert status == 0 and printed.rstrip().endswith(f"Page: {study.night_2}/report/index.html")
     assert f"Figure: {study.night_2}/report/" in printed
