@@ -1,8 +1,12 @@
 """Datasets and result folders on a real S3-protocol server (tests/s3_server.py)."""
 
 import numpy as np
+import pyarrow.parquet as pq
 
 from dolb.data.store import open_dataset, write_dataset
+from dolb.execution.lock import remove_uncommitted_parts
+from dolb.results.query import incompleteness, stored_cells
+from dolb.results.store import CellRows, ResultStore, result_schema
 
 
 def test_a_dataset_written_to_the_server_reads_back_the_same(s3_bucket):
@@ -12,3 +16,40 @@ def test_a_dataset_written_to_the_server_reads_back_the_same(s3_bucket):
     dataset = open_dataset(f"{s3_bucket}/store")
     assert dataset.n_rows == 20
     np.testing.assert_array_equal(dataset.read(np.arange(20))[0], X)
+
+
+def cell_rows(*cells: str):
+    """A part's table: one failed row for each of ``cells`` (enough to be stored)."""
+    rows = CellRows(result_schema({}), run_id="r", worker="w")
+    for cell in cells:
+        rows.add_failed(cell, {"experiment": "e", "split": 0}, "boom")
+    return rows.table()
+
+
+def test_a_folder_on_the_server_is_listed_afresh(s3_bucket):
+    """Parts written by another process (a worker, another run) are seen at once: a
+    listing is never remembered."""
+    import s3fs
+
+    store = ResultStore(f"{s3_bucket}/out")
+    store.write_part(cell_rows("a"))
+    assert len(store.present()) == 1 and len(store.list("results")) == 1  # a listing s3fs would remember
+    other = s3fs.S3FileSystem(skip_instance_cache=True)  # as another process would write
+    pq.write_table(cell_rows("b"), f"{store.results}/part-0-other.parquet", filesystem=other)
+    assert len(store.present()) == 2 and len(ResultStore(f"{s3_bucket}/out").present()) == 2
+
+
+def test_a_run_removes_only_the_uncommitted_parts_whose_cells_are_stored(s3_bucket, tmp_path):
+    store = ResultStore(f"{s3_bucket}/out")
+    kept = store.write_part(cell_rows("a", "b"))
+    store.commit({kept: ["a", "b"]}, "r1")
+    copy = store.write_part(cell_rows("a"))  # a killed run's, or another run's whose cells r1 stored too
+    pending = store.write_part(cell_rows("c"))  # another run's, not committed yet
+    assert remove_uncommitted_parts(store) == [f"{store.results}/{copy}"]
+    assert store.present() == {kept, pending}
+    store.commit({copy: ["a"], pending: ["c"]}, "r2")  # the other run commits them afterwards
+    assert incompleteness(store) == ""  # a part gone whose cells are stored elsewhere
+    assert stored_cells(store) == (set(), {"a", "b", "c"})
+    local = ResultStore(tmp_path)
+    local.write_part(cell_rows("a"))
+    assert remove_uncommitted_parts(local) == [] and len(local.present()) == 1  # read there, never computed again

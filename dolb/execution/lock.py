@@ -8,21 +8,29 @@ by SIGKILL) from before its first write to its end, and says who it is in
 holder. Once the lock is held no other run is writing, so hidden temporary files (a
 part, a record or a saved state cut short by a kill) are stale and removed. Result
 folders behind fsspec URLs are not locked: their parts have unique names and are
-committed by manifests, so two runs there only duplicate work.
+committed by manifests, so two runs there only duplicate work. There a run ends by
+removing the parts no manifest commits whose every cell a committed part holds
+(:func:`remove_uncommitted_parts`): those a killed run wrote, computed again since, which
+plain readers of ``DIR/results`` would otherwise see twice.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import time
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 from filelock import FileLock, Timeout
 
 from dolb.errors import ConfigError
 from dolb.results.store import ResultStore
+
+logger = logging.getLogger(__name__)
 
 TEMPORARY_PATTERNS = ("results/.*.tmp", "manifests/.*.tmp", "runs/.*.tmp", ".*.tmp", "state/*.tmp")
 """Where the writers of a result folder keep their temporary files (relative to it)."""
@@ -98,4 +106,33 @@ def remove_stale_temporaries(folder: Path) -> list[Path]:
     stale = [path for pattern in TEMPORARY_PATTERNS for path in folder.glob(pattern) if path.is_file()]
     for path in stale:
         path.unlink(missing_ok=True)
+    return stale
+
+
+def remove_uncommitted_parts(store: ResultStore) -> list[str]:
+    """Behind a URL, remove the parts no manifest commits whose every cell is held by a
+    part that is read (committed, and not replaced by a compaction); return them.
+
+    dolb's readers skip uncommitted parts there, so a rerun computes their cells again
+    and plain readers would see those cells twice. A part another run is writing at the
+    same time is safe: it is removed only once this run has committed each of its cells,
+    and that run's manifest naming it then names a part gone whose cells are stored
+    elsewhere, which every reader accepts. A part that cannot be read is left alone.
+    """
+    if store.local:  # a killed run's parts there are whole, read, and never computed again
+        return []
+    manifests = store.manifests()
+    held = {cell for part in store.parts() for cell in manifests.committed.get(part.rsplit("/", 1)[-1]) or ()}
+    stale = []
+    for name in sorted(store.present() - set(manifests.committed)):
+        path = f"{store.results}/{name}"
+        try:
+            cells = pq.read_table(path, columns=["cell_id"], filesystem=store.fs).column("cell_id")
+        except (OSError, pa.ArrowException):
+            continue
+        if set(cells.to_pylist()) <= held:
+            stale.append(path)
+    store.remove(stale)
+    if stale:
+        logger.info("%d result parts no run committed removed, their cells stored in others", len(stale))
     return stale

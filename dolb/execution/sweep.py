@@ -31,7 +31,7 @@ from dolb.execution.cluster import read_cluster_file
 from dolb.execution.compute import CellRunner, gather_mode, warm_up_samples
 from dolb.execution.datasets import data_cache, open_datasets
 from dolb.execution.environment import fingerprint
-from dolb.execution.lock import FolderLock, refuse_if_held
+from dolb.execution.lock import FolderLock, refuse_if_held, remove_uncommitted_parts
 from dolb.execution.lost_workers import register_on_workers
 from dolb.execution.phases import Phases
 from dolb.execution.quiet import QuietWorker
@@ -332,6 +332,7 @@ def _finish(plan: _Plan, record: dict, computed: _Computed, options: RunOptions,
     counts and timings, and the run page; return the run's summary."""
     store = plan.store
     _tidy_states(store)
+    remove_uncommitted_parts(store)
     if computed.runner is not None:
         with phases("write"):
             compact_after_run(store, record["run_id"])

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as st
 
+from dolb import location
 from dolb.errors import DataError
 from dolb.evaluation.metrics import deterministic_metrics
 from dolb.results import query
@@ -86,12 +87,11 @@ def pipeline_name(folder: str | Path) -> str:
     records = read_records(ResultStore(folder))
     if records:
         return str(records[-1]["pipeline"])
-    folder = Path(folder)
     try:
-        if (folder / "run.json").is_file():
-            return str(json.loads((folder / "run.json").read_text(encoding="utf-8"))["pipeline"])
-        if (folder / "pipeline.toml").is_file():
-            return str(tomllib.loads((folder / "pipeline.toml").read_text(encoding="utf-8"))["pipeline"]["name"])
+        if (text := location.read_text(location.joined(folder, "run.json"))) is not None:
+            return str(json.loads(text)["pipeline"])
+        if (text := location.read_text(location.joined(folder, "pipeline.toml"))) is not None:
+            return str(tomllib.loads(text)["pipeline"]["name"])
     except (ValueError, KeyError, TypeError) as exc:
         raise DataError(f"{folder}: cannot read the pipeline name from run.json or pipeline.toml ({exc})") from None
     raise DataError(f"{folder}: no run.json or pipeline.toml names the pipeline of this result folder")

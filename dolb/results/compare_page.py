@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from dolb.location import joined
 from dolb.results.compare import SHOWN, Comparison
 from dolb.results.html import Section, html_page
 from dolb.results.tables import lift_constants, markdown_text, short_labels, to_markdown
@@ -199,5 +200,5 @@ def console_text(comparison: Comparison, out: str | Path, max_rows: int = MAX_RO
         slower = comparison.slower()
         parts.append(f"Slower than {comparison.slowdown:g}x the baseline:\n"
                      f"{to_markdown(slower[[c for c in SLOWER if c in slower]])}")
-    parts.append(f"Page: {Path(out) / 'compare.html'} (also compare.md; every row in compare.csv)")
+    parts.append(f"Page: {joined(out, 'compare.html')} (also compare.md; every row in compare.csv)")
     return "\n\n".join(parts)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dolb.data.store.format import is_url
+from dolb import location
 from dolb.errors import ConfigError, DataError
 from dolb.evaluation.metrics import METRICS, deterministic_metrics
 from dolb.results import query
@@ -50,7 +50,7 @@ class _Results:
     for small answers only (the client's memory is bounded by the comparison, not by
     the rows), or an older dolb's ``results.csv``, held in memory."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: str) -> None:
         self.folder = folder
         self.store = ResultStore(folder)
         query.check_complete(self.store)
@@ -104,7 +104,7 @@ def _agreement(run: _Results, baseline: _Results, rtol: float) -> Agreement:
     return agreement(pairs["learner"].to_numpy(), pairs["run"].to_numpy(), pairs["baseline"].to_numpy(), rtol)
 
 
-def _machines(run: Path, baseline: Path) -> tuple[str, str]:
+def _machines(run: str, baseline: str) -> tuple[str, str]:
     """What did the arithmetic of the two folders' last finished runs, when their kinds of
     worker differ; empty otherwise (or when a folder has no record)."""
     records = []
@@ -122,7 +122,7 @@ def _check_options(alpha: float, slowdown: float) -> None:
         raise ConfigError(f"--slowdown must be positive, got {slowdown}")
 
 
-def _check_same_pipeline(folders: list[Path]) -> str:
+def _check_same_pipeline(folders: list[str]) -> str:
     """The pipeline name all ``folders`` share; ConfigError naming two that differ."""
     names = {folder: pipeline_name(folder) for folder in folders}
     first = folders[0]
@@ -178,14 +178,10 @@ def compare_folders(
     '24 compared: 1 worse, 0 better, 23 unchanged'
     """
     _check_options(alpha, slowdown)
-    for folder in (run, baseline, *history, out):
-        if is_url(folder):
-            raise ConfigError(f"{folder}: dolb compare reads and writes folders of this file system, not URLs "
-                              "(copy the result folder here first)")
-    run, baseline, out = Path(run), Path(baseline), Path(out)
-    if out.exists() and not out.is_dir():
+    run, baseline, out = str(run), str(baseline), str(out)
+    if location.is_file(out):
         raise ConfigError(f"{out}: a file, not a folder for the report")
-    nights = [Path(folder) for folder in history] + [run]
+    nights = [str(folder) for folder in history] + [run]
     results = {folder: _Results(folder) for folder in [run, baseline, *nights]}
     name = _check_same_pipeline(list(results))
     table = _compared(results[run], results[baseline], alpha)
@@ -210,11 +206,11 @@ def compare_folders(
         speed.note,
     )
     trend = trend_table([results[night].judged_summary() for night in nights]) if history else None
-    out.mkdir(parents=True, exist_ok=True)  # every folder read: now the report is written
-    figures = change_figures(comparison.significant(), results[run], results[baseline], out)
-    if trend is not None:
-        figures.append(trend_figure(trend, [n.name for n in nights], out / "trend.png"))
-    write_pages(comparison, figures, out, f"{name}: {run} against {baseline}")
+    with location.local_folder(out) as folder:  # every folder read: now the report is written
+        figures = change_figures(comparison.significant(), results[run], results[baseline], folder)
+        if trend is not None:
+            figures.append(trend_figure(trend, [location.name_of(n) for n in nights], folder / "trend.png"))
+        write_pages(comparison, figures, folder, f"{name}: {run} against {baseline}")
     return comparison
 
 

@@ -39,11 +39,11 @@ def read_records(store: ResultStore) -> list[dict[str, Any]]:
     key at fault)."""
     records = []
     if store.fs.isfile(f"{store.path}/{RUNS}"):
-        raise DataError(f"{store.path}/{RUNS}: a file, where the folder of run records should be")
+        raise DataError(f"{store.shown(f'{store.path}/{RUNS}')}: a file, where the folder of run records should be")
     for name in store.list(RUNS):
         if not name.endswith(".json"):
             continue
-        where = f"{store.path}/{RUNS}/{name}"
+        where = store.shown(f"{store.path}/{RUNS}/{name}")
         text = store.read_text(f"{RUNS}/{name}")
         if text is None:
             raise DataError(f"{where}: listed but not readable (a link to nowhere?)")
@@ -79,8 +79,8 @@ def recorded_pipeline(store: ResultStore, record: dict[str, Any], doing: str) ->
     e.g. ``"reproduce this run"``)."""
     for key in ("pipeline_text", "pipeline_path"):
         if key not in record:
-            raise DataError(f"{store.path}/{RUNS}/{record['run_id']}.json: no {key} recorded (a damaged or foreign "
-                            f"run record); cannot {doing}")
+            where = store.shown(f"{store.path}/{RUNS}/{record['run_id']}.json")
+            raise DataError(f"{where}: no {key} recorded (a damaged or foreign run record); cannot {doing}")
     return record["pipeline_path"], record["pipeline_text"]
 
 

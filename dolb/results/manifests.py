@@ -124,6 +124,6 @@ def read_manifests(fs, folders: list[str], local: bool, compactions_only: bool =
             if local:
                 stat = os.stat(path)
                 found.add(path, *parse_file(path, stat.st_size, stat.st_mtime_ns))
-            else:
-                found.add(path, *parse(path, fs.cat_file(path)))
+            else:  # named with its scheme in a message
+                found.add(path, *parse(fs.unstrip_protocol(path), fs.cat_file(path)))
     return found

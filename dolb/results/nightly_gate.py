@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as st
 
+from dolb import location
 from dolb.errors import DataError
 from dolb.results.history import read_records
 from dolb.results.stats import fisher_p_values
@@ -69,13 +70,14 @@ def read_machine(folder: str | Path) -> dict:
     the bench did not say. Empty values when the folder has no ``bench.json``; DataError
     naming the file when it is not a list of objects, or its CPU or commit is not text
     (a commit: :data:`COMMIT`, hexadecimal)."""
-    path = Path(folder) / "bench.json"
+    path = location.joined(folder, "bench.json")
     machine: dict = {}
-    if path.exists() or path.is_symlink():
-        try:
-            rows = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise DataError(f"{path}: not a readable JSON file ({exc})") from None
+    try:
+        text = location.read_text(path)
+        rows = None if text is None else json.loads(text)
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path}: not a readable JSON file ({exc})") from None
+    if rows is not None:
         if not isinstance(rows, list):
             raise DataError(f"{path}: a JSON {type(rows).__name__}, not a list of objects")
         machine = next((row for row in rows if isinstance(row, dict) and row.get("kind") == "machine"), {})
@@ -83,7 +85,7 @@ def read_machine(folder: str | Path) -> dict:
     if not isinstance(found["cpu"], (str, type(None))):
         raise DataError(f"{path}: the machine's cpu is {found['cpu']!r}, not text")
     if not found["git_commit"]:
-        records = read_records(ResultStore(folder)) if Path(folder).is_dir() else []
+        records = read_records(ResultStore(folder)) if location.is_folder(folder) else []
         found["git_commit"] = records[-1].get("client", {}).get("git_commit") if records else None
         path = f"{folder}/runs/{records[-1]['run_id']}.json" if records else path
     if found["git_commit"] is not None and not (isinstance(found["git_commit"], str)
@@ -285,7 +287,7 @@ def judge_nights(run: str | Path, baseline: str | Path, history=(), slowdown: fl
     machines = {"baseline": read_machine(baseline), "run": read_machine(run)}
     same_cpu = machines["run"]["cpu"] == machines["baseline"]["cpu"]
     table = compare_throughput(read_bench(run), read_bench(baseline), slowdown)
-    earlier = [night for night in history if Path(night).resolve() != Path(run).resolve()
+    earlier = [night for night in history if not location.same(night, run)
                and read_machine(night)["cpu"] == machines["run"]["cpu"]]
     table = table.merge(history_band([read_bench(night) for night in earlier]), on=BENCH_KEYS, how="left")
     chosen, ab, rounds = [], pd.DataFrame(columns=BENCH_KEYS + AB_COLUMNS), pd.DataFrame()

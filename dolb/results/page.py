@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from dolb import location
 from dolb.results import query
 from dolb.results.history import machines
 from dolb.results.html import Section, html_page
@@ -136,4 +137,4 @@ def write_run_page(store: ResultStore, reports: tuple[ReportSpec, ...], record: 
         page = html_page(f"{record.get('pipeline', 'dolb')}: results", sections, description)
     with report_folder(store) as folder:
         (folder / "index.html").write_text(page, encoding="utf-8")
-    return f"{store.path}/report/index.html"
+    return location.joined(store.location, "report", "index.html")

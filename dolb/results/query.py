@@ -91,7 +91,7 @@ def _refuse_damaged_part(store: ResultStore) -> None:
             pq.read_table(part, filesystem=store.fs)
         except (OSError, pa.ArrowException) as exc:
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise DataError(f"{part}: damaged result part ({reason})") from None
+            raise DataError(f"{store.shown(part)}: damaged result part ({reason})") from None
 
 
 def stored_cells(store: ResultStore) -> tuple[set[str], set[str]]:

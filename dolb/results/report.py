@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 
+from dolb import location
 from dolb.errors import DataError
 from dolb.identity import digest
 from dolb.results import query
@@ -55,7 +54,8 @@ def reports_text(texts: list[str], store: ResultStore) -> str:
     """What ``dolb run`` prints of the reports' Markdown ``texts``, or where the
     statistics are when the pipeline has no report."""
     if not texts:
-        return f"No [[reports]]: each configuration's statistics are in {store.path}/report/summary.csv"
+        summary = location.joined(store.location, "report", "summary.csv")
+        return f"No [[reports]]: each configuration's statistics are in {summary}"
     return "\n".join(texts)
 
 
@@ -104,23 +104,13 @@ def render_report(reports: tuple[ReportSpec, ...], index: int, store: ResultStor
             text += f"\n{markdown_text(shown['caption'])}\n" if shown["caption"] else ""
             text += f"\n{to_markdown(lifted)}\n"
         if shown["figure"]:
-            text += f"\nFigure: {store.path}/report/{shown['figure']}\n"
+            text += f"\nFigure: {location.joined(store.location, 'report', shown['figure'])}\n"
         stem.with_suffix(".md").write_text(text, encoding="utf-8")
         stem.with_suffix(".json").write_text(json.dumps(shown), encoding="utf-8")
     return text
 
 
-@contextlib.contextmanager
-def report_folder(store: ResultStore) -> Iterator[Path]:
+def report_folder(store: ResultStore) -> contextlib.AbstractContextManager[Path]:
     """The local folder to write report files into: the result folder's ``report/``, or
     behind an fsspec URL a temporary folder copied there afterwards."""
-    if store.local:
-        folder = Path(store.path) / "report"
-        folder.mkdir(parents=True, exist_ok=True)
-        yield folder
-        return
-    with tempfile.TemporaryDirectory() as local:
-        yield Path(local)
-        store.fs.makedirs(f"{store.path}/report", exist_ok=True)
-        for path in Path(local).iterdir():
-            store.fs.put_file(str(path), f"{store.path}/report/{path.name}")
+    return location.local_folder(location.joined(store.location, "report"))

@@ -203,9 +203,14 @@ class ResultStore:
         self.local = "://" not in self.root  # a path: rename is atomic there
         self.path = str(Path(path).absolute()) if self.local else path.rstrip("/")
         self.results = f"{self.path}/{RESULTS}"
+        self.location = self.path if self.local else self.root.rstrip("/")  # as printed: a URL keeps its scheme
 
     def __repr__(self) -> str:
         return f"ResultStore({self.root!r})"
+
+    def shown(self, path: str) -> str:
+        """A path of the folder's file system as messages name it: a URL keeps its scheme."""
+        return path if self.local else self.fs.unstrip_protocol(path)
 
     def exists(self) -> bool:
         """Whether any part has been written here."""
@@ -248,8 +253,8 @@ class ResultStore:
                 pq.write_table(table, final, filesystem=self.fs, compression="zstd")
         except OSError as exc:
             reason = os.strerror(exc.errno) if exc.errno else str(exc).splitlines()[0]
-            raise StorageError(f"{where}: cannot write results: {reason} (the cells stored are whole; run again "
-                               "to resume)") from None
+            raise StorageError(f"{self.shown(where)}: cannot write results: {reason} (the cells stored are whole; "
+                               "run again to resume)") from None
 
     def write_table(self, name: str, table: pa.Table) -> None:
         """Write a Parquet file of the result folder (``name`` relative to it, outside
@@ -334,14 +339,15 @@ class ResultStore:
         try:
             return pq.read_schema(part, filesystem=self.fs)
         except (OSError, pa.ArrowInvalid) as exc:
-            raise DataError(f"{part}: unreadable result part ({str(exc).strip().splitlines()[0]})") from None
+            reason = str(exc).strip().splitlines()[0]
+            raise DataError(f"{self.shown(part)}: unreadable result part ({reason})") from None
 
     def _unified(self, schemas: list[pa.Schema]) -> pa.Schema:
         """One schema holding the columns of all; DataError when a column's types differ."""
         try:
             return pa.unify_schemas(schemas, promote_options="permissive")
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise DataError(f"{self.results}: result parts of incompatible schemas ({exc})") from None
+            raise DataError(f"{self.shown(self.results)}: result parts of incompatible schemas ({exc})") from None
 
     def write_text(self, name: str, text: str) -> None:
         """Write a small file of the result folder (``name`` relative to it) whole or
@@ -372,7 +378,7 @@ class ResultStore:
         except FileNotFoundError:
             return None
         except UnicodeDecodeError as exc:
-            raise DataError(f"{self.path}/{name}: not UTF-8 text (byte {exc.start})") from None
+            raise DataError(f"{self.shown(f'{self.path}/{name}')}: not UTF-8 text (byte {exc.start})") from None
 
     def list(self, folder: str) -> list[str]:
         """Names of the files in a sub-folder of the result folder, sorted."""

@@ -9,11 +9,11 @@ loading its rows.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from dolb import location
 from dolb.errors import DataError
 from dolb.results import query, stats
 from dolb.results.figure_style import config_labels
@@ -48,8 +48,8 @@ def read_results(folder, tidy: bool = False) -> pd.DataFrame:
     query.check_complete(store)
     if store.exists():
         frame = query.rows(store, columns=TIDY_COLUMNS if tidy else None)
-    elif Path(folder, "results.csv").is_file():
-        frame = _read_csv(Path(folder, "results.csv"))
+    elif location.is_file(csv := location.joined(folder, "results.csv")):
+        frame = _read_csv(csv)
     else:
         raise DataError(f"{folder}: not a result folder (no results; run `dolb run` first)")
     missing = [column for column in TIDY_COLUMNS if column not in frame.columns]
@@ -58,7 +58,7 @@ def read_results(folder, tidy: bool = False) -> pd.DataFrame:
     return frame
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
+def _read_csv(path: str) -> pd.DataFrame:
     """A ``results.csv`` (an export, or an older dolb's result folder); DataError naming
     the line of a value, training size or split that is not a number."""
     try:

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as st
 
+from dolb import location
 from dolb.errors import DataError
 from dolb.results.stats import fisher_p_values, median_ratio_interval, slower_p_values
 
@@ -57,12 +58,12 @@ def read_bench(folder: str | Path) -> pd.DataFrame:
     >>> read_bench("no-such-folder").columns.tolist()
     ['learner', 'input', 'source', 'conversions', 'examples_per_s', 'repeats']
     """
-    path = Path(folder) / "bench.json"
+    path = location.joined(folder, "bench.json")
     columns = BENCH_KEYS + ["examples_per_s", "repeats"]
-    if not path.is_file():
+    if not location.is_file(path):
         return pd.DataFrame(columns=columns)
     try:
-        records = json.loads(path.read_text(encoding="utf-8"))
+        records = json.loads(location.read_text(path))
         if not isinstance(records, list) or not all(isinstance(record, dict) for record in records):
             raise TypeError(f"a JSON {type(records).__name__}, not a list of objects")
         repeats: dict[tuple, list[float]] = {}

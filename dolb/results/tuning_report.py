@@ -36,15 +36,17 @@ def decisions(store: ResultStore) -> pd.DataFrame:
     """Every decision of every tuning stored in ``store`` (an empty table if none);
     DataError naming the file when one is not a decisions table (:data:`COLUMNS`)."""
     if store.fs.isfile(f"{store.path}/{TUNING_FOLDER}"):
-        raise DataError(f"{store.path}/{TUNING_FOLDER}: a file, where the folder of tuning decisions should be")
+        raise DataError(f"{store.shown(f'{store.path}/{TUNING_FOLDER}')}: a file, where the folder of tuning decisions "
+                        "should be")
     frames = [_read_decisions(store, f"{store.path}/{TUNING_FOLDER}/{name}")
               for name in store.list(TUNING_FOLDER) if name.endswith(".parquet")]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def _read_decisions(store: ResultStore, path: str) -> pd.DataFrame:
+def _read_decisions(store: ResultStore, where: str) -> pd.DataFrame:
+    path = store.shown(where)  # as the messages name it
     try:
-        with store.fs.open(path, "rb") as file:
+        with store.fs.open(where, "rb") as file:
             table = pq.ParquetFile(file).read()
     except (OSError, pa.ArrowException) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).strip().splitlines()[0]

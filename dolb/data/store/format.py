@@ -94,7 +94,9 @@ def is_url(path) -> bool:
 def url_filesystem(url: str) -> tuple[fsspec.AbstractFileSystem, str]:
     """fsspec's file system for ``url`` and the path in it; ConfigError naming the URL
     when no file system knows its protocol or the package that serves it is missing
-    (fsspec's message says which to install).
+    (fsspec's message says which to install). It lists a folder afresh every time:
+    other processes write there (workers, other runs), and a listing remembered would
+    hide their files (s3fs's cache of listings never expires by itself).
 
     Examples
     --------
@@ -103,7 +105,7 @@ def url_filesystem(url: str) -> tuple[fsspec.AbstractFileSystem, str]:
     dolb.errors.ConfigError: nosuch://bucket/x: not a location dolb can open (Protocol not known: nosuch)
     """
     try:
-        return fsspec.core.url_to_fs(url)
+        return fsspec.core.url_to_fs(url, use_listings_cache=False)
     except ValueError as exc:  # "Protocol not known: ..."
         raise ConfigError(f"{url}: not a location dolb can open ({exc})") from None
     except ImportError as exc:  # "Install s3fs to access S3"
