@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dolb.errors import ConfigError, DataError
+from dolb.studies import STUDIES
 
 if TYPE_CHECKING:
     from dolb.studies.study import Study
@@ -45,8 +46,6 @@ def study_command(args: argparse.Namespace) -> int:
 
 def study_list() -> str:
     """Every registered study on a line: name, title, pipelines."""
-    from dolb.studies import STUDIES
-
     return "\n".join(f"{name:18} {study.title} ({study.run_names()})" for name, study in STUDIES.items())
 
 
@@ -94,7 +93,6 @@ def run_study(name: str, path: str | Path, record: str | Path | None = None,
     tables and the claims' verdicts, write the table records into ``record`` and the
     figures into ``figures``; returns the exit status."""
     from dolb.bench.tables import show_table
-    from dolb.studies import STUDIES
 
     study = STUDIES[name]
     record, figures = _record_folder(record), _figure_folder(figures)
