@@ -4,6 +4,8 @@ to ``dolb study`` is one line, exit 2, nothing written."""
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -227,3 +229,17 @@ def test_an_empty_truncated_or_binary_tuning_record_is_one_line(tmp_path, capsys
     path.mkdir() if content is None else path.write_bytes(content)
     refused(["study", "tuning", str(path), "--record", str(tmp_path / "out")], capsys,
             f"{path}: not a tuning benchmark record ({message}", tmp_path)
+
+
+def test_the_studies_are_imported_when_the_registry_is_first_read():
+    """`dolb study` is a command of `dolb`, whose import stays light: dolb's own studies
+    (pandas, Numba and matplotlib behind them) are imported when STUDIES is first read."""
+    script = """
+import sys
+import dolb.cli
+assert "dolb.studies" in sys.modules and "dolb.studies.irma" not in sys.modules and "pandas" not in sys.modules
+import dolb
+assert dolb.STUDIES.names() == ["cutoff_averaging", "irma", "linear_zoo", "oms", "online_mr", "tuning"]
+assert "dolb.studies.irma" in sys.modules
+"""
+    subprocess.run([sys.executable, "-c", script], check=True)
