@@ -1,5 +1,5 @@
 """The cutoff-averaging study at RCV1 scale, from the result folder of
-``dolb run pipelines/cutoff_rcv1_scale.toml --out runs/cutoff_scale``: its figures
+``dolb run pipelines/cutoff_rcv1_scale.toml --out runs/cutoff_rcv1_scale``: its figures
 
 - ``cutoff_scale_survival.png``: N_k / m, the share of the m rounds counted at cutoff k,
   against k, at several m, one panel per configuration (N_k − N_{k+1} is the number of
