@@ -107,9 +107,11 @@ def render_study_markers(markdown: str, folder: str | Path, shown_folder: str = 
 
 
 def page_study(path: str) -> Study | None:
-    """The study whose page is ``path`` (under ``docs/``, as ``studies/irma.md``), or None."""
-    return next((study for _, study in STUDIES.items() if study.page_path == path and path.startswith("studies/")),
-                None)
+    """The study whose page is ``path`` (under ``docs/``, as ``studies/irma.md``), made
+    around its prose, or None (a page of dolb's own outside ``studies/``, as the tuning
+    guide, only places its study's parts with markers)."""
+    return next((study for name, study in STUDIES.items()
+                 if study.page_path == path and (path.startswith("studies/") or name not in OWN)), None)
 
 
 def missing_pages(present: set[str]) -> dict[str, Study]:
