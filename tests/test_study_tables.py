@@ -243,3 +243,29 @@ assert dolb.STUDIES.names() == ["cutoff_averaging", "irma", "linear_zoo", "oms",
 assert "dolb.studies.irma" in sys.modules
 """
     subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def test_a_study_page_is_its_prose_with_what_the_prose_does_not_place_added(tmp_path):
+    from dolb.studies import Claim, Figure, Study, Table, Verdict
+    from dolb.studies.pages import study_page
+
+    def low(tables):
+        return Verdict(tables["means"]["rows"][0][1] < 0.05, "error 3.1%")
+
+    study = Study("toy", "A toy study", paper="Nobody, 'Nothing' (2026).", pipelines=("toy",),
+                  tables=(Table("means", lambda run: None), Table("other", lambda run: None)),
+                  figures=(Figure("toy.png", lambda run, path: None, caption="the toy figure"),),
+                  claims=(Claim("the error is low", low, ("means",)),))
+    write_table(tmp_path, toy(study="toy"))
+    write_table(tmp_path, toy(study="toy", table="other"))
+    bare = study_page(study, None, tmp_path, shown_folder="records")
+    assert bare.startswith("# A toy study\n\nNobody, 'Nothing' (2026).\n\n## The paper's claims, judged\n\n")
+    assert "| the error is low | **holds**: error 3.1% | `toy/means` |" in bare
+    assert "dolb run pipelines/toy.toml --out runs/toy\ndolb study toy runs/toy --record benchmarks/studies" in bare
+    assert bare.count('<span class="number">3.1%</span>') == 2 and "`records/toy/other.json`" in bare
+    assert bare.endswith("## Figures\n\n![the toy figure](../figures/toy.png)\n")
+    prose = "Ours.\n\n<!-- table: toy/means -->\n\n<!-- claims -->\n\n![mine](../figures/toy.png)\n"
+    page = study_page(study, prose, tmp_path)
+    assert page.count("the error is low") == 1 and page.count("`benchmarks/studies/toy/means.json`") == 1
+    assert "## Tables" in page and "`benchmarks/studies/toy/other.json`" in page  # the one the prose leaves out
+    assert "## Figures" not in page and "## How to run it" not in page
