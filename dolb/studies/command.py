@@ -25,12 +25,13 @@ def add_study_command(commands) -> None:
     """Add ``dolb study`` to the ``dolb`` command's sub-commands."""
     study = commands.add_parser("study", help="a study's tables, its claims' verdicts, table records and figures, "
                                               "from a run (dolb study --list: the studies)")
-    study.add_argument("name", nargs="?", help="the study (dolb study --list names them)")
-    study.add_argument("run", nargs="?", help="what the study reads: the result folder of one of its pipelines "
-                                              "(the tuning study: a benchmark record)")
+    study.add_argument("name", nargs="?", metavar="NAME", help="the study (dolb study --list names them)")
+    study.add_argument("run", nargs="?", metavar="RUN",
+                       help="what the study reads: the result folder of one of its pipelines (the tuning study: a "
+                            "benchmark record)")
     study.add_argument("--list", action="store_true", help="list the studies, their titles and pipelines")
-    study.add_argument("--record", help="write the table records into this folder (DIR/NAME/TABLE.json)")
-    study.add_argument("--figures", help="draw the figures into this folder (the docs': docs/figures)")
+    study.add_argument("--record", metavar="DIR", help="write the table records into this folder (DIR/NAME/TABLE.json)")
+    study.add_argument("--figures", metavar="DIR", help="draw the figures into this folder (the docs': docs/figures)")
     study.set_defaults(handler=study_command)
 
 
