@@ -4,7 +4,10 @@ The pipeline reference comes from the pipeline schema, the learner pages from th
 learner registry, the performance pages from the benchmark records in
 ``benchmarks/records/`` (:func:`dolb.bench.pages.performance_pages`), and every
 ``<!-- table: STUDY/TABLE -->`` line of a page becomes that table, rendered from its
-record in ``benchmarks/studies/`` (:func:`dolb.bench.tables.render_markers`). Registered
+record in ``benchmarks/studies/`` (:func:`dolb.bench.tables.render_markers`). A study's
+page (``docs/studies/NAME.md``) is made from the study registry around the prose the page
+keeps by hand, its claims judged from the records, and a study of another package with
+no page gets one made from the registry alone (:mod:`dolb.studies.pages`). Registered
 in ``mkdocs.yml`` under ``hooks:``; nothing generated is written into ``docs/``.
 """
 
@@ -61,23 +64,38 @@ def generated_pages(root: Path) -> dict[str, str | bytes]:
             **learner_pages(), **performance_pages(root / RECORDS)}
 
 
+def page_markdown(markdown: str, path: str, root: Path) -> str:
+    """The Markdown of the page at ``path`` (under ``docs/``): a study's page made around
+    its prose, any other page with its study markers rendered."""
+    from dolb.bench.tables import TABLES
+    from dolb.studies.pages import page_study, render_study_markers, study_page
+
+    study = page_study(path)
+    if study is not None:
+        return study_page(study, markdown, root / TABLES)
+    return render_study_markers(markdown, root / TABLES)
+
+
 def on_files(files, config):
     """Add the generated pages to the site's files, once every page's study tables are
     known to render (a damaged record stops the build before any page is read)."""
-    from dolb.bench.tables import TABLES, render_markers
+    from dolb.bench.tables import TABLES
+    from dolb.studies.pages import missing_pages, study_page
 
     root = repository(config)
     with build_error():
         for page in files.documentation_pages():
-            render_markers(page.content_string, root / TABLES)
+            page_markdown(page.content_string, page.src_uri, root)
         for path, text in generated_pages(root).items():
             files.append(File.generated(config, path, content=text))
+        present = {file.src_uri for file in files}
+        for path, study in missing_pages(present).items():
+            study_page(study, "", root / TABLES)  # its records render
+            files.append(File.generated(config, path, content=""))  # made from the registry alone when read
     return files
 
 
 def on_page_markdown(markdown, page, config, files):
-    """Render the study tables a page names."""
-    from dolb.bench.tables import TABLES, render_markers
-
+    """Make a study's page around its prose; render the study tables and claims a page names."""
     with build_error():
-        return render_markers(markdown, repository(config) / TABLES)
+        return page_markdown(markdown, page.file.src_uri, repository(config))

@@ -11,6 +11,7 @@ The public API:
 * the registries :data:`LEARNERS`, :data:`GENERATORS`, :data:`IMPORTERS` and
   :data:`METRICS` hold what a pipeline may name (:data:`CONVERSIONS`: the conversion
   names in report order, their classes in ``dolb.conversions.REGISTRY``);
+* the registry :data:`STUDIES` holds the studies ``dolb study`` runs;
 * :class:`OnlineClassifier` is a registered learner as a scikit-learn estimator;
 * :class:`DolbError` (:class:`ConfigError`, :class:`DataError`) is what dolb raises
   for bad input.
@@ -47,6 +48,7 @@ _LAZY = {
     "IMPORTERS": "dolb.data",
     "METRICS": "dolb.evaluation.metrics",
     "OnlineClassifier": "dolb.sklearn",
+    "STUDIES": "dolb.studies",
 }
 """Public names and the module each comes from: imported on first use, so that
 ``import dolb`` (and the ``dolb`` command) does not load Numba, pandas and Dask."""
@@ -61,6 +63,7 @@ __all__ = [
     "DataError",
     "DolbError",
     "OnlineClassifier",
+    "STUDIES",
     "__version__",
     "read_results",
     "run",

@@ -6,9 +6,10 @@ and figures again; ``dolb status DIR`` shows the run history and the failed cell
 ``dolb export DIR`` writes the results as one CSV; ``dolb compact DIR`` merges its
 result parts; ``dolb reproduce DIR --out NEW`` runs a
 recorded run again and checks every value; ``dolb verify DIR`` checks a dataset store in
-full; ``dolb learners`` lists the registered learners and their parameters. A user's mistake is printed as one line
-(``dolb: error: ...``) with exit status 2. ``-v`` logs what a run does (``-vv`` more),
-``-q`` only errors.
+full; ``dolb study NAME RUN`` prints a study's tables and claims' verdicts and writes
+its table records and figures; ``dolb learners`` lists the registered learners and their
+parameters. A user's mistake is printed as one line (``dolb: error: ...``) with exit
+status 2. ``-v`` logs what a run does (``-vv`` more), ``-q`` only errors.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dolb.cli_arguments import fraction, lasting_folder, positive_int
 from dolb.console import configure_logging, quiet_on_interrupt
 from dolb.errors import ConfigError, DataError, DolbError
 from dolb.options import GATHER_MODES, OPTIONS, RunOptions, writable_file
+from dolb.studies.command import add_study_command
 
 
 def _options(args: argparse.Namespace) -> RunOptions:
@@ -326,6 +328,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "(the repository's is benchmarks/records)")
     bench.add_argument("--no-peers", action="store_true", help="with --kernel or --stream: no peers")
     bench.set_defaults(handler=_bench)
+
+    add_study_command(commands)
 
     learners = commands.add_parser("learners", help="the registered learners and their parameters")
     learners.add_argument("names", nargs="*", metavar="NAME", help="learners to show (default: all)")

@@ -1,4 +1,4 @@
-"""What the ``dolb`` command and the scripts say on their standard error: dolb's own log
+"""What the ``dolb`` command says on its standard error: dolb's own log
 lines, one line for a mistake, and nothing but one line when the user presses Ctrl-C."""
 
 from __future__ import annotations
@@ -8,9 +8,7 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
-
-from dolb.errors import DolbError
+from collections.abc import Iterator
 
 
 def configure_logging(verbosity: int) -> None:
@@ -23,18 +21,6 @@ def configure_logging(verbosity: int) -> None:
     logger.handlers[:] = [handler]
     logger.setLevel(level)
     logger.propagate = False
-
-
-def script_status(main: Callable[[], object], name: str) -> int:
-    """Run a script's ``main`` and return its exit status: 0, or 2 after one line on
-    standard error (``NAME: error: ...``) when it raises a :class:`~dolb.errors.DolbError`
-    (a folder that is not a result folder, a damaged record), never a traceback."""
-    try:
-        main()
-    except DolbError as exc:
-        print(f"{name}: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
 
 
 @contextlib.contextmanager

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterator
+from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Generic, TypeVar
 
@@ -64,13 +65,17 @@ class Registry(Generic[T]):
     entry_point_group : str, optional
         The group of Python entry points that add entries from other packages
         (``"dolb.learners"``); loaded once, when the registry is first read.
+    modules : tuple of str, optional
+        Modules whose import adds dolb's own entries, imported when the registry is
+        first read (so that importing the registry's package stays light).
     """
 
-    def __init__(self, kind: str, entry_point_group: str | None = None) -> None:
+    def __init__(self, kind: str, entry_point_group: str | None = None, modules: tuple[str, ...] = ()) -> None:
         self.kind = kind
         self.entry_point_group = entry_point_group
+        self.modules = modules
         self._entries: dict[str, T] = {}
-        self._plugins_loaded = entry_point_group is None
+        self._plugins_loaded = entry_point_group is None and not modules
 
     def add(self, name: str, entry: T) -> None:
         """Add ``entry`` under ``name``; TypeError if another entry has the name."""
@@ -93,7 +98,9 @@ class Registry(Generic[T]):
         if self._plugins_loaded:
             return
         self._plugins_loaded = True
-        for point in entry_points(group=self.entry_point_group):
+        for module in self.modules:
+            import_module(module)
+        for point in entry_points(group=self.entry_point_group) if self.entry_point_group else ():
             try:
                 point.load()
             except Exception as error:  # a broken plugin must not hide the others

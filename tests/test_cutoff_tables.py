@@ -1,44 +1,37 @@
-"""The cutoff-averaging study's tables (scripts/cutoff_tables.py and the findings of
-scripts/cutoff_scale_figures.py) on the reduced study of the session's ``rcv1_study``:
+"""The cutoff-averaging study's tables (dolb.studies.cutoff_averaging and the findings of
+dolb.studies.cutoff_scale) on the reduced study of the session's ``rcv1_study``:
 their values against the same numbers computed here from the raw result rows, and the
 records they make read back as written."""
 
-import functools
-import importlib
 import math
-import sys
 
 import numpy as np
 import pytest
 
 from dolb.bench.tables import new_table, read_table, render_table, write_table
-from dolb.console import script_status
+from dolb.cli import main
 from dolb.conversions import confidence
 from dolb.conversions.cutoff import REPORTED_K
 from dolb.errors import DataError
 from dolb.results.tables import read_results
-from tests.conftest import ROOT, requires_shared_data
+from dolb.studies import STUDIES, ResultRun, cutoff_averaging, cutoff_scale
+from tests.conftest import requires_shared_data
 
 pytestmark = [pytest.mark.e2e, requires_shared_data("rcv1", "rcv1v2_mulan_dedup.npz")]
-SCRIPTS = str(ROOT / "scripts")
 
 
 @pytest.fixture(scope="module")
-def scripts():
-    """The two scripts as modules (cutoff_tables imports its sibling by name)."""
-    sys.path.insert(0, SCRIPTS)
-    try:
-        yield importlib.import_module("cutoff_tables"), importlib.import_module("cutoff_scale_figures")
-    finally:
-        sys.path.remove(SCRIPTS)
+def modules():
+    """The study's two modules: its tables and its scale findings."""
+    return cutoff_averaging, cutoff_scale
 
 
 @pytest.fixture(scope="module")
-def study(rcv1_study, scripts):
+def study(rcv1_study, modules):
     """(result folder, its rows, the test error of H*_k per split and k)."""
     out, _ = rcv1_study
     frame = read_results(out, tidy=True)
-    return out, frame, scripts[0].error_by_k(out, frame)
+    return out, frame, modules[0].error_by_k(out, frame)
 
 
 def _values(frame, experiment, metric, **where):
@@ -48,12 +41,12 @@ def _values(frame, experiment, metric, **where):
     return rows
 
 
-def test_perceptron_table_counts_rises_and_worst_problems_as_the_raw_rows_do(scripts, study):
+def test_perceptron_table_counts_rises_and_worst_problems_as_the_raw_rows_do(modules, study):
     _, frame, _ = study
-    columns, rows = scripts[0].perceptron(frame)
+    columns, rows = modules[0].perceptron(frame)
     by_name = {row[0]: row[1:] for row in rows}
     error = _values(frame, "fig2", "test_error")
-    for conversion, name in scripts[0].CONVERSIONS.items():
+    for conversion, name in modules[0].CONVERSIONS.items():
         mine = error[error.conversion == conversion]
         steps = rises = 0
         for _, curve in mine[mine.n_train >= 100].groupby(["dataset", "split"]):
@@ -67,11 +60,11 @@ def test_perceptron_table_counts_rises_and_worst_problems_as_the_raw_rows_do(scr
     assert columns[2] == ("problems (of 2) where it is the worst at 5,000", "d")
 
 
-def test_paired_p_values_are_scipys_and_the_bound_table_counts_k(scripts, study):
+def test_paired_p_values_are_scipys_and_the_bound_table_counts_k(modules, study):
     from scipy.stats import ttest_rel
 
     _, frame, _ = study
-    _, rows = scripts[0].perceptron_tests(frame)
+    _, rows = modules[0].perceptron_tests(frame)
     error = _values(frame, "fig2", "test_error", n_train=5000)
     for row in rows:
         by = error[error.dataset == row[0].lower().replace("/", "_")].pivot(index="split", columns="conversion",
@@ -80,17 +73,17 @@ def test_paired_p_values_are_scipys_and_the_bound_table_counts_k(scripts, study)
         expected = [1.0 if by[a].equals(by[b]) else ttest_rel(by[a], by[b]).pvalue  # no difference: scipy's NaN
                     for a, b in (("average", "last"), ("cutoff", "last"), ("cutoff", "average"))]
         assert row[4:] == pytest.approx(expected, rel=1e-9)
-    _, rows = scripts[0].bound_k(frame)
+    _, rows = modules[0].bound_k(frame)
     k = _values(frame, "fig2", "cutoff_k")
     assert rows[-1] == ["all six", len(k), float(np.mean(k.value == 0)), int(k.value.max())]
     assert [row[1] for row in rows[:-1]] == [9, 9]  # three checkpoints × three splits per problem
 
 
-def test_the_margin_table_against_the_raw_hinge_losses(scripts, study):
+def test_the_margin_table_against_the_raw_hinge_losses(modules, study):
     from scipy.stats import ttest_rel
 
     _, frame, _ = study
-    _, rows = scripts[0].margin(frame)
+    _, rows = modules[0].margin(frame)
     hinge = _values(frame, "fig3", "test_hinge")
     assert [row[0] for row in rows] == [100, 1000, 5000]
     for m, last, average, cutoff, above, p, longest in rows:
@@ -104,25 +97,25 @@ def test_the_margin_table_against_the_raw_hinge_losses(scripts, study):
         assert longest == 1  # unit rows: no margin-Perceptron hypothesis survives a round
 
 
-def test_the_cutoff_averages_learned_again_agree_with_the_run(scripts, study):
+def test_the_cutoff_averages_learned_again_agree_with_the_run(modules, study):
     out, frame, errors = study
     recorded = _values(frame, "fig2", "test_error", n_train=5000, dataset="ccat_ecat")
     average = recorded[recorded.conversion == "average"].set_index("split").value
     assert list(errors.index) == [0, 1, 2] and errors.shape[1] > 50  # hypotheses live tens of rounds
     np.testing.assert_array_equal(errors[0].to_numpy(), average.loc[errors.index].to_numpy())  # H*_0 is averaging
-    _, rows = scripts[0].loss_by_k(frame, errors)
+    _, rows = modules[0].loss_by_k(frame, errors)
     n_k = _values(frame, "fig2", "cutoff_n_k5", n_train=5000, dataset="ccat_ecat").value
     assert rows[3][:2] == [5, pytest.approx(n_k.mean() / 5000, rel=1e-12)]
     assert rows[3][3] == pytest.approx(errors[5].mean(), rel=1e-12)
     changed = frame.copy()
     changed.loc[recorded[recorded.conversion == "last"].index[0], "value"] += 0.01
     with pytest.raises(DataError, match=r"ccat_ecat, split \d: learned again, the last test error at 5,000 is"):
-        scripts[0].error_by_k(out, changed)
+        modules[0].error_by_k(out, changed)
 
 
-def test_the_scale_findings_against_a_bound_computed_here(scripts, study):
+def test_the_scale_findings_against_a_bound_computed_here(modules, study):
     _, frame, _ = study
-    columns, rows = scripts[1].findings(frame, {"fig2": "Perceptron"}, "test_error")
+    columns, rows = modules[1].findings(frame, {"fig2": "Perceptron"}, "test_error")
     assert [c[0] for c in columns][-3:] == ["test_error: last", "average", "cutoff"]
     [row] = rows  # of the sizes the script lists, the reduced study has 1,000 only
     cutoff = frame[(frame.experiment == "fig2") & (frame.conversion == "cutoff") & (frame.n_train == 1000)]
@@ -140,7 +133,7 @@ def test_the_scale_findings_against_a_bound_computed_here(scripts, study):
     assert row[10:] == [test_error["last"], test_error["average"], test_error["cutoff"]]
 
 
-def test_the_k_the_bound_would_choose_with_another_constant(scripts):
+def test_the_k_the_bound_would_choose_with_another_constant(modules):
     import pandas as pd
 
     # fewer rounds count at k = 1, with a lower loss: worth it with C = 1, not with C = 31
@@ -148,24 +141,25 @@ def test_the_k_the_bound_would_choose_with_another_constant(scripts):
     a = confidence(10_000)
     for C in (1.0, 31.0):
         bound = loss + 2 * np.sqrt(C * loss * a / n) + 8 * C * a / n
-        assert scripts[1].counterfactual_k(n, loss, 10_000, C) == bound.idxmin()
-    assert [scripts[1].counterfactual_k(n, loss, 10_000, C) for C in (1.0, 31.0)] == [1, 0]
+        assert modules[1].counterfactual_k(n, loss, 10_000, C) == bound.idxmin()
+    assert [modules[1].counterfactual_k(n, loss, 10_000, C) for C in (1.0, 31.0)] == [1, 0]
 
 
-def test_the_tables_make_records_that_read_back(scripts, study, tmp_path):
+def test_the_tables_make_records_that_read_back(modules, study, tmp_path):
     _, frame, errors = study
-    for name, (columns, rows) in scripts[0].tables(frame, errors).items():
+    run = ResultRun(study[0])
+    run.once("error_by_k", lambda: errors)
+    for table in STUDIES["cutoff_averaging"].tables[:6]:
+        name, (columns, rows) = table.name, table.make(run)
         record = new_table("cutoff_averaging", name, columns, rows, source="dolb run x.toml", command="c")
         path = write_table(tmp_path, record)
         assert path.name == f"{name}.json" and read_table(path) == record
         assert render_table(read_table(path)).count("\n") == len(rows) + 1
     findings = read_table(tmp_path / "cutoff_averaging" / "findings.json")
-    assert findings["rows"][0][2] == scripts[0].rises(frame)["last"]
+    assert findings["rows"][0][2] == modules[0].rises(frame)["last"]
 
 
-def test_a_folder_that_is_no_run_is_one_line_and_exit_2(scripts, tmp_path, capsys):
-    for script in scripts:
-        name = f"{script.__name__}.py"
-        assert script_status(functools.partial(script.main, [str(tmp_path / "nothing")]), name) == 2
-        assert capsys.readouterr().err == (f"{name}: error: {tmp_path / 'nothing'}: not a result folder (no results; "
-                                           "run `dolb run` first)\n")
+def test_a_folder_that_is_no_run_is_one_line_and_exit_2(tmp_path, capsys):
+    assert main(["study", "cutoff_averaging", str(tmp_path / "nothing")]) == 2
+    assert capsys.readouterr().err == (f"dolb: error: {tmp_path / 'nothing'}: not a result folder (no results; "
+                                       "run `dolb run` first)\n")

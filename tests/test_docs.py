@@ -18,7 +18,7 @@ from dolb.learners import LEARNERS
 ROOT = Path(__file__).resolve().parents[1]
 HAND_WRITTEN = ("index", "guide/pipelines", "guide/running", "guide/datasets", "guide/learners", "guide/conversions",
                 "guide/clusters", "guide/result-store", "guide/reports", "guide/compare", "guide/reproducibility",
-                "guide/python", "guide/tuning", "design/layers", "design/extending", "design/scaling", "studies/irma",
+                "guide/python", "guide/tuning", "guide/own-study", "design/layers", "design/extending", "design/scaling", "studies/irma",
                 "studies/cutoff_averaging", "studies/linear_zoo", "studies/oms", "studies/online_mr")
 GENERATED = ("reference/pipeline", "reference/cli", "reference/learners/index", "performance/index")
 
@@ -97,6 +97,21 @@ def test_every_study_page_shows_its_figures(site, study):
     for name in figures:
         assert f'src="../../figures/{name}"' in page or f'src="../figures/{name}"' in page, name
         assert (site / "figures" / name).stat().st_size > 10_000, name
+
+
+@pytest.mark.parametrize("study", ["irma", "cutoff_averaging", "oms", "online_mr"])
+def test_every_study_page_is_made_from_the_registry_with_its_claims_judged(site, study):
+    from dolb.studies import STUDIES
+    from dolb.studies.pages import stored_records
+
+    found = STUDIES[study]
+    page = (site / "studies" / f"{study}.html").read_text(encoding="utf-8")
+    assert f">{found.title}" in page and found.paper.split(",")[0] in page
+    verdicts = found.judge(stored_records(found, ROOT / "benchmarks" / "studies"))
+    assert verdicts and all(verdict.holds is not None for _, verdict in verdicts)  # every claim judged
+    for _, verdict in verdicts:
+        assert f"<strong>{verdict.word}</strong>" in page
+    assert f"dolb study {study} runs/" in page  # the commands that reproduce it
 
 
 def toy_site(folder: Path, page: str) -> Path:

@@ -67,8 +67,7 @@ def test_the_notebook_runs_on_its_study(study, tmp_path, monkeypatch):
     figures = tmp_path / "figures"
     monkeypatch.setenv("DOLB_RESULTS", str(out))
     monkeypatch.setenv("DOLB_FIGURES", str(figures))
-    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")  # the kernel imports scripts/*_figures.py
-    results_before, beside = content(out), {folder: content(ROOT / folder) for folder in ("notebooks", "scripts")}
+    results_before, beside = content(out), {folder: content(ROOT / folder) for folder in ("notebooks",)}
     notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     NotebookClient(notebook, timeout=300, kernel_name="python3",
                    resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()  # raises on a failing cell

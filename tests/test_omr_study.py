@@ -4,7 +4,7 @@ experiment runs, the four figures are drawn, and the findings the study is about
 at this size, and its tables agree with the stored results; the timing metric and its
 place outside reproduction."""
 
-import importlib.util
+import re
 import shutil
 from pathlib import Path
 
@@ -12,25 +12,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dolb.bench.tables import read_table, write_table
+from dolb.bench.tables import new_table, read_table, write_table
+from dolb.cli import main
 from dolb.evaluation.metrics import deterministic_metrics
 from dolb.execution.reproduce import _compare
 from dolb.execution.sweep import plan_groups
 from dolb.experiment.pipeline import load_pipeline
 from dolb.results.tables import read_results
+from dolb.studies import STUDIES, ResultRun
+from dolb.studies import online_mr as figures
 from tests.conftest import SHARED_DATA
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "pipelines" / "online_mr.toml"
 pytestmark = pytest.mark.skipif(not (SHARED_DATA / "mnist").is_dir() or not (SHARED_DATA / "face").is_dir(),
                                 reason="the study needs ../shared/data/mnist and ../shared/data/face")
-
-
-def figures_module():
-    spec = importlib.util.spec_from_file_location("omr_figures", ROOT / "scripts" / "omr_figures.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_shipped_pipeline_plans_its_four_studies():
@@ -48,7 +44,6 @@ def test_the_study_at_test_size(omr_study, tmp_path):
     out, summary = omr_study
     assert summary.n_failed == 0 and summary.n_computed == summary.n_cells
     frame = read_results(out)
-    figures = figures_module()
 
     seconds = frame[frame.metric == "learn_seconds"].sort_values("n_train").groupby("cell_id").value
     assert seconds.apply(lambda cell: bool((cell > 0).all() and cell.is_monotonic_increasing)).all()
@@ -76,7 +71,9 @@ def test_the_study_at_test_size(omr_study, tmp_path):
 @pytest.mark.e2e
 def test_the_study_tables_agree_with_the_stored_results(omr_study, tmp_path):
     frame = read_results(omr_study[0])
-    tables = {record["table"]: record for record in figures_module().records(frame, source="dolb run online_mr.toml")}
+    run = ResultRun(omr_study[0])
+    tables = {table.name: new_table("online_mr", table.name, *table.make(run), source="dolb run online_mr.toml")
+              for table in STUDIES["online_mr"].tables}
     assert sorted(tables) == ["findings", "generalisation", "risk"]
     assert [read_table(write_table(tmp_path, record)) for record in tables.values()] == list(tables.values())
 
@@ -102,17 +99,18 @@ def test_the_study_tables_agree_with_the_stored_results(omr_study, tmp_path):
 
 @pytest.mark.e2e
 def test_the_figures_of_a_folder_without_drift_experiments(omr_study, tmp_path, capsys):
-    """The script draws and tabulates what the folder holds and says what it leaves out."""
+    """``dolb study`` draws and tabulates what the folder holds."""
     out, _ = omr_study
     frame = pd.read_parquet(out / "results")
     (tmp_path / "results").mkdir()
     frame[~frame.experiment.str.startswith("drift")].to_parquet(tmp_path / "results" / "part-0.parquet")
     shutil.copytree(out / "runs", tmp_path / "runs")  # the run that made them, named in the tables
-    figures_module().main([str(tmp_path), "--record", str(tmp_path / "tables")])
+    assert main(["study", "online_mr", str(tmp_path), "--record", str(tmp_path / "tables"),
+                 "--figures", str(tmp_path / "figures")]) == 0
     printed = capsys.readouterr().out
-    assert f"omr_drift.png: not drawn, {tmp_path} holds none of its experiments" in printed
     assert "| drift" not in printed and "| online risk approaches the batch risk" in printed  # the tables it can make
-    assert sorted(p.name for p in (tmp_path / "report").glob("*.png")) == [
+    assert re.search(r"\n(holds|does not hold): the online buffer that keeps its labelled", printed)  # judged
+    assert sorted(p.name for p in (tmp_path / "figures").glob("*.png")) == [
         "omr_generalisation.png", "omr_risk.png", "omr_runtime.png"]
     written = sorted(path.name for path in (tmp_path / "tables" / "online_mr").iterdir())
     assert written == ["findings.json", "generalisation.json", "risk.json"]

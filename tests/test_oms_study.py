@@ -3,16 +3,17 @@
 order, and OMS-LASVM with both ladders (the session's ``oms_study``, see
 tests/studies.py); then the study's figures and tables."""
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from dolb.bench.tables import read_table, write_table
+from dolb.bench.tables import new_table, read_table, write_table
 from dolb.execution.sweep import run_sweep
 from dolb.options import RunOptions
 from dolb.results.tables import read_results
+from dolb.studies import STUDIES, ResultRun
+from dolb.studies import oms as figures
 from tests.conftest import requires_shared_data
 
 pytestmark = [pytest.mark.e2e, requires_shared_data("mnist")]
@@ -59,15 +60,8 @@ def test_oms_records_its_ladder(oms_study):
     assert start > 0.0  # chosen by cross-validation
 
 
-def figures_module():
-    spec = importlib.util.spec_from_file_location("oms_figures", ROOT / "scripts" / "oms_figures.py")
-    figures = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(figures)
-    return figures
-
-
 def test_the_study_figures_are_drawn(oms_study, tmp_path):
-    figures, frame = figures_module(), read_results(oms_study[0])
+    frame = read_results(oms_study[0])
     for draw in (figures.figure_2, figures.figure_3, figures.figure_4):
         path = tmp_path / f"{draw.__name__}.png"
         draw(frame, path)
@@ -76,7 +70,9 @@ def test_the_study_figures_are_drawn(oms_study, tmp_path):
 
 def test_the_study_tables_agree_with_the_stored_results(oms_study, tmp_path):
     frame = read_results(oms_study[0])
-    tables = {record["table"]: record for record in figures_module().records(frame, source="dolb run oms.toml")}
+    run = ResultRun(oms_study[0])
+    tables = {table.name: new_table("oms", table.name, *table.make(run), source="dolb run oms.toml")
+              for table in STUDIES["oms"].tables}
     assert [read_table(write_table(tmp_path, record)) for record in tables.values()] == list(tables.values())
 
     # the best fixed RBF width at 4,000 examples, from the experiment "small"

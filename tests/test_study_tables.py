@@ -1,16 +1,20 @@
-"""Study tables: the tables of the study pages are records that scripts write and the
-docs render (:mod:`dolb.bench.tables`); none is typed into a page by hand."""
+"""Study tables: the tables of the study pages are records that ``dolb study`` writes and
+the docs render (:mod:`dolb.bench.tables`); none is typed into a page by hand. Bad input
+to ``dolb study`` is one line, exit 2, nothing written."""
 
-import importlib.util
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from dolb.bench.tables import MARKER, TABLES, new_table, read_table, render_markers, render_table, write_table
-from dolb.console import script_status
+from dolb.cli import main
 from dolb.errors import ConfigError
+from dolb.studies import STUDIES
+from dolb.studies.tuning import BenchRun
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDY_PAGES = sorted((ROOT / "docs" / "studies").glob("*.md"))
@@ -97,34 +101,48 @@ def test_the_stored_records_name_no_path_of_the_machine_that_wrote_them():
             assert not re.search(r"(^|\s)/", record[key]), f"{path.name}: {key} has an absolute path"
 
 
-def _script(name: str, monkeypatch):
-    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+TUNING = ROOT / "benchmarks" / "tuning" / "20261127T023710Z.json"
 
 
-def test_the_tuning_guides_tables_are_those_of_the_record_they_name(monkeypatch):
-    script = _script("tuning_tables", monkeypatch)
+def test_the_tuning_guides_tables_are_those_of_the_record_they_name():
     stored = {name: read_table(ROOT / TABLES / "tuning" / f"{name}.json") for name in ("test_error", "cost")}
-    bench = script.read_bench(ROOT / "benchmarks" / "tuning" / re.search(r"\((\S+\.json)\)",
-                                                                          stored["cost"]["source"]).group(1))
-    for name, make in (("test_error", script.test_error), ("cost", script.cost)):
-        fresh = new_table("tuning", name, *make(bench), source="s", command="c")
+    run = BenchRun(ROOT / "benchmarks" / "tuning" / re.search(r"\((\S+\.json)\)", stored["cost"]["source"]).group(1))
+    bench = run.record
+    for name in ("test_error", "cost"):
+        fresh = new_table("tuning", name, *STUDIES["tuning"].table(name).make(run), source="s", command="c")
         assert json.loads(json.dumps(fresh["rows"])) == stored[name]["rows"], name
     halving = next(row for row in stored["cost"]["rows"] if row[0] == "halving")
     summary = {(row["dataset"]): row["halving_fraction"] for row in bench["summary"]}
     assert halving[1:5] == pytest.approx([summary[d] for d in ("a9a", "ccat_ecat", "ijcnn1", "w8a")], rel=1e-12)
 
 
-def test_a_table_script_given_a_folder_that_is_not_a_result_folder_says_so_in_one_line(tmp_path, monkeypatch, capsys):
-    script = _script("irma_tables", monkeypatch)
-    status = script_status(lambda: script.main([str(tmp_path), "--record", str(tmp_path / "out")]), "irma_tables.py")
-    error = capsys.readouterr().err
-    assert status == 2 and error == f"irma_tables.py: error: {tmp_path}: not a result folder (no results; run " \
-                                     "`dolb run` first)\n"
-    assert not (tmp_path / "out").exists()
+def refused(argv, capsys, message, tmp_path):
+    """``dolb ARGV`` exits 2 with ``message`` on one line, ``tmp_path`` as it was."""
+    before = sorted(tmp_path.rglob("*"))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dolb: error: {message}") and err.count("\n") == 1, err
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_a_study_given_a_folder_that_is_not_a_result_folder_says_so_in_one_line(tmp_path, capsys):
+    refused(["study", "irma", str(tmp_path), "--record", str(tmp_path / "out")], capsys,
+            f"{tmp_path}: not a result folder (no results; run `dolb run` first)", tmp_path)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["study", "irmaa", "x"], "unknown study 'irmaa' (did you mean 'irma'?; known: cutoff_averaging, irma, "),
+    (["study", "irma"], "dolb study: give a study's NAME and its RUN (dolb study --list names the studies)"),
+    (["study"], "dolb study: give a study's NAME and its RUN"),
+])
+def test_an_unknown_study_or_a_missing_run_is_one_line(tmp_path, capsys, argv, message):
+    refused(argv, capsys, message, tmp_path)
+
+
+def test_the_studies_are_listed(capsys):
+    assert STUDIES.names() == ["cutoff_averaging", "irma", "linear_zoo", "oms", "online_mr", "tuning"]
+    assert main(["study", "--list"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "irma               The IRMA study (pipelines/irma.toml)"
 
 
 OTHER = """
@@ -146,50 +164,35 @@ learners = [{ learner = "irma", complexity = 4, params = { basis = "legendre", d
 """
 
 
-def refused(script, argv, name, capsys, message, tmp_path):
-    """``script.main(argv)`` exits 2 with ``message`` on one line, ``tmp_path`` as it was."""
-    before = sorted(tmp_path.rglob("*"))
-    assert script_status(lambda: script.main(argv), name) == 2
-    err = capsys.readouterr().err
-    assert err.startswith(f"{name}: error: {message}") and err.count("\n") == 1, err
-    assert sorted(tmp_path.rglob("*")) == before
-
-
-def test_the_irma_tables_of_another_pipelines_folder_are_one_line(tmp_path, monkeypatch, capsys):
-    from dolb.cli import main
-
+def test_a_run_of_another_pipeline_is_one_line(tmp_path, capsys):
     (tmp_path / "other.toml").write_text(OTHER)
     assert main(["-q", "run", str(tmp_path / "other.toml"), "--out", str(tmp_path / "other"), "--workers", "1"]) == 0
-    script = _script("irma_tables", monkeypatch)
-    refused(script, [str(tmp_path / "other"), "--record", str(tmp_path / "out")], "irma_tables.py", capsys,
+    refused(["study", "irma", str(tmp_path / "other"), "--record", str(tmp_path / "out"), "--figures",
+             str(tmp_path / "figures")], capsys,
             f"{tmp_path / 'other'}: not a run of pipelines/irma.toml (no table1 test_mse of irma at order 6 after 10 "
             "examples)", tmp_path)
+    refused(["study", "oms", str(tmp_path / "other")], capsys,
+            f"{tmp_path / 'other'}: not a run of the study oms (pipelines/oms_mnist.toml): it holds none of its "
+            "experiments", tmp_path)
 
 
-@pytest.mark.parametrize("name, argv", [
-    ("rls_tikhonov", []),
-    ("tuning_tables", [str(ROOT / "benchmarks" / "tuning" / "20261127T023710Z.json")]),
-    ("irma_tables", ["{tmp}"]),
-    ("cutoff_tables", ["{tmp}"]),
-    ("cutoff_scale_figures", ["{tmp}"]),
-    ("omr_figures", ["{tmp}"]),
-    ("oms_figures", ["{tmp}"]),
-])
+@pytest.mark.parametrize("name", ["tuning", "irma", "cutoff_averaging", "linear_zoo", "online_mr", "oms"])
+@pytest.mark.parametrize("option", ["--record", "--figures"])
 @pytest.mark.parametrize("where, message", [
-    ("file", "--record {record}: not a folder"),
-    ("file/below", "--record {record}: {tmp}/file is not a folder"),
+    ("file", "{option} {folder}: not a folder"),
+    ("file/below", "{option} {folder}: {tmp}/file is not a folder"),
 ])
-def test_a_record_folder_that_is_a_file_is_refused_before_anything_runs(tmp_path, monkeypatch, capsys, name, argv,
-                                                                        where, message):
+def test_a_record_or_figure_folder_that_is_a_file_is_refused_before_anything_runs(tmp_path, capsys, name, option,
+                                                                                  where, message):
     (tmp_path / "file").write_text("a file")
-    script = _script(name, monkeypatch)
-    record = tmp_path / where
-    refused(script, [a.format(tmp=tmp_path) for a in argv] + ["--record", str(record)], f"{name}.py", capsys,
-            message.format(record=record, tmp=tmp_path), tmp_path)
+    folder = tmp_path / where
+    run = str(TUNING) if name == "tuning" else str(tmp_path)
+    refused(["study", name, run, option, str(folder)], capsys,
+            message.format(option=option, folder=folder, tmp=tmp_path), tmp_path)
 
 
 def damaged_bench(record):
-    """Damages of a tuning_bench.py record, each with what the refusal says."""
+    """Damages of a tuning benchmark record, each with what the refusal says."""
     first = record["summary"][0]
     grid = record["repeats"][0]["dolb"]["grid"]
     return {
@@ -209,22 +212,60 @@ def damaged_bench(record):
 
 @pytest.mark.parametrize("damage", ["empty summary", "summary not a list", "a row without grid", "a search as text",
                                     "no repeats", "no learned", "unknown peer", "a list"])
-def test_a_damaged_tuning_record_is_one_line_and_nothing_is_written(tmp_path, monkeypatch, capsys, damage):
-    script = _script("tuning_tables", monkeypatch)
-    record = json.loads((ROOT / "benchmarks" / "tuning" / "20261127T023710Z.json").read_text())
+def test_a_damaged_tuning_record_is_one_line_and_nothing_is_written(tmp_path, capsys, damage):
+    record = json.loads(TUNING.read_text())
     content, message = damaged_bench(record)[damage]
     path = tmp_path / "bench.json"
     path.write_text(json.dumps(content))
-    refused(script, [str(path), "--record", str(tmp_path / "out")], "tuning_tables.py", capsys,
-            f"{path}: not a record of scripts/tuning_bench.py ({message})", tmp_path)
+    refused(["study", "tuning", str(path), "--record", str(tmp_path / "out")], capsys,
+            f"{path}: not a tuning benchmark record ({message})", tmp_path)
 
 
 @pytest.mark.parametrize("content, message", [(b"", "Expecting value"), (b"{\"summary\": [", "Expecting value"),
                                               (b"\xff\xfe", "'utf-8' codec can't decode"),
                                               (None, "[Errno 21] Is a directory")])
-def test_an_empty_truncated_or_binary_tuning_record_is_one_line(tmp_path, monkeypatch, capsys, content, message):
-    script = _script("tuning_tables", monkeypatch)
+def test_an_empty_truncated_or_binary_tuning_record_is_one_line(tmp_path, capsys, content, message):
     path = tmp_path / "bench.json"
     path.mkdir() if content is None else path.write_bytes(content)
-    refused(script, [str(path), "--record", str(tmp_path / "out")], "tuning_tables.py", capsys,
-            f"{path}: not a record of scripts/tuning_bench.py ({message}", tmp_path)
+    refused(["study", "tuning", str(path), "--record", str(tmp_path / "out")], capsys,
+            f"{path}: not a tuning benchmark record ({message}", tmp_path)
+
+
+def test_the_studies_are_imported_when_the_registry_is_first_read():
+    """`dolb study` is a command of `dolb`, whose import stays light: dolb's own studies
+    (pandas, Numba and matplotlib behind them) are imported when STUDIES is first read."""
+    script = """
+import sys
+import dolb.cli
+assert "dolb.studies" in sys.modules and "dolb.studies.irma" not in sys.modules and "pandas" not in sys.modules
+import dolb
+assert dolb.STUDIES.names() == ["cutoff_averaging", "irma", "linear_zoo", "oms", "online_mr", "tuning"]
+assert "dolb.studies.irma" in sys.modules
+"""
+    subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def test_a_study_page_is_its_prose_with_what_the_prose_does_not_place_added(tmp_path):
+    from dolb.studies import Claim, Figure, Study, Table, Verdict
+    from dolb.studies.pages import study_page
+
+    def low(tables):
+        return Verdict(tables["means"]["rows"][0][1] < 0.05, "error 3.1%")
+
+    study = Study("toy", "A toy study", paper="Nobody, 'Nothing' (2026).", pipelines=("toy",),
+                  tables=(Table("means", lambda run: None), Table("other", lambda run: None)),
+                  figures=(Figure("toy.png", lambda run, path: None, caption="the toy figure"),),
+                  claims=(Claim("the error is low", low, ("means",)),))
+    write_table(tmp_path, toy(study="toy"))
+    write_table(tmp_path, toy(study="toy", table="other"))
+    bare = study_page(study, None, tmp_path, shown_folder="records")
+    assert bare.startswith("# A toy study\n\nNobody, 'Nothing' (2026).\n\n## The paper's claims, judged\n\n")
+    assert "| the error is low | **holds**: error 3.1% | `toy/means` |" in bare
+    assert "dolb run pipelines/toy.toml --out runs/toy\ndolb study toy runs/toy --record benchmarks/studies" in bare
+    assert bare.count('<span class="number">3.1%</span>') == 2 and "`records/toy/other.json`" in bare
+    assert bare.endswith("## Figures\n\n![the toy figure](../figures/toy.png)\n")
+    prose = "Ours.\n\n<!-- table: toy/means -->\n\n<!-- claims -->\n\n![mine](../figures/toy.png)\n"
+    page = study_page(study, prose, tmp_path)
+    assert page.count("the error is low") == 1 and page.count("`benchmarks/studies/toy/means.json`") == 1
+    assert "## Tables" in page and "`benchmarks/studies/toy/other.json`" in page  # the one the prose leaves out
+    assert "## Figures" not in page and "## How to run it" not in page

@@ -8,7 +8,6 @@ examples of the split's stream in its order, score a seeded holdout, and stop be
 rung of one. Where one configuration is clearly best, both must find it.
 """
 
-import importlib.util
 import textwrap
 
 import numpy as np
@@ -19,7 +18,6 @@ from sklearn.datasets import dump_svmlight_file
 from dolb.execution.sweep import run_sweep
 from dolb.options import RunOptions
 from dolb.sklearn import OnlineClassifier
-from tests.conftest import ROOT
 
 pytestmark = pytest.mark.e2e
 
@@ -81,10 +79,9 @@ def test_dask_ml_halving_finds_the_best_step_size():
     from dask_ml.model_selection import SuccessiveHalvingSearchCV
     from distributed import Client, LocalCluster
 
-    spec = importlib.util.spec_from_file_location("tuning_bench", ROOT / "scripts" / "tuning_bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    bench.dask_ml_compatible()
+    from dolb.studies.tuning_bench import dask_ml_compatible
+
+    dask_ml_compatible()
     X, y = noisy_halfspace()
     rows = BLOCK * 5 // 4  # dask-ml validates on a fifth of each block
     search = SuccessiveHalvingSearchCV(OnlineClassifier("sgd"), {"eta0": STEP_SIZES}, n_initial_parameters=3,

@@ -1,5 +1,5 @@
 """Study tables: each table of a study page is a record file in the repository, written by
-the script that computes it from a run, and rendered into the page when the docs are
+``dolb study`` from a run (:mod:`dolb.studies`), and rendered into the page when the docs are
 built, so that no table of results is typed by hand.
 
 A table record is a JSON object::
@@ -8,8 +8,8 @@ A table record is a JSON object::
       "schema": 1,
       "study": "irma",                           # the study's page: docs/studies/irma.md
       "table": "table1",                         # the table's name on that page
-      "date": "2026-11-27T01:02:03Z",            # UTC, when the script wrote it
-      "command": "python3 scripts/irma_tables.py runs/irma --record benchmarks/studies",
+      "date": "2026-11-27T01:02:03Z",            # UTC, when it was written
+      "command": "dolb study irma runs/irma --record benchmarks/studies",
       "source": "dolb run pipelines/irma.toml --out runs/irma",   # what made its input
       "versions": {"python": "3.12.3", "git_commit": "abc...", ...},
       "columns": [{"name": "examples, method"},
@@ -33,7 +33,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from dolb.bench.records import check_fields, command_line, fail, finite_number, load_json, record_folder, versions
+from dolb.bench.records import check_fields, command_line, fail, finite_number, load_json, versions
 
 SCHEMA = 1
 TABLES = Path("benchmarks") / "studies"
@@ -46,7 +46,7 @@ NAME = re.compile(r"^[\w-]+$")
 def new_table(study: str, table: str, columns: list[tuple[str, str | None]], rows: list[list],
               source: str, command: str | None = None) -> dict:
     """A table record written now: ``columns`` as ``(heading, format or None)``,
-    ``rows`` of cells, ``source`` the command that made the script's input;
+    ``rows`` of cells, ``source`` the command that made what the table is computed from;
     ``command`` defaults to this process's command line.
 
     Examples
@@ -65,14 +65,6 @@ def new_table(study: str, table: str, columns: list[tuple[str, str | None]], row
               "columns": [{"name": name} | ({"format": spec} if spec else {}) for name, spec in columns],
               "rows": [[_plain(cell) for cell in row] for row in rows]}
     return check(record, f"table {study}/{table}")
-
-
-def new_tables(study: str, makers: dict, data, source: str) -> list[dict]:
-    """A study's table records: for each ``name: make`` of ``makers``, the table
-    ``make(data)`` returns (columns, rows), left out when it has no rows (the run lacks
-    its experiments)."""
-    made = {name: make(data) for name, make in makers.items()}
-    return [new_table(study, name, *table, source=source) for name, table in made.items() if table[1]]
 
 
 def _plain(cell):
@@ -156,16 +148,8 @@ def _shown(value, spec: str, page: bool = False) -> str:
     return format(value, spec)
 
 
-def show_tables(records: list[dict], folder: str | Path | None = None) -> None:
-    """:func:`show_table` each of ``records`` (all made before: a script that fails
-    midway writes none), into ``folder`` when given (:func:`record_folder`)."""
-    record_folder(folder)
-    for record in records:
-        show_table(record, folder)
-
-
 def show_table(record: dict, folder: str | Path | None = None) -> None:
-    """Print ``record``'s table under its name, as a table script does; with ``folder``,
+    """Print ``record``'s table under its name, as ``dolb study`` does; with ``folder``,
     also write it there (:func:`write_table`) and say where."""
     print(f"{record['table']}:\n{render_table(record)}\n")
     if folder is not None:

@@ -1,7 +1,7 @@
 """The tuning benchmark: a full grid against successive halving and Hyperband, as dolb
 pipelines on 2 workers, and against dask-ml's adaptive searches on the same space.
 
-    python3 scripts/tuning_bench.py OUT [--quick] [--repeats N] [--data ../shared/data]
+    python3 -m dolb.studies.tuning_bench OUT [--quick] [--repeats N] [--data ../shared/data]
 
 Every linear_zoo learner with a step size or regularisation is tuned over a log grid of
 27 values (9 with ``--quick``) on a9a, w8a, ijcnn1 and the RCV1 pair CCAT/ECAT (a9a
@@ -19,10 +19,10 @@ on a LocalCluster of 2 workers, with ``partial_fit`` blocks sized so that their 
 in examples match dolb's, scored by dolb's test error; the configuration each finds is trained on the split's whole
 training stream, in dolb's order, and tested on the split's test part.
 
-Writes ``benchmarks/tuning/<UTC time>.json`` (machine, versions, the command,
-every repeat's raw numbers) and ``docs/figures/tuning_validation.png`` (validation loss
-against budget, halving on the first dataset, split 0) and ``tuning_test_error.png``;
-``scripts/tuning_tables.py`` makes the tables of ``docs/guide/tuning.md`` from the record.
+Writes ``benchmarks/tuning/<UTC time>.json`` (``--record``: another folder; machine,
+versions, the command, every repeat's raw numbers), the run of the study ``tuning``
+(:mod:`dolb.studies.tuning`): ``dolb study tuning RECORD`` makes the tables and figures
+of ``docs/guide/tuning.md`` from it.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 import tomli_w
-from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from dolb.bench.records import machine, versions
 from dolb.data.splits import split_rows
@@ -48,15 +47,11 @@ from dolb.execution.datasets import data_cache, open_datasets
 from dolb.experiment.pipeline import load_pipeline
 from dolb.losses import misclassified
 from dolb.results import query
-from dolb.results.figure_style import PALETTE, new_figure, save
 from dolb.results.history import read_records
 from dolb.results.store import ResultStore
 from dolb.seeding import seed_for
 from dolb.sklearn import OnlineClassifier
 
-ROOT = Path(__file__).resolve().parents[1]
-PLAIN = FuncFormatter(lambda value, _: f"{value:g}")
-"""Tick labels of a logarithmic axis as plain numbers."""
 DATASETS = {  # name: (importer, params; "path" relative to the data folder)
     "a9a": ("svmlight", {"path": "libsvm/a9a"}),
     "w8a": ("svmlight", {"path": "libsvm/w8a"}),
@@ -257,75 +252,15 @@ def summarise(runs: dict, peers: list[dict], tests: dict[str, int]) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
-def validation_figure(decisions: pd.DataFrame, dataset: str, path: Path) -> None:
-    """Validation loss against budget per learner (``dataset``, split 0): every trial a
-    thin grey line, the chosen one bold."""
-    shown = decisions.query("dataset == @dataset and split == 0")
-    learners = list(dict.fromkeys(shown["learner"]))
-    fig, axes = new_figure(1, len(learners), width=3.2, height=3.2, layout="constrained")
-    for ax, learner in zip(axes[0], learners):
-        for _, rungs in shown.query("learner == @learner").groupby("trial"):
-            rungs = rungs.sort_values("budget")
-            chosen = bool(rungs["chosen"].any())
-            ax.plot(rungs["budget"], rungs["validation_loss"], marker="o", markersize=6 if chosen else 2,
-                    color=PALETTE[3] if chosen else "0.6", linewidth=2.5 if chosen else 0.7, zorder=3 if chosen else 2,
-                    label="chosen" if chosen else None)
-        ax.plot([], [], marker="o", markersize=2, color="0.6", linewidth=0.7, label="other trials")
-        ax.set_xscale("log")
-        ax.set_xticks(sorted(set(shown["budget"])))
-        ax.xaxis.set_major_formatter(PLAIN)
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_title(learner)
-        ax.set_xlabel("budget (training examples)")
-        ax.legend(loc="upper right", fontsize=8)
-    axes[0][0].set_ylabel("validation error (holdout)")
-    fig.suptitle(f"Successive halving on {dataset}, split 0 (a trial dropped at the first rung is a dot)")
-    save(fig, path)
-
-
-def test_error_figure(summary: pd.DataFrame, path: Path) -> None:
-    """Test error per learner of each method, the grid's bootstrap interval as a bar."""
-    series = [("grid", "full grid (95 % bootstrap interval)", "o"), ("halving", "dolb halving", "s"),
-              ("hyperband", "dolb hyperband", "^"), ("dask-ml halving", "dask-ml halving", "D"),
-              ("dask-ml hyperband", "dask-ml hyperband", "v")]
-    series = [s for s in series if s[0] in summary.columns]
-    datasets = list(dict.fromkeys(summary["dataset"]))
-    fig, axes = new_figure(1, len(datasets), width=3.6, height=3.4, layout="constrained")
-    for ax, dataset in zip(axes[0], datasets):
-        shown = summary.query("dataset == @dataset").reset_index(drop=True)
-        for k, (column, label, marker) in enumerate(series):
-            x = np.arange(len(shown)) + (k - (len(series) - 1) / 2) * 0.14
-            bars = None
-            if column == "grid":
-                bars = np.vstack([shown["grid"] - shown["ci_low"], shown["ci_high"] - shown["grid"]])
-            ax.errorbar(x, shown[column], yerr=bars, fmt=marker, color=PALETTE[k], capsize=3, markersize=6,
-                        label=label if dataset == datasets[0] else None)
-        ax.set_xticks(np.arange(len(shown)), shown["learner"], rotation=35, ha="right")
-        ax.set_title(dataset)
-    axes[0][0].set_ylabel("test error (mean over splits)")
-    fig.legend(loc="outside lower center", ncols=min(len(series), 1 + len(datasets)), fontsize=8)
-    save(fig, path)
-
-
-def draw(record: dict) -> None:
-    """The two figures of ``record`` into docs/figures."""
-    figures = ROOT / "docs" / "figures"
-    validation_figure(pd.DataFrame(record["repeats"][0]["dolb"]["halving"]["decisions"]),
-                      record["settings"]["datasets"][0], figures / "tuning_validation.png")
-    test_error_figure(pd.DataFrame(record["summary"]), figures / "tuning_test_error.png")
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path, help="folder for the runs' result folders")
     parser.add_argument("--quick", action="store_true", help="a9a, pa and sgd, a 9-point grid")
     parser.add_argument("--repeats", type=int, default=1, help="times the three pipelines run (default 1)")
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data", help="the shared data folder")
+    parser.add_argument("--data", type=Path, default=Path("../shared/data"), help="the shared data folder")
+    parser.add_argument("--record", type=Path, default=Path("benchmarks/tuning"), help="where the record goes")
     parser.add_argument("--no-dask-ml", action="store_true", help="leave dask-ml's searches out")
-    parser.add_argument("--figures", type=Path, help="only draw the figures of this record")
     args = parser.parse_args(argv)
-    if args.figures:
-        return draw(json.loads(args.figures.read_text()))
     datasets = ["a9a"] if args.quick else list(DATASETS)
     learners = ["pa", "sgd"] if args.quick else list(LEARNERS)
     steps = 9 if args.quick else 27
@@ -340,17 +275,16 @@ def main(argv: list[str] | None = None) -> None:
     tests = n_tests(specs["grid"], args.out / "repeat0" / "grid", datasets)
     summary = summarise(first["dolb"], first["dask_ml"], tests)
     when = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    record = {"machine": machine(), "versions": versions(), "command": " ".join([Path(sys.argv[0]).name,
-                                                                                  *sys.argv[1:]]),
+    record = {"machine": machine(), "versions": versions(),
+              "command": " ".join(["python3 -m dolb.studies.tuning_bench", *sys.argv[1:]]),
               "settings": {"datasets": datasets, "learners": {n: LEARNERS[n] for n in learners}, "steps": steps,
                            "min_fraction": MIN_FRACTION, "max_fraction": MAX_FRACTION, "eta": ETA, "splits": SPLITS,
                            "holdout": HOLDOUT, "seed": SEED,
                            "n_test": tests, "quick": args.quick},
               "summary": summary.to_dict("records"), "repeats": repeats}
-    folder = ROOT / "benchmarks" / "tuning"  # not a bench record (dolb.bench.records): a study of its own
+    folder = args.record  # not a bench record (dolb.bench.records): the run of the study tuning
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{when}.json").write_text(json.dumps(record, indent=1, default=str))
-    draw(record)
     with pd.option_context("display.width", 250, "display.max_columns", 30, "display.precision", 4):
         print(summary.to_string(index=False))
     for k, repeat in enumerate(repeats):

@@ -1,9 +1,5 @@
-"""Figures and findings of the cutoff study at RCV1 scale, from the result folder of
-``dolb run pipelines/cutoff_rcv1_scale.toml --out runs/cutoff_scale``:
-
-    python3 scripts/cutoff_scale_figures.py runs/cutoff_scale [--figures docs/figures] [--record benchmarks/studies]
-
-writes into ``--figures`` (default: the folder's ``report/``)
+"""The cutoff-averaging study at RCV1 scale, from the result folder of
+``dolb run pipelines/cutoff_rcv1_scale.toml --out runs/cutoff_rcv1_scale``: its figures
 
 - ``cutoff_scale_survival.png``: N_k / m, the share of the m rounds counted at cutoff k,
   against k, at several m, one panel per configuration (N_k − N_{k+1} is the number of
@@ -12,33 +8,27 @@ writes into ``--figures`` (default: the folder's ``report/``)
 - ``cutoff_scale_hinge.png``: test hinge loss of the last hypothesis, averaging and
   cutoff averaging against m (mean over the seeds, bars ± one standard deviation);
 
-and prints the findings tables (with ``--record``, writes them into that folder as the
-table records ``scale_margin``, the margin Perceptron, and ``scale_perceptron``, the
-classic Perceptron, rendered into ``docs/studies/cutoff_averaging.md``): per
-configuration and m, the k the bound chose, the largest survival time, N_1 / m, L̂_0
-and the smallest L̂_k, the k the bound would choose with C = 1 instead of 1 + R (among
-the reported k), and the test hinge loss (test error for the Perceptron) of each
+and its findings tables ``scale_margin`` (the margin Perceptron) and ``scale_perceptron``
+(the classic Perceptron): per configuration and m, the k the bound chose, the largest
+survival time, N_1 / m, L̂_0 and the smallest L̂_k, the k the bound would choose with
+C = 1 instead of 1 + R (among the reported k), and the test hinge loss (test error for the Perceptron) of each
 conversion. Every number but the largest k chosen is the mean over the seeds (orders of
 the stream).
 """
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from dolb.bench.tables import new_table, record_folder, run_source, show_table
-from dolb.console import script_status
 from dolb.conversions.bound import confidence, risk_bound
 from dolb.conversions.cutoff import REPORTED_K
 from dolb.results.figure_style import PALETTE, new_figure, save, series_style
-from dolb.results.tables import read_results
+from dolb.studies.study import Figure, Table
 
 CONFIGURATIONS = {
     "unit": "unit norm (the sample), R = 1",
@@ -173,35 +163,17 @@ def findings(table: pd.DataFrame, experiments: dict[str, str], metric: str = "te
 TABLES = {"scale_margin": (CONFIGURATIONS, "test_hinge"),
           "scale_perceptron": ({"perceptron": "Perceptron, unit norm"}, "test_error")}
 """The findings tables: experiments and test metric of each."""
-
-
-def record_findings(table: pd.DataFrame, source: str, record: Path | None) -> None:
-    """Print each findings table of :data:`TABLES` the run has; with ``record``, write
-    it there as a record of the study ``cutoff_averaging``."""
-    for name, (experiments, metric) in TABLES.items():
-        if not set(experiments) & set(table.experiment):
-            continue
-        show_table(new_table("cutoff_averaging", name, *findings(table, experiments, metric), source=source), record)
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("folder", help="result folder of pipelines/cutoff_rcv1_scale.toml")
-    parser.add_argument("--figures", help="where to write the PNG files (default: <folder>/report)")
-    parser.add_argument("--record", type=Path, help="write the findings tables as records into this folder")
-    args = parser.parse_args(argv)
-    record_folder(args.record)
-    table, source = read_results(args.folder), run_source(args.folder)
-    out = Path(args.figures) if args.figures else Path(args.folder) / "report"
-    out.mkdir(parents=True, exist_ok=True)
-    per_k_figure(per_k(table, "n"), "N_k / m: share of the rounds counted", out / "cutoff_scale_survival.png", True)
-    per_k_figure(per_k(table, "loss"), "L_k: mean hinge loss on those rounds", out / "cutoff_scale_loss.png",
-                 False)
-    hinge_figure(table, out / "cutoff_scale_hinge.png")
-    seeds = table.groupby("experiment")["split"].nunique()
-    print(f"seeds per configuration: {', '.join(f'{e} {seeds[e]}' for e in seeds.index)}\n")
-    record_findings(table, source, args.record)
-
-
-if __name__ == "__main__":
-    sys.exit(script_status(main, "cutoff_scale_figures.py"))
+SCALE_TABLES = tuple(Table(name, lambda run, e=experiments, m=metric: findings(run.frame, e, m), tuple(experiments))
+                     for name, (experiments, metric) in TABLES.items())
+"""The findings tables as the study makes them from a run."""
+SCALE_FIGURES = (
+    Figure("cutoff_scale_survival.png", lambda run, path: per_k_figure(
+        per_k(run.frame, "n"), "N_k / m: share of the rounds counted", path, True), tuple(CONFIGURATIONS),
+        "N_k / m against k"),
+    Figure("cutoff_scale_loss.png", lambda run, path: per_k_figure(
+        per_k(run.frame, "loss"), "L_k: mean hinge loss on those rounds", path, False), tuple(CONFIGURATIONS),
+        "L̂_k against k"),
+    Figure("cutoff_scale_hinge.png", lambda run, path: hinge_figure(run.frame, path), tuple(CONFIGURATIONS),
+           "test hinge loss against m"),
+)
+"""The figures as the study draws them from a run."""

@@ -1,13 +1,8 @@
-"""Figures 2-4 of the OMS study and its tables, from the result folder of
-``dolb run pipelines/oms_mnist.toml --out runs/oms_mnist``:
-
-    python3 scripts/oms_figures.py runs/oms_mnist [--record benchmarks/studies]
-
-writes ``fig2.png``, ``fig3.png`` and ``fig4.png`` into the folder's ``report/`` and
-prints the tables (with ``--record`` also writes them as table records, rendered into
-``docs/studies/oms.md``): ``best_fixed``, the best fixed levels per training size;
-``oms_vs_fixed``, Fig. 4's numbers; ``findings``, the paper's findings beside ours.
-``notebooks/oms_mnist.ipynb`` shows the same.
+"""The OMS study: online model selection over LASVM's complexity on MNIST 3 vs the rest
+(Figures 2-4 and the tables of ``docs/studies/oms.md``), from the result folder of
+``dolb run pipelines/oms_mnist.toml --out runs/oms_mnist``. Tables: ``best_fixed``, the
+best fixed levels per training size; ``oms_vs_fixed``, Fig. 4's numbers; ``findings``,
+the paper's findings beside ours. ``notebooks/oms_mnist.ipynb`` shows the same.
 
 - Fig. 2: fixed-complexity LASVM test error against RBF gamma and polynomial degree,
   one line per training size (mean over the orders of experiment ``small`` at 1,000 and
@@ -20,19 +15,16 @@ prints the tables (with ``--record`` also writes them as table records, rendered
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from dolb.bench.tables import new_tables, record_folder, run_source, show_table
-from dolb.console import script_status
 from dolb.results.figure_style import PALETTE, new_figure, save, series_style
 from dolb.results.stats import ci95_halfwidth
-from dolb.results.tables import read_results
+from dolb.studies import STUDIES
+from dolb.studies.study import Claim, Figure, Study, Table, Verdict
 
 LOW = {"rbf": 0.005, "poly": 1}
 HIGH = {"rbf": 0.03, "poly": 3}
@@ -252,33 +244,69 @@ def findings(frame: pd.DataFrame) -> tuple[list, list]:
     return [("finding", None), ("paper", None), ("here", None)], rows
 
 
+def _by_kernel(record: dict) -> dict[str, list[list]]:
+    """The rows of ``record`` (its first column the kernel) by kernel."""
+    rows: dict[str, list[list]] = {}
+    for row in record["rows"]:
+        rows.setdefault(row[0], []).append(row)
+    return rows
+
+
+def tracks_the_better(tables) -> Verdict:
+    """OMS within 1 percentage point of the better of fixed low and high at every size."""
+    gaps = {kernel: max(row[-1] for row in rows) for kernel, rows in _by_kernel(tables["oms_vs_fixed"]).items()}
+    return Verdict(all(gap <= 1.0 for gap in gaps.values()),
+                   "largest OMS − the better, points: " + ", ".join(f"{k} {g:+.2f}" for k, g in gaps.items()))
+
+
+def ends_near_the_best(tables) -> Verdict:
+    """OMS within 0.2 percentage points of the better fixed complexity at the largest size."""
+    gaps = {kernel: rows[-1][-1] for kernel, rows in _by_kernel(tables["oms_vs_fixed"]).items()}
+    return Verdict(all(gap <= 0.2 for gap in gaps.values()),
+                   "OMS − the better at the largest size, points: " + ", ".join(f"{k} {g:+.2f}"
+                                                                                 for k, g in gaps.items()))
+
+
+def low_first(tables) -> Verdict:
+    """Fixed low complexity errs less than fixed high at the smallest size, both kernels."""
+    first = {kernel: rows[0] for kernel, rows in _by_kernel(tables["oms_vs_fixed"]).items()}
+    return Verdict(all(row[4] < row[5] for row in first.values()),
+                   "; ".join(f"{k} at {row[1]:,}: low {row[4]:.2%}, high {row[5]:.2%}" for k, row in first.items()))
+
+
+def more_data_more_complexity(tables) -> Verdict:
+    """The best fixed level at the largest size at least the one at the smallest."""
+    best = {kernel: (rows[0][3], rows[-1][3]) for kernel, rows in _by_kernel(tables["best_fixed"]).items()}
+    return Verdict(all(last >= first for first, last in best.values()),
+                   "best level, smallest → largest size: " + ", ".join(f"{k} {a:g} → {b:g}"
+                                                                        for k, (a, b) in best.items()))
+
+
 TABLES = {"best_fixed": best_fixed, "oms_vs_fixed": oms_vs_fixed, "findings": findings}
 """The study's tables by record name, each made by its function from the result frame."""
 
 
-def records(frame: pd.DataFrame, source: str) -> list[dict]:
-    """The study's tables as table records (:func:`dolb.bench.tables.new_tables`),
-    ``source`` the command that made ``frame``; a table whose experiments the frame
-    lacks left out."""
-    return new_tables("oms", TABLES, frame, source)
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", type=Path, help="the result folder of pipelines/oms_mnist.toml")
-    parser.add_argument("--record", type=Path, help="write the tables as records into this folder")
-    args = parser.parse_args(argv)
-    record_folder(args.record)
-    frame = read_results(args.folder)
-    report = args.folder / "report"
-    report.mkdir(exist_ok=True)
-    figure_2(frame, report / "fig2.png")
-    if len(oms_runs(frame)):
-        figure_3(frame, report / "fig3.png")
-        figure_4(frame, report / "fig4.png")
-    for record in records(frame, run_source(args.folder)):
-        show_table(record, args.record)
-
-
-if __name__ == "__main__":
-    sys.exit(script_status(main, "oms_figures.py"))
+STUDY = Study(
+    name="oms",
+    title="Kernel machines and online model selection (OMS)",
+    paper="An online model-selection paper that grows the complexity of an online SVM as data arrives (MNIST), "
+          "over LASVM (Bordes, Ertekin, Weston & Bottou, JMLR 2005).",
+    pipelines=("oms_mnist",),
+    tables=tuple(Table(name, lambda run, make=make: make(run.frame), ("small", "full", "oms"))
+                 for name, make in TABLES.items()),
+    figures=(Figure("oms_fig2.png", lambda run, path: figure_2(run.frame, path), ("small", "full"),
+                    "Fig. 2: test error of fixed LASVM against γ and degree"),
+             Figure("oms_fig3.png", lambda run, path: figure_3(run.frame, path), ("oms",),
+                    "Fig. 3: OMS-LASVM's test error against training size, with its switches"),
+             Figure("oms_fig4.png", lambda run, path: figure_4(run.frame, path), ("oms",),
+                    "Fig. 4: OMS against fixed low and high complexity")),
+    claims=(
+        Claim("Fig. 4: OMS stays near the better of fixed low and high complexity at every size", tracks_the_better,
+              ("oms_vs_fixed",)),
+        Claim("OMS ends as good as the best fixed complexity", ends_near_the_best, ("oms_vs_fixed",)),
+        Claim("Fig. 4: at the early sizes fixed low complexity beats fixed high", low_first, ("oms_vs_fixed",)),
+        Claim("Fig. 2: the best fixed complexity grows with the training size", more_data_more_complexity,
+              ("best_fixed",)),
+    ),
+)
+STUDIES.add(STUDY.name, STUDY)

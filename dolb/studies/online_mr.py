@@ -1,15 +1,10 @@
-"""The four figures of the online manifold regularisation study and its tables, from
-the result folder of ``dolb run pipelines/online_mr.toml --out runs/online_mr``:
-
-    python3 scripts/omr_figures.py runs/online_mr [--record benchmarks/studies]
-
-writes ``omr_runtime.png``, ``omr_risk.png``, ``omr_generalisation.png`` and
-``omr_drift.png`` into the folder's ``report/`` and prints the tables (with ``--record``
-also writes them as table records, rendered into ``docs/studies/online_mr.md``):
-``findings``, the paper's findings beside ours; ``risk``, the online and batch risks;
-``generalisation``, every hypothesis's test error at the last T.
-``notebooks/online_mr.ipynb`` shows the same. Every point is the mean over the splits
-(seeds) of its experiment, its bars ± one standard deviation over them.
+"""The online manifold regularisation study (Goldberg, Li & Zhu, ECML PKDD 2008): its four
+figures and its tables, from the result folder of
+``dolb run pipelines/online_mr.toml --out runs/online_mr``. Tables: ``findings``, the
+paper's findings beside ours; ``risk``, the online and batch risks; ``generalisation``,
+every hypothesis's test error at the last T. ``notebooks/online_mr.ipynb`` shows the
+same. Every point is the mean over the splits (seeds) of its experiment, its bars ± one
+standard deviation over them.
 
 - runtime: seconds spent learning against T, log-log, with the slope of a least-squares
   line through the log-log points (T ≥ 1,000; the exact learner T ≥ 500);
@@ -23,19 +18,16 @@ also writes them as table records, rendered into ``docs/studies/online_mr.md``):
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullLocator
 
-from dolb.bench.tables import new_tables, record_folder, run_source, show_table
-from dolb.console import script_status
 from dolb.results.figure_style import PALETTE, new_figure, save
 from dolb.results.stats import ci95_halfwidth
-from dolb.results.tables import read_results
+from dolb.studies import STUDIES
+from dolb.studies.study import Claim, Figure, Study, Table, Verdict
 
 PLAIN = FuncFormatter(lambda value, _: f"{value:g}")
 """Tick labels of a logarithmic axis as plain numbers."""
@@ -340,36 +332,63 @@ TABLES = {"findings": findings, "risk": risk_table, "generalisation": final_erro
 """The study's tables by record name, each made by its function from the result frame."""
 
 
-def records(frame: pd.DataFrame, source: str) -> list[dict]:
-    """The study's tables as table records (:func:`dolb.bench.tables.new_tables`),
-    ``source`` the command that made ``frame``; a table whose experiments the frame
-    lacks left out."""
-    return new_tables("online_mr", TABLES, frame, source)
+GENERALISATION = tuple(f"gen_{d}{batch}" for d in DATASETS for batch in ("", "_batch"))
+DRIFTS = tuple(f"drift{n}" for n in DRIFT)
+EXPERIMENTS = ("runtime", "runtime_exact", "risk", *GENERALISATION, *DRIFTS)
+"""The pipeline's experiments: a table is made from a run holding one of them."""
+FIGURE_EXPERIMENTS = [
+    ("omr_runtime.png", ("runtime", "runtime_exact"), figure_runtime, "Runtime against T, two spirals, log-log"),
+    ("omr_risk.png", ("risk",), figure_risk, "Online risk of the exact and buffered learners against the batch risk"),
+    ("omr_generalisation.png", GENERALISATION, figure_generalisation, "Test error against T on four datasets"),
+    ("omr_drift.png", DRIFTS, figure_drift, "Concept drift: rotating spirals, tested on the distribution at T")]
+"""Each figure, the experiments it draws, how, and its caption: a figure whose
+experiments the run lacks is not drawn."""
 
 
-FIGURES = [("omr_runtime.png", runtime, figure_runtime), ("omr_risk.png", risks, figure_risk),
-           ("omr_generalisation.png", generalisation, figure_generalisation), ("omr_drift.png", drift, figure_drift)]
-"""Each figure, the table it draws and how: a figure whose table is empty (a folder
-without those experiments) is not drawn."""
+def _final(tables) -> dict[str, list]:
+    """The ``generalisation`` table's rows by hypothesis."""
+    return {row[0]: row[1:] for row in tables["generalisation"]["rows"]}
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", type=Path, help="the result folder of pipelines/online_mr.toml")
-    parser.add_argument("--record", type=Path, help="write the tables as records into this folder")
-    args = parser.parse_args(argv)
-    record_folder(args.record)
-    frame = read_results(args.folder)
-    report = args.folder / "report"
-    report.mkdir(exist_ok=True)
-    for name, table, draw in FIGURES:
-        if table(frame).empty:
-            print(f"{name}: not drawn, {args.folder} holds none of its experiments")
-        else:
-            draw(frame, report / name)
-    for record in records(frame, run_source(args.folder)):
-        show_table(record, args.record)
+def risk_approaches(tables) -> Verdict:
+    """The exact learner's online risk minus the batch risk smaller at the last T than
+    at the first."""
+    gaps = [(row[0], row[-1]) for row in tables["risk"]["rows"]]
+    return Verdict(gaps[-1][1] < gaps[0][1], "exact − batch: " + ", ".join(f"{g:.2f} at T = {n:,}" for n, g in gaps))
 
 
-if __name__ == "__main__":
-    sys.exit(script_status(main, "omr_figures.py"))
+def buffer_as_batch(tables) -> Verdict:
+    """The buffer that keeps its labelled representers, f_T, within a factor 2 of batch
+    MR's test error at the last T on every dataset."""
+    final = _final(tables)
+    kept, batch = final["buffer τ=200, labelled kept, f_T"], final["batch MR"]
+    ratios = [k / b for k, b in zip(kept, batch) if k is not None and b]
+    return Verdict(all(r < 2 for r in ratios), "buffer / batch MR: " + ", ".join(f"{r:.2f}" for r in ratios))
+
+
+def semi_supervised_ahead(tables) -> Verdict:
+    """Batch MR errs less than the supervised LASVM at the last T on most datasets."""
+    final = _final(tables)
+    pairs = zip(final["batch MR"], final["LASVM (labelled only)"])
+    ahead = [b < s for b, s in pairs if b is not None and s is not None]
+    return Verdict(sum(ahead) > len(ahead) / 2, f"batch MR ahead on {sum(ahead)} of {len(ahead)} datasets")
+
+
+STUDY = Study(
+    name="online_mr",
+    title="Online manifold regularisation",
+    paper='Goldberg, Li & Zhu, "Online Manifold Regularization: A New Learning Setting and Empirical Study" '
+          "(ECML PKDD 2008), with Zhu's \"Online Semi-Supervised Learning\" talk.",
+    pipelines=("online_mr",),
+    tables=tuple(Table(name, lambda run, make=make: make(run.frame), EXPERIMENTS) for name, make in TABLES.items()),
+    figures=tuple(Figure(name, lambda run, path, draw=draw: draw(run.frame, path), prefixes, caption)
+                  for name, prefixes, draw, caption in FIGURE_EXPERIMENTS),
+    claims=(
+        Claim("the online risk approaches the batch risk as T grows", risk_approaches, ("risk",)),
+        Claim("the online buffer that keeps its labelled examples is about as good as batch MR on an iid stream "
+              "(within a factor 2 of its test error)", buffer_as_batch, ("generalisation",)),
+        Claim("semi-supervised learning beats supervised: batch MR errs less than LASVM on the labelled examples "
+              "only", semi_supervised_ahead, ("generalisation",)),
+    ),
+)
+STUDIES.add(STUDY.name, STUDY)

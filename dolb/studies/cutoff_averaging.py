@@ -1,10 +1,6 @@
-"""The cutoff-averaging study's tables, from the result folder of
-``dolb run pipelines/cutoff_rcv1.toml --out runs/cutoff_rcv1``:
-
-    python3 scripts/cutoff_tables.py runs/cutoff_rcv1 [--record benchmarks/studies]
-
-prints (and with ``--record`` writes as table records, rendered into
-``docs/studies/cutoff_averaging.md``)
+"""The cutoff-averaging study: Dekel, "From Online to Batch Learning with Cutoff-Averaging"
+(NIPS 2008). From the result folder of
+``dolb run pipelines/cutoff_rcv1.toml --out runs/cutoff_rcv1`` its tables
 
 - ``findings``: each finding of the paper beside the number of ours that tests it;
 - ``perceptron``: per conversion, the Perceptron's mean test error at 5,000 examples,
@@ -21,21 +17,18 @@ prints (and with ``--record`` writes as table records, rendered into
   conversion, the problems where averaging is above the last hypothesis with the
   largest paired t-test p over them, and the longest survival of a hypothesis.
 
-Means are over the six problems and the ten splits unless a table says otherwise.
+Means are over the six problems and the ten splits unless a table says otherwise. The
+run of ``pipelines/cutoff_rcv1_scale.toml`` gives the study's scale tables and figures
+(:mod:`dolb.studies.cutoff_scale`).
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from cutoff_scale_figures import per_k
 
-from dolb.bench.tables import new_table, record_folder, run_source, show_tables
-from dolb.console import script_status
 from dolb.conversions.cutoff import REPORTED_K, cutoff_hypothesis
 from dolb.conversions.hypothesis import linear_hypothesis
 from dolb.data.store import open_dataset
@@ -48,7 +41,10 @@ from dolb.experiment.pipeline import load_pipeline
 from dolb.learners import learner_class
 from dolb.results.history import find_record
 from dolb.results.store import ResultStore
-from dolb.results.tables import paired_table, read_results
+from dolb.results.tables import paired_table
+from dolb.studies import STUDIES
+from dolb.studies.cutoff_scale import SCALE_FIGURES, SCALE_TABLES, per_k
+from dolb.studies.study import Claim, Figure, Study, Table, Verdict, report_figure
 
 STUDY = "cutoff_averaging"
 CONVERSIONS = {"last": "last hypothesis", "average": "averaging", "cutoff": "cutoff averaging"}
@@ -298,24 +294,84 @@ def findings(frame: pd.DataFrame, errors: pd.DataFrame) -> tuple[list, list]:
     return [("the paper finds", None), ("what we measure", None), ("ours", ".3g")], rows
 
 
-def tables(frame: pd.DataFrame, errors: pd.DataFrame) -> dict[str, tuple[list, list]]:
-    """Every table of the study: ``{name: (columns, rows)}``; ``errors`` is
-    :func:`error_by_k` of the run."""
-    return {"findings": findings(frame, errors), "perceptron": perceptron(frame),
-            "perceptron_tests": perceptron_tests(frame), "bound_k": bound_k(frame),
-            "loss_by_k": loss_by_k(frame, errors), "margin": margin(frame)}
+def _errors(run) -> pd.DataFrame:
+    """:func:`error_by_k` of ``run``, computed once for the two tables that read it."""
+    return run.once("error_by_k", lambda: error_by_k(run.folder, run.tidy))
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", type=Path, help="the result folder of pipelines/cutoff_rcv1.toml")
-    parser.add_argument("--record", type=Path, help="write the tables as records into this folder")
-    args = parser.parse_args(argv)
-    record_folder(args.record)
-    frame, source = read_results(args.folder, tidy=True), run_source(args.folder)
-    show_tables([new_table(STUDY, name, *table, source=source)
-                 for name, table in tables(frame, error_by_k(args.folder, frame)).items()], args.record)
+def _rows(tables, name: str) -> dict[str, list]:
+    return {row[0]: row[1:] for row in tables[name]["rows"]}
 
 
-if __name__ == "__main__":
-    sys.exit(script_status(main, "cutoff_tables.py"))
+def last_unstable(tables) -> Verdict:
+    """The last hypothesis's test error rises between checkpoints over 5 times as often
+    as averaging's, and it is the worst conversion on most problems."""
+    rows, n = _rows(tables, "perceptron"), tables["perceptron"]["columns"][2]["name"]
+    last, average = rows[CONVERSIONS["last"]], rows[CONVERSIONS["average"]]
+    return Verdict(last[2] > 5 * average[2] and last[1] > 3,
+                   f"rises: last {last[2]:.1%}, averaging {average[2]:.1%}; {n}: {last[1]}")
+
+
+def averaging_better(tables) -> Verdict:
+    """Averaging's test error at 5,000 below the last hypothesis's on every problem, p < 0.05."""
+    rows = _rows(tables, "perceptron_tests")
+    better = all(row[1] < row[0] and row[3] < 0.05 for row in rows.values())
+    return Verdict(better, f"largest p over the {len(rows)} problems: {max(row[3] for row in rows.values()):.2g}")
+
+
+def cutoff_as_averaging(tables) -> Verdict:
+    """Cutoff averaging's mean test error at 5,000 within 0.1 percentage point of
+    averaging's (the paper: slightly better)."""
+    rows = _rows(tables, "perceptron")
+    cutoff, average = rows[CONVERSIONS["cutoff"]][0], rows[CONVERSIONS["average"]][0]
+    return Verdict(abs(cutoff - average) < 0.001, f"cutoff {cutoff:.2%}, averaging {average:.2%}")
+
+
+def margin_last_best(tables) -> Verdict:
+    """For the margin Perceptron, averaging's test hinge loss above the last
+    hypothesis's on every problem at every size."""
+    record = tables["margin"]
+    problems = int(record["columns"][4]["name"].split("(of ")[1].split(")")[0])
+    above = [row[4] for row in record["rows"]]
+    return Verdict(all(a == problems for a in above), f"problems where averaging is above last, per size: "
+                                                      f"{min(above)} to {max(above)} of {problems}")
+
+
+def margin_cutoff_catches_up(tables) -> Verdict:
+    """For the margin Perceptron, cutoff averaging's test hinge loss at the largest size
+    closer to the last hypothesis's than averaging's is."""
+    m, last, average, cutoff, *_ = tables["margin"]["rows"][-1]
+    return Verdict(abs(cutoff - last) < abs(average - last),
+                   f"at m = {m:,}: last {last:.3g}, averaging {average:.3g}, cutoff {cutoff:.3g}")
+
+
+STUDY = Study(
+    name="cutoff_averaging",
+    title="The cutoff-averaging study",
+    paper='Dekel, "From Online to Batch Learning with Cutoff-Averaging" (NIPS 2008).',
+    pipelines=("cutoff_rcv1", "cutoff_rcv1_scale"),
+    tables=(Table("findings", lambda run: findings(run.tidy, _errors(run)), ("fig2", "fig3")),
+            Table("perceptron", lambda run: perceptron(run.tidy), ("fig2",)),
+            Table("perceptron_tests", lambda run: perceptron_tests(run.tidy), ("fig2",)),
+            Table("bound_k", lambda run: bound_k(run.tidy), ("fig2",)),
+            Table("loss_by_k", lambda run: loss_by_k(run.tidy, _errors(run)), ("fig2",)),
+            Table("margin", lambda run: margin(run.tidy), ("fig3",)),
+            *SCALE_TABLES),
+    figures=(Figure("cutoff_fig2.png", report_figure("01-fig2-test_error-curve.png"), ("fig2",),
+                    "Fig. 2: test error of the Perceptron's conversions, six RCV1 problems"),
+             Figure("cutoff_fig3.png", report_figure("02-fig3-test_hinge-curve.png"), ("fig3",),
+                    "Fig. 3: test hinge loss of the margin Perceptron's conversions, six RCV1 problems"),
+             *SCALE_FIGURES),
+    claims=(
+        Claim("Perceptron: the last hypothesis is unstable; more data can make it worse", last_unstable,
+              ("perceptron",)),
+        Claim("Perceptron: averaging is better than the last hypothesis", averaging_better, ("perceptron_tests",)),
+        Claim("Perceptron: cutoff averaging is as accurate as simple averaging", cutoff_as_averaging,
+              ("perceptron",)),
+        Claim("margin Perceptron: the last hypothesis is very good, simple averaging worse at every size",
+              margin_last_best, ("margin",)),
+        Claim("margin Perceptron: cutoff averaging catches up with the last hypothesis", margin_cutoff_catches_up,
+              ("margin",)),
+    ),
+)
+STUDIES.add(STUDY.name, STUDY)
