@@ -20,9 +20,10 @@ import sys
 from pathlib import Path
 
 import dolb
+from dolb.bench.modes import add_modes, with_mode
 from dolb.cli_arguments import fraction, lasting_folder, positive_int
 from dolb.console import configure_logging, quiet_on_interrupt
-from dolb.errors import ConfigError, DataError, DolbError
+from dolb.errors import DataError, DolbError
 from dolb.options import GATHER_MODES, OPTIONS, RunOptions, writable_file
 
 
@@ -112,45 +113,15 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from dolb.bench.records import command_line, new_record, record_folder, write_record
-    from dolb.bench.throughput import LEARNERS, as_json, as_record, as_text, load_average, run_bench
+    from dolb.bench.modes import MODES, listing
+    from dolb.bench.records import command_line, record_folder
 
-    command = command_line(["dolb", *args.argv])
+    if args.list or args.mode is None:
+        print(listing())
+        return 0
+    args.command_line = command_line(["dolb", *args.argv])
     record_folder(args.record)  # before minutes of measuring
-    if args.omr:
-        from dolb.bench.omr import omr_bench
-
-        found = omr_bench(args.omr)
-        if args.record:
-            print(f"record: {write_record(args.record, new_record('omr', found, command=command))}")
-        return 0
-    if args.stream:
-        from dolb.bench.stream import stream_command
-
-        record = (args.record, command) if args.record else None
-        print(stream_command(args.only, args.rcv1, args.libsvm, args.repeat, not args.no_peers, args.json, record))
-        return 0
-    if args.kernel:
-        from dolb.bench.kernel import kernel_bench
-
-        if not Path(args.mnist).is_dir():
-            raise ConfigError(f"--mnist {args.mnist}: no such folder (the four MNIST IDX files)")
-        found = kernel_bench(args.kernel, Path(args.mnist), peers=not args.no_peers)
-        if args.record:
-            print(f"record: {write_record(args.record, new_record('kernel', found, command=command))}")
-        return 0
-
-    names = args.only.split(",") if args.only else None
-    for name in names or ():
-        if name not in LEARNERS:
-            raise ConfigError(f"--only: unknown learner {name!r} (known: {', '.join(LEARNERS)})")
-    load_before = load_average()
-    found = run_bench(names, quick=args.quick, repeat=args.repeat, zarr=not args.no_zarr)
-    print(json.dumps(as_json(*found, load_before=load_before), indent=1) if args.json else as_text(*found))
-    if args.record:
-        record = as_record(*found, quick=args.quick, command=command)
-        print(f"record: {write_record(args.record, record)}", file=sys.stderr)
-    return 0
+    return MODES[args.mode].runner()(args)
 
 
 def _learners(args: argparse.Namespace) -> int:
@@ -294,30 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--data-cache", metavar="DIR", help=DATA_CACHE_HELP + ": the run's, to build nothing twice")
     plan.set_defaults(handler=_plan)
 
-    bench = commands.add_parser("bench", help="examples/s and memory of every linear learner (--kernel: LASVM, "
-                                "--omr: online manifold regularisation)")
-    bench.add_argument("--json", action="store_true", help="one JSON object per measurement")
-    bench.add_argument("--quick", action="store_true", help="a tenth of the stream, for a quick look")
-    bench.add_argument("--repeat", type=positive_int, default=7,
-                       help="interleaved repeats of every measurement, all kept; dolb compare judges 5 or more "
-                            "(default 7)")
-    bench.add_argument("--only", help="comma-separated learners (default: all)")
-    bench.add_argument("--no-zarr", action="store_true", help="from memory only")
-    instead = bench.add_mutually_exclusive_group()
-    instead.add_argument("--kernel", type=positive_int, metavar="N",
-                         help="instead: LASVM on N MNIST digits (3 vs rest) against SVC and VW --ksvm")
-    instead.add_argument("--omr", type=positive_int, metavar="T", nargs="?", const=100_000,
-                         help="instead: online manifold regularisation's learners on a stream of T two-spirals "
-                              "points (default 100000): examples/s, test error, and the exact learner's growth")
-    instead.add_argument("--stream", action="store_true",
-                         help="instead: the sparse linear learners from a Zarr store (in order, permuted) against "
-                              "memory, bare Numba loops, VW and river, on RCV1 and a9a (at least 7 repeats)")
-    bench.add_argument("--mnist", default="../shared/data/mnist", help="MNIST folder for --kernel")
-    bench.add_argument("--rcv1", default="../shared/data/rcv1/rcv1v2_mulan_dedup.npz", help="RCV1 file for --stream")
-    bench.add_argument("--libsvm", default="../shared/data/libsvm", help="folder of a9a and a9a.t for --stream")
-    bench.add_argument("--record", metavar="DIR", help="also write a JSON record of the run into DIR/<bench>/ "
-                       "(the repository's is benchmarks/records)")
-    bench.add_argument("--no-peers", action="store_true", help="with --kernel or --stream: no peers")
+    bench = commands.add_parser("bench", help="measure dolb: `dolb bench --list` lists the modes (default: "
+                                "throughput, every linear learner's examples/s)")
+    add_modes(bench)
     bench.set_defaults(handler=_bench)
 
     learners = commands.add_parser("learners", help="the registered learners and their parameters")
@@ -365,8 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dolb`` command; returns the exit status."""
     try:
-        args = build_parser().parse_args(argv)
-        args.argv = sys.argv[1:] if argv is None else list(argv)  # as typed, for a benchmark record
+        argv = sys.argv[1:] if argv is None else list(argv)
+        args = build_parser().parse_args(with_mode(argv))
+        args.argv = argv  # as typed, for a benchmark record
     except SystemExit as exc:  # --help, --version, or a mistake (already reported)
         return exc.code if isinstance(exc.code, int) else 2
     configure_logging(args.verbosity)

@@ -32,19 +32,19 @@ ABOUT = {
         "and as dolb from a Zarr store (in order, permuted, windowed; warm and cold chunk cache), with Vowpal "
         "Wabbit and river when installed. Examples per CPU-second of the whole process, every repeat; derived: "
         "each row's test accuracy and the floors (ratios of two variants with a bootstrap 95 % interval).",
-        "dolb bench --stream --record benchmarks/records"),
+        "dolb bench stream --record benchmarks/records"),
     "stream-no-peers": ("The same as *stream* without Vowpal Wabbit and river.",
-                        "dolb bench --stream --no-peers --record benchmarks/records"),
+                        "dolb bench stream --no-peers --record benchmarks/records"),
     "omr": (
         "Online manifold regularisation's cost on the two spirals: examples per second of the buffered "
         "(τ = 100, 200) and clustered learners over a stream of T examples, and the time per step of each, the "
         "exact learner's included, in the 100 steps up to t (the exact one's grows like t², the others' not). "
         "Each figure measured once.",
-        "dolb bench --omr 2000 --record benchmarks/records"),
+        "dolb bench omr 2000 --record benchmarks/records"),
     "kernel": (
         "LASVM's single pass on MNIST digit 3 against the rest (RBF kernel) against LIBSVM (scikit-learn's SVC) "
         "and Vowpal Wabbit's `--ksvm` when installed: wall seconds of each, measured once.",
-        "dolb bench --kernel 2000 --record benchmarks/records"),
+        "dolb bench kernel 2000 --record benchmarks/records"),
     "scale": (
         "How the sweep engine scales: each workload run as `dolb run` on 1 and then 2 workers; the client's "
         "and the workers' CPU time per cell, the start-up, the compute phase, and the speed-up from 1 to 2 "
