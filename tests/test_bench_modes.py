@@ -91,3 +91,29 @@ def test_ab_refuses_what_is_not_a_checkout_or_a_learner_in_one_line(tmp_path, ca
     err = capsys.readouterr().err
     assert err.startswith(f"dolb: error: {message}") and err.count("\n") == 1
     assert not (tmp_path / "records").exists()
+
+
+def test_contention_records_each_process_alone_and_side_by_side(tmp_path, capsys):
+    """`dolb bench contention` on the register-only workload for a fifth of a second:
+    one rate alone, two side by side, and their ratios to it."""
+    assert main(["bench", "contention", "--seconds", "0.2", "--workloads", "arithmetic", "--record",
+                 str(tmp_path)]) == 0
+    (path,) = (tmp_path / "contention").iterdir()
+    record = read_record(path)
+    alone, paired = record["measurements"]
+    assert alone["labels"] == {"workload": "arithmetic", "processes": "1"} and len(alone["repeats"]) == 1
+    assert paired["labels"] == {"workload": "arithmetic", "processes": "2"} and len(paired["repeats"]) == 2
+    assert all(rate > 0 for rate in alone["repeats"] + paired["repeats"])
+    ratios = {d["labels"]["ratio"]: d["value"] for d in record["derived"]}
+    assert ratios == {"slower side by side / alone": min(paired["repeats"]) / alone["repeats"][0],
+                      "faster side by side / alone": max(paired["repeats"]) / alone["repeats"][0]}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--workloads", "disk"], "dolb: error: --workloads: unknown workload 'disk' (known: arithmetic, stream)"),
+    (["--seconds", "0"], "dolb bench contention: error: argument --seconds: expected a number above 0, got 0"),
+])
+def test_contention_refuses_bad_input_in_one_line(tmp_path, capsys, argv, message):
+    assert main(["bench", "contention", *argv, "--record", str(tmp_path / "records")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1 and not (tmp_path / "records").exists()

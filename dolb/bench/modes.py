@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
 
-from dolb.cli_arguments import non_negative, positive_int
+from dolb.cli_arguments import non_negative, positive_float, positive_int
 
 SHARED_DATA = "../shared/data"
 """The real data sets beside the checkout, where the benches look by default."""
@@ -91,6 +91,13 @@ def _ab(parser: argparse.ArgumentParser) -> None:
                         "place in a run moves its speed by a few %%: keep it equal)")
 
 
+def _contention(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seconds", type=positive_float, default=8.0, help="timed seconds of each run (default 8)")
+    parser.add_argument("--workloads", default="arithmetic,stream", help="comma-separated: arithmetic (registers "
+                        "only), stream (an AdaGrad pass over the RCV1 sample from a Zarr store); default both")
+    parser.add_argument("--rcv1", default=f"{SHARED_DATA}/rcv1/rcv1v2_mulan_dedup.npz", help="the RCV1 sample")
+
+
 def _gate_noise(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nights", type=positive_int, default=200, help="nights simulated (default 200)")
     parser.add_argument("--learners", type=positive_int, default=8, help="learners benchmarked (default 8)")
@@ -98,7 +105,8 @@ def _gate_noise(parser: argparse.ArgumentParser) -> None:
                                 ("learner", 0.02, "a learner's own shift in a night"),
                                 ("repeat", 0.07, "a repeat's log speed in a night"),
                                 ("ab", 0.14, "one side's log speed in an A/B round")):
-        parser.add_argument(f"--{name}-sd", type=non_negative, default=default, help=f"sd of {what} (default {default})")
+        parser.add_argument(f"--{name}-sd", type=non_negative, default=default,
+                            help=f"sd of {what} (default {default})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the nights with identical code; the next one's "
                         "with a slower learner (default 0)")
 
@@ -116,6 +124,8 @@ MODES: dict[str, Mode] = {
                 "exact learner's growth", ("omr",), _omr, "dolb.bench.omr:main"),
     "ab": Mode("two checkouts of dolb side by side: dolb bench run alternately on each, the ratio after / before of "
                "every measurement with its interval", ("ab",), _ab, "dolb.bench.ab:main"),
+    "contention": Mode("how much two processes on two cores slow each other, without Dask: registers only, and a "
+                       "Zarr-streamed pass", ("contention",), _contention, "dolb.bench.contention:main"),
     "gate-noise": Mode("the nightly gate's false alarms and detections in simulated nights of a given noise",
                        ("gate-noise",), _gate_noise, "dolb.bench.gate_noise:main"),
 }
