@@ -117,7 +117,7 @@ def test_the_omr_bench_measures_the_three_learners_and_the_exact_growth(capsys):
     (["--omr", "0"], "dolb bench omr: error: argument T: expected at least 1, got 0 (see dolb bench omr --help)"),
     (["omr", "0"], "dolb bench omr: error: argument T: expected at least 1, got 0 (see dolb bench omr --help)"),
     (["--omr", "10", "--kernel", "10"],
-     "dolb bench omr: error: unrecognized arguments: --kernel 10 (see dolb bench omr --help)"),
+     "dolb: error: unrecognized arguments: --kernel 10 (see dolb --help)"),
 ])
 def test_the_omr_bench_refuses_bad_input(argv, message, capsys):
     assert main(["bench", *argv]) == 2

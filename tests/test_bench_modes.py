@@ -1,6 +1,9 @@
 """`dolb bench`'s modes: one registry (dolb.bench.modes) that the command, its listing
 and the performance pages read; the flags of earlier versions still name their modes."""
 
+import json
+
+import pandas as pd
 import pytest
 
 from dolb.bench.modes import MODES, with_mode
@@ -40,10 +43,9 @@ def test_every_record_kind_has_its_page_text_and_a_dolb_bench_command():
     (["bench", "--omr"], ["bench", "omr"]),
     (["bench", "--no-peers", "--stream"], ["bench", "stream", "--no-peers"]),
     (["-q", "bench", "--omr", "50"], ["-q", "bench", "omr", "50"]),
-    (["run", "--omr"], ["run", "--omr"]),
 ])
 def test_the_flags_of_earlier_versions_name_their_modes(legacy, modern):
-    assert with_mode(legacy) == modern
+    assert with_mode(legacy) == modern and with_mode(["run", *legacy[1:]]) == ["run", *legacy[1:]]
     assert vars(build_parser().parse_args(with_mode(legacy))) == vars(build_parser().parse_args(modern))
 
 
@@ -117,3 +119,49 @@ def test_contention_refuses_bad_input_in_one_line(tmp_path, capsys, argv, messag
     assert main(["bench", "contention", *argv, "--record", str(tmp_path / "records")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(message) and err.count("\n") == 1 and not (tmp_path / "records").exists()
+
+
+def test_gate_trial_records_each_nights_ratios_and_the_alarms(tmp_path, monkeypatch, capsys):
+    """`dolb bench gate-trial` with each night's `dolb bench` and the A/B replaced by
+    given speeds, pa injected 0.8x after the reference night: every later night alarms
+    on pa and names it; the record keeps each night's ratios and the spreads."""
+    import dolb.bench.gate_trial as trial
+
+    def bench_night(folder, learners, inject):
+        folder.mkdir(parents=True)
+        rows = [{"kind": "machine", "cpu": "AMD EPYC", "cpus": 2, "load_before": 1.0, "load_after": 1.0,
+                 "git_commit": "a" * 40}]
+        rows += [{"kind": "throughput", "learner": learner, "input": "sparse", "source": "memory",
+                  "conversions": "last", "examples_per_s": speed, "repeats": [speed * r for r in (0.99, 1, 1.01)] * 2}
+                 for learner in learners.split(",") for speed in [100.0 * (0.8 if learner == inject else 1.0)]]
+        (folder / "bench.json").write_text(json.dumps(rows))
+
+    def confirm_commits(repo, scratch, rounds):
+        def confirm(before, after, learners):
+            return pd.DataFrame([(learner, "sparse", "memory", "last", r, 100.0, 100.0 * (0.8 if learner == "pa" else 1)
+                                  * (1 + r / 100)) for r in range(rounds) for learner in learners],
+                                columns=["learner", "input", "source", "conversions", "round", "before", "after"])
+        return confirm
+
+    monkeypatch.setattr(trial, "bench_night", bench_night)
+    monkeypatch.setattr(trial, "confirm_commits", confirm_commits)
+    argv = ["bench", "gate-trial", str(tmp_path / "out"), "--nights", "3", "--busy", "0", "--inject", "pa",
+            "--learners", "pa,sgd", "--rounds", "7", "--record", str(tmp_path / "records")]
+    assert main(argv) == 0
+    summary = json.loads((tmp_path / "out" / "trial.json").read_text())
+    assert [n["alarms"] for n in summary["nights"]] == [["pa"], ["pa"]] and summary["named"] == 2
+    (path,) = (tmp_path / "records" / "gate-trial").iterdir()
+    record = read_record(path)
+    ratios = {(m["labels"]["night"], m["labels"]["learner"], m["labels"]["figure"]): m["repeats"]
+              for m in record["measurements"]}
+    assert ratios[("1", "pa", "night / reference")] == [0.8] and ratios[("2", "sgd", "night / reference")] == [1.0]
+    assert ratios[("2", "pa", "A/B after / before")] == [0.824]  # the median round's, 0.8 x 1.03
+    figures = {d["labels"]["figure"]: d["value"] for d in record["derived"]}
+    assert figures["alarm_nights"] == 2 and figures["named"] == 2
+    assert figures["between_night_sd_median"] == 0.0  # a robust sd: one change in three nights is no spread
+
+
+def test_gate_trial_refuses_a_busy_pattern_of_other_than_0_and_1(tmp_path, capsys):
+    assert main(["bench", "gate-trial", str(tmp_path / "out"), "--busy", "1,2"]) == 2
+    assert capsys.readouterr().err == "dolb: error: --busy 1,2: expected a comma-separated list of 0 and 1\n"
+    assert not (tmp_path / "out").exists()

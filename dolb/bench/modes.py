@@ -98,6 +98,18 @@ def _contention(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rcv1", default=f"{SHARED_DATA}/rcv1/rcv1v2_mulan_dedup.npz", help="the RCV1 sample")
 
 
+def _gate_trial(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("out", help="folder of the nights (night-NN/bench.json) and trial.json")
+    parser.add_argument("--nights", type=positive_int, default=5, help="nights, the reference night included "
+                        "(default 5)")
+    parser.add_argument("--busy", default="1,0,1,0,0", help="a busy core each night (1) or not (0), repeated "
+                        "(default 1,0,1,0,0)")
+    parser.add_argument("--inject", metavar="LEARNER", help="a 0.8x slowdown of LEARNER after the reference night")
+    parser.add_argument("--learners", default="perceptron,pa,sgd,dual_averaging",
+                        help="comma-separated learners benched each night (default perceptron,pa,sgd,dual_averaging)")
+    parser.add_argument("--rounds", type=positive_int, default=7, help="rounds of each A/B (default 7)")
+
+
 def _gate_noise(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nights", type=positive_int, default=200, help="nights simulated (default 200)")
     parser.add_argument("--learners", type=positive_int, default=8, help="learners benchmarked (default 8)")
@@ -126,6 +138,9 @@ MODES: dict[str, Mode] = {
                "every measurement with its interval", ("ab",), _ab, "dolb.bench.ab:main"),
     "contention": Mode("how much two processes on two cores slow each other, without Dask: registers only, and a "
                        "Zarr-streamed pass", ("contention",), _contention, "dolb.bench.contention:main"),
+    "gate-trial": Mode("nights of the nightly gate on this machine: identical code under a changing load, or one "
+                       "learner slowed; the alarms and the spreads gate-noise takes", ("gate-trial",), _gate_trial,
+                       "dolb.bench.gate_trial:main"),
     "gate-noise": Mode("the nightly gate's false alarms and detections in simulated nights of a given noise",
                        ("gate-noise",), _gate_noise, "dolb.bench.gate_noise:main"),
 }
