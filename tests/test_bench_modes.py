@@ -165,3 +165,13 @@ def test_gate_trial_refuses_a_busy_pattern_of_other_than_0_and_1(tmp_path, capsy
     assert main(["bench", "gate-trial", str(tmp_path / "out"), "--busy", "1,2"]) == 2
     assert capsys.readouterr().err == "dolb: error: --busy 1,2: expected a comma-separated list of 0 and 1\n"
     assert not (tmp_path / "out").exists()
+
+
+def test_reader_records_every_pass_of_each_store_and_order(tmp_path, capsys):
+    assert main(["bench", "reader", "--rows-dense", "3000", "--rows-sparse", "2000", "--block-size", "512",
+                 "--record", str(tmp_path)]) == 0
+    (path,) = (tmp_path / "reader").iterdir()
+    found = {tuple(m["labels"].values()): m["repeats"] for m in read_record(path)["measurements"]}
+    assert sorted(found) == sorted((store, rows, order, "float64", "512") for store, rows in
+                                   (("dense", "3000"), ("sparse", "2000")) for order in ("stored order", "permuted"))
+    assert all(len(rates) == 3 and min(rates) > 0 for rates in found.values())

@@ -82,6 +82,15 @@ def _omr(parser: argparse.ArgumentParser) -> None:
                         help="two-spirals points of the stream (default 100000)")
 
 
+def _reader(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rows-dense", type=positive_int, default=200_000, help="rows of the dense store (default "
+                        "200000)")
+    parser.add_argument("--rows-sparse", type=positive_int, default=100_000, help="rows of the sparse store "
+                        "(default 100000)")
+    parser.add_argument("--block-size", type=positive_int, default=4096, help="rows a block (default 4096)")
+    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64", help="the stored values")
+
+
 def _ab(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("before", help="checkout of dolb measured as the baseline")
     parser.add_argument("after", help="checkout of dolb measured as the change")
@@ -134,6 +143,8 @@ MODES: dict[str, Mode] = {
                    "dolb.bench.kernel:main"),
     "omr": Mode("online manifold regularisation's learners on T two-spirals points: examples/s, test error, the "
                 "exact learner's growth", ("omr",), _omr, "dolb.bench.omr:main"),
+    "reader": Mode("rows per second the stream reader delivers from a dense and a sparse Zarr store, in stored and "
+                   "in permuted order, learning nothing", ("reader",), _reader, "dolb.bench.reader:main"),
     "ab": Mode("two checkouts of dolb side by side: dolb bench run alternately on each, the ratio after / before of "
                "every measurement with its interval", ("ab",), _ab, "dolb.bench.ab:main"),
     "contention": Mode("how much two processes on two cores slow each other, without Dask: registers only, and a "
