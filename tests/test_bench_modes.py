@@ -175,3 +175,27 @@ def test_reader_records_every_pass_of_each_store_and_order(tmp_path, capsys):
     assert sorted(found) == sorted((store, rows, order, "float64", "512") for store, rows in
                                    (("dense", "3000"), ("sparse", "2000")) for order in ("stored order", "permuted"))
     assert all(len(rates) == 3 and min(rates) > 0 for rates in found.values())
+
+
+def test_cold_start_records_both_runs_phases_and_fails_when_their_values_differ(tmp_path, monkeypatch, capsys):
+    """`dolb bench cold-start` with each `dolb run` replaced by a run record of given
+    phases: the record keeps each phase of each cache state, every repeat; a cold and a
+    warm run that stored different values end with status 1 and no record."""
+    import dolb.bench.cold_start as cold
+
+    seconds = iter([9.0, 3.0, 8.0, 2.5])
+    monkeypatch.setattr(cold, "run", lambda pipeline, out, cache, workers: {
+        "seconds": (wall := next(seconds)), "timings": {"cluster": wall - 1.0, "compute": 0.5}})
+    monkeypatch.setattr(cold, "values", lambda out: pd.DataFrame({"value": [1.0, 2.0]}))
+    assert main(["bench", "cold-start", "--repeats", "2", "--record", str(tmp_path)]) == 0
+    (path,) = (tmp_path / "cold-start").iterdir()
+    found = {(m["labels"]["cache"], m["labels"]["figure"]): m["repeats"] for m in read_record(path)["measurements"]}
+    assert found == {("cold", "cluster"): [8.0, 7.0], ("cold", "compute"): [0.5, 0.5], ("cold", "wall"): [9.0, 8.0],
+                     ("warm", "cluster"): [2.0, 1.5], ("warm", "compute"): [0.5, 0.5], ("warm", "wall"): [3.0, 2.5]}
+    seconds = iter([9.0, 3.0])
+    monkeypatch.setattr(cold, "values", lambda out: pd.DataFrame({"value": [1.0, 2.0 if out.name.startswith("cold") else 2.1]}))
+    assert main(["bench", "cold-start", "--record", str(tmp_path / "again")]) == 1
+    assert capsys.readouterr().err == "dolb: the cold and the warm run stored different values\n"
+    assert not (tmp_path / "again").exists()
+    assert main(["bench", "cold-start", "--pipeline", "nowhere.toml"]) == 2
+    assert capsys.readouterr().err == "dolb: error: --pipeline nowhere.toml: no such file\n"

@@ -91,6 +91,13 @@ def _reader(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64", help="the stored values")
 
 
+def _cold_start(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pipeline", default="pipelines/irma.toml", help="the study run (default pipelines/irma.toml, "
+                        "relative to the source tree)")
+    parser.add_argument("--workers", type=positive_int, default=2, help="workers of each run (default 2)")
+    parser.add_argument("--repeats", type=positive_int, default=1, help="cold and warm runs (default 1)")
+
+
 def _ab(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("before", help="checkout of dolb measured as the baseline")
     parser.add_argument("after", help="checkout of dolb measured as the change")
@@ -145,6 +152,9 @@ MODES: dict[str, Mode] = {
                 "exact learner's growth", ("omr",), _omr, "dolb.bench.omr:main"),
     "reader": Mode("rows per second the stream reader delivers from a dense and a sparse Zarr store, in stored and "
                    "in permuted order, learning nothing", ("reader",), _reader, "dolb.bench.reader:main"),
+    "cold-start": Mode("a first dolb run on a fresh machine (an empty Numba cache) against the same run with the cache "
+                       "it left: the cluster and compute phases", ("cold-start",), _cold_start,
+                       "dolb.bench.cold_start:main"),
     "ab": Mode("two checkouts of dolb side by side: dolb bench run alternately on each, the ratio after / before of "
                "every measurement with its interval", ("ab",), _ab, "dolb.bench.ab:main"),
     "contention": Mode("how much two processes on two cores slow each other, without Dask: registers only, and a "

@@ -65,8 +65,8 @@ ABOUT = {
     "cold-start": (
         "A first run on a fresh machine: `dolb run` of a study with an empty Numba cache (every kernel compiled, "
         "each once, by the workers in parallel) against the same run with the cache it left; the run records' "
-        "cluster and compute phases and wall seconds. The script checks that both runs stored the same values.",
-        "python3 scripts/bench_cold.py --repeats 3 --record benchmarks/records"),
+        "cluster and compute phases and wall seconds. The bench checks that both runs stored the same values.",
+        "dolb bench cold-start --repeats 3 --record benchmarks/records"),
     "store": (
         "A result folder of a million cells (six rows each), written through the store's API in the parts a sweep "
         "leaves, then compacted: wall seconds of `dolb status` before compaction, of `dolb compact`, and of "
