@@ -199,3 +199,32 @@ def test_cold_start_records_both_runs_phases_and_fails_when_their_values_differ(
     assert not (tmp_path / "again").exists()
     assert main(["bench", "cold-start", "--pipeline", "nowhere.toml"]) == 2
     assert capsys.readouterr().err == "dolb: error: --pipeline nowhere.toml: no such file\n"
+
+
+def test_store_records_each_step_and_the_parts_before_and_after_compaction(tmp_path, monkeypatch, capsys):
+    """`dolb bench store` on 100 cells in 4 parts, each timed step run here (its timing
+    replaced by given seconds): the parts written, fewer after `dolb compact`."""
+    import dolb.bench.store as bench
+
+    steps = []
+
+    def in_process(argv):
+        steps.append(argv[0])
+        if argv[0] == "-c":
+            exec(argv[1])
+        else:
+            assert main(argv) == 0
+        return 2.0, 1.5
+
+    monkeypatch.setattr(bench, "timed", in_process)
+    assert main(["bench", "store", "--cells", "100", "--parts", "4", "--work", str(tmp_path / "work"),
+                 "--record", str(tmp_path / "records")]) == 0
+    assert steps == ["status", "compact", "status", "report", "-c"]
+    (path,) = (tmp_path / "records" / "store").iterdir()
+    found = {(m["labels"]["step"], m["labels"].get("figure")): m["repeats"] for m in read_record(path)["measurements"]}
+    assert found.pop(("parts before compaction", None)) == [4.0]
+    (after,) = found.pop(("parts after compaction", None))
+    assert 1 <= after < 4
+    assert found == {(step, figure): [seconds] for step in ("status (as the run left it)", "compact", "status",
+                                                            "report", "read_results")
+                     for figure, seconds in (("wall", 2.0), ("cpu", 1.5))}

@@ -98,6 +98,13 @@ def _cold_start(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=positive_int, default=1, help="cold and warm runs (default 1)")
 
 
+def _store(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cells", type=positive_int, default=1_000_000, help="cells of the folder (default 1000000)")
+    parser.add_argument("--parts", type=positive_int, default=2_000, help="parts the folder is written in (default "
+                        "2000)")
+    parser.add_argument("--work", help="where the folder goes (default: a temporary folder, removed)")
+
+
 def _ab(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("before", help="checkout of dolb measured as the baseline")
     parser.add_argument("after", help="checkout of dolb measured as the change")
@@ -155,6 +162,8 @@ MODES: dict[str, Mode] = {
     "cold-start": Mode("a first dolb run on a fresh machine (an empty Numba cache) against the same run with the cache "
                        "it left: the cluster and compute phases", ("cold-start",), _cold_start,
                        "dolb.bench.cold_start:main"),
+    "store": Mode("a result folder of a million cells: dolb status, compact, report and read_results timed before "
+                  "and after compaction", ("store",), _store, "dolb.bench.store:main"),
     "ab": Mode("two checkouts of dolb side by side: dolb bench run alternately on each, the ratio after / before of "
                "every measurement with its interval", ("ab",), _ab, "dolb.bench.ab:main"),
     "contention": Mode("how much two processes on two cores slow each other, without Dask: registers only, and a "

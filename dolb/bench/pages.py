@@ -72,7 +72,7 @@ ABOUT = {
         "leaves, then compacted: wall seconds of `dolb status` before compaction, of `dolb compact`, and of "
         "`dolb status`, `dolb report` and `dolb.read_results` (tidy columns) after, each in a process of its own; "
         "the parts before and after. Each figure measured once.",
-        "python3 scripts/bench_store.py --record benchmarks/records"),
+        "dolb bench store --record benchmarks/records"),
 }
 """For each bench: what it measures, and the command that writes its records."""
 HISTORY = 8
