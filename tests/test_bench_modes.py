@@ -228,3 +228,24 @@ def test_store_records_each_step_and_the_parts_before_and_after_compaction(tmp_p
     assert found == {(step, figure): [seconds] for step in ("status (as the run left it)", "compact", "status",
                                                             "report", "read_results")
                      for figure, seconds in (("wall", 2.0), ("cpu", 1.5))}
+
+
+def test_tuning_timeline_records_when_each_splits_rungs_ran(tmp_path, capsys):
+    """`dolb bench tuning-timeline` on 2 worker threads, no cell held: every split's three
+    rungs and chosen cell, each stage after the one before it, and the cell runner put
+    back after."""
+    from dolb.execution import tasks
+
+    run_cell = tasks.run_cell
+    assert main(["bench", "tuning-timeline", "--workers", "2", "--fast", "0", "--record", str(tmp_path)]) == 0
+    assert tasks.run_cell is run_cell
+    (path,) = (tmp_path / "tuning-timeline").iterdir()
+    found = {(m["labels"].get("split", ""), m["labels"].get("stage", ""), m["labels"]["figure"]): m["repeats"][0]
+             for m in read_record(path)["measurements"]}
+    stages = ["rung 0", "rung 1", "rung 2", "chosen"]
+    assert sorted(found) == sorted([(str(split), stage, figure) for split in range(4) for stage in stages
+                                    for figure in ("first start", "last end")] + [("", "", "compute")])
+    for split in map(str, range(4)):
+        assert found[split, "rung 0", "first start"] >= 0.0
+        for before, after in zip(stages, stages[1:]):
+            assert found[split, before, "last end"] <= found[split, after, "first start"]

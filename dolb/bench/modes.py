@@ -105,6 +105,13 @@ def _store(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--work", help="where the folder goes (default: a temporary folder, removed)")
 
 
+def _tuning_timeline(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workers", type=positive_int, default=4, help="worker threads (default 4)")
+    parser.add_argument("--fast", type=non_negative, default=0.1, help="seconds a cell of a fast split is held "
+                        "(the slow split's ten times as long; default 0.1)")
+    parser.add_argument("--width", type=positive_int, default=72, help="characters of the timeline (default 72)")
+
+
 def _ab(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("before", help="checkout of dolb measured as the baseline")
     parser.add_argument("after", help="checkout of dolb measured as the change")
@@ -164,6 +171,8 @@ MODES: dict[str, Mode] = {
                        "dolb.bench.cold_start:main"),
     "store": Mode("a result folder of a million cells: dolb status, compact, report and read_results timed before "
                   "and after compaction", ("store",), _store, "dolb.bench.store:main"),
+    "tuning-timeline": Mode("when each split's rungs of a halving ran, one split's cells ten times slower than the "
+                            "others'", ("tuning-timeline",), _tuning_timeline, "dolb.bench.tuning_timeline:main"),
     "ab": Mode("two checkouts of dolb side by side: dolb bench run alternately on each, the ratio after / before of "
                "every measurement with its interval", ("ab",), _ab, "dolb.bench.ab:main"),
     "contention": Mode("how much two processes on two cores slow each other, without Dask: registers only, and a "
