@@ -249,3 +249,77 @@ def test_tuning_timeline_records_when_each_splits_rungs_ran(tmp_path, capsys):
         assert found[split, "rung 0", "first start"] >= 0.0
         for before, after in zip(stages, stages[1:]):
             assert found[split, before, "last end"] <= found[split, after, "first start"]
+
+
+def test_scale_records_each_run_of_the_tiny_workload_on_one_and_two_workers(tmp_path, monkeypatch, capsys):
+    """`dolb bench scale` on 10 tiny cells, twice on each worker count, each `dolb run`
+    replaced by the figures its process would report (compute halved on 2 workers):
+    every figure of every run, and the ratios 1 -> 2 workers."""
+    import dolb.bench.scale as scale
+
+    def launch(argv, log, env, kill_when=None, prelude=""):
+        workers = int(argv[argv.index("--workers") + 1])
+        record = {"counts": {"computed": 10, "failed": 0, "cached": 0}, "workers": workers,
+                  "timings": {"plan": 0.1, "data": 0.2, "cluster": 1.0, "compute": 2.0 / workers},
+                  "client_cpu_seconds": 0.01}
+        return {"record": record, "submit_cpu": 0.5, "exit_cpu": 0.52, "submit_at": 1.5, "main_at": 0.3,
+                "wall": 1.5 + 2.0 / workers, "peak_rss": 2**27, "status": 0, "killed": False, "log": str(log)}
+
+    monkeypatch.setattr(scale, "launch", launch)
+    assert main(["bench", "scale", "--only", "tiny", "--cells", "10", "--repeats", "2", "--work",
+                 str(tmp_path / "work"), "--record", str(tmp_path / "records")]) == 0
+    (path,) = (tmp_path / "records" / "scale").iterdir()
+    record = read_record(path)
+    assert record["command"].startswith("dolb bench scale --only tiny")
+    runs = {(m["labels"]["workers"], m["labels"]["figure"]): m["repeats"] for m in record["measurements"]}
+    assert runs["1", "wall"] == [3.5, 3.5] and runs["2", "wall"] == [2.5, 2.5]
+    assert runs["1", "worker_us"] == [2.0 * 1 / 10 * 1e6] * 2 and runs["2", "worker_us"] == [1.0 * 2 / 10 * 1e6] * 2
+    assert runs["2", "client_us"] == pytest.approx([0.02 / 10 * 1e6] * 2) and runs["1", "peak_rss_mib"] == [128.0] * 2
+    ratios = {d["labels"]["figure"]: d["value"] for d in record["derived"]}
+    assert ratios["wall 1 -> 2 workers"] == 3.5 / 2.5 and ratios["compute 1 -> 2 workers"] == 2.0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["scale", "--only", "huge"], "--only: unknown workload(s) huge (known: tiny, irma, cutoff_rcv1, linear_zoo)"),
+    (["scale", "--splits", "irma=3"], "--splits: 'irma=3' is not STUDY=K with STUDY one of cutoff_rcv1, linear_zoo"),
+    (["simulated", "--slots", "8,x"], "--slots: '8,x' is not a comma-separated list of whole numbers"),
+    (["simulated", "--slots", "12", "--processes", "8"], "--slots: 12 slots do not share evenly among 8 processes"),
+])
+def test_scale_and_simulated_refuse_bad_options_before_any_run(tmp_path, capsys, argv, message):
+    assert main(["bench", *argv, "--work", str(tmp_path / "work"), "--record", str(tmp_path / "records")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dolb: error: {message}") and err.count("\n") == 1
+    assert not (tmp_path / "work").exists() and not (tmp_path / "records").exists()
+
+
+def test_simulated_records_each_slot_count_and_predicts_the_studies_of_the_latest_scale_record(
+        tmp_path, monkeypatch, capsys):
+    """`dolb bench simulated --slots 8,16` with each slot count's runs replaced by given
+    figures: the record keeps them, and the studies' predictions take their cell times
+    from the scale record already in the records folder."""
+    import dolb.bench.simulated as simulated
+    from dolb.bench.records import measurement, new_record, write_record
+    from tests.test_simulated_cluster import _found
+
+    given = {entry["slots"]: entry for entry in _found()}
+    asked = []
+
+    def simulate(slots, processes, cells, seconds, workloads, folder, env):
+        asked.append((slots, processes, cells, seconds, workloads))
+        return given[slots]
+
+    monkeypatch.setattr(simulated, "simulate", simulate)
+    scale = new_record("scale", [measurement({"workload": "cutoff_rcv1", "workers": 1, "figure": "worker_us"},
+                                             "µs/cell", [40_000.0])])
+    write_record(tmp_path / "records", scale)
+    assert main(["bench", "simulated", "--slots", "8,16", "--sim-cells", "40", "--seconds", "0.5,1", "--work",
+                 str(tmp_path / "work"), "--record", str(tmp_path / "records")]) == 0
+    assert asked == [(8, 8, 40, "0.5,1", ("sweep", "tuned")), (16, 8, 40, "0.5,1", ("sweep", "tuned"))]
+    (path,) = (tmp_path / "records" / "simulated").iterdir()
+    record = read_record(path)
+    assert record["command"].startswith("dolb bench simulated --slots 8,16")
+    efficiency = {(d["labels"]["slots"], d["labels"]["workload"]): d["value"] for d in record["derived"]
+                  if d["labels"].get("figure") == "efficiency"}
+    assert efficiency == pytest.approx({("8", "sweep"): 1 / 1.1, ("16", "sweep"): 1 / 1.1,
+                                        ("8", "tuned"): 1 / 1.5, ("16", "tuned"): 1 / 1.5})
+    assert {d["labels"]["study"] for d in record["derived"] if "study" in d["labels"]} == {"cutoff_rcv1"}

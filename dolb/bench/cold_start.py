@@ -11,8 +11,8 @@ Each repeat runs ``python3 -m dolb run PIPELINE --out DIR --workers N --no-progr
 process of its own twice, into fresh result folders: first with ``NUMBA_CACHE_DIR`` a
 new empty folder (cold), then again with the cache that run left (warm). Datasets come
 from the usual data cache (built by the first run if missing). The figures are the run
-records' phases (``timings``: cluster, compute) and wall seconds; the script fails if the
-cold and the warm run stored different values.
+records' phases (``timings``: cluster, compute) and wall seconds; the bench fails (exit
+status 1) if the cold and the warm run stored different values.
 """
 
 from __future__ import annotations

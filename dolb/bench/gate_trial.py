@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[2]
 """The checkout dolb runs from: the code the nights benchmark."""
 
 BUSY_SECONDS = 1800
-"""A busy-loop process ends by itself after this, whatever happens to the script."""
+"""A busy-loop process ends by itself after this, whatever happens to the bench."""
 
 
 def busy_core() -> subprocess.Popen:

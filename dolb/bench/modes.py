@@ -18,6 +18,7 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
+from pathlib import Path
 
 from dolb.cli_arguments import non_negative, positive_float, positive_int
 
@@ -112,6 +113,37 @@ def _tuning_timeline(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--width", type=positive_int, default=72, help="characters of the timeline (default 72)")
 
 
+def _work_and_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--work", type=Path, help="work folder (default: a new temporary folder)")
+    parser.add_argument("--json", type=Path, help="save every figure to this JSON file")
+
+
+def _scale(parser: argparse.ArgumentParser) -> None:
+    _work_and_json(parser)
+    parser.add_argument("--repeats", type=positive_int, default=3, help="runs per worker count (default 3)")
+    parser.add_argument("--cells", type=positive_int, default=100_000, help="cells of the tiny workload (default "
+                        "100000)")
+    parser.add_argument("--only", help="comma-separated workloads (default: tiny,irma,cutoff_rcv1,linear_zoo; "
+                        "'million' here is --million)")
+    parser.add_argument("--million", action="store_true", help="also run the million workload")
+    parser.add_argument("--million-cells", type=positive_int, default=1_000_000,
+                        help="cells of the million workload (default 1000000; smaller for a quick check)")
+    parser.add_argument("--splits", default="", metavar="NAME=K,...",
+                        help="run these studies with K splits per experiment instead of their own "
+                             "(e.g. cutoff_rcv1=50,linear_zoo=5: at least 30 s of cell compute)")
+    parser.add_argument("--data", type=Path, help="the real datasets cutoff_rcv1 and linear_zoo read (default: "
+                        "shared/data beside the repository)")
+
+
+def _simulated(parser: argparse.ArgumentParser) -> None:
+    _work_and_json(parser)
+    parser.add_argument("--slots", default="8,16,32,64", help="slot counts (default 8,16,32,64)")
+    parser.add_argument("--processes", type=positive_int, default=8, help="worker processes at most (default 8)")
+    parser.add_argument("--sim-cells", type=positive_int, default=400, help="cells of each sweep (default 400)")
+    parser.add_argument("--seconds", default="0.5-1", help="the cells' times: LOW-HIGH, a comma-separated list, or "
+                        "a result folder (default 0.5-1)")
+
+
 def _ab(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("before", help="checkout of dolb measured as the baseline")
     parser.add_argument("after", help="checkout of dolb measured as the change")
@@ -160,12 +192,19 @@ MODES: dict[str, Mode] = {
     "stream": Mode("the sparse linear learners from a Zarr store (in order, permuted) against memory, bare Numba "
                    "loops, VW and river, on RCV1 and a9a", ("stream", "stream-no-peers"), _stream,
                    "dolb.bench.stream:main"),
+    "reader": Mode("rows per second the stream reader delivers from a dense and a sparse Zarr store, in stored and "
+                   "in permuted order, learning nothing", ("reader",), _reader, "dolb.bench.reader:main"),
     "kernel": Mode("LASVM on N MNIST digits (3 vs rest) against SVC and VW --ksvm", ("kernel",), _kernel,
                    "dolb.bench.kernel:main"),
     "omr": Mode("online manifold regularisation's learners on T two-spirals points: examples/s, test error, the "
                 "exact learner's growth", ("omr",), _omr, "dolb.bench.omr:main"),
-    "reader": Mode("rows per second the stream reader delivers from a dense and a sparse Zarr store, in stored and "
-                   "in permuted order, learning nothing", ("reader",), _reader, "dolb.bench.reader:main"),
+    "scale": Mode("how the sweep engine scales: dolb run of each workload on 1 and 2 workers, the client's and the "
+                  "workers' time per cell, start-up, speed-up, Amdahl's predictions", ("scale",), _scale,
+                  "dolb.bench.scale:main"),
+    "simulated": Mode("a simulated cluster of 8-64 slots running cells that only sleep: the engine's costs, its "
+                      "efficiency against the cost model's", ("simulated",), _simulated, "dolb.bench.simulated:main"),
+    "contention": Mode("how much two processes on two cores slow each other, without Dask: registers only, and a "
+                       "Zarr-streamed pass", ("contention",), _contention, "dolb.bench.contention:main"),
     "cold-start": Mode("a first dolb run on a fresh machine (an empty Numba cache) against the same run with the cache "
                        "it left: the cluster and compute phases", ("cold-start",), _cold_start,
                        "dolb.bench.cold_start:main"),
@@ -175,8 +214,6 @@ MODES: dict[str, Mode] = {
                             "others'", ("tuning-timeline",), _tuning_timeline, "dolb.bench.tuning_timeline:main"),
     "ab": Mode("two checkouts of dolb side by side: dolb bench run alternately on each, the ratio after / before of "
                "every measurement with its interval", ("ab",), _ab, "dolb.bench.ab:main"),
-    "contention": Mode("how much two processes on two cores slow each other, without Dask: registers only, and a "
-                       "Zarr-streamed pass", ("contention",), _contention, "dolb.bench.contention:main"),
     "gate-trial": Mode("nights of the nightly gate on this machine: identical code under a changing load, or one "
                        "learner slowed; the alarms and the spreads gate-noise takes", ("gate-trial",), _gate_trial,
                        "dolb.bench.gate_trial:main"),
