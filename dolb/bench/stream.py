@@ -382,9 +382,8 @@ def as_record(rows: list[dict], judged: list[dict], peers: bool, command: str | 
 
 
 def main(args) -> int:
-    """``dolb bench stream``: prints the tables, or one JSON list (the rows, then the
-    floors); at least 7 repeats; with ``args.record`` a record of the run is written
-    there too. ConfigError for an unknown learner or missing data."""
+    """``dolb bench stream``: the tables, or one JSON list (rows, then floors), of at least 7
+    repeats, and a record in ``args.record``. ConfigError: an unknown learner, no data."""
     names = args.only.split(",") if args.only else None
     for name in names or ():
         if name not in NAMES:
