@@ -27,7 +27,6 @@ from pathlib import Path
 
 import numba
 
-from dolb.bench.records import derived, measurement, new_record, write_record
 from dolb.errors import ConfigError
 
 WORKLOADS = ("arithmetic", "stream")
@@ -82,6 +81,8 @@ def main(args) -> int:
     """``dolb bench contention``: each workload of ``args.workloads`` alone, then two side
     by side, for ``args.seconds`` each; with ``args.record`` a record of the rates and
     the ratios. ConfigError for an unknown workload."""
+    from dolb.bench.records import derived, measurement, new_record, write_record  # not in the children: no Dask
+
     workloads = args.workloads.split(",")
     for workload in workloads:
         if workload not in WORKLOADS:
