@@ -114,8 +114,11 @@ def test_contention_records_each_process_alone_and_side_by_side(tmp_path, capsys
 @pytest.mark.parametrize("argv, message", [
     (["--workloads", "disk"], "dolb: error: --workloads: unknown workload 'disk' (known: arithmetic, stream)"),
     (["--seconds", "0"], "dolb bench contention: error: argument --seconds: expected a number above 0, got 0"),
+    (["--workloads", "stream", "--rcv1", "{tmp}/junk.npz"], "dolb: error: the stream workload failed in its process: "),
 ])
 def test_contention_refuses_bad_input_in_one_line(tmp_path, capsys, argv, message):
+    (tmp_path / "junk.npz").write_text("not an archive")
+    argv = [a.format(tmp=tmp_path) for a in argv]
     assert main(["bench", "contention", *argv, "--record", str(tmp_path / "records")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(message) and err.count("\n") == 1 and not (tmp_path / "records").exists()

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numba
 
-from dolb.errors import ConfigError
+from dolb.errors import ConfigError, DataError
 
 WORKLOADS = ("arithmetic", "stream")
 
@@ -48,13 +48,15 @@ def arithmetic_pass(folder: Path, rcv1: Path):
 
 def stream_pass(folder: Path, rcv1: Path):
     """One pass of the stream workload, its store written into ``folder`` first."""
-    from dolb.bench.stream import BLOCK_SIZE, _learn, rcv1_problem
+    from dolb.bench.stream import _learn, rcv1_problem
     from dolb.data import ChunkCache, stream_blocks
+    from dolb.evaluation.run_cell import block_rows
+    from dolb.learners import learner_class
 
     problem = rcv1_problem(rcv1, folder)
-    cache_bytes = 1 << 28
+    cache_bytes, block = 1 << 28, block_rows(learner_class("adagrad"), problem.store)  # a cell's blocks
     return lambda: _learn("adagrad", problem, stream_blocks(
-        problem.store, problem.permutation, block_size=BLOCK_SIZE, cache=ChunkCache(cache_bytes)))
+        problem.store, problem.permutation, block_size=block, cache=ChunkCache(cache_bytes)))
 
 
 def child(workload: str, seconds: float, rcv1: str) -> None:
@@ -72,9 +74,13 @@ def child(workload: str, seconds: float, rcv1: str) -> None:
 def rates(workload: str, seconds: float, processes: int, rcv1: str) -> list[float]:
     """Passes per second of each of ``processes`` children run side by side."""
     code = f"from dolb.bench.contention import child; child({workload!r}, {seconds!r}, {rcv1!r})"
-    children = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-                for _ in range(processes)]
-    return [float(child.communicate()[0].split()[-1]) for child in children]
+    children = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True) for _ in range(processes)]
+    found = [child.communicate() + (child.returncode,) for child in children]
+    for _, err, status in found:
+        if status != 0:
+            raise DataError(f"the {workload} workload failed in its process: {(err.strip().splitlines() or ['?'])[-1]}")
+    return [float(out.split()[-1]) for out, _, _ in found]
 
 
 def main(args) -> int:
