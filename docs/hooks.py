@@ -46,11 +46,20 @@ def cli_reference() -> str:
     parser = build_parser()
     out = ["# Command line", "", "Generated from `dolb.cli.build_parser` when the site is built: "
            "what `dolb COMMAND --help` prints.", ""]
-    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    for name, command in [("dolb", parser)] + [(f"dolb {name}", c) for name, c in commands.choices.items()]:
+    for name, command in _commands("dolb", parser):
         command.formatter_class = lambda prog: argparse.HelpFormatter(prog, width=100)
         out += [f"## {name}", "", "```", command.format_help().rstrip(), "```", ""]
     return "\n".join(out)
+
+
+def _commands(name: str, parser: argparse.ArgumentParser) -> list[tuple[str, argparse.ArgumentParser]]:
+    """``parser`` and each of its sub-commands, theirs after each (``dolb bench MODE``)."""
+    found = [(name, parser)]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub, command in action.choices.items():
+                found += _commands(f"{name} {sub}", command)
+    return found
 
 
 def generated_pages(root: Path) -> dict[str, str | bytes]:

@@ -6,10 +6,9 @@ and figures again; ``dolb status DIR`` shows the run history and the failed cell
 ``dolb export DIR`` writes the results as one CSV; ``dolb compact DIR`` merges its
 result parts; ``dolb reproduce DIR --out NEW`` runs a
 recorded run again and checks every value; ``dolb verify DIR`` checks a dataset store in
-full; ``dolb study NAME RUN`` prints a study's tables and claims' verdicts and writes
-its table records and figures; ``dolb learners`` lists the registered learners and their
-parameters. A user's mistake is printed as one line (``dolb: error: ...``) with exit
-status 2. ``-v`` logs what a run does (``-vv`` more), ``-q`` only errors.
+full; ``dolb learners`` lists the registered learners and their parameters. A user's mistake is printed as one line
+(``dolb: error: ...``) with exit status 2. ``-v`` logs what a run does (``-vv`` more),
+``-q`` only errors.
 """
 
 from __future__ import annotations
@@ -21,11 +20,11 @@ import sys
 from pathlib import Path
 
 import dolb
+from dolb.bench.modes import add_modes, with_mode
 from dolb.cli_arguments import fraction, lasting_folder, positive_int
 from dolb.console import configure_logging, quiet_on_interrupt
-from dolb.errors import ConfigError, DataError, DolbError
+from dolb.errors import DataError, DolbError
 from dolb.options import GATHER_MODES, OPTIONS, RunOptions, writable_file
-from dolb.studies.command import add_study_command
 
 
 def _options(args: argparse.Namespace) -> RunOptions:
@@ -37,7 +36,6 @@ def _options(args: argparse.Namespace) -> RunOptions:
 
 def _run(args: argparse.Namespace) -> int:
     from dolb.execution.sweep import run_sweep
-    from dolb.location import joined
     from dolb.results.store import ResultStore
 
     summary = run_sweep(args.pipeline, args.out, _options(args))
@@ -45,7 +43,7 @@ def _run(args: argparse.Namespace) -> int:
     print(f"{summary.counts_line()}; {summary.seconds:.1f} s; results in {args.out} (run {summary.run_id})")
     print(summary.time_line())
     if summary.n_cells and ResultStore(args.out).exists():
-        print(f"Page: {joined(ResultStore(args.out).location, 'report', 'index.html')}")
+        print(f"Page: {ResultStore(args.out).path}/report/index.html")
     return 0 if summary.ok else 1
 
 
@@ -80,15 +78,18 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from dolb.location import joined, local_file
     from dolb.results.query import rows
 
     store = _result_store(args.dir)
-    writable_file("--to", args.to, url=True)
-    target = args.to or joined(args.dir, "results.csv")
+    writable_file("--to", args.to)
+    target = Path(args.to) if args.to else Path(args.dir) / "results.csv"
     frame = rows(store)
-    with local_file(target) as partial:  # whole or not at all
+    partial = target.with_name(f".{target.name}.tmp")
+    try:
         frame.to_csv(partial, index=False)
+        os.replace(partial, target)  # whole or not at all
+    finally:
+        partial.unlink(missing_ok=True)
     print(f"{len(frame):,} rows written to {target}")
     return 0
 
@@ -112,50 +113,15 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from dolb.bench.records import command_line, new_record, record_folder, write_record
-    from dolb.bench.throughput import LEARNERS, as_json, as_record, as_text, load_average, run_bench
+    from dolb.bench.modes import MODES, listing
+    from dolb.bench.records import command_line, record_folder
 
-    command = command_line(["dolb", *args.argv])
+    if args.list or args.mode is None:
+        print(listing())
+        return 0
+    args.command_line = command_line(["dolb", *args.argv])
     record_folder(args.record)  # before minutes of measuring
-    if args.omr:
-        from dolb.bench.omr import omr_bench
-
-        found = omr_bench(args.omr)
-        if args.record:
-            print(f"record: {write_record(args.record, new_record('omr', found, command=command))}")
-        return 0
-    if args.stream:
-        from dolb.bench.stream import stream_command
-
-        record = (args.record, command) if args.record else None
-        print(stream_command(args.only, args.rcv1, args.libsvm, args.repeat, not args.no_peers, args.json, record))
-        return 0
-    if args.object_store:
-        from dolb.bench.object_store import object_store_command
-
-        print(object_store_command(args.quick, args.repeat, (args.record, command) if args.record else None))
-        return 0
-    if args.kernel:
-        from dolb.bench.kernel import kernel_bench
-
-        if not Path(args.mnist).is_dir():
-            raise ConfigError(f"--mnist {args.mnist}: no such folder (the four MNIST IDX files)")
-        found = kernel_bench(args.kernel, Path(args.mnist), peers=not args.no_peers)
-        if args.record:
-            print(f"record: {write_record(args.record, new_record('kernel', found, command=command))}")
-        return 0
-
-    names = args.only.split(",") if args.only else None
-    for name in names or ():
-        if name not in LEARNERS:
-            raise ConfigError(f"--only: unknown learner {name!r} (known: {', '.join(LEARNERS)})")
-    load_before = load_average()
-    found = run_bench(names, quick=args.quick, repeat=args.repeat, zarr=not args.no_zarr)
-    print(json.dumps(as_json(*found, load_before=load_before), indent=1) if args.json else as_text(*found))
-    if args.record:
-        record = as_record(*found, quick=args.quick, command=command)
-        print(f"record: {write_record(args.record, record)}", file=sys.stderr)
-    return 0
+    return MODES[args.mode].runner()(args)
 
 
 def _learners(args: argparse.Namespace) -> int:
@@ -228,11 +194,10 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from dolb.bench.ab import confirm_commits
-    from dolb.location import joined
     from dolb.results.compare_page import console_text
     from dolb.results.compare_report import compare_folders
 
-    out = args.out or joined(args.run, "compare")
+    out = Path(args.out) if args.out else Path(args.run) / "compare"
     confirm = confirm_commits(args.confirm) if args.confirm else None
     comparison = compare_folders(args.run, args.baseline, out, alpha=args.alpha, slowdown=args.slowdown,
                                  history=args.history, rtol=args.rtol, confirm=confirm)
@@ -300,36 +265,10 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--data-cache", metavar="DIR", help=DATA_CACHE_HELP + ": the run's, to build nothing twice")
     plan.set_defaults(handler=_plan)
 
-    bench = commands.add_parser("bench", help="examples/s and memory of every linear learner (--kernel: LASVM, "
-                                "--omr: online manifold regularisation)")
-    bench.add_argument("--json", action="store_true", help="one JSON object per measurement")
-    bench.add_argument("--quick", action="store_true", help="a tenth of the stream, for a quick look")
-    bench.add_argument("--repeat", type=positive_int, default=7,
-                       help="interleaved repeats of every measurement, all kept; dolb compare judges 5 or more "
-                            "(default 7)")
-    bench.add_argument("--only", help="comma-separated learners (default: all)")
-    bench.add_argument("--no-zarr", action="store_true", help="from memory only")
-    instead = bench.add_mutually_exclusive_group()
-    instead.add_argument("--kernel", type=positive_int, metavar="N",
-                         help="instead: LASVM on N MNIST digits (3 vs rest) against SVC and VW --ksvm")
-    instead.add_argument("--omr", type=positive_int, metavar="T", nargs="?", const=100_000,
-                         help="instead: online manifold regularisation's learners on a stream of T two-spirals "
-                              "points (default 100000): examples/s, test error, and the exact learner's growth")
-    instead.add_argument("--stream", action="store_true",
-                         help="instead: the sparse linear learners from a Zarr store (in order, permuted) against "
-                              "memory, bare Numba loops, VW and river, on RCV1 and a9a (at least 7 repeats)")
-    instead.add_argument("--object-store", action="store_true",
-                         help="instead: a sparse store streamed from moto's S3 server (started on loopback) against "
-                              "local disk, in stored, random and windowed order (--quick: a tenth of the rows)")
-    bench.add_argument("--mnist", default="../shared/data/mnist", help="MNIST folder for --kernel")
-    bench.add_argument("--rcv1", default="../shared/data/rcv1/rcv1v2_mulan_dedup.npz", help="RCV1 file for --stream")
-    bench.add_argument("--libsvm", default="../shared/data/libsvm", help="folder of a9a and a9a.t for --stream")
-    bench.add_argument("--record", metavar="DIR", help="also write a JSON record of the run into DIR/<bench>/ "
-                       "(the repository's is benchmarks/records)")
-    bench.add_argument("--no-peers", action="store_true", help="with --kernel or --stream: no peers")
+    bench = commands.add_parser("bench", help="measure dolb: `dolb bench --list` lists the modes (default: "
+                                "throughput, every linear learner's examples/s)")
+    add_modes(bench)
     bench.set_defaults(handler=_bench)
-
-    add_study_command(commands)
 
     learners = commands.add_parser("learners", help="the registered learners and their parameters")
     learners.add_argument("names", nargs="*", metavar="NAME", help="learners to show (default: all)")
@@ -343,13 +282,12 @@ def build_parser() -> argparse.ArgumentParser:
                     "merge a result folder's parts into a few large ones, each cell once (a run ends so when it "
                     "leaves many)")
     export = _folder_command(commands, "export", _export, "write a result folder's results as one CSV file")
-    export.add_argument("--to", metavar="FILE", help="the CSV file, a path or an fsspec URL (default DIR/results.csv)")
+    export.add_argument("--to", metavar="FILE", help="the CSV file (default DIR/results.csv)")
 
     again = _folder_command(commands, "reproduce", _reproduce, "run a recorded run again and check every value")
     again.add_argument("--out", required=True, type=lasting_folder, help="a fresh result folder for the new run")
     again.add_argument("--run", help="the run id to reproduce (default: the last finished run; see dolb status)")
     again.add_argument("--rtol", type=fraction, help="largest relative difference called floating-point noise (1e-6)")
-    again.add_argument("--data-cache", metavar="DIR", help=DATA_CACHE_HELP)
     _add_where(again)
 
     verify = commands.add_parser("verify", help="check a dataset store in full: metadata, chunks, fingerprint")
@@ -377,8 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dolb`` command; returns the exit status."""
     try:
-        args = build_parser().parse_args(argv)
-        args.argv = sys.argv[1:] if argv is None else list(argv)  # as typed, for a benchmark record
+        argv = sys.argv[1:] if argv is None else list(argv)
+        args = build_parser().parse_args(with_mode(argv))
+        args.argv = argv  # as typed, for a benchmark record
     except SystemExit as exc:  # --help, --version, or a mistake (already reported)
         return exc.code if isinstance(exc.code, int) else 2
     configure_logging(args.verbosity)

@@ -18,6 +18,25 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_float(text: str) -> float:
+    """An argument that must be a finite number above 0."""
+    value = non_negative(text)
+    if value == 0.0:
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {text}")
+    return value
+
+
+def non_negative(text: str) -> float:
+    """An argument that must be a finite number of at least 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number of at least 0, got {text}")
+    return value
+
+
 def fraction(text: str) -> float:
     """An argument that must be a number strictly between 0 and 1."""
     try:

@@ -1,4 +1,4 @@
-"""The bare loops of ``dolb bench --stream`` learn what the registered learners learn, so
+"""The bare loops of ``dolb bench stream`` learn what the registered learners learn, so
 that the benchmark compares like with like."""
 
 import numpy as np

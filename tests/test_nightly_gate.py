@@ -3,7 +3,6 @@ are compared exactly, without A/B; a night on another CPU model compares metrics
 unless the A/B confirms; the history band; the A/B's interleaving, its environments
 and its worktrees; the noise model over simulated nights."""
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -15,6 +14,7 @@ import pandas as pd
 import pytest
 
 from dolb.bench.ab import environment, interleave, side_environment
+from dolb.bench.records import read_record
 from dolb.cli import main
 from dolb.errors import DataError
 from dolb.results.compare import Comparison, compare_frames
@@ -221,15 +221,21 @@ def test_cli_confirm_outside_a_git_checkout_is_one_line(nights, tmp_path, capsys
     assert len(err) == 1 and "nowhere" in err[0] and not (run / "compare").exists()
 
 
-def test_noise_model_few_false_alarms_and_sees_a_slowdown():
-    spec = importlib.util.spec_from_file_location("nightly_noise", ROOT / "scripts" / "nightly_noise.py")
-    noise = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(noise)
-    sd = {"night": 0.12, "learner": 0.05, "repeat": 0.05, "ab": 0.04}
-    same = noise.simulate(25, 5, sd, None, seed=1)
-    slower = noise.simulate(25, 5, sd, "l0", seed=2)
-    assert same["gate"] == 0 and same["rank"] > 0.2  # the rank test alone cries wolf
-    assert slower["named"] >= 0.9
+def test_noise_model_few_false_alarms_and_sees_a_slowdown(tmp_path, capsys):
+    """`dolb bench gate-noise` (seeds 1 and 2): the rank test alone cries wolf, the A/B
+    does not, and a learner 0.8x is named; the record keeps the rates and the spreads."""
+    argv = ["bench", "gate-noise", "--nights", "25", "--learners", "5", "--night-sd", "0.12", "--learner-sd", "0.05",
+            "--repeat-sd", "0.05", "--ab-sd", "0.04", "--seed", "1", "--record", str(tmp_path)]
+    assert main(argv) == 0
+    assert "identical code: alarms 0.0% with the A/B" in capsys.readouterr().out
+    (path,) = (tmp_path / "gate-noise").iterdir()
+    record = read_record(path)
+    rates = {(m["labels"]["code"], m["labels"]["figure"]): m["repeats"] for m in record["measurements"]}
+    assert len(rates) == 10 and all(len(r) == 1 for r in rates.values())
+    assert rates["identical", "alarms, with the A/B"] == [0.0] and rates["identical", "alarms, rank test alone"][0] > 0.2
+    assert rates["one learner 0.8x", "slowed learner named"][0] >= 0.9
+    assert {d["labels"]["spread"]: d["value"] for d in record["derived"]} == {
+        "night": 0.12, "learner": 0.05, "repeat": 0.05, "ab": 0.04}
     assert os.environ.get("DOLB_TEST_SLOWDOWN_LEARNER") is None
 
 

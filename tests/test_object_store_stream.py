@@ -200,7 +200,7 @@ def test_the_object_store_bench_measures_every_order_and_source_into_a_record():
     assert set(found["rates"]) == set(found["memory"]) == {(o, s) for o in TARGETS for s in SOURCES}
     assert all(len(rates) == 1 and rates[0] > 0 for rates in found["rates"].values())
     assert all(mb > 0 for mb in found["memory"].values())
-    record = check(as_record(found, quick=True, command="dolb bench --object-store"), "record")
+    record = check(as_record(found, quick=True, command="dolb bench object-store"), "record")
     assert record["bench"] == "object-store-quick"
     ratios = {(d["labels"]["order"], d["labels"]["source"]): d["value"] for d in record["derived"]
               if d["unit"] == "× local"}

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dolb.bench.tuning_timeline import write_problem
 from dolb.cli import main
 from dolb.evaluation.run_cell import run_cell
 from dolb.execution.datasets import data_cache, open_datasets
@@ -23,22 +24,6 @@ from dolb.results.tuning_report import tuning_table
 from tests.conftest import assert_same
 
 ALPHAS = [1e-05, 10.0, 100.0, 300.0, 1000.0, 3000.0]
-
-
-def _write_svmlight(path, X, y) -> None:
-    lines = [" ".join([f"{label:+d}"] + [f"{j + 1}:{v:.6g}" for j, v in enumerate(row)]) for row, label in zip(X, y)]
-    path.write_text("\n".join(lines) + "\n")
-
-
-def write_problem(folder) -> None:
-    """A linearly separable problem with 10% label noise: 3,000 training and 1,000 test
-    examples, as ``train.svm`` and ``test.svm`` in ``folder``."""
-    rng = np.random.default_rng(5)
-    w = rng.normal(size=8)
-    for name, n in (("train", 3000), ("test", 1000)):
-        X = rng.normal(size=(n, 8))
-        y = np.where(X @ w > 0, 1, -1) * np.where(rng.random(n) < 0.1, -1, 1)
-        _write_svmlight(folder / f"{name}.svm", X, y)
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 on each, round after round (before, after, after, before, ...), so that a machine that
 slows down or speeds up during the measurement weighs on both alike; the nightly gate
 (``dolb compare --confirm``) re-measures a suspected slowdown this way before it alarms,
-and ``scripts/bench_ab.py`` compares two checkouts by hand.
+and ``dolb bench ab BEFORE AFTER`` compares two checkouts by hand (:func:`main`).
 
 Each tree runs in its own environment: its ``dolb`` package first on PYTHONPATH, with
 this interpreter, when its ``requirements.lock`` is the same as the other tree's (the
@@ -29,8 +29,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from dolb.bench.records import derived, measurement, new_record, write_record
 from dolb.errors import ConfigError
 
 LAUNCH = """
@@ -198,3 +200,52 @@ def confirm_commits(repo: str | Path, scratch: str | Path | None = None, rounds:
                 shutil.rmtree(folder, ignore_errors=True)
 
     return confirm
+
+
+def main(args) -> int:
+    """``dolb bench ab BEFORE AFTER``: ``args.rounds`` rounds of ``dolb bench --no-zarr``
+    (3 repeats a process) on each tree alternately, and per learner × input ×
+    conversions the median ratio of examples per CPU second after / before with its
+    BCa bootstrap 95 % interval and the one-sided Wilcoxon p, as the nightly gate judges
+    an A/B (:func:`dolb.results.nightly_gate.judge_ab`); "kept" when the interval's
+    lower bound is at least 0.95. With ``args.record`` a record ``ab``: both sides'
+    speeds in every round, and the judged figures. ConfigError when a tree is no
+    checkout of dolb or a learner is unknown."""
+    from dolb.bench.throughput import LEARNERS
+    from dolb.results.nightly_gate import judge_ab
+    from dolb.results.throughput import SLOWDOWN
+
+    for tree in (args.before, args.after):
+        if not (Path(tree) / "dolb" / "__init__.py").is_file():
+            raise ConfigError(f"{tree}: not a checkout of dolb (no dolb/__init__.py)")
+    only = args.only.split(",") if args.only else list(LEARNERS)
+    for name in only:
+        if name not in LEARNERS:
+            raise ConfigError(f"--only: unknown learner {name!r} (known: {', '.join(LEARNERS)})")
+    before, after = Path(args.before).resolve(), Path(args.after).resolve()
+    with tempfile.TemporaryDirectory(prefix="dolb-ab-") as scratch:
+        trees = [environment(before, after, False, Path(scratch)), environment(after, before, True, Path(scratch))]
+        rounds = interleave(*trees, only, args.rounds, args.quick)
+    judged = judge_ab(rounds, SLOWDOWN)
+    print(f"{'learner':<18}{'input':<8}{'conv':<6}{'median':>8}{'95 % interval':>18}{'p':>8}  kept")
+    for row in judged.itertuples():
+        kept = "yes" if row.ab_low >= 0.95 else "NO"
+        print(f"{row.learner:<18}{row.input:<8}{row.conversions:<6}{row.ab_ratio:>8.3f}"
+              f"{f'[{row.ab_low:.3f}, {row.ab_high:.3f}]':>18}{row.ab_p:>8.3f}  {kept}")
+    if args.record:
+        print(f"record: {write_record(args.record, ab_record(rounds, judged, args.command_line))}")
+    return 0
+
+
+def ab_record(rounds: pd.DataFrame, judged: pd.DataFrame, command: str) -> dict:
+    """The record ``ab`` of an A/B: per measurement and side, the examples per second of
+    every round; derived, the median ratio after / before, its interval and p."""
+    found = [measurement(dict(zip(KEY, key)) | {"side": side}, "examples/CPU-s", group[side].tolist())
+             for key, group in rounds.groupby(list(KEY), sort=True) for side in ("before", "after")]
+    figures = [derived(dict(zip(KEY, key)) | {"figure": name}, unit, getattr(row, column))
+               for row in judged.itertuples() for key in [tuple(getattr(row, k) for k in KEY)]
+               for name, unit, column in (("median after / before", "ratio", "ab_ratio"),
+                                          ("95 % low", "ratio", "ab_low"), ("95 % high", "ratio", "ab_high"),
+                                          ("Wilcoxon p", "p", "ab_p"))
+               if np.isfinite(getattr(row, column))]
+    return new_record("ab", found, figures, command)

@@ -1,5 +1,5 @@
 """Bare loops: each sparse linear learner's update written out in one Numba function over
-an in-memory CSR matrix, for ``dolb bench --stream`` to compare dolb's learners with.
+an in-memory CSR matrix, for ``dolb bench stream`` to compare dolb's learners with.
 
 No blocks, no conversions, no loss bookkeeping, no input checks: one pass over the rows
 in the order given, w updated in place. They learn what the registered learners learn

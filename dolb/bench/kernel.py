@@ -1,4 +1,4 @@
-"""``dolb bench --kernel N``: LASVM's single pass against LIBSVM (scikit-learn's SVC),
+"""``dolb bench kernel N``: LASVM's single pass against LIBSVM (scikit-learn's SVC),
 and Vowpal Wabbit's ``--ksvm`` where ``vowpalwabbit`` is installed, on MNIST digit 3
 against the rest: the first ``N`` training digits in a seeded random order, pixels /
 255, RBF kernel (γ = 0.03, C = 1 by default), error on the 10,000 test digits.
@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 import psutil
 
-from dolb.bench.records import measurement
+from dolb.bench.records import measurement, new_record, write_record
 from dolb.data.sources.mnist import read_mnist
+from dolb.errors import ConfigError
 from dolb.learners.kernel.lasvm import LASVM
 from dolb.losses import misclassified
 
@@ -140,3 +141,14 @@ def kernel_bench(n: int, mnist: Path, svm: Setting = Setting(), seed: int = 0, p
                 times[name] = seconds
                 print(f"time LASVM / {name}: {times['LASVM'] / seconds:.3f}")
     return [measurement({"learner": name, "n": n}, "s wall", [seconds]) for name, seconds in times.items()]
+
+
+def main(args) -> int:
+    """``dolb bench kernel N``: the measurements of the module docstring; with
+    ``args.record`` a record of them. ConfigError when ``--mnist`` is no folder."""
+    if not Path(args.mnist).is_dir():
+        raise ConfigError(f"--mnist {args.mnist}: no such folder (the four MNIST IDX files)")
+    found = kernel_bench(args.n, Path(args.mnist), peers=not args.no_peers)
+    if args.record:
+        print(f"record: {write_record(args.record, new_record('kernel', found, command=args.command_line))}")
+    return 0

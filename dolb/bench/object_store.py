@@ -1,4 +1,4 @@
-"""``dolb bench --object-store``: a dataset streamed from an S3-protocol server against the
+"""``dolb bench object-store``: a dataset streamed from an S3-protocol server against the
 same store on local disk, side by side, in stored, random and windowed order.
 
 The store: sparse rows like text (300,000 rows, 50,000 features, 80 non-zeros a row:
@@ -82,7 +82,7 @@ def s3_server():
         import moto.server  # noqa: F401
         import s3fs  # noqa: F401
     except ImportError as exc:
-        raise ConfigError(f"--object-store needs moto's server and s3fs (the test extra): {exc}") from None
+        raise ConfigError(f"object-store needs moto's server and s3fs (the test extra): {exc}") from None
     import socket
 
     with socket.socket() as probe:
@@ -247,10 +247,11 @@ def as_record(found: dict, quick: bool, command: str | None = None) -> dict:
     return new_record("object-store-quick" if quick else "object-store", figures, extra, command)
 
 
-def object_store_command(quick: bool, repeat: int, record: tuple[str, str] | None = None) -> str:
-    """What ``dolb bench --object-store`` prints; with ``record`` (folder, command line) a
-    record of the run is written there too."""
-    found = object_store_bench(quick=quick, repeat=repeat)
-    if record:
-        print(f"record: {write_record(record[0], as_record(found, quick, record[1]))}", file=sys.stderr)
-    return as_text(found)
+def main(args) -> int:
+    """``dolb bench object-store``: the table, and a record in ``args.record``."""
+    found = object_store_bench(quick=args.quick, repeat=args.repeat)
+    if args.record:
+        record = as_record(found, args.quick, args.command_line)
+        print(f"record: {write_record(args.record, record)}", file=sys.stderr)
+    print(as_text(found))
+    return 0

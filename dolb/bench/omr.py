@@ -1,4 +1,4 @@
-"""``dolb bench --omr T``: online manifold regularisation's cost on the two spirals
+"""``dolb bench omr T``: online manifold regularisation's cost on the two spirals
 (1.5 turns, noise 0.03, 2 % of the labels revealed, all drawn from one seed), RBF
 kernel, the learners fed in blocks of 8,192 rows as a cell feeds them.
 
@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from dolb.bench.records import measurement
+from dolb.bench.records import measurement, new_record, write_record
 from dolb.data.sources.spirals import spiral_points
 from dolb.data.splits import labelled_rows
 from dolb.learners import learner_class
@@ -172,3 +172,12 @@ def omr_bench(n: int, setting: Setting = Setting(), seed: int = 0) -> list[dict]
             print(f"  exact / {label}: " + ", ".join(
                 f"t={b:,} {s / other:.2f}" for (_, b), s, other in zip(at, seconds, growth[label])))
     return found
+
+
+def main(args) -> int:
+    """``dolb bench omr [T]``: the measurements of the module docstring; with
+    ``args.record`` a record of them."""
+    found = omr_bench(args.T)
+    if args.record:
+        print(f"record: {write_record(args.record, new_record('omr', found, command=args.command_line))}")
+    return 0

@@ -32,9 +32,9 @@ ABOUT = {
         "and as dolb from a Zarr store (in order, permuted, windowed; warm and cold chunk cache), with Vowpal "
         "Wabbit and river when installed. Examples per CPU-second of the whole process, every repeat; derived: "
         "each row's test accuracy and the floors (ratios of two variants with a bootstrap 95 % interval).",
-        "dolb bench --stream --record benchmarks/records"),
+        "dolb bench stream --record benchmarks/records"),
     "stream-no-peers": ("The same as *stream* without Vowpal Wabbit and river.",
-                        "dolb bench --stream --no-peers --record benchmarks/records"),
+                        "dolb bench stream --no-peers --record benchmarks/records"),
     "object-store": (
         "A dataset streamed from an S3-protocol server against the same store on local disk, side by side in one "
         "run: a sparse store of 300,000 rows (80 non-zeros a row, 24 M float64 values) written on local disk and "
@@ -46,24 +46,24 @@ ABOUT = {
         "disk's (median of the per-round ratios) beside its target (stored and windowed 0.7, random 0.5), and "
         "the load averages at the start and the end. The server, the reader and any other work share the "
         "machine's cores.",
-        "dolb bench --object-store --repeat 3 --record benchmarks/records"),
+        "dolb bench object-store --repeat 3 --record benchmarks/records"),
     "object-store-quick": ("The same as *object-store* on 30,000 rows.",
-                           "dolb bench --object-store --quick --repeat 3 --record benchmarks/records"),
+                           "dolb bench object-store --quick --repeat 3 --record benchmarks/records"),
     "omr": (
         "Online manifold regularisation's cost on the two spirals: examples per second of the buffered "
         "(τ = 100, 200) and clustered learners over a stream of T examples, and the time per step of each, the "
         "exact learner's included, in the 100 steps up to t (the exact one's grows like t², the others' not). "
         "Each figure measured once.",
-        "dolb bench --omr 2000 --record benchmarks/records"),
+        "dolb bench omr 2000 --record benchmarks/records"),
     "kernel": (
         "LASVM's single pass on MNIST digit 3 against the rest (RBF kernel) against LIBSVM (scikit-learn's SVC) "
         "and Vowpal Wabbit's `--ksvm` when installed: wall seconds of each, measured once.",
-        "dolb bench --kernel 2000 --record benchmarks/records"),
+        "dolb bench kernel 2000 --record benchmarks/records"),
     "scale": (
         "How the sweep engine scales: each workload run as `dolb run` on 1 and then 2 workers; the client's "
         "and the workers' CPU time per cell, the start-up, the compute phase, and the speed-up from 1 to 2 "
         "workers, with Amdahl's law's prediction for 16 and 64 workers.",
-        "python3 scripts/bench_scale.py --record benchmarks/records"),
+        "dolb bench scale --record benchmarks/records"),
     "simulated": (
         "A simulated cluster: a real Dask scheduler and worker processes on this machine (threads beyond 8 "
         "processes), running sweeps of cells that only sleep (the `sleep` learner of `dolb/bench/sleep.py`: no "
@@ -75,18 +75,53 @@ ABOUT = {
         "machine (its 2 cores, at the core share a busy thread got before the run) and with a core for each "
         "process, and for a million cells of each study's cell time (from the latest *scale* record) on "
         "64–1,000 slots. See [a thousand slots on ten nodes](../design/scaling.md).",
-        "python3 scripts/bench_scale.py --simulate --record benchmarks/records"),
+        "dolb bench simulated --record benchmarks/records"),
     "cold-start": (
         "A first run on a fresh machine: `dolb run` of a study with an empty Numba cache (every kernel compiled, "
         "each once, by the workers in parallel) against the same run with the cache it left; the run records' "
-        "cluster and compute phases and wall seconds. The script checks that both runs stored the same values.",
-        "python3 scripts/bench_cold.py --repeats 3 --record benchmarks/records"),
+        "cluster and compute phases and wall seconds. The bench checks that both runs stored the same values.",
+        "dolb bench cold-start --repeats 3 --record benchmarks/records"),
     "store": (
         "A result folder of a million cells (six rows each), written through the store's API in the parts a sweep "
         "leaves, then compacted: wall seconds of `dolb status` before compaction, of `dolb compact`, and of "
         "`dolb status`, `dolb report` and `dolb.read_results` (tidy columns) after, each in a process of its own; "
         "the parts before and after. Each figure measured once.",
-        "python3 scripts/bench_store.py --record benchmarks/records"),
+        "dolb bench store --record benchmarks/records"),
+    "reader": (
+        "The stream reader alone (`dolb.data.stream_blocks`): rows per second delivered from a dense store "
+        "(200,000 × 50) and a sparse one (100,000 × 50,000, ~80 non-zeros a row), in stored and in permuted order, "
+        "consuming nothing but the blocks; every one of three full passes.",
+        "dolb bench reader --record benchmarks/records"),
+    "contention": (
+        "How much two processes on two cores slow each other, without Dask: passes per second of a register-only "
+        "Numba loop and of an AdaGrad pass over the RCV1 sample from a Zarr store, alone and two side by side; "
+        "derived, side by side / alone (1.0: the cores do not interfere). The part of *scale*'s 2-worker loss "
+        "that is the machine's.",
+        "dolb bench contention --record benchmarks/records"),
+    "tuning-timeline": (
+        "A halving of SGD's `alpha` (12 trials; rungs at 600, 1,200 and 2,400 examples; 4 splits) on 4 worker "
+        "threads, each cell held 0.1 s beyond its work and split 0's ten times as long: when each split's rungs "
+        "and chosen cell first began and last ended (seconds from the first start), and the compute phase. A "
+        "slow split holds back no other (see [Tuning](../guide/tuning.md)).",
+        "dolb bench tuning-timeline --record benchmarks/records"),
+    "ab": (
+        "Two checkouts of dolb side by side: `dolb bench --no-zarr` (3 repeats a process) run alternately on "
+        "each, round after round; every round's examples per CPU-second of both sides, and per measurement the "
+        "median ratio after / before with its BCa 95 % interval and the one-sided Wilcoxon p, as the nightly "
+        "gate judges an A/B.",
+        "dolb bench ab BEFORE AFTER --rounds 7 --record benchmarks/records"),
+    "gate-trial": (
+        "Nights of the nightly gate on this machine: `dolb bench --quick` of four learners each night, a busy "
+        "core on the nights `--busy` marks, optionally one learner slowed 0.8x; each night judged against the "
+        "first as `dolb compare --confirm` judges. Each night's ratio to the reference and A/B ratio per "
+        "learner; derived, the spreads `gate-noise` takes and the nights that alarmed.",
+        "dolb bench gate-trial OUT --record benchmarks/records"),
+    "gate-noise": (
+        "The nightly gate's noise model, simulated (no timing: the same seed gives the same figures anywhere): "
+        "nights of 8 learners whose speeds move by a whole night's shift, a learner's own shift and a repeat's "
+        "noise (the spreads, as derived figures), judged by the gate's own code; the fraction of nights that "
+        "alarm with identical code and that name one learner slowed 0.8x, with and without the A/B.",
+        "dolb bench gate-noise --record benchmarks/records"),
 }
 """For each bench: what it measures, and the command that writes its records."""
 HISTORY = 8

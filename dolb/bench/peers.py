@@ -1,4 +1,4 @@
-"""The peers of ``dolb bench --stream``: Vowpal Wabbit from its cache file and river, each
+"""The peers of ``dolb bench stream``: Vowpal Wabbit from its cache file and river, each
 run in this process for one pass over the same rows, in the same order, when installed.
 
 Neither has dolb's exact learners, so each dolb learner is paired with the nearest

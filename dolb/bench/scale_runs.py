@@ -1,7 +1,7 @@
-"""Runs of ``scripts/bench_scale.py``: one ``dolb run`` in a process of its own, its
+"""Runs of ``dolb bench scale``: one ``dolb run`` in a process of its own, its
 figures (read by the child, :func:`child_main`, and by the parent watching it,
 :func:`launch`), the per-cell figures derived from them and a workload's summary. The
-script's docstring defines the figures.
+docstring of :mod:`dolb.bench.scale` defines the figures.
 """
 
 from __future__ import annotations

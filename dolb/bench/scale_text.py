@@ -1,4 +1,4 @@
-"""The tables of ``scripts/bench_scale.py`` and its record (:mod:`dolb.bench.records`)."""
+"""The tables of ``dolb bench scale`` and its record (:mod:`dolb.bench.records`)."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ def summary_text(results: dict[str, dict[str, Any]]) -> str:
 
 
 RECORDED = ("wall", "startup", "compute", "client_us", "client_compute_us", "worker_us", "peak_rss_mib")
-"""The figures of every run a record keeps (see the script's definitions)."""
+"""The figures of every run a record keeps (see :mod:`dolb.bench.scale`'s definitions)."""
 UNITS = {"client_us": "µs/cell", "client_compute_us": "µs/cell", "worker_us": "µs/cell", "peak_rss_mib": "MiB"}
 
 

@@ -1,4 +1,4 @@
-"""The simulated cluster (``scripts/bench_scale.py --simulate``): a real Dask
+"""The simulated cluster (``dolb bench simulated``): a real Dask
 scheduler and worker processes on this machine, running sweeps of cells that only
 sleep (:mod:`dolb.bench.sleep`), so that every CPU second spent is the engine's.
 

@@ -1,4 +1,4 @@
-"""``dolb bench --stream``: how fast the sparse linear learners learn from a Zarr store,
+"""``dolb bench stream``: how fast the sparse linear learners learn from a Zarr store,
 in stored and in permuted order, against the same learners from memory, bare Numba
 loops, Vowpal Wabbit and river, on the RCV1 sample (CCAT vs MCAT) and a9a.
 
@@ -381,19 +381,20 @@ def as_record(rows: list[dict], judged: list[dict], peers: bool, command: str | 
                       [measurement(at, "examples/CPU-s", r["samples"]) for at, r in zip(labels, rows)], found, command)
 
 
-def stream_command(only: str | None, rcv1: str, libsvm: str, repeat: int, peers: bool, as_json: bool,
-                   record: tuple[str, str] | None = None) -> str:
-    """What ``dolb bench --stream`` prints: the tables, or one JSON list (the rows, then the
-    floors); at least 7 repeats; with ``record`` (folder, command line) a record of the
-    run is written there too. ConfigError for an unknown learner or missing data."""
-    names = only.split(",") if only else None
+def main(args) -> int:
+    """``dolb bench stream``: the tables, or one JSON list (rows, then floors), of at least 7
+    repeats, and a record in ``args.record``. ConfigError: an unknown learner, no data."""
+    names = args.only.split(",") if args.only else None
     for name in names or ():
         if name not in NAMES:
             raise ConfigError(f"--only: {name!r} has no bare loop to compare with (known: {', '.join(NAMES)})")
-    for option, path in (("--rcv1", Path(rcv1)), ("--libsvm", Path(libsvm) / "a9a")):
+    for option, path in (("--rcv1", Path(args.rcv1)), ("--libsvm", Path(args.libsvm) / "a9a")):
         if not path.is_file():
             raise ConfigError(f"{option} {path}: no such file")
-    rows, judged = stream_bench(Path(rcv1), Path(libsvm), names, max(repeat, 7), peers)
-    if record:
-        print(f"record: {write_record(record[0], as_record(rows, judged, peers, record[1]))}", file=sys.stderr)
-    return json.dumps(rows + [{"kind": "floor", **j} for j in judged]) if as_json else as_text(rows, judged)
+    peers = not args.no_peers
+    rows, judged = stream_bench(Path(args.rcv1), Path(args.libsvm), names, max(args.repeat, 7), peers)
+    if args.record:
+        record = as_record(rows, judged, peers, args.command_line)
+        print(f"record: {write_record(args.record, record)}", file=sys.stderr)
+    print(json.dumps(rows + [{"kind": "floor", **j} for j in judged]) if args.json else as_text(rows, judged))
+    return 0

@@ -1,4 +1,4 @@
-"""``dolb bench``: throughput of the online learners, bare and with every conversion
+"""``dolb bench`` (``dolb bench throughput``): throughput of the online learners, bare and with every conversion
 they support attached, from memory and from a Zarr store, and the memory of cutoff
 averaging as the stream grows. The learners are those of the registry that declare
 ``bench_params`` (the parameters they are benchmarked with).
@@ -25,10 +25,12 @@ memory: the speed a generic benchmark cannot beat.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import platform
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Iterable
@@ -43,7 +45,9 @@ import scipy.sparse as sp
 
 import dolb
 from dolb.bench.bare import perceptron
+from dolb.bench.records import derived, measurement, new_record, write_record
 from dolb.data import generate, open_dataset, stream_blocks, write_dataset
+from dolb.errors import ConfigError
 from dolb.execution.environment import cpu_model, frequency_governor, git_commit, load_average
 from dolb.learners import learner_class, registered_learners
 
@@ -248,8 +252,6 @@ def as_record(found: list[Measurement], reference: dict[str, list[float]], memor
     reference loop, the cutoff memory rows, and the ratios bare / all conversions and
     sparse Perceptron from memory / the reference loop (of the medians); ``command`` as
     :func:`dolb.bench.records.new_record` takes it."""
-    from dolb.bench.records import derived, measurement, new_record
-
     figures = [measurement({"learner": m.learner, "input": m.input, "source": m.source, "conversions": m.conversions},
                            "examples/s", m.repeats) for m in found]
     figures += [measurement({"learner": "reference_perceptron", "input": "sparse", "source": "memory",
@@ -265,3 +267,20 @@ def as_record(found: list[Measurement], reference: dict[str, list[float]], memor
         ratios.append(derived({"learner": "perceptron", "input": "sparse", "source": "memory",
                                "ratio": "dolb / reference loop"}, "ratio", perceptron / ref))
     return new_record("throughput-quick" if quick else "throughput", figures, ratios, command)
+
+
+def main(args) -> int:
+    """``dolb bench throughput``: the tables, or the JSON list with ``--json``; with
+    ``args.record`` a record of the run written there too. ConfigError for an unknown
+    learner."""
+    names = args.only.split(",") if args.only else None
+    for name in names or ():
+        if name not in LEARNERS:
+            raise ConfigError(f"--only: unknown learner {name!r} (known: {', '.join(LEARNERS)})")
+    load_before = load_average()
+    found = run_bench(names, quick=args.quick, repeat=args.repeat, zarr=not args.no_zarr)
+    print(json.dumps(as_json(*found, load_before=load_before), indent=1) if args.json else as_text(*found))
+    if args.record:
+        record = as_record(*found, quick=args.quick, command=args.command_line)
+        print(f"record: {write_record(args.record, record)}", file=sys.stderr)
+    return 0

@@ -63,7 +63,7 @@ from dolb.learners.linear.params import step_params_class, step_value
 from dolb.learners.linear.representation import AGE, N_FLOATS, N_INTS, PHI, ROUNDS, SCALE
 
 TEST_SLOWDOWN = "DOLB_TEST_SLOWDOWN_LEARNER"
-"""Test only (``scripts/nightly_trial.py``, never set otherwise): ``NAME`` or
+"""Test only (``dolb bench gate-trial``, never set otherwise): ``NAME`` or
 ``NAME:FRACTION`` makes learner NAME spend FRACTION (default 0.25) more CPU time on
 every block of :meth:`LinearLearner.learn_running`, a busy loop after the block: a
 slowdown to 1 / (1 + FRACTION) of its speed (0.8), to check that the nightly gate

@@ -1,22 +1,22 @@
-"""Measure a first run on a fresh machine: the cluster phase of ``dolb run`` with an empty
-Numba cache (every kernel compiled), against the same run with the cache it left.
+"""``dolb bench cold-start``: a first run on a fresh machine, the cluster phase of ``dolb
+run`` with an empty Numba cache (every kernel compiled), against the same run with the
+cache it left.
 
 Usage::
 
-    python3 scripts/bench_cold.py                                  # pipelines/irma.toml, 2 workers
-    python3 scripts/bench_cold.py --repeats 3 --record benchmarks/records
+    dolb bench cold-start                                  # pipelines/irma.toml, 2 workers
+    dolb bench cold-start --repeats 3 --record benchmarks/records
 
 Each repeat runs ``python3 -m dolb run PIPELINE --out DIR --workers N --no-progress`` in a
 process of its own twice, into fresh result folders: first with ``NUMBA_CACHE_DIR`` a
 new empty folder (cold), then again with the cache that run left (warm). Datasets come
 from the usual data cache (built by the first run if missing). The figures are the run
-records' phases (``timings``: cluster, compute) and wall seconds; the script fails if the
-cold and the warm run stored different values.
+records' phases (``timings``: cluster, compute) and wall seconds; the bench fails (exit
+status 1) if the cold and the warm run stored different values.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -24,12 +24,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from dolb.bench.records import measurement, new_record, write_record
+from dolb.errors import ConfigError
+from dolb.results.query import rows
+from dolb.results.store import RUN_COLUMNS, ResultStore
 
-from dolb.bench.records import command_line, measurement, new_record, write_record  # noqa: E402
-from dolb.results.query import rows  # noqa: E402
-from dolb.results.store import RUN_COLUMNS, ResultStore  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
+"""The source tree of this dolb, which the runs import."""
 
 KEYS = ["cell_id", "conversion", "n_train", "metric"]
 
@@ -49,32 +50,30 @@ def values(out: Path):
     return frame.sort_values(KEYS, kind="stable").reset_index(drop=True)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pipeline", default="pipelines/irma.toml")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--record", metavar="DIR", help="also write a record into DIR/cold-start/")
-    args = parser.parse_args()
+def main(args) -> int:
+    """``dolb bench cold-start``: the runs of the module docstring; with ``args.record``
+    a record of their phases. Exit status 1 when a cold and a warm run differ;
+    ConfigError when the pipeline is found neither here nor in the source tree."""
+    pipeline = next((path.resolve() for path in (Path(args.pipeline), ROOT / args.pipeline) if path.is_file()), None)
+    if pipeline is None:
+        raise ConfigError(f"--pipeline {args.pipeline}: no such file")
     found: dict[tuple[str, str], list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="dolb-cold-") as work:
         for repeat in range(args.repeats):
             cache = Path(work, f"numba-{repeat}")
             for state in ("cold", "warm"):
                 out = Path(work, f"{state}-{repeat}")
-                record = run(args.pipeline, out, cache, args.workers)
+                record = run(str(pipeline), out, cache, args.workers)
                 for figure in ("cluster", "compute"):
                     found.setdefault((state, figure), []).append(record["timings"][figure])
                 found.setdefault((state, "wall"), []).append(record["seconds"])
                 print(f"{state}: {record['seconds']:.1f} s, {json.dumps(record['timings'])}", flush=True)
             if not values(Path(work, f"cold-{repeat}")).equals(values(Path(work, f"warm-{repeat}"))):
-                sys.exit("the cold and the warm run stored different values")
+                print("dolb: the cold and the warm run stored different values", file=sys.stderr)
+                return 1
     labels = {"pipeline": args.pipeline, "workers": str(args.workers)}
     measurements = [measurement(labels | {"cache": state, "figure": figure}, "s", repeats)
                     for (state, figure), repeats in found.items()]
     if args.record:
-        print(f"record: {write_record(args.record, new_record('cold-start', measurements, command=command_line()))}")
-
-
-if __name__ == "__main__":
-    main()
+        print(f"record: {write_record(args.record, new_record('cold-start', measurements, command=args.command_line))}")
+    return 0

@@ -1,10 +1,11 @@
-"""Time the readers of a result folder of a million cells, before and after compaction.
+"""``dolb bench store``: the readers of a result folder of a million cells, timed before
+and after compaction.
 
 Usage::
 
-    python3 scripts/bench_store.py                              # 10^6 cells in 2,000 parts
-    python3 scripts/bench_store.py --cells 20000 --parts 200    # a quick look
-    python3 scripts/bench_store.py --record benchmarks/records  # a record for the performance pages
+    dolb bench store                                  # 10^6 cells in 2,000 parts
+    dolb bench store --cells 20000 --parts 200        # a quick look
+    dolb bench store --record benchmarks/records      # a record for the performance pages
 
 The folder is written directly through the store's API (:class:`dolb.results.store.
 ResultStore`: a part per task, as a sweep's workers write them, committed by manifests of
@@ -19,7 +20,6 @@ mostly waiting), and the parts before and after.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -33,13 +33,13 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from dolb.bench.records import measurement, new_record, write_record
+from dolb.execution.environment import load_average
+from dolb.experiment.cells import cell_id
+from dolb.results.store import ResultStore, new_attempt, result_schema
 
-from dolb.bench.records import command_line, measurement, new_record, write_record  # noqa: E402
-from dolb.execution.environment import load_average  # noqa: E402
-from dolb.experiment.cells import cell_id  # noqa: E402
-from dolb.results.store import ResultStore, new_attempt, result_schema  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
+"""The source tree of this dolb, which the timed processes import."""
 
 PIPELINE = """
 [pipeline]
@@ -142,13 +142,9 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cells", type=int, default=1_000_000)
-    parser.add_argument("--parts", type=int, default=2_000, help="parts the folder is written in (default 2000)")
-    parser.add_argument("--work", help="where the folder goes (default: a temporary folder, removed)")
-    parser.add_argument("--record", metavar="DIR", help="also write a record into DIR/store/")
-    args = parser.parse_args()
+def main(args) -> int:
+    """``dolb bench store``: the timings of the module docstring, printed; with
+    ``args.record`` a record of them and of the parts before and after compaction."""
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="dolb-store-bench-"))
     folder = work / "out"
     shutil.rmtree(folder, ignore_errors=True)
@@ -173,10 +169,7 @@ def main() -> None:
                  for step, values in seconds.items() for figure, value in zip(("wall", "cpu"), values)]
         found += [measurement(labels | {"step": "parts before compaction"}, "parts", [before]),
                   measurement(labels | {"step": "parts after compaction"}, "parts", [after])]
-        print(f"record: {write_record(args.record, new_record('store', found, command=command_line()))}")
+        print(f"record: {write_record(args.record, new_record('store', found, command=args.command_line))}")
     if not args.work:
         shutil.rmtree(work)
-
-
-if __name__ == "__main__":
-    main()
+    return 0

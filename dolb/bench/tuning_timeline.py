@@ -1,29 +1,30 @@
-"""The timeline of a tuning where one split's cells are ten times slower than the others'.
+"""``dolb bench tuning-timeline``: the timeline of a tuning where one split's cells are
+ten times slower than the others'.
 
-    python scripts/tuning_timeline.py [--workers 4] [--fast 0.1] [--width 72]
+    dolb bench tuning-timeline [--workers 4] [--fast 0.1] [--width 72]
 
 Runs a halving of SGD's ``alpha`` (12 trials, rungs of 12, 6 and 3 at 600, 1,200 and
-2,400 examples; 4 splits; the tuning problem of ``tests/test_tuning.py``) on a cluster
+2,400 examples; 4 splits; the tuning problem of :func:`write_problem`, which the tuning
+tests learn too) on a cluster
 of worker threads in this process, every cell held ``--fast`` seconds (sleeping: no
 CPU) beyond its own work, and the first split's ten times as long. Prints, per split and
 rung, when its cells ran (one character a time step: ``#`` while a cell of it ran, ``.``
 between its first start and last end), when each split's chosen configuration ended,
-and the whole run's compute time. Run with another version of dolb on ``PYTHONPATH`` to
-compare (it needs only ``run_sweep`` and ``dolb.execution.tasks.run_cell``).
+and the whole run's compute time; its record (``tuning-timeline``) keeps when each split's
+rungs and chosen cell began and ended.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 import tempfile
 import textwrap
 import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.append(str(ROOT))  # for tests/; dolb from PYTHONPATH (another version, to compare)
+import numpy as np
+
+from dolb.bench.records import measurement, new_record, write_record
 
 LEARNER = ('learner = "sgd", params = { loss = "hinge", schedule = "sqrt", eta0 = 0.0003 }, '
            'search = { alpha = { low = 1e-5, high = 1000.0, log = true } }')
@@ -33,10 +34,24 @@ SLOW = 0
 """The split whose cells are ten times slower (its cells are the first to start)."""
 
 
+def _write_svmlight(path: Path, X: np.ndarray, y: np.ndarray) -> None:
+    lines = [" ".join([f"{label:+d}"] + [f"{j + 1}:{v:.6g}" for j, v in enumerate(row)]) for row, label in zip(X, y)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def write_problem(folder: Path) -> None:
+    """A linearly separable problem with 10% label noise: 3,000 training and 1,000 test
+    examples, as ``train.svm`` and ``test.svm`` in ``folder``."""
+    rng = np.random.default_rng(5)
+    w = rng.normal(size=8)
+    for name, n in (("train", 3000), ("test", 1000)):
+        X = rng.normal(size=(n, 8))
+        y = np.where(X @ w > 0, 1, -1) * np.where(rng.random(n) < 0.1, -1, 1)
+        _write_svmlight(Path(folder) / f"{name}.svm", X, y)
+
+
 def pipeline(folder: Path) -> Path:
     """The tuned pipeline, its data written into ``folder``."""
-    from tests.test_tuning import write_problem
-
     write_problem(folder)
     path = folder / "timeline.toml"
     path.write_text(textwrap.dedent(f"""
@@ -104,12 +119,9 @@ def draw(spans: list, width: int) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--fast", type=float, default=0.1, help="seconds a cell of a fast split is held")
-    parser.add_argument("--width", type=int, default=72)
-    args = parser.parse_args()
+def main(args) -> int:
+    """``dolb bench tuning-timeline``: the timeline, printed; with ``args.record`` a
+    record of each split's stages and of the compute phase."""
     from distributed import LocalCluster
 
     from dolb.execution import tasks
@@ -122,15 +134,30 @@ def main() -> int:
         path = pipeline(Path(scratch))
         slowed = Slowed(tasks.run_cell, args.fast)
         tasks.run_cell = slowed
-        summary = run_sweep(path, Path(scratch) / "out", RunOptions(scheduler=cluster.scheduler_address))
+        try:
+            summary = run_sweep(path, Path(scratch) / "out", RunOptions(scheduler=cluster.scheduler_address))
+        finally:
+            tasks.run_cell = slowed.run_cell
     print(draw(slowed.spans, args.width))
     origin = min(start for *_, start, _ in slowed.spans)
     chosen = {split: stop - origin for split, stage, _, stop in slowed.spans if stage == "chosen"}
     print("chosen cells ended at", ", ".join(f"split {s}: {chosen[s]:.1f} s" for s in sorted(chosen)))
     print(f"{summary.counts_line()}; compute {summary.timings.get('compute', 0.0):.1f} s on {args.workers} "
           f"worker threads")
+    if args.record:
+        print(f"record: {write_record(args.record, timeline_record(slowed.spans, summary, args))}")
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def timeline_record(spans: list, summary, args) -> dict:
+    """The record ``tuning-timeline``: when each split's rungs and chosen cell first
+    began and last ended (seconds from the first cell's start), and the compute phase."""
+    origin = min(start for *_, start, _ in spans)
+    stages = sorted({(split, stage) for split, stage, *_ in spans}, key=lambda k: (k[0], k[1] == "chosen", k[1]))
+    labels = {"workers": args.workers, "fast": args.fast}
+    found = [measurement(labels | {"split": split, "stage": "chosen" if stage == "chosen" else f"rung {stage}",
+                                   "figure": figure}, "s", [value - origin])
+             for split, stage in stages for mine in [[(a, b) for sp, st, a, b in spans if (sp, st) == (split, stage)]]
+             for figure, value in (("first start", min(a for a, _ in mine)), ("last end", max(b for _, b in mine)))]
+    found.append(measurement(labels | {"figure": "compute"}, "s", [summary.timings.get("compute", 0.0)]))
+    return new_record("tuning-timeline", found, command=args.command_line)

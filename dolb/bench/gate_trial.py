@@ -1,27 +1,25 @@
-"""Nights of the nightly throughput gate on this machine, simulated: identical code,
-a background load that changes from night to night, and optionally a slowdown injected
-into one learner; each night after the first (the reference night) is judged against
-it as ``dolb compare --confirm`` would (the rank test, the history band, the A/B of
-the suspects on the commits of both nights).
-
-    python scripts/nightly_trial.py OUT [--nights 5] [--busy 1,0,1,0,0] [--inject LEARNER]
-                                        [--learners perceptron,pa,sgd,dual_averaging] [--rounds 7]
+"""``dolb bench gate-trial OUT``: nights of the nightly throughput gate on this machine,
+simulated: identical code, a background load that changes from night to night, and
+optionally a slowdown injected into one learner; each night after the first (the
+reference night) is judged against it as ``dolb compare --confirm`` would (the rank
+test, the history band, the A/B of the suspects on the commits of both nights).
 
 A night runs ``dolb bench --quick --json --only LEARNERS`` into ``OUT/night-NN/bench.json``
 while, where ``--busy`` says 1 (the pattern repeats), a busy-loop process keeps one core
 busy (bounded in time, stopped after the night, A/B included). ``--inject LEARNER``
 sets ``DOLB_TEST_SLOWDOWN_LEARNER`` (test-only: 25 % more CPU time per block, a speed
 of 0.8x) for every night after the reference night and for the A/B's tonight side.
-The code benchmarked is this checkout's commit (commit first). Prints one line per night
-and writes ``OUT/trial.json``: per night the load, the suspects, the alarms, the A/B
-ratios; over the nights, the between-night spread of every measurement (robust sd of
-the log of its medians) and the A/B's within-round spread, what
-``scripts/nightly_noise.py`` takes.
+The code benchmarked is the commit of the git checkout dolb runs from (commit first).
+Prints one line per night and writes ``OUT/trial.json``: per night the load, the
+suspects, the alarms, the A/B ratios; over the nights, the between-night spread of
+every measurement (robust sd of the log of its medians) and the A/B's within-round
+spread, what ``dolb bench gate-noise`` takes. Its record (``gate-trial``): each night's
+median ratio to the reference night and A/B ratio of every learner; derived, the
+spreads and the nights that alarmed.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -32,16 +30,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from dolb.bench.ab import confirm_commits
+from dolb.bench.records import derived, measurement, new_record, write_record
+from dolb.errors import ConfigError
+from dolb.learners.linear.learner import TEST_SLOWDOWN
+from dolb.results.nightly_gate import judge_nights
+from dolb.results.throughput import BENCH_KEYS, read_bench
 
-from dolb.bench.ab import confirm_commits  # noqa: E402
-from dolb.learners.linear.learner import TEST_SLOWDOWN  # noqa: E402
-from dolb.results.nightly_gate import judge_nights  # noqa: E402
-from dolb.results.throughput import BENCH_KEYS, read_bench  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
+"""The checkout dolb runs from: the code the nights benchmark."""
 
 BUSY_SECONDS = 1800
-"""A busy-loop process ends by itself after this, whatever happens to the script."""
+"""A busy-loop process ends by itself after this, whatever happens to the bench."""
 
 
 def busy_core() -> subprocess.Popen:
@@ -86,20 +86,20 @@ def spreads(nights: list[Path], abs_: list[pd.DataFrame]) -> dict:
             "night_shift": common.round(4).tolist(), "ab_round_sd_median": float(np.median(within)) if within else None}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--nights", type=int, default=5, help="nights, the reference night included")
-    parser.add_argument("--busy", default="1,0,1,0,0", help="busy core per night (1) or not (0), repeated")
-    parser.add_argument("--inject", metavar="LEARNER", help="inject a 0.8x slowdown into LEARNER after night 0")
-    parser.add_argument("--learners", default="perceptron,pa,sgd,dual_averaging")
-    parser.add_argument("--rounds", type=int, default=7, help="A/B rounds")
-    args = parser.parse_args()
-    busy = [int(b) for b in args.busy.split(",")]
-    folders = [args.out / f"night-{i:02d}" for i in range(args.nights)]
+def main(args) -> int:
+    """``dolb bench gate-trial OUT``: the nights of the module docstring; with
+    ``args.record`` a record of them. ConfigError when dolb does not run from a git
+    checkout or ``--busy`` is not a list of 0 and 1."""
+    busy = args.busy.split(",")
+    if not set(busy) <= {"0", "1"}:
+        raise ConfigError(f"--busy {args.busy}: expected a comma-separated list of 0 and 1")
+    if not (ROOT / ".git").exists():
+        raise ConfigError(f"{ROOT}: not a git checkout (the nights benchmark its commit)")
+    out = Path(args.out)
+    folders = [out / f"night-{i:02d}" for i in range(args.nights)]
     nights, ab_rounds = [], []
     for i, folder in enumerate(folders):
-        loaded = busy[i % len(busy)]
+        loaded = int(busy[i % len(busy)])
         inject = args.inject if i else None
         load = busy_core() if loaded else None
         try:
@@ -109,7 +109,7 @@ def main() -> None:
                 print(f"night 0 (reference): busy core {loaded}", flush=True)
                 continue
             start = time.monotonic()
-            found = judge(folder, folders[0], folders[:i], args.rounds, args.out / "scratch", inject)
+            found = judge(folder, folders[0], folders[:i], args.rounds, out / "scratch", inject)
             seconds = time.monotonic() - start
         finally:
             if load is not None:
@@ -127,12 +127,25 @@ def main() -> None:
         nights.append(night)
         ab_rounds.append(found.rounds)
         print(json.dumps(night), flush=True)
-    summary = {"command": sys.argv, "nights": nights, **spreads(folders, ab_rounds),
+    summary = {"command": args.command_line, "nights": nights, **spreads(folders, ab_rounds),
                "alarm_nights": sum(bool(n["alarms"]) for n in nights),
                "named": sum(args.inject in n["alarms"] for n in nights) if args.inject else None}
-    (args.out / "trial.json").write_text(json.dumps(summary, indent=1))
+    (out / "trial.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps({k: v for k, v in summary.items() if k != "nights"}))
+    if args.record:
+        print(f"record: {write_record(args.record, trial_record(summary, args.command_line))}")
+    return 0
 
 
-if __name__ == "__main__":
-    main()
+def trial_record(summary: dict, command: str) -> dict:
+    """The record ``gate-trial`` of a trial's ``summary`` (what ``OUT/trial.json`` holds)."""
+    found = [measurement({"night": n["night"], "busy": n["busy"], "inject": n["inject"] or "", "learner": learner,
+                          "figure": figure}, "ratio", [ratio])
+             for n in summary["nights"] for figure, ratios in (("night / reference", n["learner_ratio"]),
+                                                                 ("A/B after / before", n["ab_ratio"]))
+             for learner, ratio in ratios.items()]
+    figures = [derived({"figure": name}, unit, summary[name]) for name, unit in (
+        ("between_night_sd_median", "sd of log speed"), ("between_night_sd_max", "sd of log speed"),
+        ("ab_round_sd_median", "sd of log ratio"), ("alarm_nights", "nights"), ("named", "nights"))
+        if summary[name] is not None and np.isfinite(summary[name])]
+    return new_record("gate-trial", found, figures, command)

@@ -1,9 +1,6 @@
-"""The noise model of the nightly throughput gate, simulated: how often does it alarm on
-identical code, and how often does it see a 20 % slowdown of one learner, when nights
-differ by a shift of the whole machine and of each learner?
-
-    python scripts/nightly_noise.py [--nights 200] [--learners 8] [--night-sd 0.07] [--learner-sd 0.02]
-                                    [--repeat-sd 0.07] [--ab-sd 0.14] [--seed 0]
+"""``dolb bench gate-noise``: the noise model of the nightly throughput gate, simulated:
+how often does it alarm on identical code, and how often does it see a 20 % slowdown of
+one learner, when nights differ by a shift of the whole machine and of each learner?
 
 A night's log speed of one repeat of measurement m of learner l is the night's shift
 (normal, sd ``--night-sd``, every learner alike) + the learner's shift that night (sd
@@ -14,23 +11,19 @@ gate's own code (:func:`~dolb.results.throughput.judge_throughput`,
 :func:`~dolb.results.nightly_gate.suspects`, :func:`~dolb.results.nightly_gate.judge_ab`):
 the A/B measures both sides in the same rounds, so the nights' shifts cancel and only
 its within-round noise (sd ``--ab-sd`` per side) remains, over 7 rounds of the 4
-measurements from memory. Defaults: the spreads measured by ``scripts/nightly_trial.py``
-over 11 nights on a shared 2-core machine (load average 8-14; see
-``cluster/nightly/README.md``). Prints the false-alarm rate (identical code) and the
-detection rate (one learner 0.8x), with and without the A/B.
+measurements from memory. Defaults: the spreads ``dolb bench gate-trial`` measured over
+11 nights on a shared 2-core machine (load average 8-14; see
+``cluster/nightly/README.md``). Prints, and records as ``gate-noise``, the false-alarm
+rate (identical code) and the detection rate (one learner 0.8x), with and without the
+A/B; the same seed gives the same figures on any machine.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
+from dolb.bench.records import derived, measurement, new_record, write_record
 from dolb.results.nightly_gate import judge_ab, suspects
 from dolb.results.throughput import SLOWDOWN, judge_throughput
 
@@ -92,16 +85,15 @@ def simulate(nights: int, n_learners: int, sd: dict, slowed: str | None, seed: i
     return {name: count / nights for name, count in counts.items()}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--nights", type=int, default=200)
-    parser.add_argument("--learners", type=int, default=8, help="learners benchmarked (dolb bench has 8)")
-    parser.add_argument("--night-sd", type=float, default=0.07, help="sd of the log shift of a whole night")
-    parser.add_argument("--learner-sd", type=float, default=0.02, help="sd of a learner's own shift in a night")
-    parser.add_argument("--repeat-sd", type=float, default=0.07, help="sd of a repeat's log speed in a night")
-    parser.add_argument("--ab-sd", type=float, default=0.14, help="sd of one side's log speed in an A/B round")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+SHOWN = {"rank": "alarms, rank test alone", "gate": "alarms, with the A/B", "named": "slowed learner named",
+         "suspected": "slowed learner re-measured", "ab_learners": "learners re-measured a night"}
+"""The figures of :func:`simulate` a record keeps, by their names there."""
+
+
+def main(args) -> int:
+    """``dolb bench gate-noise``: the rates with identical code and with one learner
+    0.8x (seeds ``args.seed`` and the next), printed; with ``args.record`` a record of
+    them, the spreads as its derived figures."""
     sd = {"night": args.night_sd, "learner": args.learner_sd, "repeat": args.repeat_sd, "ab": args.ab_sd}
     same = simulate(args.nights, args.learners, sd, None, args.seed)
     slower = simulate(args.nights, args.learners, sd, "l0", args.seed + 1)
@@ -110,7 +102,11 @@ def main() -> None:
           f"{same['ab_learners']:.2f} learners re-measured A/B per night")
     print(f"one learner 0.8x: detected and named {slower['named']:.1%} (suspected {slower['suspected']:.1%}), "
           f"rank test alone {slower['rank']:.1%}")
-
-
-if __name__ == "__main__":
-    main()
+    if args.record:
+        labels = {"nights": args.nights, "learners": args.learners, "seed": args.seed}
+        found = [measurement(labels | {"code": code, "figure": SHOWN[name]},
+                             "learners" if name == "ab_learners" else "fraction of nights", [rates[name]])
+                 for code, rates in (("identical", same), ("one learner 0.8x", slower)) for name in SHOWN]
+        spreads = [derived({"spread": name}, "sd of log speed", value) for name, value in sd.items()]
+        print(f"record: {write_record(args.record, new_record('gate-noise', found, spreads, args.command_line))}")
+    return 0

@@ -1,24 +1,17 @@
-"""Measure how the sweep engine scales: the client's and the workers' time per cell,
-the fixed start-up, and the speed-up from 1 to 2 workers; predict larger clusters with
-Amdahl's law.
+"""``dolb bench scale``: how the sweep engine scales, the client's and the workers' time
+per cell, the fixed start-up, and the speed-up from 1 to 2 workers; larger clusters
+predicted with Amdahl's law.
 
 Usage::
 
-    python3 scripts/bench_scale.py                       # tiny, irma, cutoff_rcv1, linear_zoo
-    python3 scripts/bench_scale.py --only tiny --cells 2000 --repeats 1   # a quick look
-    python3 scripts/bench_scale.py --million             # also 10^6 cells: memory, kill, resume
-    python3 scripts/bench_scale.py --only million --million-cells 20000  # that path, quickly
-    python3 scripts/bench_scale.py --work /tmp/bench --json /tmp/bench/figures.json
-    python3 scripts/bench_scale.py --record benchmarks/records   # a record for the performance pages
-    python3 scripts/bench_scale.py --simulate --record benchmarks/records   # the simulated cluster
+    dolb bench scale                       # tiny, irma, cutoff_rcv1, linear_zoo
+    dolb bench scale --only tiny --cells 2000 --repeats 1   # a quick look
+    dolb bench scale --million             # also 10^6 cells: memory, kill, resume
+    dolb bench scale --only million --million-cells 20000  # that path, quickly
+    dolb bench scale --work /tmp/bench --json /tmp/bench/figures.json
+    dolb bench scale --record benchmarks/records   # a record for the performance pages
 
-With ``--simulate`` the bench is the simulated cluster instead (:mod:`dolb.bench.simulate`):
-a Dask scheduler and workers of ``--slots`` slots (a process each up to ``--processes``,
-then threads) run a sweep and a tuned sweep of about ``--sim-cells`` cells that only
-sleep, each for a time drawn from ``--seconds``: ``LOW-HIGH`` (11 evenly spaced times),
-a comma-separated list, or a result folder whose cells' times give the shape. Its
-record is bench ``simulated``; the cost model's predictions for the studies take their
-cell times from the latest ``scale`` record in ``--record``.
+``dolb bench simulated`` is the simulated cluster (:mod:`dolb.bench.simulated`).
 
 Workloads
 ---------
@@ -71,7 +64,6 @@ import argparse
 import json
 import os
 import re
-import shlex
 import signal
 import subprocess
 import sys
@@ -82,12 +74,9 @@ from typing import Any
 
 import psutil
 
-SCRIPTS = Path(__file__).resolve().parent
-REPO = SCRIPTS.parent
-sys.path.insert(0, str(REPO))
-
-from dolb.bench.records import read_records, write_record  # noqa: E402
-from dolb.bench.scale_runs import (  # noqa: E402
+from dolb.bench.records import write_record
+from dolb.bench.scale_runs import (
+    REPO,
     WORKER_COUNTS,
     derive,
     launch,
@@ -95,11 +84,8 @@ from dolb.bench.scale_runs import (  # noqa: E402
     run_command,
     summarise,
 )
-from dolb.bench.scale_text import as_record, million_text, summary_text, workload_text  # noqa: E402
-from dolb.bench.simulate import main_environment, seconds_of, simulate  # noqa: E402
-from dolb.bench.simulate_record import as_record as as_simulated_record  # noqa: E402
-from dolb.bench.simulate_record import simulated_text  # noqa: E402
-from dolb.errors import ConfigError  # noqa: E402
+from dolb.bench.scale_text import as_record, million_text, summary_text, workload_text
+from dolb.errors import ConfigError
 
 PIPELINES = REPO / "pipelines"
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -232,67 +218,35 @@ def _report(out: Path, log: Path, env: dict[str, str]) -> dict[str, Any]:
 # --- main -------------------------------------------------------------------------------
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    """The command line, checked; ``names`` holds the workloads to run besides million."""
-    parser = argparse.ArgumentParser(
-        description="Measure how the sweep engine scales.", epilog=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--work", type=Path, help="work folder (default: a new temporary folder)")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per worker count (default 3)")
-    parser.add_argument("--cells", type=int, default=100_000, help="cells of the tiny workload (default 100,000)")
-    parser.add_argument("--only", help=f"comma-separated workloads (default: {','.join(WORKLOADS)}; "
-                                       "'million' here is --million)")
-    parser.add_argument("--million", action="store_true", help="also run the million workload")
-    parser.add_argument("--million-cells", type=int, default=1_000_000,
-                        help="cells of the million workload (default 1,000,000; smaller for a quick check)")
-    parser.add_argument("--splits", default="", metavar="NAME=K,...",
-                        help="run these studies with K splits per experiment instead of their own "
-                             "(e.g. cutoff_rcv1=50,linear_zoo=5: at least 30 s of cell compute)")
-    parser.add_argument("--data", type=Path, default=SHARED_DATA,
-                        help="the real datasets cutoff_rcv1 and linear_zoo read (default: ../shared/data beside the "
-                             "repository)")
-    parser.add_argument("--simulate", action="store_true", help="the simulated cluster instead (see below)")
-    parser.add_argument("--slots", default="8,16,32,64", help="--simulate: slot counts (default 8,16,32,64)")
-    parser.add_argument("--processes", type=int, default=8, help="--simulate: worker processes at most (default 8)")
-    parser.add_argument("--sim-cells", type=int, default=400, help="--simulate: cells of each sweep (default 400)")
-    parser.add_argument("--seconds", default="0.5-1", help="--simulate: the cells' times (default 0.5-1)")
-    parser.add_argument("--json", type=Path, help="save every figure to this JSON file")
-    parser.add_argument("--record", type=Path, metavar="DIR",
-                        help="also write a record of the run into DIR/scale/ (the repository's: benchmarks/records)")
-    args = parser.parse_args(argv)
+def check(args: argparse.Namespace) -> None:
+    """The options, checked (ConfigError naming the first wrong one); ``args.names``
+    the workloads to run besides million, ``args.splits`` a dict."""
     names = args.only.split(",") if args.only else list(WORKLOADS)
     if "million" in names:
         names.remove("million")
         args.million = True
     unknown = [name for name in names if name not in WORKLOADS]
     if unknown:
-        parser.error(f"--only: unknown workload(s) {', '.join(unknown)} (known: {', '.join(WORKLOADS)})")
-    if min(args.repeats, args.cells, args.million_cells) < 1:
-        parser.error("--repeats, --cells and --million-cells must be positive")
+        raise ConfigError(f"--only: unknown workload(s) {', '.join(unknown)} (known: {', '.join(WORKLOADS)})")
     args.names = names
-    if args.simulate:
-        try:
-            args.slots = [int(n) for n in args.slots.split(",")]
-        except ValueError:
-            parser.error(f"--slots: {args.slots!r} is not a comma-separated list of whole numbers")
-        try:
-            args.seconds = seconds_of(args.seconds)
-        except ConfigError as error:
-            parser.error(str(error))
-        if min(*args.slots, args.processes, args.sim_cells) < 1:
-            parser.error("--slots, --processes and --sim-cells must be positive")
-        uneven = [n for n in args.slots if n % min(n, args.processes)]
-        if uneven:
-            parser.error(f"--slots: {uneven[0]} slots do not share evenly among {args.processes} processes")
+    args.data = args.data or SHARED_DATA
     asked, args.splits = args.splits, {}
     for item in filter(None, asked.split(",")):
         name, _, count = item.partition("=")
         if name not in NEEDS_SHARED_DATA or not count.isdigit() or int(count) < 1:
-            parser.error(f"--splits: {item!r} is not STUDY=K with STUDY one of "
-                         f"{', '.join(sorted(NEEDS_SHARED_DATA))} and K a positive integer")
+            raise ConfigError(f"--splits: {item!r} is not STUDY=K with STUDY one of "
+                              f"{', '.join(sorted(NEEDS_SHARED_DATA))} and K a positive integer")
         args.splits[name] = int(count)
-    return args
+
+
+def work_folders(work: Path | None, prefix: str) -> tuple[Path, Path]:
+    """A new folder of this run in ``work`` (default: a new temporary folder) and the
+    data cache beside it."""
+    work = (work or Path(tempfile.mkdtemp(prefix=prefix))).absolute()
+    folder = work / time.strftime("bench-%Y%m%dT%H%M%S")
+    folder.mkdir(parents=True)
+    print(f"work folder {folder}; data cache {work / 'data-cache'}; {psutil.cpu_count()} cores", flush=True)
+    return folder, work / "data-cache"
 
 
 def run_workloads(args: argparse.Namespace, folder: Path, cache: Path) -> dict[str, Any]:
@@ -324,18 +278,12 @@ def run_workloads(args: argparse.Namespace, folder: Path, cache: Path) -> dict[s
     return found
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Measure the workloads, print their tables and the summary, save the figures."""
-    argv = sys.argv[1:] if argv is None else argv
-    args = parse_args(argv)
+def main(args: argparse.Namespace) -> int:
+    """``dolb bench scale``: measure the workloads, print their tables and the summary,
+    save the figures."""
+    check(args)
     signal.signal(signal.SIGTERM, _exit_on_signal)  # so a terminated bench kills its runs
-    work = (args.work or Path(tempfile.mkdtemp(prefix="dolb-bench-scale-"))).absolute()
-    folder = work / time.strftime("bench-%Y%m%dT%H%M%S")
-    cache = work / "data-cache"
-    folder.mkdir(parents=True)
-    print(f"work folder {folder}; data cache {cache}; {psutil.cpu_count()} cores", flush=True)
-    if args.simulate:
-        return simulated(args, folder, cache)
+    folder, cache = work_folders(args.work, "dolb-bench-scale-")
     if args.repeats < 3:
         print(f"note: {args.repeats} repeat(s) per worker count: each median is of fewer than 3 runs")
     found = run_workloads(args, folder, cache)
@@ -343,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     if found["workloads"]:
         print("\n" + summary_text(found["workloads"]))
     print("\nto reproduce (a run by hand: DIR a fresh folder, N the workers):")
-    print("  python3 " + shlex.join([os.path.relpath(__file__), *argv]))
+    print(f"  {args.command_line}")
     print("\n".join(f"  {command}" for command in found["commands"]))
     if args.json:
         figures = {"cores": psutil.cpu_count(), "work": str(folder),
@@ -351,28 +299,10 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps(figures, indent=1), encoding="utf-8")
         print(f"figures saved to {args.json}")
     if args.record:
-        print(f"record: {write_record(args.record, as_record(found['workloads'], found['million']))}")
-    return 0
-
-
-def simulated(args: argparse.Namespace, folder: Path, cache: Path) -> int:
-    """The simulated cluster at each slot count; its table, JSON and record."""
-    found = [simulate(slots, args.processes, args.sim_cells, args.seconds, ("sweep", "tuned"), folder,
-                      main_environment(cache)) for slots in args.slots]
-    records = read_records(args.record) if args.record and args.record.is_dir() else {}
-    record = as_simulated_record(found, (records.get("scale") or [None])[-1])
-    print("\n" + simulated_text(record))
-    if args.json:
-        args.json.write_text(json.dumps(found, indent=1), encoding="utf-8")
-        print(f"figures saved to {args.json}")
-    if args.record:
+        record = as_record(found["workloads"], found["million"]) | {"command": args.command_line}
         print(f"record: {write_record(args.record, record)}")
     return 0
 
 
 def _exit_on_signal(number: int, frame) -> None:
     sys.exit(128 + number)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,18 +1,14 @@
-"""Measure how many rows per second :func:`dolb.data.stream_blocks` delivers.
+"""``dolb bench reader``: how many rows per second :func:`dolb.data.stream_blocks`
+delivers.
 
 Writes a dense store (200,000 x 50) and a sparse store (100,000 x 50,000, about 80
 non-zeros per row) of random values into a temporary directory, then streams each in
-stored order and in a seeded random permutation, consuming nothing but the blocks.
-
-Usage::
-
-    python scripts/bench_stream.py [--rows-dense N] [--rows-sparse N] [--block-size B]
-                                   [--dtype float64|float32]
+stored order and in a seeded random permutation, consuming nothing but the blocks, three
+full passes each; prints the best and records (``reader``) every pass's rows per second.
 """
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from pathlib import Path
@@ -20,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from dolb.bench.records import measurement, new_record, write_record
 from dolb.data import stream_blocks, write_dataset
 
 
@@ -41,23 +38,20 @@ def sparse_store(directory: Path, n: int, dtype: str = "float64", d: int = 50_00
     return write_dataset(directory / "sparse", X, rng.choice([-1.0, 1.0], size=n))
 
 
-def rows_per_second(ds, rows, block_size: int, repeats: int = 3) -> float:
-    """Best rate over ``repeats`` full passes."""
-    best = float("inf")
+def rows_per_second(ds, rows, block_size: int, repeats: int = 3) -> list[float]:
+    """The rate of each of ``repeats`` full passes."""
+    rates = []
     for _ in range(repeats):
         start = time.perf_counter()
         count = sum(y.shape[0] for _, y in stream_blocks(ds, rows, block_size=block_size))
-        best = min(best, time.perf_counter() - start)
-    return count / best
+        rates.append(count / (time.perf_counter() - start))
+    return rates
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows-dense", type=int, default=200_000)
-    parser.add_argument("--rows-sparse", type=int, default=100_000)
-    parser.add_argument("--block-size", type=int, default=4096)
-    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64")
-    args = parser.parse_args()
+def main(args) -> int:
+    """``dolb bench reader``: the rates of the module docstring, printed; with
+    ``args.record`` a record of every pass."""
+    found = []
     with tempfile.TemporaryDirectory() as tmp:
         for make, n in ((dense_store, args.rows_dense), (sparse_store, args.rows_sparse)):
             start = time.perf_counter()
@@ -65,9 +59,11 @@ def main() -> None:
             print(f"{ds} {args.dtype}: written in {time.perf_counter() - start:.2f} s")
             permutation = np.random.default_rng(2).permutation(ds.n_rows)
             for label, rows in (("stored order", None), ("permuted", permutation)):
-                rate = rows_per_second(ds, rows, args.block_size)
-                print(f"  {label:<13} {rate / 1e6:8.3f} M rows/s")
-
-
-if __name__ == "__main__":
-    main()
+                rates = rows_per_second(ds, rows, args.block_size)
+                print(f"  {label:<13} {max(rates) / 1e6:8.3f} M rows/s")
+                found.append(measurement({"store": "sparse" if make is sparse_store else "dense", "rows": n,
+                                          "order": label, "dtype": args.dtype, "block": args.block_size},
+                                         "rows/s", rates))
+    if args.record:
+        print(f"record: {write_record(args.record, new_record('reader', found, command=args.command_line))}")
+    return 0

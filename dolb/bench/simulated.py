@@ -1,0 +1,60 @@
+"""``dolb bench simulated``: the simulated cluster (:mod:`dolb.bench.simulate`). A Dask
+scheduler and workers of ``--slots`` slots (a process each up to ``--processes``, then
+threads) run a sweep and a tuned sweep of about ``--sim-cells`` cells that only sleep,
+each for a time drawn from ``--seconds``: ``LOW-HIGH`` (11 evenly spaced times), a
+comma-separated list, or a result folder whose cells' times give the shape. Its record
+is bench ``simulated``; the cost model's predictions for the studies take their cell
+times from the latest ``scale`` record in ``--record``.
+
+Usage::
+
+    dolb bench simulated --record benchmarks/records
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+from pathlib import Path
+
+from dolb.bench.records import read_records, write_record
+from dolb.bench.scale import _exit_on_signal, work_folders
+from dolb.bench.simulate import main_environment, seconds_of, simulate
+from dolb.bench.simulate_record import as_record, simulated_text
+from dolb.errors import ConfigError
+
+
+def check(args: argparse.Namespace) -> None:
+    """The options, checked (ConfigError naming the first wrong one); ``args.slots`` a
+    list of whole numbers and ``args.seconds`` the cells' times as the sleep learner
+    takes them."""
+    try:
+        args.slots = [int(n) for n in args.slots.split(",")]
+    except ValueError:
+        raise ConfigError(f"--slots: {args.slots!r} is not a comma-separated list of whole numbers") from None
+    args.seconds = seconds_of(args.seconds)
+    if min(args.slots) < 1:
+        raise ConfigError("--slots must be positive")
+    uneven = [n for n in args.slots if n % min(n, args.processes)]
+    if uneven:
+        raise ConfigError(f"--slots: {uneven[0]} slots do not share evenly among {args.processes} processes")
+
+
+def main(args: argparse.Namespace) -> int:
+    """``dolb bench simulated``: the simulated cluster at each slot count; its table,
+    JSON and record."""
+    check(args)
+    signal.signal(signal.SIGTERM, _exit_on_signal)  # so a terminated bench kills its runs
+    folder, cache = work_folders(args.work, "dolb-bench-simulated-")
+    found = [simulate(slots, args.processes, args.sim_cells, args.seconds, ("sweep", "tuned"), folder,
+                      main_environment(cache)) for slots in args.slots]
+    records = read_records(args.record) if args.record and Path(args.record).is_dir() else {}
+    record = as_record(found, (records.get("scale") or [None])[-1]) | {"command": args.command_line}
+    print("\n" + simulated_text(record))
+    if args.json:
+        args.json.write_text(json.dumps(found, indent=1), encoding="utf-8")
+        print(f"figures saved to {args.json}")
+    if args.record:
+        print(f"record: {write_record(args.record, record)}")
+    return 0
