@@ -17,6 +17,8 @@
   --simulate``, a real scheduler and workers of 8–256 slots running cells of
   :mod:`dolb.bench.sleep`'s learner, which only sleep; :mod:`dolb.bench.cost_model`
   predicts a sweep's efficiency from the engine's measured costs;
+- :mod:`dolb.bench.worker_overhead`: ``scripts/bench_worker.py``, a worker's CPU per cell
+  and per task beyond the learner's own work, in one process;
 - :mod:`dolb.bench.records`: one JSON record per run of a bench (``--record DIR``);
 - :mod:`dolb.bench.pages`: the documentation's performance pages, rendered from the
   records.
