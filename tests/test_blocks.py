@@ -41,3 +41,22 @@ def test_the_structure_check_agrees_with_a_plain_reference():
         assert (block is X) == ordered
         assert block.has_canonical_format
         np.testing.assert_array_equal(block.toarray(), X.toarray())
+
+
+def test_a_row_range_is_scipys_slice_without_a_copy_and_keeps_the_checked_flag():
+    from dolb.data.blocks import row_range
+    from dolb.data.store.readers import CHECKED
+
+    X = sp.random(40, 30, density=0.2, format="csr", random_state=np.random.default_rng(3))
+    setattr(X, CHECKED, True)
+    for start, stop in ((0, 40), (3, 17), (17, 18), (39, 40), (5, 5)):
+        rows = row_range(X, start, stop)
+        assert rows.shape == (stop - start, 30)
+        assert (rows != X[start:stop]).nnz == 0
+        assert rows.indptr.tolist() == X[start:stop].indptr.tolist()
+        assert getattr(rows, CHECKED, False)
+        assert rows.nnz == 0 or np.shares_memory(rows.data, X.data)
+    unchecked = sp.csr_matrix(X)
+    assert not getattr(row_range(unchecked, 1, 4), CHECKED, False)  # a block of unknown rows stays unknown
+    dense = X.toarray()
+    assert np.shares_memory(row_range(dense, 2, 9), dense) and (row_range(dense, 2, 9) == dense[2:9]).all()

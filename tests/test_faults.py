@@ -374,23 +374,21 @@ def test_disk_full_while_the_client_writes_is_one_line(small_pipeline, tmp_path,
     one line naming the folder, exit 2, no part and no temporary file left; the run
     resumes once there is room."""
     from dolb.cli import main
-    from dolb.results import store as store_module
+    from dolb.results import parquet_file
 
-    real = store_module.pq.write_table
-
-    def full(table, where, **options):
-        with open(where, "wb") as partial:
+    def full(path, mode):
+        with open(path, mode) as partial:
             partial.write(b"PAR1")  # a part begun, as a real full disk leaves it
-        raise OSError(28, "Error writing bytes to file. Detail: [errno 28] No space left on device")
+        raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(store_module.pq, "write_table", full)
+    monkeypatch.setattr(parquet_file, "open", full, raising=False)
     out = tmp_path / "out"
     argv = ["-q", "run", str(small_pipeline), "--out", str(out), "--workers", "1", "--gather", "client"]
     assert main(argv) == 2
     assert capsys.readouterr().err == (f"dolb: error: {out}/results: cannot write results: No space left on "
                                        "device (the cells stored are whole; run again to resume)\n")
     assert sorted(p.name for p in (out / "results").iterdir()) == []
-    monkeypatch.setattr(store_module.pq, "write_table", real)
+    monkeypatch.delattr(parquet_file, "open")
     assert main(argv) == 0
     assert len(stored_cells(ResultStore(out))[0]) == 60
 

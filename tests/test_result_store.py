@@ -232,3 +232,23 @@ def test_dolb_run_commits_its_parts_and_computes_again_the_cells_of_one_deleted(
     assert main(["run", str(pipeline), "--out", str(out), "--workers", "1", "--no-progress"]) == 0
     assert f"8 cells: {8 - len(cells)} already stored, {len(cells)} computed, 0 failed" in capsys.readouterr().out
     assert main(["report", str(out)]) == 0
+
+
+def test_small_parts_are_written_uncompressed_and_large_ones_compressed(tmp_path):
+    """zstd's cost is per column, whatever the rows: a task's part of a few cells is
+    written uncompressed, one of 10,000 rows or more (a compaction's) compressed; both
+    read back as written."""
+    import pyarrow.parquet as pq
+
+    store = ResultStore(tmp_path)
+    for cells, codec in ((3, "UNCOMPRESSED"), (10_000, "ZSTD")):
+        rows = CellRows(result_schema({}), "run", "w")
+        for cell in range(cells):
+            rows.add_ok(f"c{cell}", {"experiment": "e", "split": cell}, {"checkpoints": [10], "metrics":
+                                                                            {"last": {"test_error": [cell / 7]}}})
+        table = rows.table()
+        path = f"{store.results}/{store.write_part(table)}"
+        metadata = pq.ParquetFile(path).metadata
+        assert {metadata.row_group(0).column(i).compression for i in range(metadata.num_columns)} == {codec}
+        assert pq.read_table(path).equals(table)
+    assert sorted(p.name for p in Path(store.results).iterdir() if p.name.startswith(".")) == []  # no temporary left

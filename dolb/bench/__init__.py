@@ -30,6 +30,8 @@
   Numba cache; :mod:`dolb.bench.store`: ``dolb bench store``, the readers of a million
   cells' result folder; :mod:`dolb.bench.tuning_timeline`: ``dolb bench
   tuning-timeline``, a halving with one slow split;
+- :mod:`dolb.bench.worker_overhead`: ``dolb bench worker-overhead``, a worker's CPU per cell
+  and per task beyond the learner's own work, in one process;
 - :mod:`dolb.bench.records`: one JSON record per run of a bench (``--record DIR``);
 - :mod:`dolb.bench.pages`: the documentation's performance pages, rendered from the
   records.

@@ -77,6 +77,18 @@ def _object_store(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeat", type=positive_int, default=3, help="interleaved rounds of every source (default 3)")
 
 
+def _worker_overhead(parser: argparse.ArgumentParser) -> None:
+    from dolb.bench.worker_overhead import LEARNERS, SIZES
+
+    parser.add_argument("--learners", default=",".join(LEARNERS), help="comma-separated, of: " + ", ".join(LEARNERS))
+    parser.add_argument("--cells", type=positive_int, default=256, help="cells of each task size (default 256)")
+    parser.add_argument("--rows", type=positive_int, default=64, help="training rows of a cell (default 64)")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="cells a task, comma-separated "
+                        f"(default {','.join(map(str, SIZES))})")
+    parser.add_argument("--repeats", type=positive_int, default=3, help="repeats of each measurement (default 3)")
+    parser.add_argument("--dask", action="store_true", help="also through one Dask worker process")
+
+
 def _kernel(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("n", type=positive_int, nargs="?", default=2000, help="MNIST digits learned (default 2000)")
     parser.add_argument("--mnist", default=f"{SHARED_DATA}/mnist", help="folder of the four MNIST IDX files")
@@ -211,6 +223,9 @@ MODES: dict[str, Mode] = {
                   "dolb.bench.scale:main"),
     "simulated": Mode("a simulated cluster of 8-64 slots running cells that only sleep: the engine's costs, its "
                       "efficiency against the cost model's", ("simulated",), _simulated, "dolb.bench.simulated:main"),
+    "worker-overhead": Mode("a worker's CPU per cell and per task beyond the learner's own work, in one process "
+                            "(and through one Dask worker with --dask)", ("worker-overhead",), _worker_overhead,
+                            "dolb.bench.worker_overhead:main"),
     "contention": Mode("how much two processes on two cores slow each other, without Dask: registers only, and a "
                        "Zarr-streamed pass", ("contention",), _contention, "dolb.bench.contention:main"),
     "cold-start": Mode("a first dolb run on a fresh machine (an empty Numba cache) against the same run with the cache "

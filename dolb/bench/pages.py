@@ -76,6 +76,14 @@ ABOUT = {
         "process, and for a million cells of each study's cell time (from the latest *scale* record) on "
         "64–1,000 slots. See [a thousand slots on ten nodes](../design/scaling.md).",
         "dolb bench simulated --record benchmarks/records"),
+    "worker-overhead": (
+        "A worker's CPU beyond the learner's own work, in one process without a cluster: cells of 64 rows of the "
+        "`sleep` learner at zero seconds (no work: all of it is overhead) and of a Perceptron (test error of two "
+        "conversions at 4 checkpoints), run as a worker runs a task's bytes, in tasks of 1, 16 and 256 cells; the "
+        "CPU per cell and per task fitted over the sizes, beside a bare loop of the same learner on the rows in "
+        "memory, a profile's shares of the parts (reading, splits, metrics, rows, the Parquet part), and, with "
+        "`--dask`, the same tasks through one Dask worker process. See `dolb/bench/worker_overhead.py`.",
+        "dolb bench worker-overhead --dask --record benchmarks/records"),
     "cold-start": (
         "A first run on a fresh machine: `dolb run` of a study with an empty Numba cache (every kernel compiled, "
         "each once, by the workers in parallel) against the same run with the cache it left; the run records' "

@@ -177,6 +177,28 @@ def rows_from(X: sp.csr_matrix | RowSpans, row: int) -> sp.csr_matrix:
     )
 
 
+def row_range(X, start: int, stop: int):
+    """Rows ``start`` to ``stop - 1`` of a block, copying nothing: a view of a dense
+    block, rows in place still in place, and of a CSR block a matrix over slices of
+    its arrays, flagged :data:`~dolb.data.store.readers.CHECKED` as the block was (its
+    rows are sound: :func:`as_block` does not scan them again). SciPy's own slicing
+    copies and checks them (a cell's block cut at its checkpoints: 1.5x the time).
+
+    >>> X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 4.0]]))
+    >>> row_range(X, 1, 3).toarray().tolist()
+    [[0.0, 2.0], [3.0, 4.0]]
+    """
+    if not sp.issparse(X):
+        return X[start:stop]
+    low, high = X.indptr[start], X.indptr[stop]
+    rows = sp.csr_matrix((stop - start, X.shape[1]))
+    # set, not passed: SciPy would copy the slices of a larger array (and check them)
+    rows.data, rows.indices, rows.indptr = X.data[low:high], X.indices[low:high], X.indptr[start : stop + 1] - low
+    if getattr(X, CHECKED, False):
+        setattr(rows, CHECKED, True)
+    return rows
+
+
 def column_error(source: str, row: int, index: int, n_features: int) -> DataError:
     """The error for a row holding column ``index``, outside the matrix."""
     return DataError(f"{source}: row {row} has column index {index}, outside 0..{n_features - 1}")

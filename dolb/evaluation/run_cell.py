@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from dolb.data.blocks import row_range
 from dolb.data.splits import labelled_rows, split_rows, validation_rows
 from dolb.data.store import ChunkCache, Dataset, open_dataset
 from dolb.data.stream import stream_blocks
@@ -93,6 +94,15 @@ def _test_set(path: str, fingerprint: str, rows: tuple[int, ...] | None, task: s
     of the same split follow."""
     X, y = _dataset(path).read(slice(None) if rows is None else np.asarray(rows, dtype=np.int64))
     return X, _targets(y, task, path)
+
+
+@functools.lru_cache(maxsize=64)
+def _checkpoints(spec: tuple | str, n_train: int) -> np.ndarray:
+    """The training sizes of :func:`~dolb.evaluation.checkpoints.resolve_checkpoints`,
+    resolved once for the cells that share them (read-only)."""
+    sizes = resolve_checkpoints(spec, n_train)
+    sizes.flags.writeable = False
+    return sizes
 
 
 def _targets(y: np.ndarray, task: str, where: str) -> np.ndarray:
@@ -228,7 +238,7 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
     started, cpu_started = time.perf_counter(), time.process_time()
     train = _dataset(cell.train_path)
     train_rows, test_rows, test_path = cell_rows(cell, train)
-    checkpoints = resolve_checkpoints(cell.spec.checkpoints, len(train_rows))
+    checkpoints = _checkpoints(cell.spec.checkpoints, len(train_rows))
     progress, own_state = _start(cell, states, len(train_rows), train.n_features)
     resumed_from = progress.seen
     recorder = Recorder(cell, test_rows, test_path, progress.learner)
@@ -292,8 +302,9 @@ def _learn_block(cell: Cell, progress: Progress, recorder: Recorder, checkpoints
         seen = progress.seen
         flags = None if labelled is None else labelled[seen : seen + stop - start]
         learning = time.perf_counter()
-        whole = start == 0 and stop == len(y)  # not sliced: a slice copies, and loses the block's flags
-        running = progress.learner.learn_running(X if whole else X[start:stop], y[start:stop], flags, progress.total)
+        whole = start == 0 and stop == len(y)
+        running = progress.learner.learn_running(X if whole else row_range(X, start, stop), y[start:stop], flags,
+                                                 progress.total)
         progress.learn_seconds += time.perf_counter() - learning
         end = seen + (stop - start)
         while progress.next_cp < len(checkpoints) and checkpoints[progress.next_cp] <= end:

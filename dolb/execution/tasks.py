@@ -9,6 +9,7 @@ object. (Its batch arrives as bytes: :mod:`dolb.execution.payload`.)
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import traceback
@@ -113,12 +114,19 @@ def error_text(exc: BaseException) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=4)
+def _store(root: str) -> ResultStore:
+    """The result store of a sweep's folder, made once per worker process (its file
+    system resolved once, not once per task)."""
+    return ResultStore(root)
+
+
 def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
     """Run every cell of ``batch``; a cell that raises is stored as failed, with its
     error, and the others go on."""
     rows = CellRows(destination.schema, destination.run_id, worker_name())
     outcome = TaskOutcome()
-    states = CellStates(ResultStore(destination.store)) if destination.keep_states else None
+    states = CellStates(_store(destination.store)) if destination.keep_states else None
     for group, indices in batch:
         coordinates = group.coordinates
         for index in indices.tolist():
@@ -142,7 +150,7 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
     table = rows.table()
     if destination.store is not None:
         try:
-            outcome.part = ResultStore(destination.store).write_part(table)
+            outcome.part = _store(destination.store).write_part(table)
         except StorageError as exc:  # told, not raised: Dask would retry it and log a traceback
             outcome.storage_error = str(exc)
     else:

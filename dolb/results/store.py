@@ -57,6 +57,7 @@ import pyarrow.parquet as pq
 from dolb.data.store.format import url_filesystem
 from dolb.errors import ConfigError, DataError, StorageError
 from dolb.results.manifests import COMPACTION_PREFIX, Manifests, read_manifests
+from dolb.results.parquet_file import compression, write_local
 
 RESULTS = "results"
 """The dataset's folder inside a result folder."""
@@ -241,16 +242,10 @@ class ResultStore:
         try:
             if self.local:
                 os.makedirs(where, exist_ok=True)
-                temporary = f"{where}/.{os.path.basename(final)}.{uuid.uuid4().hex[:8]}.tmp"
-                try:
-                    pq.write_table(table, temporary, compression="zstd")
-                    os.replace(temporary, self._staged(name) if staged else final)
-                finally:
-                    if os.path.exists(temporary):
-                        os.unlink(temporary)
+                write_local(table, self._staged(name) if staged else final)
             else:
                 self.fs.makedirs(where, exist_ok=True)
-                pq.write_table(table, final, filesystem=self.fs, compression="zstd")
+                pq.write_table(table, final, filesystem=self.fs, compression=compression(table))
         except OSError as exc:
             reason = os.strerror(exc.errno) if exc.errno else str(exc).splitlines()[0]
             raise StorageError(f"{self.shown(where)}: cannot write results: {reason} (the cells stored are whole; "

@@ -49,6 +49,7 @@ class ChunkDecoder:
         self.array = array
         self.dtype = array.dtype
         self.chunk_shape = tuple(int(c) for c in array.chunks)
+        self.shape = tuple(int(n) for n in array.shape)
         self.blosc = None
         self.plain = self._plain_pipeline(array.metadata.codecs)
         self.local = folder is not None and self.plain

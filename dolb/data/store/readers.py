@@ -139,16 +139,16 @@ class ChunkReader:
         self.fingerprint = dataset.fingerprint
         self.shared = shared
         self.name = name
-        self.array = dataset.arrays[name]
         self.checksums = dataset.checksums[name]
-        self.dtype = self.array.dtype
-        self.length = self.array.shape[0]
-        self.chunk_length = self.array.chunks[0]
+        self.decoder = _decoder(dataset, name)  # the array's facts, read once per opened dataset
+        self.dtype = self.decoder.dtype
+        self.row_shape = self.decoder.shape[1:]
+        self.length = self.decoder.shape[0]
+        self.chunk_length = self.decoder.chunk_shape[0]
         self.n_chunks = math.ceil(self.length / self.chunk_length)
-        self.width = math.prod(self.array.shape[1:])  # elements of a row
+        self.width = math.prod(self.row_shape)  # elements of a row
         self.keep = keep
         self._cache: OrderedDict[tuple, np.ndarray] = OrderedDict()  # by (number, dtype)
-        self.decoder = _decoder(dataset, name)
         # the stored bytes of a URL store's chunks: fetched here, or taken from a prefetcher
         self.remote = dataset.remote if self.decoder.plain else None
         self.prefetched: Callable[[str, int], object] | None = None  # bytes, None or NOT_FETCHED
@@ -247,7 +247,7 @@ class ChunkReader:
         if view and stop > start and start // length == (stop - 1) // length:
             c = start // length
             return self.chunk(c, dtype)[start - c * length : stop - c * length]
-        out = np.empty((max(stop - start, 0), *self.array.shape[1:]), dtype=self.dtype if dtype is None else dtype)
+        out = np.empty((max(stop - start, 0), *self.row_shape), dtype=self.dtype if dtype is None else dtype)
         chunks = range(start // length, (stop - 1) // length + 1) if stop > start else range(0)
         for c in chunks:
             if c not in self._fetched:
@@ -273,7 +273,7 @@ class ChunkReader:
             return self.span(int(rows[0]), int(rows[-1]) + 1, dtype)
         if self.n_chunks == 1:  # NumPy's take: half the time of a compiled call here
             return self.chunk(0).take(rows, axis=0).astype(self.dtype if dtype is None else dtype, copy=False)
-        out = np.empty((rows.shape[0], *self.array.shape[1:]), dtype=self.dtype if dtype is None else dtype)
+        out = np.empty((rows.shape[0], *self.row_shape), dtype=self.dtype if dtype is None else dtype)
         flat = out.reshape(rows.shape[0], self.width)
         for c in np.flatnonzero(np.bincount(rows // self.chunk_length)):
             chunk = self.chunk(int(c))
