@@ -80,7 +80,7 @@ def s3_server():
     not installed."""
     try:
         import moto.server  # noqa: F401
-        import s3fs  # noqa: F401
+        import s3fs
     except ImportError as exc:
         raise ConfigError(f"object-store needs moto's server and s3fs (the test extra): {exc}") from None
     import socket
@@ -92,11 +92,15 @@ def s3_server():
     server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     saved = {name: os.environ.get(name) for name in (*CREDENTIALS, "AWS_ENDPOINT_URL")}
+    # s3fs keeps its file systems by their arguments, not by the endpoint the environment
+    # names: forget them when the endpoint changes, on the way in and on the way out
+    s3fs.S3FileSystem.clear_instance_cache()
     try:
         _wait_until_up(endpoint)
         os.environ.update(CREDENTIALS | {"AWS_ENDPOINT_URL": endpoint})
         yield endpoint
     finally:
+        s3fs.S3FileSystem.clear_instance_cache()
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)
