@@ -87,7 +87,10 @@ REPO = SCRIPTS.parent
 sys.path.insert(0, str(REPO))
 
 from dolb.bench.records import read_records, write_record  # noqa: E402
+from dolb.bench.scale_marginal import FACTOR, IDLE_SECONDS, write_doubled  # noqa: E402
+from dolb.bench.scale_marginal import WORKERS as MARGINAL_WORKERS  # noqa: E402
 from dolb.bench.scale_runs import (  # noqa: E402
+    IDLE_PROBE,
     WORKER_COUNTS,
     derive,
     launch,
@@ -174,23 +177,30 @@ def measure_workload(name: str, pipeline: Path, folder: Path, repeats: int, env:
     """Run ``pipeline`` ``repeats`` times on each worker count, alternating, each on a
     fresh result folder under ``folder``; print each run as it ends.
 
+    Each repeat also runs the pipeline with twice the cells on 1 worker (the client's
+    marginal cost per cell: :mod:`dolb.bench.scale_marginal`).
+
     Returns
     -------
     dict
         ``pipeline``, ``runs`` (:func:`derive` of each, plus ``requested`` workers and
-        ``out``) and ``summary`` (:func:`summarise`).
+        ``out``), ``doubled`` (the same, of the doubled pipeline) and ``summary``
+        (:func:`summarise`).
     """
     folder.mkdir(parents=True)
-    runs = []
+    larger = write_doubled(pipeline, folder)
+    runs, doubled = [], []
     for repeat in range(1, repeats + 1):
-        for workers in WORKER_COUNTS:
-            out = folder / f"r{repeat}-w{workers}"
-            run = derive(launch(run_command(pipeline, out, workers), folder / f"r{repeat}-w{workers}.log", env))
-            run |= {"requested": workers, "out": str(out)}
-            print(f"  {name} repeat {repeat}, {workers} worker(s): {run['wall']:.1f} s "
+        plan = [(n, "", runs) for n in WORKER_COUNTS] + [(MARGINAL_WORKERS, f"x{FACTOR}-", doubled)]
+        for workers, size, into in plan:
+            out = folder / f"r{repeat}-{size}w{workers}"
+            argv = run_command(larger if size else pipeline, out, workers)
+            probed = env | {IDLE_PROBE: str(IDLE_SECONDS)}
+            run = derive(launch(argv, out.with_suffix(".log"), probed)) | {"requested": workers, "out": str(out)}
+            print(f"  {name} {size}repeat {repeat}, {workers} worker(s): {run['wall']:.1f} s "
                   f"({run['cells']} cells, {run['failed']} failed)", flush=True)
-            runs.append(run)
-    return {"pipeline": str(pipeline), "runs": runs, "summary": summarise(runs)}
+            into.append(run)
+    return {"pipeline": str(pipeline), "runs": runs, "doubled": doubled, "summary": summarise(runs, doubled)}
 
 
 def measure_million(n_cells: int, folder: Path, env: dict[str, str]) -> dict[str, Any]:
