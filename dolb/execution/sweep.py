@@ -119,7 +119,11 @@ def cells_to_run(
     groups: list[CellGroup], stored: set[str], failed: set[str], retry_failed: bool
 ) -> list[tuple[CellGroup, np.ndarray]]:
     """Each group with the split indices of its cells that are not stored (nor failed,
-    unless ``retry_failed``); groups with nothing to do are left out."""
+    unless ``retry_failed``); groups with nothing to do are left out. When nothing is
+    to be skipped (a new result folder) every cell is to run, and no cell's id is
+    computed: the client's planning is O(groups), not O(cells)."""
+    if not stored and (retry_failed or not failed):
+        return [(group, np.arange(group.n_splits, dtype=np.int64)) for group in groups if group.n_splits]
     todo = []
     for group in groups:
         ids = group_ids(group)
@@ -185,8 +189,11 @@ class _Plan:
         return sum(group.n_splits for group in self.groups) + sum(plan.n_splits for plan in self.plans)
 
     def n_failed_before(self, retry_failed: bool) -> int:
-        """The pipeline's cells whose stored attempt failed and that are not run again."""
-        return 0 if retry_failed else len(self.failed & {i for g in self.groups for i in group_ids(g)})
+        """The pipeline's cells whose stored attempt failed and that are not run again
+        (no cell's id is computed when none failed)."""
+        if retry_failed or not self.failed:
+            return 0
+        return len(self.failed & {i for g in self.groups for i in group_ids(g)})
 
 
 @dataclass
