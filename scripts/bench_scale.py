@@ -36,9 +36,10 @@ million
 
 Every run is ``python3 -m dolb.cli run PIPELINE --out DIR --workers N --no-progress`` in
 a process of its own (through :func:`child_main`, which records when the first batch is
-submitted), on a fresh result folder. Runs alternate between 1 and 2 workers,
-``--repeats`` times each. Generated and imported datasets are kept in ``WORK/data-cache``
-(``DOLB_DATA_CACHE``), so only the first run of a workload builds them.
+submitted), on a fresh result folder. Runs alternate between 1 and 2 workers and, on 1
+worker, the workload with twice its cells, ``--repeats`` times each. Generated and
+imported datasets are kept in ``WORK/data-cache`` (``DOLB_DATA_CACHE``), so only the
+first run of a workload builds them.
 
 Definitions
 -----------
@@ -55,7 +56,19 @@ worker time per cell
 client share s
     Client time per cell / worker time per cell. Amdahl's law then predicts a speed-up
     of ``1 / (s + (1 - s) / N)`` on N workers; s is taken from the 1-worker runs, where
-    the client and the worker each have a core of their own.
+    the client and the worker each have a core of their own. Divided by the cells of
+    one run, the client's fixed cost (imports, cluster start and stop, reports, run
+    page) dominates both figures for a run of a few hundred cells.
+client work per cell (marginal)
+    What one more cell costs the client: the client process's CPU time of the run of
+    twice the cells less that of the workload's run (1 worker each), over the cells
+    added, less the *background* (the idle client's CPU rate, measured for a second
+    after the run's last wave, times the compute phase's added seconds); also given
+    for the compute phase alone and for its main thread (dolb's own code, without
+    Dask's event loop, the embedded scheduler and the nannies). The client's *fixed*
+    cost is the whole run's CPU less its cells' marginal cost. Amdahl's law is applied
+    to the work's share of the worker time per cell too
+    (:mod:`dolb.bench.scale_marginal`).
 start-up
     The fixed cost before the first submit, reported apart from the per-cell figures;
     of it, "imports" is the time from process start to ``dolb``'s main (interpreter and

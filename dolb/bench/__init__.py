@@ -12,7 +12,8 @@
 - :mod:`dolb.bench.ab`: two source trees measured alternately (``dolb compare
   --confirm``);
 - :mod:`dolb.bench.scale_runs`, :mod:`dolb.bench.scale_text`: ``scripts/bench_scale.py``,
-  the sweep engine's cost per cell on 1 and 2 workers;
+  the sweep engine's cost per cell on 1 and 2 workers; :mod:`dolb.bench.scale_marginal`:
+  the client's marginal cost per cell (a workload against twice its cells);
 - :mod:`dolb.bench.simulate`, :mod:`dolb.bench.simulate_record`: ``scripts/bench_scale.py
   --simulate``, a real scheduler and workers of 8–256 slots running cells of
   :mod:`dolb.bench.sleep`'s learner, which only sleep; :mod:`dolb.bench.cost_model`
