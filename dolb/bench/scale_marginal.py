@@ -12,8 +12,11 @@ split count and generated sequence count doubled, cells of the same kind and cos
 sizes over the cells added (:func:`marginal`); the fixed part is what is left of the
 smaller run. Three windows of the client process are compared:
 
-whole run
-    its CPU time from the process's start to its exit (every thread);
+after planning
+    its CPU time from just before the first submit to its exit (every thread: the
+    waves, the compaction, the reports and the run page, the cluster's stop); before
+    it, a run into a new folder does nothing per cell (and the first run of a
+    workload builds its datasets, which is not the client's work);
 compute
     from the first submit to the end of the last wave (every thread: with the
     embedded cluster, the scheduler and the nannies run in this process and count);
@@ -28,8 +31,8 @@ embedded scheduler's and nannies' periodic callbacks): that *background* is a co
 second, not per cell (on N workers the same cells take 1/N of the time). Each run
 measures it once its first wave has ended, the cluster up and idle
 (:data:`~dolb.bench.scale_runs.IDLE_PROBE`: ``idle_rate``, CPU seconds a second), and
-the client's *work* per cell is the whole run's marginal less the background of the
-compute phase's added seconds. Amdahl's law is applied to the work's share: the
+the client's *work* per cell is the marginal after planning less the background of
+the compute phase's added seconds. Amdahl's law is applied to the work's share: the
 client's work per cell over the worker time per cell of the 1-worker runs.
 """
 
@@ -51,7 +54,7 @@ IDLE_SECONDS = 1.0
 """How long each run's idle client is measured (:data:`~dolb.bench.scale_runs.IDLE_PROBE`)."""
 COUNTS = re.compile(r"\b((?:count|n_sequences)\s*=\s*)(\d+)")
 """A split's count or a generated dataset's sequences, in a pipeline's text."""
-WINDOWS = {"client_marginal_us": "cpu", "client_marginal_compute_us": "compute_cpu",
+WINDOWS = {"client_marginal_us": "client_cpu", "client_marginal_compute_us": "compute_cpu",
            "client_marginal_main_us": "main_cpu"}
 """The marginal figure of each window (see the module) -> the run's CPU seconds in it."""
 
@@ -101,16 +104,17 @@ def marginal(small: list[dict[str, Any]], large: list[dict[str, Any]], worker_us
         each figure of :data:`WINDOWS` (µs a cell; None without both sizes),
         ``idle_rate`` (the median of the runs'), ``client_background_us`` (its CPU in
         the compute phase's added seconds, a cell), ``client_work_us`` (the whole
-        run's marginal less that), ``client_fixed_s`` (the whole run's CPU less the
-        marginal cost of its cells), ``tasks_small`` and ``tasks_large`` (median
-        tasks), ``share`` (the work per cell over ``worker_us``) and ``amdahl``
-        (cluster size -> speed-up).
+        marginal after planning less that), ``client_fixed_s`` (the whole process's CPU
+        less the marginal cost of its cells), ``tasks_small`` and ``tasks_large``
+        (median tasks), ``share`` (the work per cell over ``worker_us``) and
+        ``amdahl`` (cluster size -> speed-up; none when the work measured is not
+        positive: below the runs' noise).
 
     Examples
     --------
-    >>> small = [{"cells": 100, "cpu": 3.0, "compute_cpu": 0.5, "main_cpu": 0.1, "tasks": 10,
+    >>> small = [{"cells": 100, "cpu": 3.0, "client_cpu": 1.0, "compute_cpu": 0.5, "main_cpu": 0.1, "tasks": 10,
     ...           "compute_wall": 5.0, "idle_rate": 0.02}]
-    >>> large = [{"cells": 200, "cpu": 3.3, "compute_cpu": 0.7, "main_cpu": 0.11, "tasks": 20,
+    >>> large = [{"cells": 200, "cpu": 3.3, "client_cpu": 1.3, "compute_cpu": 0.7, "main_cpu": 0.11, "tasks": 20,
     ...           "compute_wall": 10.0, "idle_rate": 0.02}]
     >>> found = marginal(small, large, worker_us=50_000.0)
     >>> round(found["client_marginal_us"]), round(found["client_background_us"]), round(found["client_work_us"])
@@ -139,5 +143,5 @@ def marginal(small: list[dict[str, Any]], large: list[dict[str, Any]], worker_us
     work = found["client_work_us"]
     share = work / worker_us if work is not None and worker_us else None
     found["share"] = share
-    found["amdahl"] = {n: amdahl(max(share, 0.0), n) for n in AMDAHL_WORKERS} if share is not None else {}
+    found["amdahl"] = {n: amdahl(share, n) for n in AMDAHL_WORKERS} if share is not None and share > 0 else {}
     return found

@@ -70,11 +70,12 @@ def workload_text(name: str, measured: dict[str, Any]) -> str:
 def marginal_text(found: dict[str, Any]) -> str:
     """A workload's marginal client cost (:func:`dolb.bench.scale_marginal.marginal`)."""
     work = found["client_work_us"]
-    verdict = "met" if work is not None and work <= CLIENT_TARGET_US else "NOT met"
+    verdict = ("not measured" if work is None else "unresolved: not positive, below the runs' noise" if work <= 0
+               else "met" if work <= CLIENT_TARGET_US else "NOT met")
     predicted = ", ".join(f"{n} workers {value:.1f}x" for n, value in found["amdahl"].items())
     return "\n".join([
         f"client's marginal CPU per cell ({found['cells']:,.0f} -> {found['cells'] + found['added']:,.0f} cells, "
-        f"tasks {_cell(found['tasks_small'])} -> {_cell(found['tasks_large'])}): whole run "
+        f"tasks {_cell(found['tasks_small'])} -> {_cell(found['tasks_large'])}): from the first submit "
         f"{_cell(found['client_marginal_us'])} µs = work {_cell(work)} µs + background "
         f"{_cell(found['client_background_us'])} µs (idle {_cell(found['idle_rate'])} CPU s/s); compute phase "
         f"{_cell(found['client_marginal_compute_us'])} µs, its main thread "
@@ -125,11 +126,13 @@ def summary_text(results: dict[str, dict[str, Any]]) -> str:
 
 
 RECORDED = ("wall", "startup", "compute", "client_us", "client_compute_us", "worker_us", "peak_rss_mib",
-            "cpu", "compute_cpu", "main_cpu", "tasks")
+            "cpu", "client_cpu", "compute_cpu", "compute_wall", "main_cpu", "idle_rate", "tasks")
 """The figures of every run a record keeps (see the script's definitions; ``cpu``,
-``compute_cpu`` and ``main_cpu``: the client's CPU seconds of :mod:`dolb.bench.scale_marginal`)."""
+``client_cpu``, ``compute_cpu``, ``main_cpu`` and ``idle_rate``: the client's CPU of
+:mod:`dolb.bench.scale_marginal`)."""
 UNITS = {"client_us": "µs/cell", "client_compute_us": "µs/cell", "worker_us": "µs/cell", "peak_rss_mib": "MiB",
-         "cpu": "CPU s", "compute_cpu": "CPU s", "main_cpu": "CPU s", "tasks": "tasks"}
+         "cpu": "CPU s", "client_cpu": "CPU s", "compute_cpu": "CPU s", "main_cpu": "CPU s", "idle_rate": "CPU s/s",
+         "tasks": "tasks"}
 MARGINAL = {"client_work_us": ("client work", "µs/cell"), "client_marginal_us": ("client marginal", "µs/cell"),
             "client_background_us": ("client background", "µs/cell"), "idle_rate": ("client idle", "CPU s/s"),
             "client_marginal_compute_us": ("client marginal in compute", "µs/cell"),
