@@ -43,8 +43,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from dolb.bench.scale_runs import AMDAHL_WORKERS, amdahl
-
+AMDAHL_WORKERS = (16, 64)
+"""Cluster sizes the speed-up is predicted for."""
 FACTOR = 2
 """The larger run has this many times the cells of the workload."""
 WORKERS = 1
@@ -78,6 +78,17 @@ def write_doubled(pipeline: Path, folder: Path) -> Path:
     path = folder / f"{pipeline.stem}-x{FACTOR}.toml"
     path.write_text(doubled_text(text), encoding="utf-8")
     return path
+
+
+def amdahl(share: float, workers: int) -> float:
+    """Amdahl's predicted speed-up on ``workers`` workers with serial fraction ``share``.
+
+    Examples
+    --------
+    >>> round(amdahl(0.01, 64), 1)
+    39.3
+    """
+    return 1 / (share + (1 - share) / workers)
 
 
 def _median(runs: list[dict[str, Any]], key: str) -> float | None:

@@ -21,12 +21,13 @@ from typing import Any
 
 import psutil
 
+from dolb.bench.scale_marginal import AMDAHL_WORKERS, amdahl, marginal
+from dolb.bench.scale_marginal import WORKERS as MARGINAL_WORKERS
+
 REPO = Path(__file__).resolve().parents[2]
 """The source tree of this dolb: the child processes import it first."""
 WORKER_COUNTS = (1, 2)
 """The worker counts every workload alternates between."""
-AMDAHL_WORKERS = (16, 64)
-"""Cluster sizes the speed-up is predicted for."""
 SAMPLE_SECONDS = 0.05
 """How often the parent samples the ``dolb run`` process's memory."""
 MARKER = "BENCH-SCALE-JSON "
@@ -266,17 +267,6 @@ def median_of(runs: list[dict[str, Any]], key: str) -> float | None:
     return statistics.median(values) if values else None
 
 
-def amdahl(share: float, workers: int) -> float:
-    """Amdahl's predicted speed-up on ``workers`` workers with serial fraction ``share``.
-
-    Examples
-    --------
-    >>> round(amdahl(0.01, 64), 1)
-    39.3
-    """
-    return 1 / (share + (1 - share) / workers)
-
-
 def summarise(runs: list[dict[str, Any]], doubled: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Medians per worker count, speed ratios and Amdahl's predictions of a workload.
 
@@ -296,7 +286,6 @@ def summarise(runs: list[dict[str, Any]], doubled: list[dict[str, Any]] | None =
         and ``amdahl`` (cluster size -> predicted speed-up); with ``doubled``,
         ``marginal`` (:func:`dolb.bench.scale_marginal.marginal`).
     """
-    from dolb.bench.scale_marginal import WORKERS, marginal
 
     keys = ("wall", "startup", "imports", "data", "cluster", "compute", "client_us", "client_compute_us",
             "worker_us", "share", "peak_rss_mib")
@@ -315,8 +304,8 @@ def summarise(runs: list[dict[str, Any]], doubled: list[dict[str, Any]] | None =
         "amdahl": {n: amdahl(share, n) for n in AMDAHL_WORKERS} if share is not None else {},
     }
     if doubled:
-        found["marginal"] = marginal([run for run in runs if run["requested"] == WORKERS], doubled,
-                                     by_workers[WORKERS]["worker_us"])
+        found["marginal"] = marginal([run for run in runs if run["requested"] == MARGINAL_WORKERS], doubled,
+                                     by_workers[MARGINAL_WORKERS]["worker_us"])
     return found
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from dolb.bench.records import derived, measurement, new_record
-from dolb.bench.scale_runs import AMDAHL_WORKERS, WORKER_COUNTS
+from dolb.bench.scale_marginal import AMDAHL_WORKERS
+from dolb.bench.scale_runs import WORKER_COUNTS
 
 CLIENT_TARGET_US = 50.0
 """The client's marginal CPU per cell every workload should stay under (µs)."""
