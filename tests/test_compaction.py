@@ -186,9 +186,25 @@ def test_the_summary_in_slices_is_the_summary_at_once(store, monkeypatch):
     pd.testing.assert_frame_equal(sliced, whole, check_exact=True)
 
 
+def test_a_run_whose_workers_reach_the_folder_compacts_it_on_a_worker(small_pipeline, tmp_path, monkeypatch):
+    """The client reads no result row to compact: a worker does it (with the client's
+    threshold of parts)."""
+    def not_here(store, run_id):
+        raise AssertionError("the client compacted")
+
+    monkeypatch.setattr(compaction, "RUN_END_PARTS", 0)
+    monkeypatch.setattr(compaction, "compact", not_here)
+    out = tmp_path / "out"
+    summary = run_sweep(small_pipeline, out, RunOptions(workers=1, progress=False))
+    assert summary.ok and summary.gather == "workers" and summary.n_computed == 60
+    assert len(ResultStore(out).parts()) == 1
+    assert [name.startswith("compaction-") for name in os.listdir(out / "manifests")] == [True]
+
+
 def test_a_compaction_that_fails_leaves_the_run_done(small_pipeline, tmp_path, monkeypatch, caplog):
     """Every cell is stored before the run compacts: a compaction that fails (a full
-    disk, a damaged part) is a warning, not a failed run, and its record is complete."""
+    disk, a damaged part) is a warning, not a failed run, and its record is complete.
+    (The client compacts here, the rows sent back to it: the failure is this process's.)"""
     from dolb.errors import StorageError
 
     def full_disk(store, run_id):
@@ -198,7 +214,7 @@ def test_a_compaction_that_fails_leaves_the_run_done(small_pipeline, tmp_path, m
     monkeypatch.setattr(compaction, "compact", full_disk)
     monkeypatch.setattr(logging.getLogger("dolb"), "propagate", True)  # the CLI's console may have stopped it
     out = tmp_path / "out"
-    summary = run_sweep(small_pipeline, out, RunOptions(workers=1, progress=False))
+    summary = run_sweep(small_pipeline, out, RunOptions(workers=1, progress=False, gather="client"))
     assert summary.ok and summary.n_computed == 60
     record = json.loads(sorted((out / "runs").iterdir())[0].read_text())
     assert record["counts"]["computed"] == 60 and record["ended"]

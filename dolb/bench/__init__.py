@@ -19,7 +19,8 @@
   model, simulated (``dolb bench gate-trial``, ``gate-noise``);
 - :mod:`dolb.bench.scale` with :mod:`dolb.bench.scale_runs` and
   :mod:`dolb.bench.scale_text`: ``dolb bench scale``, the sweep engine's cost per cell
-  on 1 and 2 workers; :mod:`dolb.bench.contention`: ``dolb bench contention``, how much
+  on 1 and 2 workers, :mod:`dolb.bench.scale_marginal` the client's marginal cost per
+  cell (a workload against twice its cells); :mod:`dolb.bench.contention`: ``dolb bench contention``, how much
   two processes on two cores slow each other;
 - :mod:`dolb.bench.simulated` with :mod:`dolb.bench.simulate` and
   :mod:`dolb.bench.simulate_record`: ``dolb bench simulated``, a real scheduler and

@@ -29,9 +29,10 @@ million
 
 Every run is ``python3 -m dolb.cli run PIPELINE --out DIR --workers N --no-progress`` in
 a process of its own (through :func:`child_main`, which records when the first batch is
-submitted), on a fresh result folder. Runs alternate between 1 and 2 workers,
-``--repeats`` times each. Generated and imported datasets are kept in ``WORK/data-cache``
-(``DOLB_DATA_CACHE``), so only the first run of a workload builds them.
+submitted), on a fresh result folder. Runs alternate between 1 and 2 workers and, on 1
+worker, the workload with twice its cells, ``--repeats`` times each. Generated and
+imported datasets are kept in ``WORK/data-cache`` (``DOLB_DATA_CACHE``), so only the
+first run of a workload builds them.
 
 Definitions
 -----------
@@ -48,7 +49,19 @@ worker time per cell
 client share s
     Client time per cell / worker time per cell. Amdahl's law then predicts a speed-up
     of ``1 / (s + (1 - s) / N)`` on N workers; s is taken from the 1-worker runs, where
-    the client and the worker each have a core of their own.
+    the client and the worker each have a core of their own. Divided by the cells of
+    one run, the client's fixed cost (imports, cluster start and stop, reports, run
+    page) dominates both figures for a run of a few hundred cells.
+client work per cell (marginal)
+    What one more cell costs the client: the client process's CPU time of the run of
+    twice the cells less that of the workload's run (1 worker each), over the cells
+    added, less the *background* (the idle client's CPU rate, measured for a second
+    after the run's last wave, times the compute phase's added seconds); also given
+    for the compute phase alone and for its main thread (dolb's own code, without
+    Dask's event loop, the embedded scheduler and the nannies). The client's *fixed*
+    cost is the whole run's CPU less its cells' marginal cost. Amdahl's law is applied
+    to the work's share of the worker time per cell too
+    (:mod:`dolb.bench.scale_marginal`).
 start-up
     The fixed cost before the first submit, reported apart from the per-cell figures;
     of it, "imports" is the time from process start to ``dolb``'s main (interpreter and
@@ -75,7 +88,10 @@ from typing import Any
 import psutil
 
 from dolb.bench.records import write_record
+from dolb.bench.scale_marginal import FACTOR, IDLE_SECONDS, write_doubled
+from dolb.bench.scale_marginal import WORKERS as MARGINAL_WORKERS
 from dolb.bench.scale_runs import (
+    IDLE_PROBE,
     REPO,
     WORKER_COUNTS,
     derive,
@@ -160,23 +176,30 @@ def measure_workload(name: str, pipeline: Path, folder: Path, repeats: int, env:
     """Run ``pipeline`` ``repeats`` times on each worker count, alternating, each on a
     fresh result folder under ``folder``; print each run as it ends.
 
+    Each repeat also runs the pipeline with twice the cells on 1 worker (the client's
+    marginal cost per cell: :mod:`dolb.bench.scale_marginal`).
+
     Returns
     -------
     dict
         ``pipeline``, ``runs`` (:func:`derive` of each, plus ``requested`` workers and
-        ``out``) and ``summary`` (:func:`summarise`).
+        ``out``), ``doubled`` (the same, of the doubled pipeline) and ``summary``
+        (:func:`summarise`).
     """
     folder.mkdir(parents=True)
-    runs = []
+    larger = write_doubled(pipeline, folder)
+    runs, doubled = [], []
     for repeat in range(1, repeats + 1):
-        for workers in WORKER_COUNTS:
-            out = folder / f"r{repeat}-w{workers}"
-            run = derive(launch(run_command(pipeline, out, workers), folder / f"r{repeat}-w{workers}.log", env))
-            run |= {"requested": workers, "out": str(out)}
-            print(f"  {name} repeat {repeat}, {workers} worker(s): {run['wall']:.1f} s "
+        plan = [(n, "", runs) for n in WORKER_COUNTS] + [(MARGINAL_WORKERS, f"x{FACTOR}-", doubled)]
+        for workers, size, into in plan:
+            out = folder / f"r{repeat}-{size}w{workers}"
+            argv = run_command(larger if size else pipeline, out, workers)
+            probed = env | {IDLE_PROBE: str(IDLE_SECONDS)}
+            run = derive(launch(argv, out.with_suffix(".log"), probed)) | {"requested": workers, "out": str(out)}
+            print(f"  {name} {size}repeat {repeat}, {workers} worker(s): {run['wall']:.1f} s "
                   f"({run['cells']} cells, {run['failed']} failed)", flush=True)
-            runs.append(run)
-    return {"pipeline": str(pipeline), "runs": runs, "summary": summarise(runs)}
+            into.append(run)
+    return {"pipeline": str(pipeline), "runs": runs, "doubled": doubled, "summary": summarise(runs, doubled)}
 
 
 def measure_million(n_cells: int, folder: Path, env: dict[str, str]) -> dict[str, Any]:

@@ -21,18 +21,24 @@ from typing import Any
 
 import psutil
 
+from dolb.bench.scale_marginal import AMDAHL_WORKERS, amdahl, marginal
+from dolb.bench.scale_marginal import WORKERS as MARGINAL_WORKERS
+
 REPO = Path(__file__).resolve().parents[2]
 """The source tree of this dolb: the child processes import it first."""
 WORKER_COUNTS = (1, 2)
 """The worker counts every workload alternates between."""
-AMDAHL_WORKERS = (16, 64)
-"""Cluster sizes the speed-up is predicted for."""
 SAMPLE_SECONDS = 0.05
 """How often the parent samples the ``dolb run`` process's memory."""
 MARKER = "BENCH-SCALE-JSON "
 """Prefix of the line in which a run reports its figures."""
 RECORD_KEYS = ("run_id", "counts", "timings", "client_cpu_seconds", "tasks", "tuning")
 """What a run reports of its run record (``tuning``: only a run that tuned has it)."""
+IDLE_PROBE = "DOLB_BENCH_IDLE_PROBE"
+"""Set in a run's environment, :func:`child_main` measures the client process's CPU
+while it waits this many seconds once its first wave has ended, the cluster still up
+and idle (``idle_rate``: its background, the timers of Dask's event loop, of the
+embedded scheduler and nannies)."""
 
 
 
@@ -45,7 +51,10 @@ def child_main(argv: list[str]) -> int:
     (``submit_cpu``, ``submit_at``; ``submit_wall`` as ``time.time()``) and as the
     last wave of cells ends (``computed_cpu``, ``computed_at``; a tuning's waves and
     the pauses between them lie in between), with the number of ``waves`` and the
-    seconds spent ``in_waves``.
+    seconds spent ``in_waves``; ``idle_rate`` with :data:`IDLE_PROBE`; ``main_cpu``:
+    the CPU time of the main thread in the waves (dolb's own client code: cutting,
+    submitting, taking outcomes, committing; not Dask's event loop, nor the embedded
+    scheduler and nannies, which run in other threads of the process).
 
     Parameters
     ----------
@@ -71,12 +80,18 @@ def child_main(argv: list[str]) -> int:
         figures.setdefault("submit_cpu", time.process_time())  # the first submit (a tuning has several)
         figures.setdefault("submit_at", time.perf_counter() - started)
         figures.setdefault("submit_wall", time.time())
-        wave = time.perf_counter()
+        wave, main = time.perf_counter(), time.thread_time()
         found = compute(*args, **kwargs)
+        figures["main_cpu"] = figures.get("main_cpu", 0.0) + time.thread_time() - main
         figures["computed_cpu"] = time.process_time()  # the last wave's end
         figures["computed_at"] = time.perf_counter() - started
         figures["waves"] = figures.get("waves", 0) + 1
         figures["in_waves"] = figures.get("in_waves", 0.0) + time.perf_counter() - wave
+        probe = float(os.environ.get(IDLE_PROBE, 0))
+        if probe and "idle_rate" not in figures:
+            cpu = time.process_time()
+            time.sleep(probe)
+            figures["idle_rate"] = (time.process_time() - cpu) / probe
         return found
 
     computing.compute = timed_compute
@@ -201,9 +216,12 @@ def derive(run: dict[str, Any]) -> dict[str, Any]:
     dict
         Workers, cells (run, not cached), wall, start-up (seconds to the first submit)
         and its parts (imports, plan, data, cluster), compute seconds, client CPU
-        seconds (to exit; to the end of compute), client µs per cell (to exit; to the
-        end of compute), worker µs per cell, the client share s, peak RSS (MiB) and
-        the run's log.
+        seconds (to exit; to the end of compute), the client process's CPU seconds
+        in all (``cpu``), from the first submit to the end of the last wave
+        (``compute_cpu``, in ``compute_wall`` seconds) and of its main thread in the
+        waves (``main_cpu``), its ``idle_rate`` (None unless probed), the tasks,
+        client µs per cell (to exit; to the end of compute), worker µs per cell, the
+        client share s, peak RSS (MiB) and the run's log.
     """
     record = run.get("record")
     if record is None:
@@ -228,6 +246,12 @@ def derive(run: dict[str, Any]) -> dict[str, Any]:
         "compute": timings["compute"],
         "client_cpu": client_cpu,
         "client_cpu_compute": record["client_cpu_seconds"],
+        "cpu": run["exit_cpu"],
+        "compute_cpu": run["computed_cpu"] - run["submit_cpu"] if submitted else None,
+        "compute_wall": run["computed_at"] - run["submit_at"] if submitted else None,
+        "idle_rate": run.get("idle_rate"),
+        "main_cpu": run.get("main_cpu"),
+        "tasks": record["tasks"],
         "client_us": client_us,
         "client_compute_us": record["client_cpu_seconds"] / cells * 1e6 if cells else None,
         "worker_us": worker_us,
@@ -243,32 +267,26 @@ def median_of(runs: list[dict[str, Any]], key: str) -> float | None:
     return statistics.median(values) if values else None
 
 
-def amdahl(share: float, workers: int) -> float:
-    """Amdahl's predicted speed-up on ``workers`` workers with serial fraction ``share``.
-
-    Examples
-    --------
-    >>> round(amdahl(0.01, 64), 1)
-    39.3
-    """
-    return 1 / (share + (1 - share) / workers)
-
-
-def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
+def summarise(runs: list[dict[str, Any]], doubled: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Medians per worker count, speed ratios and Amdahl's predictions of a workload.
 
     Parameters
     ----------
     runs : list of dict
         :func:`derive` of every run of the workload.
+    doubled : list of dict, optional
+        :func:`derive` of the runs of its doubled pipeline on 1 worker
+        (:mod:`dolb.bench.scale_marginal`).
 
     Returns
     -------
     dict
         ``by_workers`` (worker count -> medians), ``wall_ratio`` and
         ``compute_ratio`` (1 worker / 2 workers), ``share`` (s of the 1-worker runs)
-        and ``amdahl`` (cluster size -> predicted speed-up).
+        and ``amdahl`` (cluster size -> predicted speed-up); with ``doubled``,
+        ``marginal`` (:func:`dolb.bench.scale_marginal.marginal`).
     """
+
     keys = ("wall", "startup", "imports", "data", "cluster", "compute", "client_us", "client_compute_us",
             "worker_us", "share", "peak_rss_mib")
     by_workers = {}
@@ -277,7 +295,7 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
         by_workers[count] = {key: median_of(chosen, key) for key in keys} | {"runs": len(chosen)}
     one, two = by_workers[WORKER_COUNTS[0]], by_workers[WORKER_COUNTS[-1]]
     share = one["share"]
-    return {
+    found = {
         "cells": runs[0]["cells"],
         "by_workers": by_workers,
         "wall_ratio": _ratio(one["wall"], two["wall"]),
@@ -285,6 +303,10 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "share": share,
         "amdahl": {n: amdahl(share, n) for n in AMDAHL_WORKERS} if share is not None else {},
     }
+    if doubled:
+        found["marginal"] = marginal([run for run in runs if run["requested"] == MARGINAL_WORKERS], doubled,
+                                     by_workers[MARGINAL_WORKERS]["worker_us"])
+    return found
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:

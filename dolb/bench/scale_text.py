@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from dolb.bench.records import derived, measurement, new_record
-from dolb.bench.scale_runs import AMDAHL_WORKERS, WORKER_COUNTS
+from dolb.bench.scale_marginal import AMDAHL_WORKERS
+from dolb.bench.scale_runs import WORKER_COUNTS
 
-CLIENT_TARGET_US = 20.0
-"""Client time per cell the tiny workload should stay under (µs)."""
+CLIENT_TARGET_US = 50.0
+"""The client's marginal CPU per cell every workload should stay under (µs)."""
 
 
 
@@ -62,12 +63,26 @@ def workload_text(name: str, measured: dict[str, Any]) -> str:
     if summary["share"] is not None:
         predicted = ", ".join(f"{n} workers {value:.1f}x" for n, value in summary["amdahl"].items())
         lines.append(f"client share s = {summary['share']:.2%} (1-worker runs); Amdahl: {predicted}")
-    if name == "tiny":
-        client = summary["by_workers"][one]["client_us"]
-        verdict = "met" if client is not None and client <= CLIENT_TARGET_US else "NOT met"
-        lines.append(f"client time per cell ({one}-worker median): {_cell(client)} µs; "
-                     f"target <= {CLIENT_TARGET_US:g} µs {verdict}")
+    if "marginal" in summary:
+        lines.append(marginal_text(summary["marginal"]))
     return "\n".join(lines)
+
+
+def marginal_text(found: dict[str, Any]) -> str:
+    """A workload's marginal client cost (:func:`dolb.bench.scale_marginal.marginal`)."""
+    work = found["client_work_us"]
+    verdict = ("not measured" if work is None else "unresolved: not positive, below the runs' noise" if work <= 0
+               else "met" if work <= CLIENT_TARGET_US else "NOT met")
+    predicted = ", ".join(f"{n} workers {value:.1f}x" for n, value in found["amdahl"].items())
+    return "\n".join([
+        f"client's marginal CPU per cell ({found['cells']:,.0f} -> {found['cells'] + found['added']:,.0f} cells, "
+        f"tasks {_cell(found['tasks_small'])} -> {_cell(found['tasks_large'])}): from the first submit "
+        f"{_cell(found['client_marginal_us'])} µs = work {_cell(work)} µs + background "
+        f"{_cell(found['client_background_us'])} µs (idle {_cell(found['idle_rate'])} CPU s/s); compute phase "
+        f"{_cell(found['client_marginal_compute_us'])} µs, its main thread "
+        f"{_cell(found['client_marginal_main_us'])} µs",
+        f"client's fixed CPU a run {_cell(found['client_fixed_s'])} s; work target <= {CLIENT_TARGET_US:g} µs a cell "
+        f"{verdict}; Amdahl from the work's share: {predicted or '-'}"])
 
 
 def million_text(measured: dict[str, Any]) -> str:
@@ -89,27 +104,42 @@ def million_text(measured: dict[str, Any]) -> str:
 def summary_text(results: dict[str, dict[str, Any]]) -> str:
     """One row per measured workload."""
     two = WORKER_COUNTS[-1]
-    headers = ["workload", "cells", "client µs/cell", "(in compute)", "worker µs/cell", "s %",
-               f"start-up s ({two}w)",
+    headers = ["workload", "cells", "client µs/cell", "(in compute)", "work µs/cell", "(+ background)",
+               "(main thread)", "fixed CPU s", "worker µs/cell", "work s %", f"start-up s ({two}w)",
                "wall 1w s", f"wall {two}w s", "wall ratio", "compute ratio",
                *(f"Amdahl {n}" for n in AMDAHL_WORKERS)]
     rows = []
     for name, measured in results.items():
         summary = measured["summary"]
         one, many = summary["by_workers"][WORKER_COUNTS[0]], summary["by_workers"][two]
-        share = summary["share"] * 100 if summary["share"] is not None else None
-        rows.append([name, summary["cells"], one["client_us"], one["client_compute_us"], one["worker_us"], share,
-                     many["startup"],
-                     one["wall"], many["wall"], summary["wall_ratio"], summary["compute_ratio"],
-                     *(summary["amdahl"].get(n) for n in AMDAHL_WORKERS)])
-    return "== summary (medians; per-cell figures and s from the 1-worker runs)\n" + text_table(headers, rows)
+        found = summary.get("marginal") or {"amdahl": {}}
+        share = found["share"] * 100 if found.get("share") is not None else None
+        rows.append([name, summary["cells"], one["client_us"], one["client_compute_us"],
+                     found.get("client_work_us"), found.get("client_marginal_us"), found.get("client_marginal_main_us"),
+                     found.get("client_fixed_s"), one["worker_us"], share,
+                     many["startup"], one["wall"], many["wall"], summary["wall_ratio"], summary["compute_ratio"],
+                     *(found["amdahl"].get(n) for n in AMDAHL_WORKERS)])
+    title = ("== summary (medians; per-cell figures from the 1-worker runs; work: the client's marginal CPU per "
+             "cell less its background, its share s of the worker's time per cell and Amdahl's law from it)")
+    return title + "\n" + text_table(headers, rows)
 
 
 
 
-RECORDED = ("wall", "startup", "compute", "client_us", "client_compute_us", "worker_us", "peak_rss_mib")
-"""The figures of every run a record keeps (see :mod:`dolb.bench.scale`'s definitions)."""
-UNITS = {"client_us": "µs/cell", "client_compute_us": "µs/cell", "worker_us": "µs/cell", "peak_rss_mib": "MiB"}
+RECORDED = ("wall", "startup", "compute", "client_us", "client_compute_us", "worker_us", "peak_rss_mib",
+            "cpu", "client_cpu", "compute_cpu", "compute_wall", "main_cpu", "idle_rate", "tasks")
+"""The figures of every run a record keeps (see the script's definitions; ``cpu``,
+``client_cpu``, ``compute_cpu``, ``main_cpu`` and ``idle_rate``: the client's CPU of
+:mod:`dolb.bench.scale_marginal`)."""
+UNITS = {"client_us": "µs/cell", "client_compute_us": "µs/cell", "worker_us": "µs/cell", "peak_rss_mib": "MiB",
+         "cpu": "CPU s", "client_cpu": "CPU s", "compute_cpu": "CPU s", "main_cpu": "CPU s", "idle_rate": "CPU s/s",
+         "tasks": "tasks"}
+MARGINAL = {"client_work_us": ("client work", "µs/cell"), "client_marginal_us": ("client marginal", "µs/cell"),
+            "client_background_us": ("client background", "µs/cell"), "idle_rate": ("client idle", "CPU s/s"),
+            "client_marginal_compute_us": ("client marginal in compute", "µs/cell"),
+            "client_marginal_main_us": ("client marginal main thread", "µs/cell"),
+            "client_fixed_s": ("client fixed", "CPU s"), "share": ("client marginal share s", "ratio")}
+"""The derived figures of :func:`dolb.bench.scale_marginal.marginal` a record keeps: name and unit."""
 
 
 def as_record(workloads: dict[str, dict[str, Any]], million: dict[str, Any] | None) -> dict:
@@ -120,17 +150,25 @@ def as_record(workloads: dict[str, dict[str, Any]], million: dict[str, Any] | No
     figures, ratios = [], []
     for name, measured in workloads.items():
         cells = measured["summary"]["cells"]
-        for count in WORKER_COUNTS:
-            runs = [run for run in measured["runs"] if run["requested"] == count]
-            figures += [measurement({"workload": name, "cells": cells, "workers": count, "figure": key},
+        groups = [(count, cells, [run for run in measured["runs"] if run["requested"] == count])
+                  for count in WORKER_COUNTS]
+        if measured.get("doubled"):
+            groups.append((measured["doubled"][0]["requested"], measured["doubled"][0]["cells"], measured["doubled"]))
+        for count, size, runs in groups:
+            figures += [measurement({"workload": name, "cells": size, "workers": count, "figure": key},
                                     UNITS.get(key, "s"), [run[key] for run in runs])
-                        for key in RECORDED if all(run[key] is not None for run in runs)]
+                        for key in RECORDED if all(run.get(key) is not None for run in runs)]
         summary = measured["summary"]
         found = {"wall 1 -> 2 workers": summary["wall_ratio"], "compute 1 -> 2 workers": summary["compute_ratio"],
                  "client share s": summary["share"],
                  **{f"Amdahl {n} workers": value for n, value in summary["amdahl"].items()}}
         ratios += [derived({"workload": name, "cells": cells, "figure": key}, "ratio", value)
                    for key, value in found.items() if value is not None]
+        marginal = summary.get("marginal") or {"amdahl": {}}
+        ratios += [derived({"workload": name, "cells": cells, "figure": label}, unit, marginal[key])
+                   for key, (label, unit) in MARGINAL.items() if marginal.get(key) is not None]
+        ratios += [derived({"workload": name, "cells": cells, "figure": f"Amdahl {n} workers, marginal share"},
+                           "ratio", value) for n, value in marginal["amdahl"].items()]
     if million is not None:
         full, resume = million["full"], million["resume"]
         once = {"full run wall": (full["wall"], "s"), "full run peak RSS": (full["peak_rss_mib"], "MiB"),

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from distributed import performance_report, wait
+from distributed import performance_report
 
 from dolb.errors import ConfigError
 from dolb.evaluation.saved_states import STATE_SAVES
@@ -35,6 +35,7 @@ from dolb.execution.lock import FolderLock, refuse_if_held, remove_uncommitted_p
 from dolb.execution.lost_workers import register_on_workers
 from dolb.execution.phases import Phases
 from dolb.execution.quiet import QuietWorker
+from dolb.execution.run_end import compact_on_cluster, report_on_cluster
 from dolb.execution.sweep_client import SweepCluster
 from dolb.execution.tasks import Destination, KernelWarmUp
 from dolb.execution.tuning import Tuned, first_wave, run_tuning, write_decisions
@@ -47,7 +48,7 @@ from dolb.results.compaction import compact_after_run
 from dolb.results.history import new_run_id, read_records, write_record
 from dolb.results.page import write_run_page
 from dolb.results.query import stored_cells
-from dolb.results.report import render_report, reports_text, write_reports, write_summary
+from dolb.results.report import write_reports
 from dolb.results.states import CellStates
 from dolb.results.store import ResultStore, result_schema
 
@@ -119,7 +120,11 @@ def cells_to_run(
     groups: list[CellGroup], stored: set[str], failed: set[str], retry_failed: bool
 ) -> list[tuple[CellGroup, np.ndarray]]:
     """Each group with the split indices of its cells that are not stored (nor failed,
-    unless ``retry_failed``); groups with nothing to do are left out."""
+    unless ``retry_failed``); groups with nothing to do are left out. When nothing is
+    to be skipped (a new result folder) every cell is to run, and no cell's id is
+    computed: the client's planning is O(groups), not O(cells)."""
+    if not stored and (retry_failed or not failed):
+        return [(group, np.arange(group.n_splits, dtype=np.int64)) for group in groups if group.n_splits]
     todo = []
     for group in groups:
         ids = group_ids(group)
@@ -185,8 +190,11 @@ class _Plan:
         return sum(group.n_splits for group in self.groups) + sum(plan.n_splits for plan in self.plans)
 
     def n_failed_before(self, retry_failed: bool) -> int:
-        """The pipeline's cells whose stored attempt failed and that are not run again."""
-        return 0 if retry_failed else len(self.failed & {i for g in self.groups for i in group_ids(g)})
+        """The pipeline's cells whose stored attempt failed and that are not run again
+        (no cell's id is computed when none failed)."""
+        if retry_failed or not self.failed:
+            return 0
+        return len(self.failed & {i for g in self.groups for i in group_ids(g)})
 
 
 @dataclass
@@ -199,6 +207,10 @@ class _Computed:
     """The reports' text, when the workers drew them."""
     runner: CellRunner | None = None
     tuned: Tuned | None = None
+    compacted: bool = False
+    """Whether the workers compacted the result folder (:mod:`dolb.execution.run_end`)."""
+    compaction: str | None = None
+    """Why the compaction at the run's end failed (None: it did not)."""
 
     @property
     def n_failed(self) -> int:
@@ -321,8 +333,11 @@ def _compute(client, cluster: SweepCluster, plan: _Plan, schema, run_id: str, op
         elif plan.todo:
             runner(plan.todo)
     computed.client_cpu = time.process_time() - cpu_started
-    if mode == "workers":  # they can reach the folder: they draw the reports, in parallel
-        computed.report = _report_on_cluster(client, plan.pipeline, store, phases)
+    if mode == "workers":  # they can reach the folder: they compact it and draw the reports, in parallel
+        with phases("write"):
+            computed.compaction = compact_on_cluster(client, store, run_id)
+        computed.compacted = True
+        computed.report = report_on_cluster(client, plan.pipeline, store, phases)
     return computed
 
 
@@ -333,9 +348,11 @@ def _finish(plan: _Plan, record: dict, computed: _Computed, options: RunOptions,
     store = plan.store
     _tidy_states(store)
     remove_uncommitted_parts(store)
-    if computed.runner is not None:
+    if computed.runner is not None and not computed.compacted:
         with phases("write"):
-            compact_after_run(store, record["run_id"])
+            computed.compaction = compact_after_run(store, record["run_id"])
+    if computed.compaction:
+        logger.warning("%s", computed.compaction)
     n_cells, n_todo, n_failed = plan.n_cells, sum(len(indices) for _, indices in plan.todo), computed.n_failed
     saves = {} if computed.runner is None else computed.runner.saves
     report = computed.report
@@ -378,24 +395,6 @@ def _tidy_states(store: ResultStore) -> None:
     latest = {record["pipeline"]: record for record in read_records(store)}
     states.keep_only({cell_id(key, index) for record in latest.values()
                       for key, count in record.get("groups", []) for index in range(count)})
-
-
-def _report_on_cluster(client, pipeline: Pipeline, store: ResultStore, phases: Phases) -> str:
-    """Summarise the store and draw every report as tasks: the summary once, then each
-    report (and ``summary.csv``) in parallel; the client receives only their text. The
-    summary is copied to every worker first: held by one, it would draw all the reports
-    there, the scheduler placing tasks where their input is."""
-    with phases("aggregate"):
-        summary = client.submit(query.summary, store, pure=False)
-        wait([summary])
-        if len(pipeline.reports) > 1:
-            client.replicate([summary])
-    with phases("reports"):
-        written = client.submit(write_summary, store, summary, pure=False)
-        texts = [client.submit(render_report, pipeline.reports, i, store, summary, pure=False)
-                 for i in range(len(pipeline.reports))]
-        client.gather([written])
-        return reports_text(client.gather(texts), store)
 
 
 __all__ = ["SweepSummary", "cells_to_run", "plan_groups", "run_sweep"]

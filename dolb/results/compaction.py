@@ -25,7 +25,6 @@ between steps 3 and 4, as they see any cell stored twice.
 
 from __future__ import annotations
 
-import logging
 import os
 import tempfile
 from dataclasses import dataclass
@@ -39,8 +38,6 @@ import pyarrow.parquet as pq
 from dolb.errors import DataError, DolbError
 from dolb.results import query
 from dolb.results.store import ResultStore
-
-logger = logging.getLogger(__name__)
 
 PART_ROWS = 1_000_000
 """Rows of a compacted part (its last may have fewer)."""
@@ -103,21 +100,23 @@ def compact(store: ResultStore, run_id: str = "compaction") -> Compacted:
     return done
 
 
-def compact_after_run(store: ResultStore, run_id: str) -> Compacted | None:
+def compact_after_run(store: ResultStore, run_id: str, most_parts: int | None = None) -> str | None:
     """What a run does as it ends, its folder held: finish what an interrupted compaction
-    left and, when more than :data:`RUN_END_PARTS` parts are left, compact the small
-    ones. (A folder behind a URL is not held: nothing is done there.) Every cell is
-    stored by then: a compaction that fails is a warning, and the parts stay as they are."""
+    left and, when more than ``most_parts`` (default :data:`RUN_END_PARTS`) parts are
+    left, compact the small ones. (A folder behind a URL is not held: nothing is done
+    there.) Every cell is stored by then: a compaction that fails is a warning,
+    returned (None when there is none) for the run to log, and the parts stay as they
+    are. It reads every row of the parts it merges: a run whose workers reach the
+    folder has one of them do it (:mod:`dolb.execution.run_end`)."""
     if not store.local:
         return None
     try:
         tidy(store)
-        if len(store.parts()) <= RUN_END_PARTS:
-            return None
-        return compact(store, run_id)
+        if len(store.parts()) > (RUN_END_PARTS if most_parts is None else most_parts):
+            compact(store, run_id)
     except DolbError as exc:
-        logger.warning("the result folder was not compacted (%s); `dolb compact %s` tries again", exc, store.root)
-        return None
+        return f"the result folder was not compacted ({exc}); `dolb compact {store.root}` tries again"
+    return None
 
 
 def tidy(store: ResultStore) -> None:
