@@ -262,10 +262,12 @@ def test_scale_records_each_run_of_the_tiny_workload_on_one_and_two_workers(tmp_
 
     def launch(argv, log, env, kill_when=None, prelude=""):
         workers = int(argv[argv.index("--workers") + 1])
-        record = {"counts": {"computed": 10, "failed": 0, "cached": 0}, "workers": workers,
+        cells = 20 if "-x2-" in str(log) else 10  # the run of twice the cells (the client's marginal cost)
+        record = {"counts": {"computed": cells, "failed": 0, "cached": 0}, "workers": workers, "tasks": 2,
                   "timings": {"plan": 0.1, "data": 0.2, "cluster": 1.0, "compute": 2.0 / workers},
                   "client_cpu_seconds": 0.01}
         return {"record": record, "submit_cpu": 0.5, "exit_cpu": 0.52, "submit_at": 1.5, "main_at": 0.3,
+                "computed_cpu": 0.51, "computed_at": 1.5 + 2.0 / workers, "idle_rate": 0.001, "main_cpu": 0.005,
                 "wall": 1.5 + 2.0 / workers, "peak_rss": 2**27, "status": 0, "killed": False, "log": str(log)}
 
     monkeypatch.setattr(scale, "launch", launch)
@@ -274,7 +276,10 @@ def test_scale_records_each_run_of_the_tiny_workload_on_one_and_two_workers(tmp_
     (path,) = (tmp_path / "records" / "scale").iterdir()
     record = read_record(path)
     assert record["command"].startswith("dolb bench scale --only tiny")
-    runs = {(m["labels"]["workers"], m["labels"]["figure"]): m["repeats"] for m in record["measurements"]}
+    runs = {(m["labels"]["workers"], m["labels"]["figure"]): m["repeats"] for m in record["measurements"]
+            if m["labels"]["cells"] == "10"}
+    doubled = {m["labels"]["figure"]: m["repeats"] for m in record["measurements"] if m["labels"]["cells"] == "20"}
+    assert doubled["worker_us"] == [2.0 * 1 / 20 * 1e6] * 2 and doubled["tasks"] == [2, 2]
     assert runs["1", "wall"] == [3.5, 3.5] and runs["2", "wall"] == [2.5, 2.5]
     assert runs["1", "worker_us"] == [2.0 * 1 / 10 * 1e6] * 2 and runs["2", "worker_us"] == [1.0 * 2 / 10 * 1e6] * 2
     assert runs["2", "client_us"] == pytest.approx([0.02 / 10 * 1e6] * 2) and runs["1", "peak_rss_mib"] == [128.0] * 2
