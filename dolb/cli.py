@@ -362,6 +362,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _system_error(exc: Exception, args: argparse.Namespace) -> str:
+    """The line that tells an object store's fault (named by the folder or store the
+    command was given: a fault met deeper names its own) or an OSError (permission, not
+    a directory, no space, name too long, ...); anything else is a bug, raised."""
+    from dolb.data.store.remote import fault_error, store_fault
+
+    fault = store_fault(exc)
+    if fault is not None:
+        where = next((str(getattr(args, name)) for name in ("dir", "run", "out") if getattr(args, name, None)), "")
+        return str(fault_error(where or "the object store", fault))
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or exc}"
+    raise exc
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dolb`` command; returns the exit status."""
     try:
@@ -379,9 +395,8 @@ def main(argv: list[str] | None = None) -> int:
     except DolbError as exc:
         print(f"dolb: error: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:  # permission, not a directory, no space, name too long, ...
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"dolb: error: {where}{exc.strerror or exc}", file=sys.stderr)
+    except Exception as exc:
+        print(f"dolb: error: {_system_error(exc, args)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("dolb: interrupted; stored cells are kept, run again to resume", file=sys.stderr)

@@ -18,6 +18,8 @@ from pathlib import Path
 import pyarrow as pa
 from distributed import WorkerPlugin, get_worker
 
+from dolb.data.store.format import is_url
+from dolb.data.store.remote import fault_error, reaching, store_fault
 from dolb.errors import DolbError, StorageError
 from dolb.evaluation.cell import Cell
 from dolb.evaluation.run_cell import run_cell, warm_up
@@ -115,7 +117,8 @@ def error_text(exc: BaseException) -> str:
 
 def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
     """Run every cell of ``batch``; a cell that raises is stored as failed, with its
-    error, and the others go on."""
+    error, and the others go on. An object store's fault is no cell's failure: the task
+    stops there, writes nothing and tells it (``storage_error``), and the run stops."""
     rows = CellRows(destination.schema, destination.run_id, worker_name())
     outcome = TaskOutcome()
     states = CellStates(ResultStore(destination.store)) if destination.keep_states else None
@@ -129,6 +132,9 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
                 result = run_cell(cell, states)
                 rows.add_ok(cell.id, where, result)
             except Exception as exc:
+                fault = store_fault(exc)
+                if fault is not None:
+                    return TaskOutcome(storage_error=str(fault_error(_store_of(cell, destination), fault)))
                 stored = error_text(exc)
                 outcome.failures.append((cell.id, stored))
                 rows.add_failed(cell.id, where, stored)
@@ -142,12 +148,19 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
     table = rows.table()
     if destination.store is not None:
         try:
-            outcome.part = ResultStore(destination.store).write_part(table)
+            with reaching(destination.store):
+                outcome.part = ResultStore(destination.store).write_part(table)
         except StorageError as exc:  # told, not raised: Dask would retry it and log a traceback
             outcome.storage_error = str(exc)
     else:
         outcome.rows = to_ipc(table)
     return outcome
+
+
+def _store_of(cell: Cell, destination: Destination) -> str:
+    """The URL a store fault met in ``cell`` is named by: its dataset's when that is
+    behind one (cells read it most), else the result folder's (its saved states)."""
+    return next((path for path in (cell.train_path, cell.test_path) if is_url(path)), destination.store or "")
 
 
 def trial_loss(result: dict, metric: str) -> float:

@@ -55,6 +55,7 @@ import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
 from dolb.data.store.format import url_filesystem
+from dolb.data.store.remote import reaching
 from dolb.errors import ConfigError, DataError, StorageError
 from dolb.results.manifests import COMPACTION_PREFIX, Manifests, read_manifests
 
@@ -244,8 +245,9 @@ class ResultStore:
                     if os.path.exists(temporary):
                         os.unlink(temporary)
             else:
-                self.fs.makedirs(where, exist_ok=True)
-                pq.write_table(table, final, filesystem=self.fs, compression="zstd")
+                with reaching(self.root):  # not a full disk: the store out of reach
+                    self.fs.makedirs(where, exist_ok=True)
+                    pq.write_table(table, final, filesystem=self.fs, compression="zstd")
         except OSError as exc:
             reason = os.strerror(exc.errno) if exc.errno else str(exc).splitlines()[0]
             raise StorageError(f"{where}: cannot write results: {reason} (the cells stored are whole; run again "
