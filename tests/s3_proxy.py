@@ -5,6 +5,9 @@ throttle: the faults of an object store, on a server whose state survives them.
 server that is down); ``restore()`` listens again on the same port. ``throttle(n)``
 answers the next ``n`` connections with HTTP 503 ``SlowDown`` (as S3 does when asked
 too fast) and closes them; later ones are forwarded again (``n`` None: every one).
+``cut_on(request, n)`` cuts as the ``n``-th request starting with ``request`` (its
+method and path) arrives, before it is forwarded: a fault in the middle of a run at a
+point of the test's choosing.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ class S3Proxy:
         """Connections still to answer with SlowDown (None: all)."""
         self.refused = 0
         """Connections answered with SlowDown so far."""
+        self.trap: tuple[bytes, int] | None = None
+        """The request that cuts (see :meth:`cut_on`) and how many more until it does."""
         self.listener: socket.socket | None = None
         self.restore()
 
@@ -57,6 +62,23 @@ class S3Proxy:
             with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_RDWR)
             connection.close()
+
+    def cut_on(self, request: str, n: int) -> None:
+        """Cut when the ``n``-th request starting with ``request`` (``"PUT /bucket/key"``)
+        arrives, without forwarding it."""
+        with self.lock:
+            self.trap = (request.encode(), n)
+
+    def _trapped(self, data: bytes) -> bool:
+        """Whether ``data``, sent by a client, is the request to cut on."""
+        with self.lock:
+            if self.trap is None or not data.startswith(self.trap[0]):
+                return False
+            self.trap = (self.trap[0], self.trap[1] - 1)
+            if self.trap[1] > 0:
+                return False
+            self.trap = None
+        return True
 
     def throttle(self, n: int | None) -> None:
         """Answer the next ``n`` connections (None: all) with 503 SlowDown."""
@@ -112,6 +134,9 @@ class S3Proxy:
                 for end in ready:
                     data = end.recv(1 << 16)
                     if not data:
+                        return
+                    if end is client and self._trapped(data):
+                        self.cut()
                         return
                     pair[end].sendall(data)
         except (OSError, ValueError):  # closed by cut()

@@ -1,0 +1,158 @@
+"""Faults of the object store, on a real S3-protocol server behind a proxy the test cuts,
+restores and makes throttle (tests/s3_proxy.py): the server out of reach when a command
+starts, lost in the middle of a run, and answering HTTP 503 SlowDown. Each ends with one
+line naming the URL and exit status 2, within the retries' bounds; nothing is
+half-written, and the run resumes to the bit once the server answers again."""
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+import s3fs
+
+from dolb.cli import main
+from dolb.data.store.remote import fault_error, store_fault
+from dolb.errors import StoreFault
+from dolb.execution.sweep import run_sweep
+from dolb.options import RunOptions
+from tests.conftest import stored_values
+from tests.s3_proxy import S3Proxy
+from tests.s3_server import CREDENTIALS, free_port, start_server, wait_until_up
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+
+PATIENCE = 600.0
+"""The longest a command may take here: a guard against a hang, not a speed limit."""
+
+QUICK_RETRIES = json.dumps({"config_kwargs": {"connect_timeout": 2, "read_timeout": 5,
+                                              "retries": {"mode": "standard", "max_attempts": 2}}})
+"""Fewer attempts than dolb's defaults (fsspec's configuration, as a user would set it)."""
+
+PIPELINE = """
+[pipeline]
+name = "store-faults"
+seed = 8
+
+[datasets.irma]
+generator = "irma"
+params = { n_sequences = 40, length = 50, n_test = 50 }
+
+[experiments.every]
+dataset = "irma"
+task = "regression"
+split = { scheme = "sequences", count = 40 }
+checkpoints = [10, 50]
+metrics = ["test_mse"]
+learners = [
+  { learner = "irma", complexity = [3, 5, 8], params = { basis = "legendre", domain_high = 3.0 } },
+  { learner = "rls", complexity = [3, 5, 8], params = { domain_high = 3.0 } },
+]
+
+[execution]
+batch_examples = 500
+"""
+"""240 cells, 10 a task: 24 parts, for the store to be lost in the middle."""
+
+
+@pytest.fixture
+def store(monkeypatch):
+    """A private S3 server with a bucket, a proxy in front of it that this process's
+    ``dolb`` (and the workers it starts) reach it through, with fewer retries, and an
+    s3fs of the server itself."""
+    import fsspec
+    import s3fs
+
+    port = free_port()
+    server = start_server(port)
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}")
+        proxy = S3Proxy(("127.0.0.1", port), free_port())
+        for name, value in {**CREDENTIALS, "AWS_ENDPOINT_URL": proxy.endpoint, "FSSPEC_S3": QUICK_RETRIES}.items():
+            monkeypatch.setenv(name, value)  # the workers' (new processes: fsspec reads FSSPEC_S3 as it starts)
+        monkeypatch.setitem(fsspec.config.conf, "s3", json.loads(QUICK_RETRIES))  # this process's
+        s3fs.S3FileSystem.clear_instance_cache()  # those made for another endpoint
+        direct = s3fs.S3FileSystem(client_kwargs={"endpoint_url": f"http://127.0.0.1:{port}"},
+                                   skip_instance_cache=True)
+        direct.mkdir("faults")
+        yield proxy, direct, f"http://127.0.0.1:{port}"
+        proxy.cut()
+    finally:
+        s3fs.S3FileSystem.clear_instance_cache()
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def one_line(err: str, url: str, reason: str) -> None:
+    """Standard error is one line: the fault, naming ``url``, its reason in it."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"dolb: error: {url}: the object store failed after retries ("), err
+    assert reason in lines[0] and lines[0].endswith("try again once it answers"), err
+
+
+def parts_in(direct, folder: str) -> list[str]:
+    direct.invalidate_cache()
+    return direct.glob(f"{folder}/results/part-*.parquet")
+
+
+def whole(direct, folder: str) -> None:
+    """Nothing half-written: every part reads whole, every manifest names parts there."""
+    present = parts_in(direct, folder)
+    for part in present:
+        with direct.open(part, "rb") as stream:
+            pq.read_table(stream)
+    for manifest in direct.glob(f"{folder}/manifests/*.json"):
+        assert set(json.loads(direct.cat_file(manifest))["parts"]) <= {p.rsplit("/", 1)[1] for p in present}
+
+
+def test_faults_are_told_apart():
+    from botocore.exceptions import ClientError, EndpointConnectionError
+
+    refused = EndpointConnectionError(endpoint_url="http://127.0.0.1:9/bucket")
+    slow = ClientError({"Error": {"Code": "SlowDown", "Message": "Please reduce your request rate."},
+                        "ResponseMetadata": {"HTTPStatusCode": 503}}, "PutObject")
+    missing = ClientError({"Error": {"Code": "NoSuchKey"}, "ResponseMetadata": {"HTTPStatusCode": 404}}, "GetObject")
+    translated = OSError(16, "Please reduce your request rate.")
+    translated.__cause__ = slow
+    assert store_fault(refused) is refused and store_fault(translated) is slow
+    assert store_fault(missing) is None and store_fault(FileNotFoundError("x")) is None
+    assert isinstance(fault_error("s3://b/x", refused), StoreFault)
+
+
+def test_the_store_out_of_reach_lost_and_throttled(store, tmp_path, capsys, monkeypatch):
+    proxy, direct, server = store
+    pipeline = tmp_path / "faults.toml"
+    pipeline.write_text(PIPELINE)
+    out = "s3://faults/out"
+    reference = tmp_path / "reference"  # undisturbed, in a local folder (its dataset built here, once)
+    assert run_sweep(pipeline, reference, RunOptions(workers=2, progress=False)).n_failed == 0
+
+    proxy.cut()  # out of reach as the commands start
+    for argv in (["status", out], ["run", str(pipeline), "--out", out, "--workers", "2"]):
+        assert main(["-q", *argv]) == 2
+        one_line(capsys.readouterr().err, out, "EndpointConnectionError: Could not connect to the endpoint URL")
+    assert direct.ls("faults") == []  # nothing written
+
+    proxy.restore()  # lost in the middle of a run: as the workers write their second part
+    proxy.cut_on("PUT /faults/out/results/part-", 2)
+    run = subprocess.run([sys.executable, "-m", "dolb", "-q", "run", str(pipeline), "--out", out, "--workers", "2"],
+                         capture_output=True, text=True, timeout=PATIENCE)
+    assert run.returncode == 2, run.stderr
+    one_line(run.stderr, out, "Could not connect to the endpoint URL")
+    assert len(parts_in(direct, "faults/out")) <= 1  # the first, unless the cut stopped it too
+    whole(direct, "faults/out")
+
+    proxy.restore()
+    proxy.throttle(None)  # every request answered 503 SlowDown
+    assert main(["-q", "status", out]) == 2
+    one_line(capsys.readouterr().err, out, "(SlowDown)")
+    assert proxy.refused >= 2  # retried
+
+    proxy.throttle(3)  # a few: retried with backoff, and the run resumes
+    assert main(["-q", "run", str(pipeline), "--out", out, "--workers", "2"]) == 0
+    monkeypatch.setenv("AWS_ENDPOINT_URL", server)
+    s3fs.S3FileSystem.clear_instance_cache()
+    pd.testing.assert_frame_equal(stored_values(out), stored_values(reference), check_exact=True)
