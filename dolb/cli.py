@@ -101,7 +101,8 @@ def _reproduce(args: argparse.Namespace) -> int:
     return 0 if outcome.identical else 1
 
 
-DATA_CACHE_HELP = "where generated and imported datasets are kept (default $DOLB_DATA_CACHE, else ~/.cache/dolb/data)"
+DATA_CACHE_HELP = ("where generated and imported datasets are kept, a folder or a URL such as s3://bucket/cache "
+                   "(default $DOLB_DATA_CACHE, else ~/.cache/dolb/data)")
 
 
 def _plan(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
@@ -156,3 +157,49 @@ def test_the_store_out_of_reach_lost_and_throttled(store, tmp_path, capsys, monk
     monkeypatch.setenv("AWS_ENDPOINT_URL", server)
     s3fs.S3FileSystem.clear_instance_cache()
     pd.testing.assert_frame_equal(stored_values(out), stored_values(reference), check_exact=True)
+
+
+DATA_PIPELINE = """
+[pipeline]
+name = "data-on-s3"
+seed = 2
+
+[datasets.remote]
+train = "s3://faults/data"
+
+[experiments.e]
+dataset = "remote"
+task = "regression"
+split = { scheme = "holdout", count = 2, test_fraction = 0.25 }
+checkpoints = [10, 30]
+metrics = ["test_mse"]
+learners = [{ learner = "rls", complexity = 3, params = { domain_high = 3.0 } }]
+"""
+
+
+def test_a_dataset_whose_store_is_lost_mid_task_fails_no_cell(store, tmp_path):
+    """The store of a cell's data lost as a task runs: the task stops, told, with one line
+    naming the dataset; no cell is stored as failed, no part written. The same when the
+    task's batch reopens its datasets."""
+    from dolb.data.store import write_dataset
+    from dolb.execution import payload
+    from dolb.execution.sweep import plan_groups
+    from dolb.execution.tasks import Destination, run_batch
+    from dolb.experiment.pipeline import load_pipeline
+    from dolb.results.store import result_schema
+
+    proxy, _, _ = store
+    rng = np.random.default_rng(0)
+    write_dataset("s3://faults/data", rng.uniform(0, 3, (80, 1)), rng.standard_normal(80), chunk_rows=16)
+    pipeline = tmp_path / "p.toml"
+    pipeline.write_text(DATA_PIPELINE)
+    (group,) = plan_groups(load_pipeline(pipeline))
+    batch = [(group, np.array([0, 1]))]
+    destination = Destination(result_schema({}), "r1", str(tmp_path / "out"))
+    encoded = payload.encode(batch)
+    proxy.cut()
+    s3fs.S3FileSystem.clear_instance_cache()  # no connection kept from before the cut
+    for outcome in (run_batch(batch, destination), payload.run_batch(encoded, payload.encode(destination))):
+        assert (outcome.storage_error or "").startswith("s3://faults/data: the object store failed after retries ("), outcome
+        assert outcome.failures == [] and outcome.part is None and outcome.rows is None
+    assert not (tmp_path / "out").exists()

@@ -13,7 +13,8 @@ import numpy as np
 from distributed import as_completed
 from tqdm import tqdm
 
-from dolb.errors import StorageError
+from dolb.data.store.remote import store_fault
+from dolb.errors import StorageError, StoreFault
 from dolb.evaluation.saved_states import add_saves
 from dolb.execution.batches import Batch, Batcher
 from dolb.execution.gather import ClientWriter
@@ -134,7 +135,9 @@ class Submitter:
         if future.status != "finished":
             try:
                 future.result()
-            except Exception as exc:  # whatever killed it is the cells' error
+            except Exception as exc:  # whatever killed it is the cells' error, but an object store's fault
+                if isinstance(exc, StoreFault) or store_fault(exc) is not None:  # the sweep names it
+                    raise
                 result = writer.failed_batch(batch, error_text(exc))
         future.release()
         return batch, result

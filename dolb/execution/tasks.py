@@ -19,7 +19,7 @@ import pyarrow as pa
 from distributed import WorkerPlugin, get_worker
 
 from dolb.data.store.format import is_url
-from dolb.data.store.remote import fault_error, reaching, store_fault
+from dolb.data.store.remote import as_store_fault, reaching
 from dolb.errors import DolbError, StorageError
 from dolb.evaluation.cell import Cell
 from dolb.evaluation.run_cell import run_cell, warm_up
@@ -132,9 +132,9 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
                 result = run_cell(cell, states)
                 rows.add_ok(cell.id, where, result)
             except Exception as exc:
-                fault = store_fault(exc)
+                fault = as_store_fault(exc, _store_of(cell, destination))
                 if fault is not None:
-                    return TaskOutcome(storage_error=str(fault_error(_store_of(cell, destination), fault)))
+                    return TaskOutcome(storage_error=str(fault))
                 stored = error_text(exc)
                 outcome.failures.append((cell.id, stored))
                 rows.add_failed(cell.id, where, stored)

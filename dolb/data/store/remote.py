@@ -120,16 +120,24 @@ def fault_error(where: str, fault: BaseException) -> StoreFault:
                       "try again once it answers")
 
 
+def as_store_fault(error: BaseException, where: str) -> StoreFault | None:
+    """``error`` as a :class:`~dolb.errors.StoreFault`: itself if it is one already
+    (naming its own URL), :func:`fault_error` naming ``where`` if it is a store fault
+    (:func:`store_fault`), else None."""
+    if isinstance(error, StoreFault):
+        return error
+    fault = store_fault(error)
+    return None if fault is None else fault_error(where, fault)
+
+
 @contextlib.contextmanager
 def reaching(where: str) -> Iterator[None]:
     """Raise a store fault met in the block as :func:`fault_error` naming ``where``
     (a fault already told, naming its own URL, goes through as it is)."""
     try:
         yield
-    except StoreFault:
-        raise
     except Exception as exc:
-        fault = store_fault(exc)
-        if fault is None:
+        told = as_store_fault(exc, where)
+        if told is None or told is exc:
             raise
-        raise fault_error(where, fault) from None
+        raise told from None
