@@ -123,6 +123,17 @@ def test_faults_are_told_apart():
     assert isinstance(fault_error("s3://b/x", refused), StoreFault)
 
 
+def test_fsspec_configuration_overrides_the_retries_key_by_key(monkeypatch):
+    import fsspec
+
+    from dolb.data.store.remote import storage_options
+
+    monkeypatch.setitem(fsspec.config.conf, "s3", {"config_kwargs": {"read_timeout": 2}, "anon": True})
+    assert storage_options("s3://bucket/x") == {
+        "config_kwargs": {"connect_timeout": 5, "read_timeout": 2, "retries": {"mode": "standard", "max_attempts": 3}},
+        "anon": True}
+
+
 def test_the_store_out_of_reach_lost_and_throttled(store, tmp_path, capsys, monkeypatch):
     proxy, direct, server = store
     pipeline = tmp_path / "faults.toml"

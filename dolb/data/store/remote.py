@@ -56,8 +56,8 @@ THROTTLED = frozenset({"SlowDown", "Throttling", "ThrottlingException", "Request
 
 def storage_options(url: str) -> dict:
     """The options dolb opens ``url``'s file system with: :data:`DEFAULTS` of its
-    protocol, each overridden by fsspec's configuration of it (``~/.config/fsspec``,
-    ``FSSPEC_<PROTOCOL>``).
+    protocol, overridden key by key (the keys of ``config_kwargs`` too) by fsspec's
+    configuration of it (``~/.config/fsspec``, ``FSSPEC_<PROTOCOL>``).
 
     Examples
     --------
@@ -67,7 +67,11 @@ def storage_options(url: str) -> dict:
     ({}, {})
     """
     protocol = url.split("://", 1)[0] if "://" in url else ""
-    return {**DEFAULTS.get(protocol, {}), **fsspec.config.conf.get(protocol, {})}
+    options = dict(DEFAULTS.get(protocol, {}))
+    for key, value in fsspec.config.conf.get(protocol, {}).items():
+        both = isinstance(value, dict) and isinstance(options.get(key), dict)
+        options[key] = {**options[key], **value} if both else value
+    return options
 
 
 def _classes(module: str, names: tuple[str, ...]) -> tuple[type, ...]:
