@@ -1,38 +1,15 @@
 """The data cache behind a URL, on a real S3-protocol server (tests/s3_server.py): each
-dataset built once, under a lease, and read by every worker."""
+dataset built once, under a lease (a study with its data cache there:
+tests/test_store_faults.py)."""
 
 import threading
 import time
 
 import numpy as np
-import pytest
 
 from dolb.data.sources import shared_cache
 from dolb.data.sources.cache import stored_parts
 from dolb.data.store.format import url_filesystem
-from dolb.execution.datasets import open_datasets
-from dolb.execution.sweep import run_sweep
-from dolb.experiment.pipeline import load_pipeline
-from dolb.options import RunOptions
-from tests.conftest import assert_same
-
-PIPELINE = """
-[pipeline]
-name = "cache-on-s3"
-seed = 3
-
-[datasets.irma]
-generator = "irma"
-params = { n_sequences = 8, length = 50, n_test = 100 }
-
-[experiments.table]
-dataset = "irma"
-task = "regression"
-split = { scheme = "sequences", count = 8 }
-checkpoints = [10, 50]
-metrics = ["test_mse"]
-learners = [{ learner = "irma", complexity = [3, 5], params = { basis = "legendre", domain_high = 3.0 } }]
-"""
 
 
 def made(counter: list, seconds: float = 0.0):
@@ -91,19 +68,3 @@ def test_a_lease_left_by_a_dead_builder_is_broken(s3_bucket, monkeypatch):
     assert len(calls) == 2 and parts["train"].n_rows == 20
     assert "lease.json" not in [name.split("/")[1] for name in run_folders(cache)]
 
-
-@pytest.mark.e2e
-def test_a_study_with_its_data_cache_on_the_store(s3_bucket, tmp_path):
-    """2 workers, results and the data cache on the store: the dataset generated into
-    ``s3://.../cache`` once, results equal to the bit to those of a local data cache."""
-    pipeline = tmp_path / "p.toml"
-    pipeline.write_text(PIPELINE)
-    local = run_sweep(pipeline, tmp_path / "local", RunOptions(workers=2, progress=False,
-                                                               data_cache=tmp_path / "cache"))
-    cache = f"{s3_bucket}/cache"
-    remote = run_sweep(pipeline, f"{s3_bucket}/out", RunOptions(workers=2, progress=False, data_cache=cache))
-    assert local.n_failed == remote.n_failed == 0 and remote.n_computed == 16
-    assert_same(tmp_path / "local", f"{s3_bucket}/out")
-    assert len([name for name in run_folders(cache) if not name.endswith(".json")]) == 1  # built once
-    opened = open_datasets(load_pipeline(pipeline), cache, builder=lambda: pytest.fail("built again"))
-    assert opened["irma"]["train"].path.startswith(f"{cache}/irma-")  # every node reads it there

@@ -1,8 +1,9 @@
 """Faults of the object store, on a real S3-protocol server behind a proxy the test cuts,
 restores and makes throttle (tests/s3_proxy.py): the server out of reach when a command
 starts, lost in the middle of a run, and answering HTTP 503 SlowDown. Each ends with one
-line naming the URL and exit status 2, within the retries' bounds; nothing is
-half-written, and the run resumes to the bit once the server answers again."""
+line naming the URL and exit status 2, within the retries' bounds (no hang); nothing is
+half-written, and the run resumes to the bit once the server answers again. The study
+keeps its data cache there too (tests/test_shared_data_cache.py tries its lease)."""
 
 import json
 import subprocess
@@ -87,11 +88,13 @@ def store(monkeypatch):
 
 
 def one_line(err: str, url: str, reason: str) -> None:
-    """Standard error is one line: the fault, naming ``url``, its reason in it."""
+    """Standard error is one line: the fault, naming ``url`` (or, ending with a slash,
+    a URL under it), its reason in it."""
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
-    assert lines[0].startswith(f"dolb: error: {url}: the object store failed after retries ("), err
-    assert reason in lines[0] and lines[0].endswith("try again once it answers"), err
+    named, _, said = lines[0].removeprefix("dolb: error: ").partition(": the object store failed after retries (")
+    assert named == url or (url.endswith("/") and named.startswith(url)), err
+    assert reason in said and said.endswith("try again once it answers"), err
 
 
 def parts_in(direct, folder: str) -> list[str]:
@@ -134,26 +137,30 @@ def test_fsspec_configuration_overrides_the_retries_key_by_key(monkeypatch):
         "anon": True}
 
 
-def test_the_store_out_of_reach_lost_and_throttled(store, tmp_path, capsys, monkeypatch):
+def test_a_study_on_the_store_through_its_faults(store, tmp_path, capsys, monkeypatch):
+    """Results and data cache on the store: out of reach as the commands start, lost in
+    the middle of the run, throttled; then the run resumes, its dataset built once in
+    the store's data cache, its results those of a local run to the bit."""
     proxy, direct, server = store
     pipeline = tmp_path / "faults.toml"
     pipeline.write_text(PIPELINE)
-    out = "s3://faults/out"
-    reference = tmp_path / "reference"  # undisturbed, in a local folder (its dataset built here, once)
+    out, cache = "s3://faults/out", "s3://faults/cache"
+    reference = tmp_path / "reference"  # undisturbed, local folder and data cache
     assert run_sweep(pipeline, reference, RunOptions(workers=2, progress=False)).n_failed == 0
+    run = ["-q", "run", str(pipeline), "--out", out, "--workers", "2", "--data-cache", cache]
 
     proxy.cut()  # out of reach as the commands start
-    for argv in (["status", out], ["run", str(pipeline), "--out", out, "--workers", "2"]):
-        assert main(["-q", *argv]) == 2
-        one_line(capsys.readouterr().err, out, "EndpointConnectionError: Could not connect to the endpoint URL")
+    assert main(["-q", "status", out]) == 2
+    one_line(capsys.readouterr().err, out, "EndpointConnectionError: Could not connect to the endpoint URL")
+    assert main(run) == 2
+    one_line(capsys.readouterr().err, cache, "EndpointConnectionError: Could not connect to the endpoint URL")
     assert direct.ls("faults") == []  # nothing written
 
-    proxy.restore()  # lost in the middle of a run: as the workers write their second part
+    proxy.restore()  # lost in the middle of the run: as the workers write their second part
     proxy.cut_on("PUT /faults/out/results/part-", 2)
-    run = subprocess.run([sys.executable, "-m", "dolb", "-q", "run", str(pipeline), "--out", out, "--workers", "2"],
-                         capture_output=True, text=True, timeout=PATIENCE)
-    assert run.returncode == 2, run.stderr
-    one_line(run.stderr, out, "Could not connect to the endpoint URL")
+    cut = subprocess.run([sys.executable, "-m", "dolb", *run], capture_output=True, text=True, timeout=PATIENCE)
+    assert cut.returncode == 2, cut.stderr
+    one_line(cut.stderr, "s3://faults/", "Could not connect to the endpoint URL")  # results', or data's
     assert len(parts_in(direct, "faults/out")) <= 1  # the first, unless the cut stopped it too
     whole(direct, "faults/out")
 
@@ -164,11 +171,13 @@ def test_the_store_out_of_reach_lost_and_throttled(store, tmp_path, capsys, monk
     assert proxy.refused >= 2  # retried
 
     proxy.throttle(3)  # a few: retried with backoff, and the run resumes
-    assert main(["-q", "run", str(pipeline), "--out", out, "--workers", "2"]) == 0
+    assert main(run) == 0
+    direct.invalidate_cache()
+    (entry,) = direct.ls("faults/cache")
+    assert len([p for p in direct.ls(entry) if not p.endswith(".json")]) == 1  # built once, by a worker
     monkeypatch.setenv("AWS_ENDPOINT_URL", server)
     s3fs.S3FileSystem.clear_instance_cache()
     pd.testing.assert_frame_equal(stored_values(out), stored_values(reference), check_exact=True)
-
 
 DATA_PIPELINE = """
 [pipeline]
@@ -191,7 +200,7 @@ learners = [{ learner = "rls", complexity = 3, params = { domain_high = 3.0 } }]
 def test_a_dataset_whose_store_is_lost_mid_task_fails_no_cell(store, tmp_path):
     """The store of a cell's data lost as a task runs: the task stops, told, with one line
     naming the dataset; no cell is stored as failed, no part written. The same when the
-    task's batch reopens its datasets."""
+    task's batch reopens its datasets, and when a run opens them."""
     from dolb.data.store import write_dataset
     from dolb.execution import payload
     from dolb.execution.sweep import plan_groups
@@ -214,3 +223,5 @@ def test_a_dataset_whose_store_is_lost_mid_task_fails_no_cell(store, tmp_path):
         assert (outcome.storage_error or "").startswith("s3://faults/data: the object store failed after retries ("), outcome
         assert outcome.failures == [] and outcome.part is None and outcome.rows is None
     assert not (tmp_path / "out").exists()
+    with pytest.raises(StoreFault, match=r"^s3://faults/data: the object store failed after retries \("):
+        plan_groups(load_pipeline(pipeline))  # as a run starts

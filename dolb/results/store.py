@@ -334,7 +334,8 @@ class ResultStore:
     def schema_of(self, part: str) -> pa.Schema:
         """The schema of a part; DataError naming it when it cannot be read."""
         try:
-            return pq.read_schema(part, filesystem=self.fs)
+            with reaching(self.root):  # out of reach is not damaged
+                return pq.read_schema(part, filesystem=self.fs)
         except (OSError, pa.ArrowInvalid) as exc:
             raise DataError(f"{part}: unreadable result part ({str(exc).strip().splitlines()[0]})") from None
 

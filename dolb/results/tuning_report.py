@@ -16,6 +16,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from dolb.data.store.remote import reaching
 from dolb.errors import DataError
 from dolb.results.figure_style import config_labels
 from dolb.results.store import TUNED, ResultStore
@@ -44,7 +45,7 @@ def decisions(store: ResultStore) -> pd.DataFrame:
 
 def _read_decisions(store: ResultStore, path: str) -> pd.DataFrame:
     try:
-        with store.fs.open(path, "rb") as file:
+        with reaching(store.root), store.fs.open(path, "rb") as file:  # out of reach is not damaged
             table = pq.ParquetFile(file).read()
     except (OSError, pa.ArrowException) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).strip().splitlines()[0]
