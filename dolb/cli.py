@@ -363,16 +363,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _system_error(exc: Exception, args: argparse.Namespace) -> str:
-    """The line that tells an object store's fault (named by the folder or store the
-    command was given: a fault met deeper names its own) or an OSError (permission, not
-    a directory, no space, name too long, ...); anything else is a bug, raised."""
-    from dolb.data.store.remote import fault_error, store_fault
+def _error_line(exc: Exception, args: argparse.Namespace) -> str:
+    """The line that tells an error the user can act on: an object store's fault (even
+    one a DolbError was raised from; named by the folder or store the command was given
+    when no deeper code named it), a DolbError, or an OSError (permission, not a
+    directory, no space, name too long, ...); anything else is a bug, raised."""
+    from dolb.data.store.remote import as_store_fault
 
-    fault = store_fault(exc)
+    where = next((str(getattr(args, name)) for name in ("dir", "run", "out") if getattr(args, name, None)), "")
+    fault = as_store_fault(exc, where or "the object store")
     if fault is not None:
-        where = next((str(getattr(args, name)) for name in ("dir", "run", "out") if getattr(args, name, None)), "")
-        return str(fault_error(where or "the object store", fault))
+        return str(fault)
+    if isinstance(exc, DolbError):
+        return str(exc)
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename else ""
         return f"{where}{exc.strerror or exc}"
@@ -393,11 +396,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `dolb status DIR | head`: the reader left; end quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit's flush
         return 128 + 13  # as if killed by SIGPIPE, like other commands in a pipe
-    except DolbError as exc:
-        print(f"dolb: error: {exc}", file=sys.stderr)
-        return 2
     except Exception as exc:
-        print(f"dolb: error: {_system_error(exc, args)}", file=sys.stderr)
+        print(f"dolb: error: {_error_line(exc, args)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("dolb: interrupted; stored cells are kept, run again to resume", file=sys.stderr)

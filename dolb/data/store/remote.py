@@ -28,7 +28,7 @@ True
 from __future__ import annotations
 
 import contextlib
-import importlib
+import sys
 from collections.abc import Iterator
 
 import fsspec
@@ -75,12 +75,10 @@ def storage_options(url: str) -> dict:
 
 
 def _classes(module: str, names: tuple[str, ...]) -> tuple[type, ...]:
-    """The classes ``names`` of ``module``; none when it is not installed."""
-    try:
-        found = importlib.import_module(module)
-    except ImportError:
-        return ()
-    return tuple(getattr(found, name) for name in names)
+    """The classes ``names`` of ``module`` if it is imported (else none of its errors
+    can have been raised: classifying a local error imports nothing)."""
+    found = sys.modules.get(module)
+    return () if found is None else tuple(getattr(found, name) for name in names)
 
 
 def _is_fault(error: BaseException) -> bool:
@@ -89,9 +87,9 @@ def _is_fault(error: BaseException) -> bool:
                  *_classes("fsspec.exceptions", ("FSTimeoutError",)))
     if isinstance(error, transport):
         return True
-    response = getattr(error, "response", None)
-    if not isinstance(response, dict) or error.__class__.__name__ != "ClientError":
+    if not isinstance(error, _classes("botocore.exceptions", ("ClientError",))):
         return False
+    response = error.response
     status = response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
     return status >= 500 or status == 429 or response.get("Error", {}).get("Code") in THROTTLED
 
