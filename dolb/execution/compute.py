@@ -4,10 +4,11 @@ when the workers cannot reach the result folder)."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from distributed import as_completed
@@ -80,7 +81,8 @@ def compute(
     writer = ClientWriter(store, destination)
     queue = as_completed(submitter.submit(n_workers), with_results=True, raise_errors=False)
     n_failed, saves = 0, {}
-    with tqdm(total=total, unit="cell", disable=not progress, file=sys.stderr) as bar, phases("compute"):
+    with tqdm(total=total, unit="cell", disable=not progress, file=sys.stderr) as bar, phases("compute"), \
+            _tasks_ended_on_error(queue):
         for done in queue.batches():
             outcomes = []
             for future, result in done:
@@ -102,6 +104,22 @@ def compute(
     with phases("write"):
         writer.close()
     return n_failed, saves
+
+
+@contextlib.contextmanager
+def _tasks_ended_on_error(queue: as_completed) -> Iterator[None]:
+    """On a result folder or an object store that fails (the run stops), wait for the
+    tasks still running to end (each soon meets the same fault, within the store's
+    retries) before the error goes on: then the cluster closes with its workers idle,
+    none killed in the middle of a request (its nanny's warnings, Python's leaked
+    semaphores on the terminal after the run's one line)."""
+    try:
+        yield
+    except Exception as exc:
+        if isinstance(exc, StorageError) or store_fault(exc) is not None:
+            for _ in queue:
+                pass
+        raise
 
 
 class Submitter:

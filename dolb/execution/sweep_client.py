@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import logging
 import signal
 import threading
 
@@ -89,19 +88,6 @@ class SweepCluster:
         return self._client
 
     def close(self) -> None:
-        """Close the cluster (once its start, if under way, is over). A worker still busy
-        (the run stopped on an error while tasks ran: an object store out of reach) is
-        killed by its nanny after a few seconds, without the nanny's warning: the run's
-        own error says what happened."""
+        """Close the cluster (once its start, if under way, is over)."""
         self._started()
-        nanny = logging.getLogger("distributed.nanny")
-        nanny.addFilter(_not_a_busy_worker)
-        try:
-            self.context.run(self.stack.close)
-        finally:
-            nanny.removeFilter(_not_a_busy_worker)
-
-
-def _not_a_busy_worker(record: logging.LogRecord) -> bool:
-    """False for the warning of a nanny that kills its worker, still busy, as it closes."""
-    return not record.getMessage().startswith("Worker process still alive after")
+        self.context.run(self.stack.close)

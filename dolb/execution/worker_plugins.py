@@ -72,25 +72,16 @@ def _not_a_lost_heartbeat(record: logging.LogRecord) -> bool:
     return not record.getMessage().startswith("Failed to communicate with scheduler during heartbeat")
 
 
-def _not_a_cancelled_task(record: logging.LogRecord) -> bool:
-    """False for the warning a worker logs for each task it was running when it is
-    closed (``Async instruction for <Task cancelled ...> ended with CancelledError``)."""
-    return not record.getMessage().endswith("ended with CancelledError")
-
-
 class QuietHeartbeat(WorkerPlugin):
     """Drops the error an embedded worker logs when its heartbeat finds the scheduler
-    gone, and the warning it logs for each task cancelled as it is closed. The embedded
-    cluster's scheduler runs in the client's process, so that happens only when the
-    client stops or is stopped (Ctrl-C, an object store out of reach), which the client
-    reports in one line of its own; the worker's lines, written to the same terminal,
-    would follow it."""
+    gone. The embedded cluster's scheduler runs in the client's process, so that happens
+    only when the client stops or is stopped (Ctrl-C), which the client reports in one
+    line of its own; the worker's traceback, written to the same terminal, would follow
+    it."""
 
     name = "dolb-quiet-heartbeat"
 
     def setup(self, worker: Worker) -> None:
-        for name, quiet in (("distributed.worker", _not_a_lost_heartbeat),
-                            ("distributed.worker.state_machine", _not_a_cancelled_task)):
-            logger = logging.getLogger(name)
-            if quiet not in logger.filters:
-                logger.addFilter(quiet)
+        logger = logging.getLogger("distributed.worker")
+        if _not_a_lost_heartbeat not in logger.filters:
+            logger.addFilter(_not_a_lost_heartbeat)
