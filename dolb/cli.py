@@ -21,8 +21,8 @@ from pathlib import Path
 
 import dolb
 from dolb.cli_arguments import fraction, lasting_folder, positive_int
-from dolb.console import configure_logging, quiet_on_interrupt
-from dolb.errors import ConfigError, DataError, DolbError
+from dolb.console import configure_logging, error_line, quiet_on_interrupt
+from dolb.errors import ConfigError, DataError
 from dolb.options import GATHER_MODES, OPTIONS, RunOptions, writable_file
 
 
@@ -363,25 +363,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _error_line(exc: Exception, args: argparse.Namespace) -> str:
-    """The line that tells an error the user can act on: an object store's fault (even
-    one a DolbError was raised from; named by the folder or store the command was given
-    when no deeper code named it), a DolbError, or an OSError (permission, not a
-    directory, no space, name too long, ...); anything else is a bug, raised."""
-    from dolb.data.store.remote import as_store_fault
-
-    where = next((str(getattr(args, name)) for name in ("dir", "run", "out") if getattr(args, name, None)), "")
-    fault = as_store_fault(exc, where or "the object store")
-    if fault is not None:
-        return str(fault)
-    if isinstance(exc, DolbError):
-        return str(exc)
-    if isinstance(exc, OSError):
-        where = f"{exc.filename}: " if exc.filename else ""
-        return f"{where}{exc.strerror or exc}"
-    raise exc
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dolb`` command; returns the exit status."""
     try:
@@ -396,8 +377,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `dolb status DIR | head`: the reader left; end quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit's flush
         return 128 + 13  # as if killed by SIGPIPE, like other commands in a pipe
-    except Exception as exc:
-        print(f"dolb: error: {_error_line(exc, args)}", file=sys.stderr)
+    except Exception as exc:  # a mistake, an object store's fault, an OSError: one line naming where
+        where = next((str(getattr(args, name)) for name in ("dir", "run", "out") if getattr(args, name, None)), "")
+        print(f"dolb: error: {error_line(exc, where or 'the object store')}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("dolb: interrupted; stored cells are kept, run again to resume", file=sys.stderr)

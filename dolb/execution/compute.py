@@ -81,8 +81,8 @@ def compute(
     writer = ClientWriter(store, destination)
     queue = as_completed(submitter.submit(n_workers), with_results=True, raise_errors=False)
     n_failed, saves = 0, {}
-    with tqdm(total=total, unit="cell", disable=not progress, file=sys.stderr) as bar, phases("compute"), \
-            _tasks_ended_on_error(queue):
+    with (tqdm(total=total, unit="cell", disable=not progress, file=sys.stderr) as bar, phases("compute"),
+          _tasks_ended_on_error(queue)):
         for done in queue.batches():
             outcomes = []
             for future, result in done:

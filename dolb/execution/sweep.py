@@ -24,7 +24,6 @@ from pathlib import Path
 import numpy as np
 from distributed import performance_report, wait
 
-from dolb.data.store.remote import reaching
 from dolb.errors import ConfigError
 from dolb.evaluation.saved_states import STATE_SAVES
 from dolb.execution.arithmetic import pin_of
@@ -150,11 +149,8 @@ def run_sweep(pipeline_path: str | Path, out_dir: str | Path, options: RunOption
     compute, before anything is written; :func:`_start_record` takes the folder's lock
     and writes the run's record; :func:`_compute` runs the tuning and the cells on the
     cluster; :func:`_finish` writes the reports, the record's counts and the run page.
-    An object store's fault stops it with one :class:`~dolb.errors.StoreFault` naming
-    the result folder, a dataset's store or the data cache: nothing is half-written,
-    and the next run resumes.
     """
-    with contextlib.ExitStack() as held, reaching(str(out_dir)):  # the folder lock, held to the end of the run
+    with contextlib.ExitStack() as held:  # the folder lock, held to the end of the run
         return _sweep(Path(pipeline_path), out_dir, options or RunOptions(), pipeline_text, held)
 
 

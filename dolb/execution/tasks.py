@@ -19,7 +19,7 @@ import pyarrow as pa
 from distributed import WorkerPlugin, get_worker
 
 from dolb.data.store.format import is_url
-from dolb.data.store.remote import as_store_fault, reaching
+from dolb.data.store.remote import as_store_fault
 from dolb.errors import DolbError, StorageError
 from dolb.evaluation.cell import Cell
 from dolb.evaluation.run_cell import run_cell, warm_up
@@ -148,10 +148,12 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
     table = rows.table()
     if destination.store is not None:
         try:
-            with reaching(destination.store):
-                outcome.part = ResultStore(destination.store).write_part(table)
-        except StorageError as exc:  # told, not raised: Dask would retry it and log a traceback
-            outcome.storage_error = str(exc)
+            outcome.part = ResultStore(destination.store).write_part(table)
+        except Exception as exc:  # told, not raised: Dask would retry it and log a traceback
+            told = as_store_fault(exc, destination.store) or (exc if isinstance(exc, StorageError) else None)
+            if told is None:
+                raise
+            outcome.storage_error = str(told)
     else:
         outcome.rows = to_ipc(table)
     return outcome

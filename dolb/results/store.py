@@ -55,7 +55,6 @@ import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
 from dolb.data.store.format import url_filesystem
-from dolb.data.store.remote import reaching
 from dolb.errors import ConfigError, DataError, StorageError
 from dolb.results.manifests import COMPACTION_PREFIX, Manifests, read_manifests
 
@@ -245,13 +244,12 @@ class ResultStore:
                     if os.path.exists(temporary):
                         os.unlink(temporary)
             else:
-                with reaching(self.root):  # not a full disk: the store out of reach
-                    self.fs.makedirs(where, exist_ok=True)
-                    pq.write_table(table, final, filesystem=self.fs, compression="zstd")
+                self.fs.makedirs(where, exist_ok=True)
+                pq.write_table(table, final, filesystem=self.fs, compression="zstd")
         except OSError as exc:
             reason = os.strerror(exc.errno) if exc.errno else str(exc).splitlines()[0]
             raise StorageError(f"{where}: cannot write results: {reason} (the cells stored are whole; run again "
-                               "to resume)") from None
+                               "to resume)") from exc
 
     def write_table(self, name: str, table: pa.Table) -> None:
         """Write a Parquet file of the result folder (``name`` relative to it, outside
@@ -334,8 +332,7 @@ class ResultStore:
     def schema_of(self, part: str) -> pa.Schema:
         """The schema of a part; DataError naming it when it cannot be read."""
         try:
-            with reaching(self.root):  # out of reach is not damaged
-                return pq.read_schema(part, filesystem=self.fs)
+            return pq.read_schema(part, filesystem=self.fs)
         except (OSError, pa.ArrowInvalid) as exc:
             raise DataError(f"{part}: unreadable result part ({str(exc).strip().splitlines()[0]})") from None
 
