@@ -197,12 +197,12 @@ learners = [{ learner = "rls", complexity = 3, params = { domain_high = 3.0 } }]
 """
 
 
-def test_a_dataset_whose_store_is_lost_mid_task_fails_no_cell(store, tmp_path):
+def test_a_dataset_whose_store_is_lost_mid_task_fails_no_cell(store, tmp_path, monkeypatch):
     """The store of a cell's data lost as a task runs: the task stops, told, with one line
     naming the dataset; no cell is stored as failed, no part written. The same when the
     task's batch reopens its datasets, and when a run opens them."""
     from dolb.data.store import write_dataset
-    from dolb.execution import payload
+    from dolb.execution import payload, tasks
     from dolb.execution.sweep import plan_groups
     from dolb.execution.tasks import Destination, run_batch
     from dolb.experiment.pipeline import load_pipeline
@@ -215,11 +215,15 @@ def test_a_dataset_whose_store_is_lost_mid_task_fails_no_cell(store, tmp_path):
     pipeline.write_text(DATA_PIPELINE)
     (group,) = plan_groups(load_pipeline(pipeline))
     batch = [(group, np.array([0, 1]))]
-    destination = Destination(result_schema({}), "r1", str(tmp_path / "out"))
+    first, second = (Destination(result_schema({}), run, str(tmp_path / "out")) for run in ("r1", "r2"))
     encoded = payload.encode(batch)
     proxy.cut()
     s3fs.S3FileSystem.clear_instance_cache()  # no connection kept from before the cut
-    for outcome in (run_batch(batch, destination), payload.run_batch(encoded, payload.encode(destination))):
+    monkeypatch.setattr(tasks, "FAULTS", {})
+    outcomes = [run_batch(batch, first), payload.run_batch(encoded, payload.encode(second))]
+    assert set(tasks.FAULTS) == {"r1", "r2"}  # the runs' later tasks here stop at once:
+    outcomes.append(run_batch(batch, first))
+    for outcome in outcomes:
         assert (outcome.storage_error or "").startswith("s3://faults/data: the object store failed after retries ("), outcome
         assert outcome.failures == [] and outcome.part is None and outcome.rows is None
     assert not (tmp_path / "out").exists()

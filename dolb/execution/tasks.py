@@ -115,10 +115,18 @@ def error_text(exc: BaseException) -> str:
     return text
 
 
+FAULTS: dict[str, str] = {}
+"""The object store's fault each run met in this process, by run id: the run stops, and
+its tasks still queued here tell it at once instead of each waiting out the store's
+retries again."""
+
+
 def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
     """Run every cell of ``batch``; a cell that raises is stored as failed, with its
     error, and the others go on. An object store's fault is no cell's failure: the task
     stops there, writes nothing and tells it (``storage_error``), and the run stops."""
+    if destination.run_id in FAULTS:
+        return TaskOutcome(storage_error=FAULTS[destination.run_id])
     rows = CellRows(destination.schema, destination.run_id, worker_name())
     outcome = TaskOutcome()
     states = CellStates(ResultStore(destination.store)) if destination.keep_states else None
@@ -134,6 +142,7 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
             except Exception as exc:
                 fault = as_store_fault(exc, _store_of(cell, destination))
                 if fault is not None:
+                    FAULTS[destination.run_id] = str(fault)
                     return TaskOutcome(storage_error=str(fault))
                 stored = error_text(exc)
                 outcome.failures.append((cell.id, stored))
@@ -150,10 +159,12 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
         try:
             outcome.part = ResultStore(destination.store).write_part(table)
         except Exception as exc:  # told, not raised: Dask would retry it and log a traceback
-            told = as_store_fault(exc, destination.store) or (exc if isinstance(exc, StorageError) else None)
-            if told is None:
+            fault = as_store_fault(exc, destination.store)
+            if fault is None and not isinstance(exc, StorageError):
                 raise
-            outcome.storage_error = str(told)
+            outcome.storage_error = str(fault or exc)
+            if fault is not None:
+                FAULTS[destination.run_id] = str(fault)
     else:
         outcome.rows = to_ipc(table)
     return outcome
