@@ -6,8 +6,10 @@ server is busy (HTTP 503 ``SlowDown``, 500) is retried by botocore with exponent
 backoff and jitter, as the store asks (its ``standard`` retry mode); s3fs tries a
 request that timed out or was throttled up to 5 times more (its own ``retries``).
 :data:`S3_OPTIONS` bounds how long that takes: with connections refused a request gives
-up within seconds; with a server that accepts connections and never answers, within
-about 4 minutes (5 tries of s3fs × 3 attempts of a 15 s read timeout, plus backoff).
+up within seconds; with a server that accepts connections and never answers, a read
+within about 4 minutes (5 tries of s3fs × 3 attempts of a 15 s read timeout, plus
+backoff), but not an upload: botocore asks for ``100 Continue`` before each, and
+aiohttp waits for it without a timeout.
 fsspec's own configuration overrides them, e.g.
 ``FSSPEC_S3='{"config_kwargs": {"read_timeout": 5, "retries": {"max_attempts": 2}}}'``
 (see :func:`storage_options`).
