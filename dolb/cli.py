@@ -22,8 +22,8 @@ from pathlib import Path
 import dolb
 from dolb.bench.modes import add_modes, with_mode
 from dolb.cli_arguments import fraction, lasting_folder, positive_int
-from dolb.console import configure_logging, quiet_on_interrupt
-from dolb.errors import DataError, DolbError
+from dolb.console import configure_logging, error_line, quiet_on_interrupt
+from dolb.errors import DataError
 from dolb.options import GATHER_MODES, OPTIONS, RunOptions, writable_file
 
 
@@ -102,7 +102,8 @@ def _reproduce(args: argparse.Namespace) -> int:
     return 0 if outcome.identical else 1
 
 
-DATA_CACHE_HELP = "where generated and imported datasets are kept (default $DOLB_DATA_CACHE, else ~/.cache/dolb/data)"
+DATA_CACHE_HELP = ("where generated and imported datasets are kept, a folder or a URL such as s3://bucket/cache "
+                   "(default $DOLB_DATA_CACHE, else ~/.cache/dolb/data)")
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -327,12 +328,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `dolb status DIR | head`: the reader left; end quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit's flush
         return 128 + 13  # as if killed by SIGPIPE, like other commands in a pipe
-    except DolbError as exc:
-        print(f"dolb: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:  # permission, not a directory, no space, name too long, ...
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"dolb: error: {where}{exc.strerror or exc}", file=sys.stderr)
+    except Exception as exc:  # a mistake, an object store's fault, an OSError: one line naming where
+        where = next((str(getattr(args, name)) for name in ("dir", "run", "out") if getattr(args, name, None)), "")
+        print(f"dolb: error: {error_line(exc, where or 'the object store')}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("dolb: interrupted; stored cells are kept, run again to resume", file=sys.stderr)

@@ -1,5 +1,6 @@
-"""What the ``dolb`` command says on its standard error: dolb's own log
-lines, one line for a mistake, and nothing but one line when the user presses Ctrl-C."""
+"""What the ``dolb`` command says on its standard error: dolb's own log lines, one
+line for a mistake (or an object store's fault), and nothing but one line when the user
+presses Ctrl-C."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
+
+from dolb.errors import DolbError
 
 
 def configure_logging(verbosity: int) -> None:
@@ -21,6 +24,23 @@ def configure_logging(verbosity: int) -> None:
     logger.handlers[:] = [handler]
     logger.setLevel(level)
     logger.propagate = False
+
+
+def error_line(exc: Exception, where: str) -> str:
+    """What ``dolb: error:`` says of an error the user can act on: an object store's
+    fault (even one another error was raised from; named ``where`` when no deeper code
+    named it), a :class:`~dolb.errors.DolbError`, or an OSError (permission, not a
+    directory, no space, name too long, ...); anything else is a bug, raised."""
+    from dolb.data.store.object_stores import as_store_fault  # not before an error: the command starts fast
+
+    fault = as_store_fault(exc, where)
+    if fault is not None:
+        return str(fault)
+    if isinstance(exc, DolbError):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return f"{exc.filename}: {exc.strerror or exc}" if exc.filename else str(exc.strerror or exc)
+    raise exc
 
 
 @contextlib.contextmanager

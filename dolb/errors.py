@@ -24,6 +24,12 @@ class StorageError(DolbError):
     stored stays whole, and a run resumes once the cause is gone."""
 
 
+class StoreFault(StorageError):
+    """An object store (the result folder's, a dataset's or the data cache's) failed
+    after retries: out of reach, timed out, or refusing requests; what is stored stays
+    whole, and a run resumes once it answers (:mod:`dolb.data.store.object_stores`)."""
+
+
 class MissingExtra(ConfigError):
     """A feature asked for needs an optional package that is not installed; the message
     names the extra of dolb that installs it (:mod:`dolb.extras`)."""

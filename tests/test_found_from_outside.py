@@ -87,8 +87,7 @@ def test_a_damaged_part_is_refused_before_any_cell_runs(damage, run_folder, tmp_
     (["compare", "nosuch://x", "{tmp}/out"],
      "nosuch://x: dolb compare reads and writes folders of this file system, not URLs (copy the result folder here first)"),
     (["run", "{pipeline}", "--out", "{tmp}/out", "--data-cache", "nosuch://x"],
-     "data cache nosuch://x: a URL; the data cache is a folder of this file system (one the workers can read; see "
-     "--data-cache and $DOLB_DATA_CACHE)"),
+     "nosuch://x: not a location dolb can open (Protocol not known: nosuch)"),
     (["run", "{pipeline}", "--out", "{tmp}/out", "--data-cache", ""],
      "the data cache's name is empty (see --data-cache and $DOLB_DATA_CACHE)"),
     (["run", "{pipeline}", "--out", ""], "the result folder's name is empty (give a folder, e.g. --out runs/study)"),

@@ -4,16 +4,18 @@ when the workers cannot reach the result folder)."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from distributed import as_completed
 from tqdm import tqdm
 
-from dolb.errors import StorageError
+from dolb.data.store.object_stores import store_fault
+from dolb.errors import StorageError, StoreFault
 from dolb.evaluation.saved_states import add_saves
 from dolb.execution.batches import Batch, Batcher
 from dolb.execution.gather import ClientWriter
@@ -79,7 +81,8 @@ def compute(
     writer = ClientWriter(store, destination)
     queue = as_completed(submitter.submit(n_workers), with_results=True, raise_errors=False)
     n_failed, saves = 0, {}
-    with tqdm(total=total, unit="cell", disable=not progress, file=sys.stderr) as bar, phases("compute"):
+    with (tqdm(total=total, unit="cell", disable=not progress, file=sys.stderr) as bar, phases("compute"),
+          _tasks_ended_on_error(queue)):
         for done in queue.batches():
             outcomes = []
             for future, result in done:
@@ -101,6 +104,22 @@ def compute(
     with phases("write"):
         writer.close()
     return n_failed, saves
+
+
+@contextlib.contextmanager
+def _tasks_ended_on_error(queue: as_completed) -> Iterator[None]:
+    """On a result folder or an object store that fails (the run stops), wait for the
+    tasks still running to end (each soon meets the same fault, within the store's
+    retries) before the error goes on: then the cluster closes with its workers idle,
+    none killed in the middle of a request (its nanny's warnings, Python's leaked
+    semaphores on the terminal after the run's one line)."""
+    try:
+        yield
+    except Exception as exc:
+        if isinstance(exc, StorageError) or store_fault(exc) is not None:
+            for _ in queue:
+                pass
+        raise
 
 
 class Submitter:
@@ -134,7 +153,9 @@ class Submitter:
         if future.status != "finished":
             try:
                 future.result()
-            except Exception as exc:  # whatever killed it is the cells' error
+            except Exception as exc:  # whatever killed it is the cells' error, but an object store's fault
+                if isinstance(exc, StoreFault) or store_fault(exc) is not None:  # the sweep names it
+                    raise
                 result = writer.failed_batch(batch, error_text(exc))
         future.release()
         return batch, result

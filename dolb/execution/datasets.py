@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 from dolb.data import Dataset, import_dataset, materialize, open_dataset
-from dolb.data.store.format import is_url
+from dolb.data.store.format import is_url, url_filesystem
+from dolb.data.store.object_stores import reaching
 from dolb.errors import ConfigError, DolbError
 from dolb.execution.payload import call, encode
 from dolb.experiment.pipeline import DatasetSpec, Pipeline
@@ -17,11 +18,13 @@ DATA_CACHE_VARIABLE = "DOLB_DATA_CACHE"
 """Environment variable naming the data cache folder."""
 
 
-def data_cache(folder: str | Path | None = None) -> Path:
+def data_cache(folder: str | Path | None = None) -> str | Path:
     """The folder of generated and imported datasets: ``folder`` if given, else
     ``$DOLB_DATA_CACHE``, else ``$XDG_CACHE_HOME/dolb/data`` (``~/.cache/dolb/data``).
     It is content-addressed (a dataset's folder name is a hash of what made it), so
-    runs and result folders share it; on a cluster, put it where workers can read."""
+    runs and result folders share it; on a cluster, put it where workers can read: a
+    shared folder, or an fsspec URL (``s3://bucket/cache``, returned as given) when the
+    nodes share no file system."""
     if folder is None:
         folder = os.environ.get(DATA_CACHE_VARIABLE)
     if folder is None:
@@ -29,8 +32,8 @@ def data_cache(folder: str | Path | None = None) -> Path:
     if not str(folder).strip():
         raise ConfigError(f"the data cache's name is empty (see --data-cache and ${DATA_CACHE_VARIABLE})")
     if is_url(folder):
-        raise ConfigError(f"data cache {folder}: a URL; the data cache is a folder of this file system (one the "
-                          f"workers can read; see --data-cache and ${DATA_CACHE_VARIABLE})")
+        url_filesystem(folder)  # an unknown protocol or a missing package: one line
+        return folder.rstrip("/")
     folder = Path(folder).absolute()
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"data cache {folder}: not a folder (see --data-cache and ${DATA_CACHE_VARIABLE})")
@@ -56,9 +59,9 @@ def resolve_dataset(
     """
     if spec.generator is not None:
         seed = seed_int(seed_for(root_seed, "dataset", spec.name))
-        return materialize(spec.generator, dict(spec.params), seed, Path(cache), build)
+        return materialize(spec.generator, dict(spec.params), seed, cache, build)
     if spec.importer is not None:
-        return import_dataset(spec.importer, dict(spec.params), Path(cache), build)
+        return import_dataset(spec.importer, dict(spec.params), cache, build)
     parts = {"train": open_dataset(spec.train)}
     if spec.test is not None:
         parts["test"] = open_dataset(spec.test)
@@ -66,18 +69,20 @@ def resolve_dataset(
 
 
 def open_datasets(
-    pipeline: Pipeline, cache: Path, builder=None
+    pipeline: Pipeline, cache: str | Path, builder=None
 ) -> dict[str, dict[str, Dataset]]:
     """Open every dataset the pipeline's experiments use. Those still to be generated or
     imported are built into ``cache``: by ``builder()`` (a Dask client, started only
     when something is missing) as one task each, in parallel, or in this process when
-    ``builder`` is None."""
+    ``builder`` is None. An object store's fault names the store of the dataset, or the
+    data cache (:class:`~dolb.errors.StoreFault`)."""
     used = {name for e in pipeline.experiments.values() for name in e.datasets}
     specs = [spec for name, spec in pipeline.datasets.items() if name in used]
     opened = {}
     for spec in specs:
         try:
-            opened[spec.name] = resolve_dataset(spec, cache, pipeline.seed, build=builder is None)
+            with reaching(_location(spec, cache)):
+                opened[spec.name] = resolve_dataset(spec, cache, pipeline.seed, build=builder is None)
         except ConfigError as exc:  # its parameters: say where they are
             raise ConfigError(f"{pipeline.path}: datasets.{spec.name}.params: {exc}") from None
     missing = [spec for spec in specs if opened[spec.name] is None]
@@ -88,8 +93,16 @@ def open_datasets(
         for spec, paths in zip(missing, client.gather(futures)):
             if isinstance(paths, DolbError):
                 raise paths
-            opened[spec.name] = {part: open_dataset(path) for part, path in paths.items()}
+            with reaching(str(cache)):
+                opened[spec.name] = {part: open_dataset(path) for part, path in paths.items()}
     return opened
+
+
+def _location(spec: DatasetSpec, cache: str | Path) -> str:
+    """Where the parts of ``spec`` are: its stores, or the data cache."""
+    if spec.generator is not None or spec.importer is not None:
+        return str(cache)
+    return " and ".join(str(path) for path in (spec.train, spec.test) if path is not None)
 
 
 def _build_dataset(spec, cache: str, seed: int) -> dict[str, str] | DolbError:
@@ -97,6 +110,7 @@ def _build_dataset(spec, cache: str, seed: int) -> dict[str, str] | DolbError:
     error that stopped it (returned, not raised: Dask would print a raised one with its
     traceback on the worker's console)."""
     try:
-        return {part: dataset.path for part, dataset in resolve_dataset(spec, cache, seed).items()}
+        with reaching(cache):
+            return {part: dataset.path for part, dataset in resolve_dataset(spec, cache, seed).items()}
     except DolbError as exc:
         return exc

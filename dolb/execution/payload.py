@@ -29,10 +29,18 @@ def _decoded(data: bytes):
 
 def run_batch(batch: bytes, destination: bytes):
     """The function of a sweep's task: :func:`dolb.execution.tasks.run_batch` of the
-    batch and destination :func:`encode` made (imported here, on the worker)."""
+    batch and destination :func:`encode` made (imported here, on the worker). Datasets
+    behind a URL reopen as the batch is unpickled: their object store out of reach is
+    told as a cell's would be (the run stops), not raised (Dask would retry the task)."""
+    from dolb.errors import StoreFault
+    from dolb.execution.tasks import TaskOutcome
     from dolb.execution.tasks import run_batch as run
 
-    return run(pickle.loads(batch), _decoded(destination))
+    try:
+        cells = pickle.loads(batch)
+    except StoreFault as exc:
+        return TaskOutcome(storage_error=str(exc))
+    return run(cells, _decoded(destination))
 
 
 def call(function_and_arguments: bytes):

@@ -165,7 +165,7 @@ class _Plan:
 
     pipeline: Pipeline
     store: ResultStore
-    cache: Path
+    cache: str | Path
     groups: list[CellGroup]
     plans: list[TuningPlan]
     stored: set[str]

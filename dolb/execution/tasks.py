@@ -19,6 +19,8 @@ from pathlib import Path
 import pyarrow as pa
 from distributed import WorkerPlugin, get_worker
 
+from dolb.data.store.format import is_url
+from dolb.data.store.object_stores import as_store_fault
 from dolb.errors import DolbError, StorageError
 from dolb.evaluation.cell import Cell
 from dolb.evaluation.run_cell import run_cell, warm_up
@@ -121,9 +123,18 @@ def _store(root: str) -> ResultStore:
     return ResultStore(root)
 
 
+FAULTS: dict[str, str] = {}
+"""The object store's fault each run met in this process, by run id: the run stops, and
+its tasks still queued here tell it at once instead of each waiting out the store's
+retries again."""
+
+
 def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
     """Run every cell of ``batch``; a cell that raises is stored as failed, with its
-    error, and the others go on."""
+    error, and the others go on. An object store's fault is no cell's failure: the task
+    stops there, writes nothing and tells it (``storage_error``), and the run stops."""
+    if destination.run_id in FAULTS:
+        return TaskOutcome(storage_error=FAULTS[destination.run_id])
     rows = CellRows(destination.schema, destination.run_id, worker_name())
     outcome = TaskOutcome()
     states = CellStates(_store(destination.store)) if destination.keep_states else None
@@ -137,6 +148,10 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
                 result = run_cell(cell, states)
                 rows.add_ok(cell.id, where, result)
             except Exception as exc:
+                fault = as_store_fault(exc, _store_of(cell, destination))
+                if fault is not None:
+                    FAULTS[destination.run_id] = str(fault)
+                    return TaskOutcome(storage_error=str(fault))
                 stored = error_text(exc)
                 outcome.failures.append((cell.id, stored))
                 rows.add_failed(cell.id, where, stored)
@@ -151,11 +166,22 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
     if destination.store is not None:
         try:
             outcome.part = _store(destination.store).write_part(table)
-        except StorageError as exc:  # told, not raised: Dask would retry it and log a traceback
-            outcome.storage_error = str(exc)
+        except Exception as exc:  # told, not raised: Dask would retry it and log a traceback
+            fault = as_store_fault(exc, destination.store)
+            if fault is None and not isinstance(exc, StorageError):
+                raise
+            outcome.storage_error = str(fault or exc)
+            if fault is not None:
+                FAULTS[destination.run_id] = str(fault)
     else:
         outcome.rows = to_ipc(table)
     return outcome
+
+
+def _store_of(cell: Cell, destination: Destination) -> str:
+    """The URL a store fault met in ``cell`` is named by: its dataset's when that is
+    behind one (cells read it most), else the result folder's (its saved states)."""
+    return next((path for path in (cell.train_path, cell.test_path) if is_url(path)), destination.store or "")
 
 
 def trial_loss(result: dict, metric: str) -> float:

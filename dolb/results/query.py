@@ -27,6 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from dolb.data.store.object_stores import reaching
 from dolb.errors import DataError
 from dolb.results.agreement import PER_LEARNER
 from dolb.results.store import ResultStore
@@ -88,7 +89,8 @@ def _refuse_damaged_part(store: ResultStore) -> None:
     for part in store.parts():
         store.schema_of(part)  # its footer first: an unreadable part says so
         try:
-            pq.read_table(part, filesystem=store.fs)
+            with reaching(store.root):  # out of reach is not damaged
+                pq.read_table(part, filesystem=store.fs)
         except (OSError, pa.ArrowException) as exc:
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise DataError(f"{store.shown(part)}: damaged result part ({reason})") from None

@@ -237,8 +237,7 @@ class ResultStore:
     def _write_parquet(self, table: pa.Table, name: str, folder: str | None = None, staged: bool = False) -> None:
         """Write ``table`` as ``name`` in ``folder`` (default: the dataset's), whole or
         not at all (``staged``: see :meth:`write_part`)."""
-        final = f"{folder or self.results}/{name}"
-        where = os.path.dirname(final)
+        where = os.path.dirname(final := f"{folder or self.results}/{name}")
         try:
             if self.local:
                 os.makedirs(where, exist_ok=True)
@@ -248,8 +247,8 @@ class ResultStore:
                 pq.write_table(table, final, filesystem=self.fs, compression=compression(table))
         except OSError as exc:
             reason = os.strerror(exc.errno) if exc.errno else str(exc).splitlines()[0]
-            raise StorageError(f"{self.shown(where)}: cannot write results: {reason} (the cells stored are whole; "
-                               "run again to resume)") from None
+            message = f"cannot write results: {reason} (the cells stored are whole; run again to resume)"
+            raise StorageError(f"{self.shown(where)}: {message}") from exc
 
     def write_table(self, name: str, table: pa.Table) -> None:
         """Write a Parquet file of the result folder (``name`` relative to it, outside

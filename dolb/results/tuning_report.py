@@ -16,6 +16,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from dolb.data.store.object_stores import reaching
 from dolb.errors import DataError
 from dolb.results.figure_style import config_labels
 from dolb.results.store import TUNED, ResultStore
@@ -46,7 +47,7 @@ def decisions(store: ResultStore) -> pd.DataFrame:
 def _read_decisions(store: ResultStore, where: str) -> pd.DataFrame:
     path = store.shown(where)  # as the messages name it
     try:
-        with store.fs.open(where, "rb") as file:
+        with reaching(store.root), store.fs.open(where, "rb") as file:  # out of reach is not damaged
             table = pq.ParquetFile(file).read()
     except (OSError, pa.ArrowException) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).strip().splitlines()[0]

@@ -12,6 +12,9 @@ again beside it (old entries can be deleted by hand).
 The parts are first written into a hidden temporary sibling, which is renamed into
 place once complete, so the run directory is either absent or complete. When two
 processes build the same run at once, one rename wins and the other copy is dropped.
+Behind an fsspec URL (``s3://bucket/cache``), where nothing can be renamed, a run is
+built once under a lease and published by a marker written last
+(:mod:`dolb.data.sources.shared_cache`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dolb.data.sources.shared_cache import shared_parts
 from dolb.data.store.dataset import Dataset, open_dataset
+from dolb.data.store.format import is_url
 from dolb.data.store.manifest import MANIFEST_VERSION
 from dolb.data.store.writing import write_dataset
 from dolb.errors import DataError
@@ -43,7 +48,7 @@ def stored_parts(
     Parameters
     ----------
     directory : str or os.PathLike
-        Where run directories live (created if needed).
+        Where run directories live (created if needed): a folder, or an fsspec URL.
     prefix : str
         Start of the run directory's name (the generator or importer name).
     identity : dict
@@ -64,6 +69,8 @@ def stored_parts(
     3
     """
     key = digest({"manifest": MANIFEST_VERSION, "run": identity}, compact=False, length=16)
+    if is_url(directory):
+        return shared_parts(f"{str(directory).rstrip('/')}/{prefix}-{key}", make)
     final = Path(directory).absolute() / f"{prefix}-{key}"
     if not final.is_dir():
         if make is None:

@@ -20,6 +20,7 @@ import zarr.storage
 from dolb.data.store.format import FORMAT_VERSION, READ_ERRORS, is_url, little, start_fingerprint, url_store
 from dolb.data.store.gather import OUTSIDE, first_bad_row
 from dolb.data.store.manifest import checked_manifest
+from dolb.data.store.object_stores import reaching
 from dolb.data.store.read_ahead import fetched_ahead
 from dolb.data.store.readers import ChunkReader, RowReader
 from dolb.data.store.remote import RemoteChunks
@@ -44,6 +45,8 @@ def open_dataset(path: str | os.PathLike) -> Dataset:
         Nothing at ``path``, not a dolb dataset, an unknown format version, no chunk
         manifest (written by an older dolb), an array whose metadata differs from the
         manifest's record, or members whose shapes disagree with the attributes.
+    StoreFault
+        The object store of ``path`` failed after retries (:mod:`dolb.data.store.object_stores`).
 
     Examples
     --------
@@ -51,6 +54,14 @@ def open_dataset(path: str | os.PathLike) -> Dataset:
     >>> ds.read(slice(0, 2))[1]
     array([0., 1.])
     """
+    if is_url(path):
+        with reaching(str(path)):  # its object store out of reach: a StoreFault naming it, no DataError
+            return _opened(path)
+    return _opened(path)
+
+
+def _opened(path: str | os.PathLike) -> Dataset:
+    """:func:`open_dataset`'s work."""
     if is_url(path):
         location, store = str(path), url_store(str(path), read_only=True)
     else:

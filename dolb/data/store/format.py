@@ -43,6 +43,7 @@ import numpy as np
 import zarr.errors
 import zarr.storage
 
+from dolb.data.store.object_stores import storage_options
 from dolb.errors import ConfigError
 from dolb.identity import canonical_json
 
@@ -92,7 +93,8 @@ def is_url(path) -> bool:
 
 
 def url_filesystem(url: str) -> tuple[fsspec.AbstractFileSystem, str]:
-    """fsspec's file system for ``url`` and the path in it; ConfigError naming the URL
+    """fsspec's file system for ``url`` (with dolb's options for its protocol:
+    :func:`~dolb.data.store.object_stores.storage_options`) and the path in it; ConfigError naming the URL
     when no file system knows its protocol or the package that serves it is missing
     (fsspec's message says which to install). It lists a folder afresh every time:
     other processes write there (workers, other runs), and a listing remembered would
@@ -105,7 +107,7 @@ def url_filesystem(url: str) -> tuple[fsspec.AbstractFileSystem, str]:
     dolb.errors.ConfigError: nosuch://bucket/x: not a location dolb can open (Protocol not known: nosuch)
     """
     try:
-        return fsspec.core.url_to_fs(url, use_listings_cache=False)
+        return fsspec.core.url_to_fs(url, **({"use_listings_cache": False} | storage_options(url)))
     except ValueError as exc:  # "Protocol not known: ..."
         raise ConfigError(f"{url}: not a location dolb can open ({exc})") from None
     except ImportError as exc:  # "Install s3fs to access S3"
@@ -115,5 +117,5 @@ def url_filesystem(url: str) -> tuple[fsspec.AbstractFileSystem, str]:
 def url_store(url: str, read_only: bool) -> zarr.storage.FsspecStore:
     """A Zarr store for an fsspec URL (a local ``file://`` one creates its folders)."""
     url_filesystem(url)  # an unknown protocol or a missing package: one line
-    options = {"auto_mkdir": True} if url.startswith("file://") else {}
+    options = {"auto_mkdir": True} if url.startswith("file://") else storage_options(url)
     return zarr.storage.FsspecStore.from_url(url, read_only=read_only, storage_options=options)

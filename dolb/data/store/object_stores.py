@@ -1,0 +1,147 @@
+"""Object stores behind fsspec URLs: the options dolb opens them with, and their faults
+told apart from everything else, in one place.
+
+An S3 request that fails for want of a server (refused, timed out, cut) or because the
+server is busy (HTTP 503 ``SlowDown``, 500) is retried by botocore with exponential
+backoff and jitter, as the store asks (its ``standard`` retry mode); s3fs tries a
+request that timed out or was throttled up to 5 times more (its own ``retries``).
+:data:`S3_OPTIONS` bounds how long that takes: with connections refused a request gives
+up within seconds; with a server that accepts connections and never answers, a read
+within about 4 minutes (5 tries of s3fs × 3 attempts of a 15 s read timeout, plus
+backoff), but not an upload: botocore asks for ``100 Continue`` before each, and
+aiohttp waits for it without a timeout.
+fsspec's own configuration overrides them, e.g.
+``FSSPEC_S3='{"config_kwargs": {"read_timeout": 5, "retries": {"max_attempts": 2}}}'``
+(see :func:`storage_options`).
+
+What then reaches dolb is a *store fault* (:func:`store_fault`): one of botocore's or
+aiohttp's errors, or one that s3fs or dolb raised from it (an ``OSError`` translated
+from HTTP 503, a :class:`~dolb.errors.DataError` naming a chunk that could not be
+fetched). A fault is never a cell's failure nor a damaged dataset: the run stops with
+one line (:func:`fault_error`) and resumes when run again. A missing key (HTTP 404) or a
+refused permission (403) is not a fault: they say something about the data.
+
+Examples
+--------
+>>> store_fault(ValueError("bad chunk")) is None
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+
+import fsspec
+
+from dolb.errors import StoreFault
+
+S3_OPTIONS = {
+    "config_kwargs": {
+        "connect_timeout": 5,
+        "read_timeout": 15,
+        "retries": {"mode": "standard", "max_attempts": 3},
+    },
+}
+"""s3fs's options by default: up to three attempts of botocore's with exponential
+backoff (jittered, at most 20 s) on connection errors, timeouts, HTTP 5xx and
+throttling, with 5 s to connect and 15 s of silence at most (s3fs's own timeouts)."""
+
+DEFAULTS = {"s3": S3_OPTIONS, "s3a": S3_OPTIONS}
+"""Options by protocol."""
+
+THROTTLED = frozenset({"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "TooManyRequests",
+                       "RequestLimitExceeded", "ServiceUnavailable", "InternalError"})
+"""Error codes of a server that is busy or failing, whatever the HTTP status it came with."""
+
+
+def storage_options(url: str) -> dict:
+    """The options dolb opens ``url``'s file system with: :data:`DEFAULTS` of its
+    protocol, overridden key by key (the keys of ``config_kwargs`` too) by fsspec's
+    configuration of it (``~/.config/fsspec``, ``FSSPEC_<PROTOCOL>``).
+
+    Examples
+    --------
+    >>> storage_options("s3://bucket/x")["config_kwargs"]["connect_timeout"]
+    5
+    >>> storage_options("data/store"), storage_options("memory://x")
+    ({}, {})
+    """
+    protocol = url.split("://", 1)[0] if "://" in url else ""
+    options = dict(DEFAULTS.get(protocol, {}))
+    for key, value in fsspec.config.conf.get(protocol, {}).items():
+        both = isinstance(value, dict) and isinstance(options.get(key), dict)
+        options[key] = {**options[key], **value} if both else value
+    return options
+
+
+def _classes(module: str, names: tuple[str, ...]) -> tuple[type, ...]:
+    """The classes ``names`` of ``module`` if it is imported (else none of its errors
+    can have been raised: classifying a local error imports nothing)."""
+    found = sys.modules.get(module)
+    return () if found is None else tuple(getattr(found, name) for name in names)
+
+
+def _is_fault(error: BaseException) -> bool:
+    """Whether ``error`` itself is the store's fault (not what was raised from it)."""
+    transport = (*_classes("botocore.exceptions", ("BotoCoreError",)), *_classes("aiohttp", ("ClientError",)),
+                 *_classes("fsspec.exceptions", ("FSTimeoutError",)))
+    if isinstance(error, transport):
+        return True
+    if not isinstance(error, _classes("botocore.exceptions", ("ClientError",))):
+        return False
+    response = error.response
+    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+    return status >= 500 or status == 429 or response.get("Error", {}).get("Code") in THROTTLED
+
+
+def store_fault(error: BaseException) -> BaseException | None:
+    """The object store's fault that ``error`` is, or was raised from (following the
+    chain Python would print: the cause, else the context), or None."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if _is_fault(error):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ if error.__cause__ is not None else (
+            None if error.__suppress_context__ else error.__context__)
+    return None
+
+
+def fault_error(where: str, fault: BaseException) -> StoreFault:
+    """The one-line error of a store fault met while reaching ``where`` (a URL).
+
+    Examples
+    --------
+    >>> print(fault_error("s3://b/a", TimeoutError("no\\nanswer")))  # doctest: +NORMALIZE_WHITESPACE
+    s3://b/a: the object store failed after retries (TimeoutError: no answer); what is stored is whole:
+    try again once it answers
+    """
+    reason = " ".join(str(fault).split())
+    reason = f"{type(fault).__name__}: {reason}" if reason else type(fault).__name__
+    return StoreFault(f"{where}: the object store failed after retries ({reason}); what is stored is whole: "
+                      "try again once it answers")
+
+
+def as_store_fault(error: BaseException, where: str) -> StoreFault | None:
+    """``error`` as a :class:`~dolb.errors.StoreFault`: itself if it is one already
+    (naming its own URL), :func:`fault_error` naming ``where`` if it is a store fault
+    (:func:`store_fault`), else None."""
+    if isinstance(error, StoreFault):
+        return error
+    fault = store_fault(error)
+    return None if fault is None else fault_error(where, fault)
+
+
+@contextlib.contextmanager
+def reaching(where: str) -> Iterator[None]:
+    """Raise a store fault met in the block as :func:`fault_error` naming ``where``
+    (a fault already told, naming its own URL, goes through as it is)."""
+    try:
+        yield
+    except Exception as exc:
+        told = as_store_fault(exc, where)
+        if told is None or told is exc:
+            raise
+        raise told from None
