@@ -94,10 +94,10 @@ def dask_setup(worker) -> None:
     def preparing(plugin, worker) -> None:
         mark("preparing")
         prepare(plugin, worker)
-        from dolb.execution import tasks  # imported by Prepared: marked from now on
+        from dolb.execution import warm_up  # a warm-up task finds the function here: marked from now on
 
-        warm = tasks.KernelWarmUp.setup
-        tasks.KernelWarmUp.setup = lambda plugin, worker: (mark("warming"), warm(plugin, worker))[1]
+        warm = warm_up.warm_kernels
+        warm_up.warm_kernels = lambda cells: (mark("warming"), warm(cells))[1]
 
     worker_plugins.Prepared.setup = preparing
     register = worker._register_with_scheduler

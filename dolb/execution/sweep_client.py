@@ -1,6 +1,7 @@
 """The Dask client of a sweep: the embedded cluster started in the background while the
 client plans, or a scheduler or cluster file reached on first use; its workers checked
-once, and made to compute with the pipeline's pinned arithmetic."""
+once, made to compute with the pipeline's pinned arithmetic, and given the kernels to
+warm as soon as they are up."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import threading
 from dolb.execution.arithmetic import Pin, pin_workers
 from dolb.execution.cluster import connect
 from dolb.execution.phases import Phases
+from dolb.execution.warm_up import KernelWarmUp, Samples
 from dolb.options import RunOptions
 
 
@@ -38,6 +40,8 @@ class SweepCluster:
         self.workers: dict = {}
         self.pin: Pin | None = None
         """The arithmetic every worker computes with (set once the pipeline is read)."""
+        self.warm_up = KernelWarmUp()
+        self._warm_lock = threading.Lock()
 
     @property
     def embedded(self) -> bool:
@@ -64,7 +68,9 @@ class SweepCluster:
             client = self.stack.enter_context(connect(where.workers, where.scheduler, where.cluster, where.dashboard,
                                                       arithmetic=environment))
             self.workers = pin_workers(client, self.pin)
-            self._client = client
+            with self._warm_lock:
+                self._client = client
+                self.warm_up.submit(client)  # what the client gave while the cluster started
         except BaseException as exc:  # raised by client() in the main thread
             self._failed = exc
 
@@ -86,6 +92,18 @@ class SweepCluster:
                 if self._failed is not None:
                     raise self._failed
         return self._client
+
+    def warm(self, samples: Samples) -> None:
+        """Warm the kernels of ``samples`` on the cluster (:mod:`dolb.execution.warm_up`):
+        at once if it is up, else as soon as it is (a start under way is not waited for)."""
+        with self._warm_lock:
+            self.warm_up.add(samples)
+            if self._client is not None:
+                self.warm_up.submit(self._client)
+
+    def warmed(self) -> None:
+        """Wait for the kernels given to :meth:`warm` to be warm."""
+        self.warm_up.wait()
 
     def close(self) -> None:
         """Close the cluster (once its start, if under way, is over)."""
