@@ -14,7 +14,8 @@ Usage::
 
 With ``--simulate`` the bench is the simulated cluster instead (:mod:`dolb.bench.simulate`):
 a Dask scheduler and workers of ``--slots`` slots (a process each up to ``--processes``,
-then threads) run a sweep and a tuned sweep of about ``--sim-cells`` cells that only
+then threads) run a sweep and a tuned sweep of about ``--sim-cells`` cells (default 25 a
+slot: fewer, and the last cells' uneven ends weigh on the efficiency) that only
 sleep, each for a time drawn from ``--seconds``: ``LOW-HIGH`` (11 evenly spaced times),
 a comma-separated list, or a result folder whose cells' times give the shape. Its
 record is bench ``simulated``; the cost model's predictions for the studies take their
@@ -96,7 +97,7 @@ from dolb.bench.scale_runs import (  # noqa: E402
     summarise,
 )
 from dolb.bench.scale_text import as_record, million_text, summary_text, workload_text  # noqa: E402
-from dolb.bench.simulate import main_environment, seconds_of, simulate  # noqa: E402
+from dolb.bench.simulate import main_environment, seconds_of, simulate, sweep_cells  # noqa: E402
 from dolb.bench.simulate_record import as_record as as_simulated_record  # noqa: E402
 from dolb.bench.simulate_record import simulated_text  # noqa: E402
 from dolb.errors import ConfigError  # noqa: E402
@@ -255,7 +256,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--simulate", action="store_true", help="the simulated cluster instead (see below)")
     parser.add_argument("--slots", default="8,16,32,64", help="--simulate: slot counts (default 8,16,32,64)")
     parser.add_argument("--processes", type=int, default=8, help="--simulate: worker processes at most (default 8)")
-    parser.add_argument("--sim-cells", type=int, default=400, help="--simulate: cells of each sweep (default 400)")
+    parser.add_argument("--sim-cells", type=int, help="--simulate: cells of each sweep (default: 25 a slot, at "
+                        "least 400)")
+    parser.add_argument("--start-method", choices=("spawn", "forkserver"), default="spawn",
+                        help="--simulate: how worker processes start (forkserver: forked from one that imported dolb)")
     parser.add_argument("--seconds", default="0.5-1", help="--simulate: the cells' times (default 0.5-1)")
     parser.add_argument("--json", type=Path, help="save every figure to this JSON file")
     parser.add_argument("--record", type=Path, metavar="DIR",
@@ -280,7 +284,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             args.seconds = seconds_of(args.seconds)
         except ConfigError as error:
             parser.error(str(error))
-        if min(*args.slots, args.processes, args.sim_cells) < 1:
+        if min(*args.slots, args.processes, args.sim_cells or 1) < 1:
             parser.error("--slots, --processes and --sim-cells must be positive")
         uneven = [n for n in args.slots if n % min(n, args.processes)]
         if uneven:
@@ -357,8 +361,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def simulated(args: argparse.Namespace, folder: Path, cache: Path) -> int:
     """The simulated cluster at each slot count; its table, JSON and record."""
-    found = [simulate(slots, args.processes, args.sim_cells, args.seconds, ("sweep", "tuned"), folder,
-                      main_environment(cache)) for slots in args.slots]
+    found = [simulate(slots, args.processes, args.sim_cells or sweep_cells(slots), args.seconds, ("sweep", "tuned"),
+                      folder, main_environment(cache), args.start_method) for slots in args.slots]
     records = read_records(args.record) if args.record and args.record.is_dir() else {}
     record = as_simulated_record(found, (records.get("scale") or [None])[-1])
     print("\n" + simulated_text(record))

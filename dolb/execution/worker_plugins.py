@@ -36,11 +36,17 @@ class Prepared(WorkerPlugin):
 
     def setup(self, worker: Worker) -> None:
         importlib.import_module("dolb.execution.tasks")
-        with contextlib.suppress(Exception):
-            from numba.core.registry import cpu_target
+        prepare_compiler()
 
-            cpu_target.typing_context.refresh()
-            cpu_target.target_context.refresh()
+
+def prepare_compiler() -> None:
+    """Initialise Numba's compiler in this process: its typing and target contexts (best
+    effort; once set up, a refresh costs nothing)."""
+    with contextlib.suppress(Exception):
+        from numba.core.registry import cpu_target
+
+        cpu_target.typing_context.refresh()
+        cpu_target.target_context.refresh()
 
 
 class SharedCompilation(WorkerPlugin):
