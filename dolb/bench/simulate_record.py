@@ -243,9 +243,12 @@ def simulated_text(record: dict) -> str:
     runs = text_table(["slots", "procs", "workload", "cells", "tasks", "parts", "ideal s", "compute s", "eff %",
                        "cells' best %", "model %", "limit", "client µs/cell", "sched ms/task", "workers ms/cell",
                        "client MiB", "sched MiB"], rows)
-    clusters = [[int(dict(k)["slots"]), v, _values(record, "start_cpu")[k], _values(record, "first_run")[k]]
+    loads = _values(record, "start_load")
+    clusters = [[int(dict(k)["slots"]), int(dict(k)["processes"]), dict(k).get("start", "spawn"), v,
+                 _values(record, "start_cpu")[k], loads.get(k, ""), _values(record, "first_run")[k]]
                 for k, v in sorted(_values(record, "joined").items(), key=lambda kv: int(dict(kv[0])["slots"]))]
-    starts = text_table(["slots", "workers joined s", "start CPU s/process", "first run s"], clusters)
+    starts = text_table(["slots", "procs", "started by", "workers joined s", "start CPU s/process", "load average",
+                         "first run s"], clusters)
     costs = ", ".join(f"{dict(k)['part']} {v * 1e3:.3g} ms" for k, v in _values(record, "cost per unit").items())
     studies = [[dict(k)["study"], int(dict(k)["slots"]), dict(k)["batching"], v * 100]
                for k, v in _values(record, "predicted efficiency").items() if "study" in dict(k)]
