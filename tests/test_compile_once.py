@@ -9,8 +9,8 @@ import textwrap
 
 import numpy as np
 
-from dolb.execution.warm_up import warm_up_samples
 from dolb.execution.sweep import cells_to_run, plan_groups
+from dolb.execution.warm_up import warm_up_samples
 from dolb.experiment.pipeline import load_pipeline
 
 KERNELS = textwrap.dedent('''

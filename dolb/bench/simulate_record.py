@@ -132,7 +132,8 @@ def as_record(found: list[dict[str, Any]], scale: dict | None) -> dict:
                                model.efficiency),
                        derived(labels | {"limit": cluster.limit, "figure": "predicted efficiency, a core each"},
                                "ratio", cluster.efficiency)]
-    ratios += [derived({"part": part, "figure": "cost per unit"}, "CPU s", value) for part, value in vars(costs).items()]
+    ratios += [derived({"part": part, "figure": "cost per unit"}, "CPU s", value)
+               for part, value in vars(costs).items()]
     ratios += study_predictions(study_cells(scale), costs)
     return new_record(BENCH, figures, ratios)
 
@@ -228,8 +229,9 @@ def simulated_text(record: dict) -> str:
     limits = {_key(f["labels"]): f["labels"]["limit"] for f in record["derived"]
               if f["labels"].get("figure") == "predicted efficiency"}
     columns = {key: _values(record, key) for key in
-               ("cells", "tasks", "parts", "ideal", "compute", "efficiency", "schedule efficiency", "predicted efficiency",
-                "client_per_cell", "scheduler_per_task", "workers_per_cell", "client_rss", "scheduler_rss")}
+               ("cells", "tasks", "parts", "ideal", "compute", "efficiency", "schedule efficiency",
+                "predicted efficiency", "client_per_cell", "scheduler_per_task", "workers_per_cell", "client_rss",
+                "scheduler_rss")}
     rows = []
     for key in sorted(columns["compute"], key=lambda k: (int(dict(k)["slots"]), dict(k)["workload"])):
         labels = dict(key)

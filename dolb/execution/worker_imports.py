@@ -5,8 +5,8 @@ compiler, whose typing and target contexts take ~0.3 CPU s to set up in each pro
 
 from __future__ import annotations
 
-import dolb.execution.payload  # noqa: F401
-import dolb.execution.tasks  # noqa: F401
+import dolb.execution.payload
+import dolb.execution.tasks
 import dolb.execution.warm_up  # noqa: F401
 from dolb.execution.worker_plugins import prepare_compiler
 
