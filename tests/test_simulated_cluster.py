@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from distributed import LocalCluster
 
-from dolb.bench.cost_model import Costs, amdahl, per_cell_and_task, predict, tasks_of_length
+from dolb.bench.cost_model import Costs, amdahl, list_schedule, per_cell_and_task, predict, tasks_of_length
 from dolb.bench.pages import performance_pages
 from dolb.bench.records import read_record, write_record
-from dolb.bench.simulate import list_schedule, seconds_of, slept_cells, sweep_cells
+from dolb.bench.simulate import seconds_of, slept_cells, sweep_cells
 from dolb.bench.simulate_record import as_record, fitted_costs, simulated_text
 from dolb.bench.sleep import SleepLearner, draw, parse_seconds, recorded_seconds
 from dolb.cli import main

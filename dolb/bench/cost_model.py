@@ -119,6 +119,22 @@ def predict(cells: np.ndarray, slots: int, tasks: int, costs: Costs, cores: floa
     return Prediction(bounds[limit] + ends, work / slots, limit, bounds)
 
 
+def list_schedule(cells: np.ndarray, slots: int) -> float:
+    """When the last of ``cells`` (seconds each) ends if each, in turn, goes to the slot
+    free first, with no cost at all: what the granularity of the cells alone allows.
+    Cells of 0.5-1 s, 6 a slot, end on average ~10 % after their ideal (the last cells
+    end at different times); 25 a slot, ~3 %.
+
+    >>> list_schedule(np.array([1.0, 1.0, 1.0]), 2), list_schedule(np.array([1.0, 0.5, 0.5]), 2)
+    (2.0, 1.0)
+    """
+    free = np.zeros(slots)
+    for seconds in cells:
+        first = int(np.argmin(free))
+        free[first] += seconds
+    return float(free.max())
+
+
 def amdahl(share: float, slots: int) -> float:
     """Amdahl's speed-up on ``slots`` slots of work whose fraction ``share`` is serial.
 

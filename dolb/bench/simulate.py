@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import psutil
 
+from dolb.bench.cost_model import list_schedule
 from dolb.bench.scale_runs import launch
 from dolb.bench.sleep import parse_seconds, recorded_seconds
 from dolb.errors import ConfigError
@@ -102,7 +103,7 @@ def sweep_cells(slots: int) -> int:
     """The cells of a workload on ``slots`` slots by default: :data:`CELLS_PER_SLOT` a
     slot, at least 400. With a few cells a slot, the time the last cells end apart
     (half a cell, on average) is a large part of the compute phase whatever the engine
-    does (:func:`list_schedule`).
+    does (:func:`~dolb.bench.cost_model.list_schedule`).
 
     >>> sweep_cells(8), sweep_cells(64)
     (400, 1600)
@@ -289,22 +290,6 @@ def slept_cells(out: Path) -> np.ndarray:
     return frame.sort_values(["split", "cell_id"], kind="stable")["value"].to_numpy(dtype=float)
 
 
-def list_schedule(cells: np.ndarray, slots: int) -> float:
-    """When the last of ``cells`` (seconds each) ends if each, in turn, goes to the slot
-    free first, with no cost at all: what the granularity of the cells alone allows.
-    Cells of 0.5-1 s, 6 a slot, end on average ~10 % after their ideal (the last cells
-    end at different times); 25 a slot, ~3 %.
-
-    >>> list_schedule(np.array([1.0, 1.0, 1.0]), 2), list_schedule(np.array([1.0, 0.5, 0.5]), 2)
-    (2.0, 1.0)
-    """
-    free = np.zeros(slots)
-    for seconds in cells:
-        first = int(np.argmin(free))
-        free[first] += seconds
-    return float(free.max())
-
-
 def measure_run(cluster: Cluster, workload: str, pipeline: Path, out: Path, env: dict[str, str]) -> dict[str, Any]:
     """Run ``pipeline`` on ``cluster`` into ``out`` and measure it (see the module).
 
@@ -315,7 +300,7 @@ def measure_run(cluster: Cluster, workload: str, pipeline: Path, out: Path, env:
         ``efficiency``, CPU seconds in the compute phase of the ``client``, the
         ``scheduler`` and the ``workers``, the idle CPU rates (``scheduler_idle``,
         ``workers_idle``: seconds a second), ``client_rss`` and ``scheduler_rss``
-        (peak, MiB), the ``schedule`` (:func:`list_schedule` of its cells),
+        (peak, MiB), the ``schedule`` (:func:`~dolb.bench.cost_model.list_schedule` of its cells),
         ``wall``, the machine's ``load`` average (1 minute) as the run ended and the
         ``speed`` of the machine before it (:func:`core_share`).
     """
