@@ -31,7 +31,6 @@ over the slots; the efficiency is the ideal over the measured compute phase.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import subprocess
 import sys
@@ -101,9 +100,8 @@ def pipeline_text(workload: str, cells: int, seconds: str) -> str:
 
 def sweep_cells(slots: int) -> int:
     """The cells of a workload on ``slots`` slots by default: :data:`CELLS_PER_SLOT` a
-    slot, at least 400. With a few cells a slot, the time the last cells end apart
-    (half a cell, on average) is a large part of the compute phase whatever the engine
-    does (:func:`~dolb.bench.cost_model.list_schedule`).
+    slot, at least 400 (with a few a slot, the last cells' uneven ends weigh on the
+    efficiency whatever the engine does: :func:`~dolb.bench.cost_model.list_schedule`).
 
     >>> sweep_cells(8), sweep_cells(64)
     (400, 1600)
@@ -179,9 +177,7 @@ class Cluster:
     processes: int
     folder: Path
     start_method: str = "spawn"
-    """How the worker processes start: ``spawn`` (each a new interpreter, Dask's
-    default) or ``forkserver`` (forked from one that imported dolb:
-    :mod:`dolb.execution.forkserver`)."""
+    """``spawn`` (Dask's default) or ``forkserver`` (:mod:`dolb.execution.forkserver`)."""
     scheduler: subprocess.Popen | None = None
     workers: subprocess.Popen | None = None
     joined: float = 0.0
@@ -391,11 +387,6 @@ def simulate(slots: int, processes: int, cells: int, seconds: str, workloads: tu
         return found
     finally:
         cluster.stop()
-
-
-def save_json(found: list[dict[str, Any]], path: Path) -> None:
-    """Write the measured slot counts to ``path``."""
-    path.write_text(json.dumps(found, indent=1), encoding="utf-8")
 
 
 def main_environment(cache: Path) -> dict[str, str]:

@@ -38,8 +38,6 @@ from dolb.execution.quiet import QuietWorker
 from dolb.execution.sweep_client import SweepCluster
 from dolb.execution.tasks import Destination
 from dolb.execution.tuning import Tuned, first_wave, run_tuning, write_decisions
-from dolb.execution.warm_up import dataset_samples, warm_up_samples
-from dolb.execution.worker_plugins import SharedCompilation
 from dolb.experiment.cells import CellGroup, cell_id, examples_of, expand_groups, group_ids, parameter_types
 from dolb.experiment.pipeline import Pipeline, load_pipeline
 from dolb.experiment.tuned_cells import TuningPlan, tuning_plans
@@ -248,8 +246,7 @@ def _plan(pipeline_path: Path, out_dir, options: RunOptions, pipeline_text: str 
         store = ResultStore(out_dir)
         store.check_creatable()
     with phases("data"):  # a dataset built on the cluster has its kernels warmed there as soon as it is
-        datasets = open_datasets(pipeline, cache, builder=cluster.client,
-                                 built=lambda name, parts: cluster.warm(dataset_samples(pipeline, name, parts)))
+        datasets = open_datasets(pipeline, cache, builder=cluster.client, built=cluster.warm_built(pipeline))
     with phases("plan"):
         groups = expand_groups(pipeline, datasets)  # the last check of the pipeline
         plans = tuning_plans(pipeline, datasets)
@@ -263,8 +260,7 @@ def _plan(pipeline_path: Path, out_dir, options: RunOptions, pipeline_text: str 
         todo = cells_to_run(groups, stored, failed, options.retry_failed)
     plan = _Plan(pipeline, store, cache, groups, plans, stored, failed, todo)
     if plan.has_work:  # a rerun that finds every cell stored starts no cluster
-        cluster.start()
-        cluster.warm(warm_up_samples(todo + plan.first_trials))  # as soon as the workers are up
+        cluster.start(todo + plan.first_trials)  # their kernels warmed as soon as the workers are up
     n_todo = sum(len(indices) for _, indices in todo)
     logger.info("%s: %d cells, %d stored, %d to compute%s; results in %s", pipeline.name, plan.n_cells,
                 plan.n_cells - n_todo - sum(p.n_splits for p in plans), n_todo, " and a tuning" if plans else "",
@@ -305,7 +301,6 @@ def _compute(client, cluster: SweepCluster, plan: _Plan, schema, run_id: str, op
     store = plan.store
     with phases("cluster"):
         register_on_workers(client, QuietWorker())  # workers started without dolb's quiet settings
-        register_on_workers(client, SharedCompilation())
         mode = gather_mode(client, store, options.gather)
         cluster.warmed()
     destination = Destination(schema=schema, run_id=run_id, store=store.root if mode == "workers" else None,

@@ -9,11 +9,14 @@ import contextlib
 import contextvars
 import signal
 import threading
+from collections.abc import Callable
 
 from dolb.execution.arithmetic import Pin, pin_workers
 from dolb.execution.cluster import connect
+from dolb.execution.lost_workers import register_on_workers
 from dolb.execution.phases import Phases
-from dolb.execution.warm_up import KernelWarmUp, Samples
+from dolb.execution.warm_up import KernelWarmUp, Samples, dataset_samples, warm_up_samples
+from dolb.execution.worker_plugins import SharedCompilation
 from dolb.options import RunOptions
 
 
@@ -48,11 +51,14 @@ class SweepCluster:
         """Whether the run starts its own LocalCluster."""
         return self.options.scheduler is None and self.options.cluster is None
 
-    def start(self) -> None:
-        """Start the embedded cluster in a thread of its own (nothing otherwise). Ctrl-C
-        is ignored until it is up, as it is while any local cluster starts (see
-        :func:`dolb.execution.cluster._local`): its worker processes inherit that, and
-        only the client stops on Ctrl-C."""
+    def start(self, todo: list | None = None) -> None:
+        """Start the embedded cluster in a thread of its own (nothing otherwise), and warm
+        the kernels of ``todo``'s cells (groups with split indices) as soon as the
+        cluster is up. Ctrl-C is ignored until it is up, as it is while any local cluster
+        starts (see :func:`dolb.execution.cluster._local`): its worker processes inherit
+        that, and only the client stops on Ctrl-C."""
+        if todo:
+            self.warm(warm_up_samples(todo))
         if not self.embedded or self._client is not None or self._starting is not None:  # or started already
             return
         if threading.current_thread() is threading.main_thread():
@@ -68,6 +74,7 @@ class SweepCluster:
             client = self.stack.enter_context(connect(where.workers, where.scheduler, where.cluster, where.dashboard,
                                                       arithmetic=environment))
             self.workers = pin_workers(client, self.pin)
+            register_on_workers(client, SharedCompilation())
             with self._warm_lock:
                 self._client = client
                 self.warm_up.submit(client)  # what the client gave while the cluster started
@@ -100,6 +107,11 @@ class SweepCluster:
             self.warm_up.add(samples)
             if self._client is not None:
                 self.warm_up.submit(self._client)
+
+    def warm_built(self, pipeline) -> Callable[[str, dict], None]:
+        """What :func:`~dolb.execution.datasets.open_datasets` calls as a dataset's build
+        ends: warm the kernels of ``pipeline``'s cells on that dataset."""
+        return lambda name, parts: self.warm(dataset_samples(pipeline, name, parts))
 
     def warmed(self) -> None:
         """Wait for the kernels given to :meth:`warm` to be warm."""
