@@ -179,7 +179,7 @@ def test_batch_ls_minimum_norm_solve_is_lstsq_bit_for_bit():
     # kernel without Numba's general lstsq compiles in a fraction of the time); on the
     # triangular systems it meets (rows no example has reached are zero) it gives
     # lstsq's solution exactly, as the study's stored results require.
-    from dolb.learners.batch_ls import _min_norm
+    from dolb.learners.batch_ls import _full_rank, _min_norm
 
     rng = np.random.default_rng(5)
     for _ in range(300):
@@ -189,6 +189,9 @@ def test_batch_ls_minimum_norm_solve_is_lstsq_bit_for_bit():
         z = rng.normal(size=n)
         rcond = np.finfo(np.float64).eps * n * int(rng.integers(1, 5))
         assert np.array_equal(_min_norm(R, z, rcond), np.linalg.lstsq(R, z, rcond=rcond)[0])
+        diagonal = np.abs(np.diag(R))
+        assert _full_rank(R, rcond) == (diagonal.min() > rcond * diagonal.max())
+    assert not _full_rank(np.diag([1.0, np.nan]), 1e-15)
     with pytest.raises(np.linalg.LinAlgError, match="infs or NaNs"):
         _min_norm(np.array([[1.0, np.nan], [0.0, 0.0]]), np.ones(2), 1e-15)
 
