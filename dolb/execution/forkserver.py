@@ -2,12 +2,13 @@
 one machine without each importing the same modules.
 
 A Dask worker process started the default way (``spawn``) is a new interpreter that
-imports Dask, dolb's tasks, learners, data stores and Numba, and initialises Numba's
-compiler: ~1.7 CPU s each, ~110 CPU s for 64 workers, which 2 cores take ~55 s to give.
-With Dask's ``forkserver`` method, one server process imports all that once (the
-modules of :data:`FORKSERVER_MODULES`) and every worker process is a fork of it, which
-shares those pages: a worker then costs its own start and its handshake with the
-scheduler only. Start the workers of a machine so::
+imports Dask and dolb's tasks, learners, data stores and Numba, and initialises Numba's
+compiler: ~1.1 CPU s to join its scheduler, ~1.7 by its first cell; 64 workers on 2
+cores joined in 269 s (a busy machine; at best ~40 s). With Dask's ``forkserver``
+method, one server process imports all that once (the modules of
+:data:`FORKSERVER_MODULES`) and every worker process is a fork of it: a worker then
+costs its own start and its handshake with the scheduler, ~0.12 CPU s (64 joined in
+35 s on the same busy machine). Start the workers of a machine so::
 
     DASK_DISTRIBUTED__WORKER__MULTIPROCESSING_METHOD=forkserver \\
         dask worker SCHEDULER --nworkers 64 --nthreads 1 --preload-nanny dolb.execution.forkserver
