@@ -43,9 +43,7 @@ def child_main(argv: list[str]) -> int:
     ``dolb.execution.compute.compute`` (what submits the cells) is wrapped to note the
     CPU time and the time since process start just before the first submit
     (``submit_cpu``, ``submit_at``; ``submit_wall`` as ``time.time()``) and as the
-    last wave of cells ends (``computed_cpu``, ``computed_at``; a tuning's waves and
-    the pauses between them lie in between), with the number of ``waves`` and the
-    seconds spent ``in_waves``.
+    last cell ends (``computed_cpu``, ``computed_at``).
 
     Parameters
     ----------
@@ -71,12 +69,9 @@ def child_main(argv: list[str]) -> int:
         figures.setdefault("submit_cpu", time.process_time())  # the first submit (a tuning has several)
         figures.setdefault("submit_at", time.perf_counter() - started)
         figures.setdefault("submit_wall", time.time())
-        wave = time.perf_counter()
         found = compute(*args, **kwargs)
-        figures["computed_cpu"] = time.process_time()  # the last wave's end
+        figures["computed_cpu"] = time.process_time()  # the last cell's end
         figures["computed_at"] = time.perf_counter() - started
-        figures["waves"] = figures.get("waves", 0) + 1
-        figures["in_waves"] = figures.get("in_waves", 0.0) + time.perf_counter() - wave
         return found
 
     computing.compute = timed_compute
