@@ -9,7 +9,7 @@ then each workload as ``dolb run ... --scheduler FILE`` in a process of its own
 (:func:`dolb.bench.scale_runs.launch`), and stops the cluster. While a run lasts, the
 CPU time of the scheduler and of the workers (every process of their trees, with
 psutil) and the scheduler's memory are sampled; the run itself reports when its first
-task was submitted and when its last wave ended (its *compute phase*) and the
+task was submitted and when its last cell ended (its *compute phase*) and the
 client's CPU time in between.
 
 Workloads
