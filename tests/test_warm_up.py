@@ -7,6 +7,7 @@ import textwrap
 
 import numpy as np
 
+from dolb.execution import phases, warm_up
 from dolb.execution.datasets import data_cache, open_datasets
 from dolb.execution.sweep import run_sweep
 from dolb.execution.warm_up import KernelWarmUp, dataset_samples, warm_up_samples
@@ -90,15 +91,37 @@ def test_each_group_is_submitted_once_and_what_came_before_the_client_when_it_is
     assert len(client.submitted) == 3  # only the short dataset's group is new
 
 
-def test_a_built_datasets_kernels_are_warmed_inside_the_data_phase(tmp_path, monkeypatch, caplog):
+class _Events(logging.Handler):
+    """The messages of the loggers it is added to, in order (whatever the handlers and
+    propagation other tests left on dolb's loggers)."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+def test_a_built_datasets_kernels_are_warmed_inside_the_data_phase(tmp_path, monkeypatch):
     monkeypatch.setenv("DOLB_DATA_CACHE", str(tmp_path / "empty-cache"))  # both datasets are built on the cluster
     path = tmp_path / "two.toml"
     path.write_text(textwrap.dedent(TWO_DATASETS))
-    with caplog.at_level(logging.DEBUG, logger="dolb.execution"):
+    events = _Events()
+    loggers = (phases.logger, warm_up.logger)  # the loggers of the modules run_sweep runs, as imported here
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.DEBUG)  # setLevel, not the attribute: it clears the loggers' cached levels
+        monkeypatch.setattr(logger, "disabled", False)  # a logging configuration may have disabled it
+        logger.addHandler(events)
+    try:
         summary = run_sweep(path, tmp_path / "out", RunOptions(workers=2, progress=False))
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.removeHandler(events)
+            logger.setLevel(level)
     assert summary.ok and summary.n_computed == 12
-    events = [record.getMessage() for record in caplog.records
-              if record.name in ("dolb.execution.phases", "dolb.execution.warm_up")]
+    events = events.messages
     data = events.index("phase data")
     after_data = events.index("phase plan", data)
     submitted = [i for i, event in enumerate(events) if event.startswith("kernel warm-up submitted")]
