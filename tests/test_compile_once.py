@@ -1,7 +1,7 @@
 """Workers that share a Numba cache compile each kernel once between them: two processes
-warming the same groups of kernels at the same moment, from an empty cache, compile
-each kernel in one process only and load it in the other; the warm-up samples come in
-groups of the same kernels."""
+calling the same kernels at the same moment, from an empty cache, compile each kernel in
+one process only and load it in the other; the warm-up samples come in groups of the
+same kernels."""
 
 import multiprocessing
 import sys
@@ -9,8 +9,8 @@ import textwrap
 
 import numpy as np
 
-from dolb.execution.compute import warm_up_samples
 from dolb.execution.sweep import cells_to_run, plan_groups
+from dolb.execution.warm_up import warm_up_samples
 from dolb.experiment.pipeline import load_pipeline
 
 KERNELS = textwrap.dedent('''
@@ -28,16 +28,18 @@ KERNELS = textwrap.dedent('''
 ''')
 
 
-def _warm(folder: str, start, compiled) -> None:
-    """A worker's warm-up, in a process of its own: both kernel groups, once ``start``
+def _warm(folder: str, start, compiled, order) -> None:
+    """A worker, in a process of its own: calls both kernels in ``order`` once ``start``
     lets every process go; puts the kernels this process compiled in ``compiled``."""
     sys.path.insert(0, folder)
     import kernels
 
-    from dolb.execution.compile_once import warm_up_spread
+    from dolb.execution.compile_once import share_compilation
 
+    share_compilation()
     start.wait()
-    warm_up_spread([("first", [kernels.first]), ("second", [kernels.second])], lambda kernel: kernel(np.ones(3)))
+    for name in order:
+        getattr(kernels, name)(np.ones(3))
     compiled.put(sorted(name for name in ("first", "second")
                         if sum(getattr(kernels, name).stats.cache_misses.values())))
 
@@ -47,7 +49,8 @@ def test_two_processes_compile_each_kernel_once(tmp_path, monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))  # empty: every kernel is compiled
     context = multiprocessing.get_context("spawn")
     start, compiled = context.Barrier(2), context.Queue()
-    processes = [context.Process(target=_warm, args=(str(tmp_path), start, compiled)) for _ in range(2)]
+    orders = [("first", "second"), ("second", "first")]
+    processes = [context.Process(target=_warm, args=(str(tmp_path), start, compiled, order)) for order in orders]
     for process in processes:
         process.start()
     found = [compiled.get(timeout=300) for _ in processes]

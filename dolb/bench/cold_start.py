@@ -6,13 +6,16 @@ Usage::
 
     dolb bench cold-start                                  # pipelines/irma.toml, 2 workers
     dolb bench cold-start --repeats 3 --record benchmarks/records
+    dolb bench cold-start --fresh-data                     # a fresh machine: no dataset either
 
 Each repeat runs ``python3 -m dolb run PIPELINE --out DIR --workers N --no-progress`` in a
 process of its own twice, into fresh result folders: first with ``NUMBA_CACHE_DIR`` a
 new empty folder (cold), then again with the cache that run left (warm). Datasets come
-from the usual data cache (built by the first run if missing). The figures are the run
-records' phases (``timings``: cluster, compute) and wall seconds; the bench fails (exit
-status 1) if the cold and the warm run stored different values.
+from the usual data cache (built by the first run if missing), or with ``--fresh-data``
+from a new empty one that the cold run builds them into (on its cluster, the kernels of
+each dataset warmed as soon as it is built). The figures are the run records' phases
+(``timings``: data, cluster, compute) and wall seconds; the bench fails (exit status 1) if the cold and
+the warm run stored different values.
 """
 
 from __future__ import annotations
@@ -35,10 +38,13 @@ ROOT = Path(__file__).resolve().parents[2]
 KEYS = ["cell_id", "conversion", "n_train", "metric"]
 
 
-def run(pipeline: str, out: Path, cache: Path, workers: int) -> dict:
-    """One ``dolb run`` with Numba's cache in ``cache``; its run record."""
+def run(pipeline: str, out: Path, cache: Path, workers: int, data: Path | None) -> dict:
+    """One ``dolb run`` with Numba's cache in ``cache`` (and the data cache ``data``, if
+    given); its run record."""
     environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NUMBA_CACHE_DIR")}
     environment |= {"PYTHONPATH": str(ROOT), "NUMBA_CACHE_DIR": str(cache)}
+    if data is not None:
+        environment["DOLB_DATA_CACHE"] = str(data)
     subprocess.run([sys.executable, "-m", "dolb", "run", pipeline, "--out", str(out), "--workers", str(workers),
                     "--no-progress"], check=True, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL)
     return json.loads(next((out / "runs").iterdir()).read_text())
@@ -61,10 +67,11 @@ def main(args) -> int:
     with tempfile.TemporaryDirectory(prefix="dolb-cold-") as work:
         for repeat in range(args.repeats):
             cache = Path(work, f"numba-{repeat}")
+            data = Path(work, f"data-{repeat}") if args.fresh_data else None
             for state in ("cold", "warm"):
                 out = Path(work, f"{state}-{repeat}")
-                record = run(str(pipeline), out, cache, args.workers)
-                for figure in ("cluster", "compute"):
+                record = run(str(pipeline), out, cache, args.workers, data)
+                for figure in ("data", "cluster", "compute"):
                     found.setdefault((state, figure), []).append(record["timings"][figure])
                 found.setdefault((state, "wall"), []).append(record["seconds"])
                 print(f"{state}: {record['seconds']:.1f} s, {json.dumps(record['timings'])}", flush=True)
@@ -72,6 +79,8 @@ def main(args) -> int:
                 print("dolb: the cold and the warm run stored different values", file=sys.stderr)
                 return 1
     labels = {"pipeline": args.pipeline, "workers": str(args.workers)}
+    if args.fresh_data:
+        labels["datasets"] = "built by the cold run"
     measurements = [measurement(labels | {"cache": state, "figure": figure}, "s", repeats)
                     for (state, figure), repeats in found.items()]
     if args.record:

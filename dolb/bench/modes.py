@@ -114,6 +114,8 @@ def _cold_start(parser: argparse.ArgumentParser) -> None:
                         "relative to the source tree)")
     parser.add_argument("--workers", type=positive_int, default=2, help="workers of each run (default 2)")
     parser.add_argument("--repeats", type=positive_int, default=1, help="cold and warm runs (default 1)")
+    parser.add_argument("--fresh-data", action="store_true", help="the cold run builds the datasets too (into a new "
+                        "empty data cache), as on a fresh machine")
 
 
 def _store(parser: argparse.ArgumentParser) -> None:
@@ -156,7 +158,10 @@ def _simulated(parser: argparse.ArgumentParser) -> None:
     _work_and_json(parser)
     parser.add_argument("--slots", default="8,16,32,64", help="slot counts (default 8,16,32,64)")
     parser.add_argument("--processes", type=positive_int, default=8, help="worker processes at most (default 8)")
-    parser.add_argument("--sim-cells", type=positive_int, default=400, help="cells of each sweep (default 400)")
+    parser.add_argument("--sim-cells", type=positive_int, help="cells of each sweep (default: 25 a slot, at least "
+                        "400)")
+    parser.add_argument("--start-method", choices=("spawn", "forkserver"), default="spawn",
+                        help="how worker processes start (forkserver: forked from one that imported dolb)")
     parser.add_argument("--seconds", default="0.5-1", help="the cells' times: LOW-HIGH, a comma-separated list, or "
                         "a result folder (default 0.5-1)")
 

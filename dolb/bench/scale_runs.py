@@ -49,9 +49,8 @@ def child_main(argv: list[str]) -> int:
     ``dolb.execution.compute.compute`` (what submits the cells) is wrapped to note the
     CPU time and the time since process start just before the first submit
     (``submit_cpu``, ``submit_at``; ``submit_wall`` as ``time.time()``) and as the
-    last wave of cells ends (``computed_cpu``, ``computed_at``; a tuning's waves and
-    the pauses between them lie in between), with the number of ``waves`` and the
-    seconds spent ``in_waves``; ``idle_rate`` with :data:`IDLE_PROBE`; ``main_cpu``:
+    last wave of cells ends (``computed_cpu``, ``computed_at``; a tuning's waves lie in
+    between); ``idle_rate`` with :data:`IDLE_PROBE`; ``main_cpu``:
     the CPU time of the main thread in the waves (dolb's own client code: cutting,
     submitting, taking outcomes, committing; not Dask's event loop, nor the embedded
     scheduler and nannies, which run in other threads of the process).
@@ -80,13 +79,11 @@ def child_main(argv: list[str]) -> int:
         figures.setdefault("submit_cpu", time.process_time())  # the first submit (a tuning has several)
         figures.setdefault("submit_at", time.perf_counter() - started)
         figures.setdefault("submit_wall", time.time())
-        wave, main = time.perf_counter(), time.thread_time()
+        main = time.thread_time()
         found = compute(*args, **kwargs)
         figures["main_cpu"] = figures.get("main_cpu", 0.0) + time.thread_time() - main
         figures["computed_cpu"] = time.process_time()  # the last wave's end
         figures["computed_at"] = time.perf_counter() - started
-        figures["waves"] = figures.get("waves", 0) + 1
-        figures["in_waves"] = figures.get("in_waves", 0.0) + time.perf_counter() - wave
         probe = float(os.environ.get(IDLE_PROBE, 0))
         if probe and "idle_rate" not in figures:
             cpu = time.process_time()

@@ -9,7 +9,7 @@ then each workload as ``dolb run ... --scheduler FILE`` in a process of its own
 (:func:`dolb.bench.scale_runs.launch`), and stops the cluster. While a run lasts, the
 CPU time of the scheduler and of the workers (every process of their trees, with
 psutil) and the scheduler's memory are sampled; the run itself reports when its first
-task was submitted and when its last wave ended (its *compute phase*) and the
+task was submitted and when its last cell ended (its *compute phase*) and the
 client's CPU time in between.
 
 Workloads
@@ -31,7 +31,6 @@ over the slots; the efficiency is the ideal over the measured compute phase.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import subprocess
 import sys
@@ -41,8 +40,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import psutil
 
+from dolb.bench.cost_model import list_schedule
 from dolb.bench.scale_runs import launch
 from dolb.bench.sleep import parse_seconds, recorded_seconds
 from dolb.errors import ConfigError
@@ -63,6 +64,8 @@ SAMPLE_SECONDS = 0.1
 """How often the cluster's CPU and the scheduler's memory are sampled."""
 JOIN_SECONDS = 600
 """How long the bench waits for the workers to join."""
+CELLS_PER_SLOT = 25
+"""Cells of a workload per slot, by default (:func:`sweep_cells`)."""
 
 PIPELINE = """\
 [pipeline]
@@ -93,6 +96,17 @@ def pipeline_text(workload: str, cells: int, seconds: str) -> str:
     splits = max(1, round(cells / TRIAL_CELLS)) if tuned else cells
     return PIPELINE.format(workload=workload, splits=splits, length=LENGTH, seconds=seconds,
                            search=SEARCH if tuned else "", tuning=TUNING if tuned else "")
+
+
+def sweep_cells(slots: int) -> int:
+    """The cells of a workload on ``slots`` slots by default: :data:`CELLS_PER_SLOT` a
+    slot, at least 400 (with a few a slot, the last cells' uneven ends weigh on the
+    efficiency whatever the engine does: :func:`~dolb.bench.cost_model.list_schedule`).
+
+    >>> sweep_cells(8), sweep_cells(64)
+    (400, 1600)
+    """
+    return max(400, CELLS_PER_SLOT * slots)
 
 
 def uniform_seconds(low: float, high: float, count: int = 11) -> str:
@@ -162,12 +176,16 @@ class Cluster:
     slots: int
     processes: int
     folder: Path
+    start_method: str = "spawn"
+    """``spawn`` (Dask's default) or ``forkserver`` (:mod:`dolb.execution.forkserver`)."""
     scheduler: subprocess.Popen | None = None
     workers: subprocess.Popen | None = None
     joined: float = 0.0
     """Seconds from starting the workers to all of them joined."""
     start_cpu: float = 0.0
     """CPU seconds the worker processes spent to start."""
+    load: float = 0.0
+    """The load average (1 minute) as the last worker joined."""
     samples: list[tuple[float, float, float, int]] = field(default_factory=list)
     """(time, scheduler CPU, workers' CPU, scheduler RSS) every :data:`SAMPLE_SECONDS`."""
 
@@ -188,13 +206,16 @@ class Cluster:
                 raise RuntimeError(f"the scheduler ended; see {self.folder / 'scheduler.log'}")
             time.sleep(0.1)
         started = time.perf_counter()
+        forked = ["--preload-nanny", "dolb.execution.forkserver"] if self.start_method == "forkserver" else []
         self.workers = _spawn(["dask_worker", "--scheduler-file", str(self.scheduler_file), "--host", "127.0.0.1",
                                "--nworkers", str(self.processes), "--nthreads", str(self.slots // self.processes),
-                               "--no-dashboard", "--memory-limit", "0", "--preload", "dolb.bench.sleep"],
-                              self.folder / "workers.log", env)
+                               "--no-dashboard", "--memory-limit", "0", "--preload", "dolb.bench.sleep", *forked],
+                              self.folder / "workers.log",
+                              env | {"DASK_DISTRIBUTED__WORKER__MULTIPROCESSING_METHOD": self.start_method})
         with Client(scheduler_file=str(self.scheduler_file), timeout="60s") as client:
             client.wait_for_workers(self.processes, timeout=JOIN_SECONDS)
         self.joined = time.perf_counter() - started
+        self.load = os.getloadavg()[0]
         self.start_cpu = _tree_cpu(psutil.Process(self.workers.pid))
         return self
 
@@ -226,8 +247,6 @@ class Cluster:
     def at(self, moment: float) -> tuple[float, float]:
         """(scheduler CPU, workers' CPU) at ``moment`` (a ``time.time()``), interpolated
         between the samples around it."""
-        import numpy as np
-
         times = [s[0] for s in self.samples]
         return (float(np.interp(moment, times, [s[1] for s in self.samples])),
                 float(np.interp(moment, times, [s[2] for s in self.samples])))
@@ -255,15 +274,16 @@ def core_share() -> float:
     return min(1.0, (time.thread_time() - cpu) / (time.perf_counter() - wall))
 
 
-def slept_seconds(out: Path) -> float:
-    """The seconds a run's cells slept, from its result store (each cell's ``slept``)."""
+def slept_cells(out: Path) -> np.ndarray:
+    """The seconds each of a run's cells slept, from its result store (each cell's
+    ``slept``), in the order of their splits (as the engine submits them)."""
     import pyarrow.compute as pc
     import pyarrow.dataset as pds
 
     dataset = pds.dataset(out / "results", format="parquet")
-    table = dataset.to_table(columns=["cell_id", "value"], filter=pc.field("metric") == "slept")
-    frame = table.to_pandas().groupby("cell_id")["value"].max()
-    return float(frame.sum())
+    table = dataset.to_table(columns=["cell_id", "split", "value"], filter=pc.field("metric") == "slept")
+    frame = table.to_pandas().groupby("cell_id").agg(split=("split", "first"), value=("value", "max"))
+    return frame.sort_values(["split", "cell_id"], kind="stable")["value"].to_numpy(dtype=float)
 
 
 def measure_run(cluster: Cluster, workload: str, pipeline: Path, out: Path, env: dict[str, str]) -> dict[str, Any]:
@@ -276,7 +296,7 @@ def measure_run(cluster: Cluster, workload: str, pipeline: Path, out: Path, env:
         ``efficiency``, CPU seconds in the compute phase of the ``client``, the
         ``scheduler`` and the ``workers``, the idle CPU rates (``scheduler_idle``,
         ``workers_idle``: seconds a second), ``client_rss`` and ``scheduler_rss``
-        (peak, MiB), the ``waves`` of tasks, the seconds of ``pauses`` between them,
+        (peak, MiB), the ``schedule`` (:func:`~dolb.bench.cost_model.list_schedule` of its cells),
         ``wall``, the machine's ``load`` average (1 minute) as the run ended and the
         ``speed`` of the machine before it (:func:`core_share`).
     """
@@ -295,17 +315,19 @@ def measure_run(cluster: Cluster, workload: str, pipeline: Path, out: Path, env:
     computed = submit + run["computed_at"] - run["submit_at"]
     (scheduler_0, workers_0), (scheduler_1, workers_1) = cluster.at(submit), cluster.at(computed)
     compute = computed - submit
-    slept = slept_seconds(out)
+    cells = slept_cells(out)
+    slept = float(cells.sum())
     ideal = slept / cluster.slots
     return {
         "cells": record["counts"]["computed"] + (record.get("tuning") or {}).get("computed", 0),
         "tasks": record["tasks"],
         "parts": len(list((out / "results").glob("part-*.parquet"))),
-        "slept": slept, "ideal": ideal, "compute": compute, "efficiency": ideal / compute,
+        "slept": slept, "ideal": ideal, "schedule": list_schedule(cells, cluster.slots), "compute": compute,
+        "efficiency": ideal / compute,
         "client": run["computed_cpu"] - run["submit_cpu"], "scheduler": scheduler_1 - scheduler_0,
         "workers": workers_1 - workers_0, "scheduler_idle": idle[0], "workers_idle": idle[1],
         "client_rss": run["peak_rss"] / 2**20, "scheduler_rss": max(s[3] for s in cluster.samples) / 2**20,
-        "waves": run["waves"], "pauses": max(0.0, compute - run["in_waves"]), "wall": run["wall"],
+        "wall": run["wall"],
         "load": os.getloadavg()[0], "speed": speed,
     }
 
@@ -327,21 +349,23 @@ def per_unit(run: dict[str, Any]) -> dict[str, float]:
 
 
 def simulate(slots: int, processes: int, cells: int, seconds: str, workloads: tuple[str, ...], folder: Path,
-             env: dict[str, str]) -> dict[str, Any]:
-    """Start a cluster of ``slots`` slots on ``min(slots, processes)`` processes, warm it
-    up, measure each workload on it, stop it.
+             env: dict[str, str], start_method: str = "spawn") -> dict[str, Any]:
+    """Start a cluster of ``slots`` slots on ``min(slots, processes)`` processes (started
+    by ``start_method``: see :class:`Cluster`), warm it up, measure each workload on it,
+    stop it.
 
     Returns
     -------
     dict
-        ``slots``, ``processes``, ``joined`` (seconds), ``start_cpu`` (CPU seconds per
-        worker process), ``first_run`` (the warm-up run's wall seconds) and ``runs``
+        ``slots``, ``processes``, ``start_method``, ``joined`` (seconds), ``start_cpu``
+        (CPU seconds per worker process), ``start_load`` (the load average as the last
+        worker joined), ``first_run`` (the warm-up run's wall seconds) and ``runs``
         (workload -> :func:`measure_run`).
     """
     processes = min(slots, processes)
     if slots % processes:
         raise ValueError(f"{slots} slots do not share evenly among {processes} processes")
-    cluster = Cluster(slots, processes, folder / f"slots-{slots}" / "cluster")
+    cluster = Cluster(slots, processes, folder / f"slots-{slots}" / "cluster", start_method)
     try:
         cluster.start()
         print(f"  {slots} slots ({processes} processes): workers joined in {cluster.joined:.1f} s", flush=True)
@@ -349,8 +373,9 @@ def simulate(slots: int, processes: int, cells: int, seconds: str, workloads: tu
         (warm.parent / "warm-up.toml").write_text(pipeline_text("warm-up", 2 * slots, "0"), encoding="utf-8")
         first = launch(["run", str(warm.parent / "warm-up.toml"), "--out", str(warm), "--scheduler",
                         str(cluster.scheduler_file), "--no-progress"], warm.with_suffix(".log"), env, prelude=REGISTER)
-        found = {"slots": slots, "processes": processes, "joined": cluster.joined,
-                 "start_cpu": cluster.start_cpu / processes, "first_run": first["wall"], "runs": {}}
+        found = {"slots": slots, "processes": processes, "start_method": start_method, "joined": cluster.joined,
+                 "start_cpu": cluster.start_cpu / processes, "start_load": cluster.load, "first_run": first["wall"],
+                 "runs": {}}
         for workload in workloads:
             pipeline = folder / f"slots-{slots}" / f"{workload}.toml"
             pipeline.write_text(pipeline_text(workload, cells, seconds), encoding="utf-8")
@@ -362,11 +387,6 @@ def simulate(slots: int, processes: int, cells: int, seconds: str, workloads: tu
         return found
     finally:
         cluster.stop()
-
-
-def save_json(found: list[dict[str, Any]], path: Path) -> None:
-    """Write the measured slot counts to ``path``."""
-    path.write_text(json.dumps(found, indent=1), encoding="utf-8")
 
 
 def main_environment(cache: Path) -> dict[str, str]:

@@ -19,11 +19,14 @@ from dolb.bench.simulate import per_unit
 BENCH = "simulated"
 CORES = 2
 """The cores of the machine the simulated cluster runs on, for the model's check."""
-RUN_FIGURES = {"ideal": "s", "compute": "s", "client": "CPU s", "scheduler": "CPU s", "workers": "CPU s",
-               "client_rss": "MiB", "scheduler_rss": "MiB", "cells": "cells", "tasks": "tasks", "parts": "parts",
-               "waves": "waves", "pauses": "s", "load": "load average", "speed": "core share"}
-"""What the record keeps of each run (see :func:`dolb.bench.simulate.measure_run`)."""
-CLUSTER_FIGURES = {"joined": "s", "start_cpu": "CPU s/process", "first_run": "s"}
+RUN_FIGURES = {"ideal": "s", "schedule": "s", "compute": "s", "client": "CPU s", "scheduler": "CPU s",
+               "workers": "CPU s", "client_rss": "MiB", "scheduler_rss": "MiB", "cells": "cells", "tasks": "tasks",
+               "parts": "parts", "load": "load average", "speed": "core share"}
+"""What the record keeps of each run (see :func:`dolb.bench.simulate.measure_run`). The
+first simulated records also kept the ``waves`` of tasks and the ``pauses`` between them
+(and a fitted ``wave_pause``), from before a tuning's rungs stopped waiting for each
+other; they read as before, those figures unused."""
+CLUSTER_FIGURES = {"joined": "s", "start_cpu": "CPU s/process", "start_load": "load average", "first_run": "s"}
 """... and of each cluster's start."""
 STUDY_SLOTS = (64, 256, 1000)
 """Cluster sizes the studies' cell costs are predicted for."""
@@ -34,8 +37,7 @@ STUDIES = ("tiny", "irma", "cutoff_rcv1", "linear_zoo")
 
 def fitted_costs(found: list[dict[str, Any]]) -> Costs:
     """The engine's costs fitted over every run: per cell and per task, the client's
-    CPU and the workers' (their idle rates taken off); the scheduler's per task; the
-    pause between two waves (the tuned runs')."""
+    CPU and the workers' (their idle rates taken off); the scheduler's per task."""
     runs = [run for slots in found for run in slots["runs"].values()]
     cells, tasks = [run["cells"] for run in runs], [run["tasks"] for run in runs]
 
@@ -44,9 +46,7 @@ def fitted_costs(found: list[dict[str, Any]]) -> Costs:
 
     client = per_cell_and_task([run["client"] for run in runs], cells, tasks)
     worker = per_cell_and_task(busy("workers"), cells, tasks)
-    gaps = sum(run["waves"] - 1 for run in runs)
-    pause = sum(run["pauses"] for run in runs) / gaps if gaps else 0.0
-    return Costs(client[0], client[1], sum(busy("scheduler")) / sum(tasks), worker[0], worker[1], pause)
+    return Costs(client[0], client[1], sum(busy("scheduler")) / sum(tasks), worker[0], worker[1])
 
 
 def check_run(run: dict[str, Any], slots: int, costs: Costs, here: bool = True):
@@ -56,8 +56,8 @@ def check_run(run: dict[str, Any], slots: int, costs: Costs, here: bool = True):
     cluster."""
     cells = np.full(run["cells"], run["slept"] / run["cells"])
     if not here:
-        return predict(cells, slots, run["tasks"], costs, waves=run["waves"])
-    return predict(cells, slots, run["tasks"], costs, cores=CORES, waves=run["waves"], speed=run.get("speed", 1.0))
+        return predict(cells, slots, run["tasks"], costs)
+    return predict(cells, slots, run["tasks"], costs, cores=CORES, speed=run.get("speed", 1.0))
 
 
 def study_cells(scale: dict | None) -> dict[str, float]:
@@ -115,7 +115,7 @@ def as_record(found: list[dict[str, Any]], scale: dict | None) -> dict:
     costs = fitted_costs(found)
     figures, ratios = [], []
     for slots in found:
-        where = {"slots": slots["slots"], "processes": slots["processes"]}
+        where = {"slots": slots["slots"], "processes": slots["processes"], "start": slots["start_method"]}
         figures += [measurement(where | {"workload": "cluster", "figure": key}, unit, [slots[key]])
                     for key, unit in CLUSTER_FIGURES.items()]
         for workload, run in slots["runs"].items():
@@ -124,18 +124,23 @@ def as_record(found: list[dict[str, Any]], scale: dict | None) -> dict:
             figures += [measurement(labels | {"figure": key}, "CPU s", [value]) for key, value in per_unit(run).items()]
             model, cluster = check_run(run, slots["slots"], costs), check_run(run, slots["slots"], costs, here=False)
             ratios += [derived(labels | {"limit": "", "figure": "efficiency"}, "ratio", run["efficiency"]),
+                       derived(labels | {"limit": "", "figure": "schedule efficiency"}, "ratio",
+                               run["ideal"] / run["schedule"]),
+                       derived(labels | {"limit": "", "figure": "efficiency against the schedule"}, "ratio",
+                               run["schedule"] / run["compute"]),
                        derived(labels | {"limit": model.limit, "figure": "predicted efficiency"}, "ratio",
                                model.efficiency),
                        derived(labels | {"limit": cluster.limit, "figure": "predicted efficiency, a core each"},
                                "ratio", cluster.efficiency)]
-    ratios += [derived({"part": part, "figure": "cost per unit"}, "s" if part == "wave_pause" else "CPU s", value)
+    ratios += [derived({"part": part, "figure": "cost per unit"}, "CPU s", value)
                for part, value in vars(costs).items()]
     ratios += study_predictions(study_cells(scale), costs)
     return new_record(BENCH, figures, ratios)
 
 
 KINDS = {"efficiency": "measured", "predicted efficiency": "model, this machine",
-         "predicted efficiency, a core each": "model, a core each"}
+         "predicted efficiency, a core each": "model, a core each",
+         "schedule efficiency": "the cells' best (no cost)"}
 """The lines of the figure, by the derived figure each draws."""
 
 
@@ -211,6 +216,11 @@ def _values(record: dict, key: str) -> dict[tuple, float]:
             for figure in record["measurements"] + record["derived"] if figure["labels"].get("figure") == key}
 
 
+def _percent(value: float | None) -> float | str:
+    """A ratio in percent; "" when a record has none (those before it was measured)."""
+    return "" if value is None else value * 100
+
+
 def simulated_text(record: dict) -> str:
     """The record as the bench prints it: a row per run, a row per cluster, the fitted
     costs and the studies' predictions."""
@@ -219,27 +229,32 @@ def simulated_text(record: dict) -> str:
     limits = {_key(f["labels"]): f["labels"]["limit"] for f in record["derived"]
               if f["labels"].get("figure") == "predicted efficiency"}
     columns = {key: _values(record, key) for key in
-               ("cells", "tasks", "parts", "ideal", "compute", "efficiency", "predicted efficiency",
-                "client_per_cell", "scheduler_per_task", "workers_per_cell", "client_rss", "scheduler_rss")}
+               ("cells", "tasks", "parts", "ideal", "compute", "efficiency", "schedule efficiency",
+                "predicted efficiency", "client_per_cell", "scheduler_per_task", "workers_per_cell", "client_rss",
+                "scheduler_rss")}
     rows = []
     for key in sorted(columns["compute"], key=lambda k: (int(dict(k)["slots"]), dict(k)["workload"])):
         labels = dict(key)
         value = {name: column.get(key) for name, column in columns.items()}
         rows.append([int(labels["slots"]), int(labels["processes"]), labels["workload"], int(value["cells"]),
                      int(value["tasks"]), int(value["parts"]), value["ideal"], value["compute"],
-                     value["efficiency"] * 100, value["predicted efficiency"] * 100, limits.get(key, ""),
+                     value["efficiency"] * 100, _percent(value["schedule efficiency"]),
+                     value["predicted efficiency"] * 100, limits.get(key, ""),
                      value["client_per_cell"] * 1e6, value["scheduler_per_task"] * 1e3,
                      value["workers_per_cell"] * 1e3, value["client_rss"], value["scheduler_rss"]])
     runs = text_table(["slots", "procs", "workload", "cells", "tasks", "parts", "ideal s", "compute s", "eff %",
-                       "model %", "limit", "client µs/cell", "sched ms/task", "workers ms/cell",
+                       "cells' best %", "model %", "limit", "client µs/cell", "sched ms/task", "workers ms/cell",
                        "client MiB", "sched MiB"], rows)
-    clusters = [[int(dict(k)["slots"]), v, _values(record, "start_cpu")[k], _values(record, "first_run")[k]]
+    loads = _values(record, "start_load")
+    clusters = [[int(dict(k)["slots"]), int(dict(k)["processes"]), dict(k).get("start", "spawn"), v,
+                 _values(record, "start_cpu")[k], loads.get(k, ""), _values(record, "first_run")[k]]
                 for k, v in sorted(_values(record, "joined").items(), key=lambda kv: int(dict(kv[0])["slots"]))]
-    starts = text_table(["slots", "workers joined s", "start CPU s/process", "first run s"], clusters)
+    starts = text_table(["slots", "procs", "started by", "workers joined s", "start CPU s/process", "load average",
+                         "first run s"], clusters)
     costs = ", ".join(f"{dict(k)['part']} {v * 1e3:.3g} ms" for k, v in _values(record, "cost per unit").items())
     studies = [[dict(k)["study"], int(dict(k)["slots"]), dict(k)["batching"], v * 100]
                for k, v in _values(record, "predicted efficiency").items() if "study" in dict(k)]
     predicted = text_table(["study", "slots", "batching", "predicted eff %"], studies)
     return "\n\n".join(["== simulated cluster: runs", runs, "== cluster start", starts,
-                        f"== cost per unit (CPU; the pause: wall), fitted over the runs: {costs}",
+                        f"== cost per unit (CPU), fitted over the runs: {costs}",
                         "== studies' cell times, predicted", predicted, limits_text(record)])

@@ -1,6 +1,7 @@
 """``dolb bench simulated``: the simulated cluster (:mod:`dolb.bench.simulate`). A Dask
 scheduler and workers of ``--slots`` slots (a process each up to ``--processes``, then
-threads) run a sweep and a tuned sweep of about ``--sim-cells`` cells that only sleep,
+threads) run a sweep and a tuned sweep of about ``--sim-cells`` cells (default 25 a slot: fewer,
+and the last cells' uneven ends weigh on the efficiency) that only sleep,
 each for a time drawn from ``--seconds``: ``LOW-HIGH`` (11 evenly spaced times), a
 comma-separated list, or a result folder whose cells' times give the shape. Its record
 is bench ``simulated``; the cost model's predictions for the studies take their cell
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from dolb.bench.records import read_records, write_record
 from dolb.bench.scale import _exit_on_signal, work_folders
-from dolb.bench.simulate import main_environment, seconds_of, simulate
+from dolb.bench.simulate import main_environment, seconds_of, simulate, sweep_cells
 from dolb.bench.simulate_record import as_record, simulated_text
 from dolb.errors import ConfigError
 
@@ -47,8 +48,8 @@ def main(args: argparse.Namespace) -> int:
     check(args)
     signal.signal(signal.SIGTERM, _exit_on_signal)  # so a terminated bench kills its runs
     folder, cache = work_folders(args.work, "dolb-bench-simulated-")
-    found = [simulate(slots, args.processes, args.sim_cells, args.seconds, ("sweep", "tuned"), folder,
-                      main_environment(cache)) for slots in args.slots]
+    found = [simulate(slots, args.processes, args.sim_cells or sweep_cells(slots), args.seconds, ("sweep", "tuned"),
+                      folder, main_environment(cache), args.start_method) for slots in args.slots]
     records = read_records(args.record) if args.record and Path(args.record).is_dir() else {}
     record = as_record(found, (records.get("scale") or [None])[-1]) | {"command": args.command_line}
     print("\n" + simulated_text(record))

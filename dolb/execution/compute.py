@@ -32,19 +32,6 @@ so a worker never waits for the client's round trip); more are sent as these com
 Before any has finished, one per worker: those are cut before any cell was timed."""
 
 
-def warm_up_samples(todo: list[tuple[CellGroup, np.ndarray]]) -> list[tuple[str, list]]:
-    """One cell per distinct learner, parameters, conversions and dataset, in groups of
-    the same learner, conversions and dataset (whose kernels are the same, or nearly:
-    what one worker warms; see :func:`dolb.execution.compile_once.warm_up_spread`), each
-    with its key."""
-    samples: dict[str, dict[str, object]] = {}
-    for group, indices in todo:
-        t = group.template
-        kernels = repr((t.learner, t.conversions, group.train_path))
-        samples.setdefault(kernels, {}).setdefault(repr(sorted(t.params.items())), group.cell(int(indices[0])))
-    return [(key, list(cells.values())) for key, cells in samples.items()]
-
-
 def gather_mode(client, store: ResultStore, gather: str) -> str:
     """``"workers"`` when every worker can write into the result folder (or that was
     asked), else ``"client"``."""

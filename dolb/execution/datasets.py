@@ -4,7 +4,10 @@ generating or importing them into the data cache first when they are not stored 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+
+from distributed import as_completed
 
 from dolb.data import Dataset, import_dataset, materialize, open_dataset
 from dolb.data.store.format import is_url, url_filesystem
@@ -69,13 +72,16 @@ def resolve_dataset(
 
 
 def open_datasets(
-    pipeline: Pipeline, cache: str | Path, builder=None
+    pipeline: Pipeline, cache: str | Path, builder=None, built: Callable[[str, dict[str, Dataset]], None] | None = None
 ) -> dict[str, dict[str, Dataset]]:
     """Open every dataset the pipeline's experiments use. Those still to be generated or
     imported are built into ``cache``: by ``builder()`` (a Dask client, started only
     when something is missing) as one task each, in parallel, or in this process when
-    ``builder`` is None. An object store's fault names the store of the dataset, or the
-    data cache (:class:`~dolb.errors.StoreFault`)."""
+    ``builder`` is None. ``built(name, parts)`` is called as each build on the cluster
+    ends and its dataset opens, while the others still build (the run warms that
+    dataset's kernels then); a build's error is raised once all have ended, the first
+    dataset's first. An object store's fault names the store of the dataset, or the data
+    cache (:class:`~dolb.errors.StoreFault`)."""
     used = {name for e in pipeline.experiments.values() for name in e.datasets}
     specs = [spec for name, spec in pipeline.datasets.items() if name in used]
     opened = {}
@@ -85,16 +91,24 @@ def open_datasets(
                 opened[spec.name] = resolve_dataset(spec, cache, pipeline.seed, build=builder is None)
         except ConfigError as exc:  # its parameters: say where they are
             raise ConfigError(f"{pipeline.path}: datasets.{spec.name}.params: {exc}") from None
-    missing = [spec for spec in specs if opened[spec.name] is None]
+    missing = {spec.name: spec for spec in specs if opened[spec.name] is None}
     if missing:
         client = builder()
-        futures = [client.submit(call, encode((_build_dataset, (spec, str(cache), pipeline.seed))), pure=False)
-                   for spec in missing]
-        for spec, paths in zip(missing, client.gather(futures)):
+        futures = {client.submit(call, encode((_build_dataset, (spec, str(cache), pipeline.seed))), pure=False): name
+                   for name, spec in missing.items()}
+        errors = {}
+        for future in as_completed(futures):
+            name, paths = futures[future], future.result()
             if isinstance(paths, DolbError):
-                raise paths
+                errors[name] = paths
+                continue
             with reaching(str(cache)):
-                opened[spec.name] = {part: open_dataset(path) for part, path in paths.items()}
+                opened[name] = {part: open_dataset(path) for part, path in paths.items()}
+            if built is not None and not errors:
+                built(name, opened[name])
+        for name in missing:
+            if name in errors:
+                raise errors[name]
     return opened
 
 

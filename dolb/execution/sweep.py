@@ -28,7 +28,7 @@ from dolb.errors import ConfigError
 from dolb.evaluation.saved_states import STATE_SAVES
 from dolb.execution.arithmetic import pin_of
 from dolb.execution.cluster import read_cluster_file
-from dolb.execution.compute import CellRunner, gather_mode, warm_up_samples
+from dolb.execution.compute import CellRunner, gather_mode
 from dolb.execution.datasets import data_cache, open_datasets
 from dolb.execution.environment import fingerprint
 from dolb.execution.lock import FolderLock, refuse_if_held, remove_uncommitted_parts
@@ -37,7 +37,7 @@ from dolb.execution.phases import Phases
 from dolb.execution.quiet import QuietWorker
 from dolb.execution.run_end import compact_on_cluster, report_on_cluster
 from dolb.execution.sweep_client import SweepCluster
-from dolb.execution.tasks import Destination, KernelWarmUp
+from dolb.execution.tasks import Destination
 from dolb.execution.tuning import Tuned, first_wave, run_tuning, write_decisions
 from dolb.experiment.cells import CellGroup, cell_id, examples_of, expand_groups, group_ids, parameter_types
 from dolb.experiment.pipeline import Pipeline, load_pipeline
@@ -257,8 +257,8 @@ def _plan(pipeline_path: Path, out_dir, options: RunOptions, pipeline_text: str 
         cache = data_cache(options.data_cache)
         store = ResultStore(out_dir)
         store.check_creatable()
-    with phases("data"):
-        datasets = open_datasets(pipeline, cache, builder=cluster.client)
+    with phases("data"):  # a dataset built on the cluster has its kernels warmed there as soon as it is
+        datasets = open_datasets(pipeline, cache, builder=cluster.client, built=cluster.warm_built(pipeline))
     with phases("plan"):
         groups = expand_groups(pipeline, datasets)  # the last check of the pipeline
         plans = tuning_plans(pipeline, datasets)
@@ -272,7 +272,7 @@ def _plan(pipeline_path: Path, out_dir, options: RunOptions, pipeline_text: str 
         todo = cells_to_run(groups, stored, failed, options.retry_failed)
     plan = _Plan(pipeline, store, cache, groups, plans, stored, failed, todo)
     if plan.has_work:  # a rerun that finds every cell stored starts no cluster
-        cluster.start()
+        cluster.start(todo + plan.first_trials)  # their kernels warmed as soon as the workers are up
     n_todo = sum(len(indices) for _, indices in todo)
     logger.info("%s: %d cells, %d stored, %d to compute%s; results in %s", pipeline.name, plan.n_cells,
                 plan.n_cells - n_todo - sum(p.n_splits for p in plans), n_todo, " and a tuning" if plans else "",
@@ -313,8 +313,8 @@ def _compute(client, cluster: SweepCluster, plan: _Plan, schema, run_id: str, op
     store = plan.store
     with phases("cluster"):
         register_on_workers(client, QuietWorker())  # workers started without dolb's quiet settings
-        register_on_workers(client, KernelWarmUp(warm_up_samples(plan.todo + plan.first_trials)))
         mode = gather_mode(client, store, options.gather)
+        cluster.warmed()
     destination = Destination(schema=schema, run_id=run_id, store=store.root if mode == "workers" else None,
                               keep_states=mode == "workers")
     n_workers = max(1, sum(client.nthreads().values()))  # slots: a worker of k threads runs k tasks at once

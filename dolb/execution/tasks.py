@@ -1,5 +1,5 @@
 """What a worker does: run a batch of cells and store their rows itself, or send them
-back as one Arrow table; warm the compiled kernels when it joins.
+back as one Arrow table.
 
 A task returns only a :class:`TaskOutcome`: counts, its cells' ids, the failures, and the
 name of the part it wrote (or, when the workers cannot reach the result folder, the rows
@@ -17,16 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
-from distributed import WorkerPlugin, get_worker
+from distributed import get_worker
 
 from dolb.data.store.format import is_url
 from dolb.data.store.object_stores import as_store_fault
 from dolb.errors import DolbError, StorageError
-from dolb.evaluation.cell import Cell
-from dolb.evaluation.run_cell import run_cell, warm_up
+from dolb.evaluation.run_cell import run_cell
 from dolb.evaluation.saved_states import add_saves
 from dolb.execution.batches import Batch, Paces
-from dolb.execution.compile_once import warm_up_spread
 from dolb.results.states import CellStates
 from dolb.results.store import CellRows, ResultStore
 
@@ -212,18 +210,3 @@ def can_write(store: str, token: str) -> bool:
     """Whether this process sees the probe file ``token`` the client wrote in the
     result folder (then it can write parts there too)."""
     return ResultStore(store).read_text(f".probe-{token}") == token
-
-
-class KernelWarmUp(WorkerPlugin):
-    """Warms the kernels of a sweep's cells on every worker, those that join later
-    included, before any cell runs (see :func:`dolb.evaluation.run_cell.warm_up`), each
-    kernel compiled by one worker of those sharing a cache and loaded by the others
-    (:func:`dolb.execution.compile_once.warm_up_spread`)."""
-
-    name = "dolb-kernel-warm-up"
-
-    def __init__(self, samples: list[tuple[str, list[Cell]]]) -> None:
-        self.samples = samples
-
-    def setup(self, worker) -> None:
-        warm_up_spread(self.samples, warm_up)

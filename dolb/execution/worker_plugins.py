@@ -1,5 +1,6 @@
 """The worker plugins of the embedded cluster: no HTTP server, dolb prepared as a worker
-starts, a quick exit after a clean close, and no traceback when the client is gone."""
+starts, a quick exit after a clean close, and no traceback when the client is gone; and
+of every cluster a sweep runs on: kernels compiled once among workers sharing a cache."""
 
 from __future__ import annotations
 
@@ -35,11 +36,29 @@ class Prepared(WorkerPlugin):
 
     def setup(self, worker: Worker) -> None:
         importlib.import_module("dolb.execution.tasks")
-        with contextlib.suppress(Exception):
-            from numba.core.registry import cpu_target
+        prepare_compiler()
 
-            cpu_target.typing_context.refresh()
-            cpu_target.target_context.refresh()
+
+def prepare_compiler() -> None:
+    """Initialise Numba's compiler in this process: its typing and target contexts (best
+    effort; once set up, a refresh costs nothing)."""
+    with contextlib.suppress(Exception):
+        from numba.core.registry import cpu_target
+
+        cpu_target.typing_context.refresh()
+        cpu_target.target_context.refresh()
+
+
+class SharedCompilation(WorkerPlugin):
+    """Makes a worker compile each cached kernel only under its file lock, so workers
+    that share a Numba cache compile it once (:mod:`dolb.execution.compile_once`)."""
+
+    name = "dolb-shared-compilation"
+
+    def setup(self, worker: Worker) -> None:
+        from dolb.execution.compile_once import share_compilation
+
+        share_compilation()
 
 
 class QuickExit(WorkerPlugin):

@@ -225,13 +225,16 @@ def _check_labels(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, 
             )
 
 
-def expand_groups(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]]) -> list[CellGroup]:
+def expand_groups(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]],
+                  only: str | None = None) -> list[CellGroup]:
     """All cell groups of ``pipeline`` in a fixed order (experiment, dataset, learner,
-    configuration, complexity), given each dataset's opened parts."""
+    configuration, complexity), given each dataset's opened parts (``only``: those of
+    that dataset)."""
     groups = []
     for experiment in pipeline.experiments.values():
         for dataset in experiment.datasets:
-            groups.extend(_experiment_groups(pipeline, experiment, dataset, datasets[dataset]))
+            if only is None or dataset == only:
+                groups.extend(_experiment_groups(pipeline, experiment, dataset, datasets[dataset]))
     return groups
 
 

@@ -73,15 +73,18 @@ class TuningPlan:
         return params_label(replace(self.template, tuned={"space": [vars(d) for d in self.space]}))
 
 
-def tuning_plans(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]]) -> list[TuningPlan]:
+def tuning_plans(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]],
+                 only: str | None = None) -> list[TuningPlan]:
     """Every tuned configuration of ``pipeline``, in a fixed order (experiment, dataset,
-    learner, configuration); ConfigError for a budget the splits cannot give."""
+    learner, configuration; ``only``: those of that dataset); ConfigError for a budget
+    the splits cannot give."""
     plans = []
     for experiment in pipeline.experiments.values():
         if not any(learner.search for learner in experiment.learners):
             continue
         for dataset in experiment.datasets:
-            plans.extend(_plans(pipeline, experiment, dataset, datasets[dataset]))
+            if only is None or dataset == only:
+                plans.extend(_plans(pipeline, experiment, dataset, datasets[dataset]))
     return plans
 
 

@@ -18,13 +18,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from dolb.registry import Registry
-from dolb.results import query
-from dolb.results.store import ResultStore
-from dolb.results.tables import comparison_table, paired_table, ranking_table, short_labels
+
+if TYPE_CHECKING:  # the pipeline's checks read this registry (on every worker): pandas and DuckDB when drawn
+    import pandas as pd
+
+    from dolb.results.store import ResultStore
 
 
 @dataclass(frozen=True)
@@ -79,12 +80,17 @@ class ReportKind:
 
 
 def _comparison(report: ReportSpec, summary: pd.DataFrame, store: ResultStore) -> pd.DataFrame | None:
+    from dolb.results.tables import comparison_table
+
     if report.kind == "curve" and report.at is None:
         return None
     return comparison_table(summary, report.experiment, report.metric, report.at, report.stats)
 
 
 def _paired(report: ReportSpec, summary: pd.DataFrame, store: ResultStore) -> pd.DataFrame:
+    from dolb.results import query
+    from dolb.results.tables import paired_table
+
     rows = query.rows(store, "experiment = ? AND metric = ?", (report.experiment, report.metric))
     return paired_table(rows, report.experiment, report.metric, report.at, report.compare, report.baseline)
 
@@ -112,6 +118,8 @@ def _ranking_figure(report: ReportSpec, summary: pd.DataFrame, table: pd.DataFra
 
 
 def _ranking(report: ReportSpec, summary: pd.DataFrame, store: ResultStore) -> pd.DataFrame:
+    from dolb.results.tables import ranking_table, short_labels
+
     table = ranking_table(summary, report.experiment, report.metric, report.at)
     table.insert(0, "configuration", short_labels(table))
     keys = ["learner", "params", "complexity", "conversion"]

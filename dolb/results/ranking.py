@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # the pipeline's checks read POSTHOC (on every worker): pandas only for a test
+    import pandas as pd
 
 POSTHOC = ("nemenyi", "holm")
 """The post-hoc tests a ranking report may ask for."""
@@ -66,6 +69,7 @@ def friedman(values: pd.DataFrame, posthoc: str = "nemenyi") -> Friedman:
 
     Examples
     --------
+    >>> import pandas as pd
     >>> values = pd.DataFrame({"a": [0.1, 0.2, 0.3, 0.1], "b": [0.2, 0.3, 0.1, 0.2], "c": [0.3, 0.4, 0.2, 0.3]})
     >>> test = friedman(values)
     >>> test.mean_ranks.to_dict()
