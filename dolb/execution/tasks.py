@@ -22,6 +22,7 @@ from distributed import get_worker
 from dolb.data.store.format import is_url
 from dolb.data.store.object_stores import as_store_fault
 from dolb.errors import DolbError, StorageError
+from dolb.evaluation.cell import Cell
 from dolb.evaluation.run_cell import run_cell
 from dolb.evaluation.saved_states import add_saves
 from dolb.execution.batches import Batch, Paces
