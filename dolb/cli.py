@@ -6,9 +6,10 @@ and figures again; ``dolb status DIR`` shows the run history and the failed cell
 ``dolb export DIR`` writes the results as one CSV; ``dolb compact DIR`` merges its
 result parts; ``dolb reproduce DIR --out NEW`` runs a
 recorded run again and checks every value; ``dolb verify DIR`` checks a dataset store in
-full; ``dolb learners`` lists the registered learners and their parameters. A user's mistake is printed as one line
-(``dolb: error: ...``) with exit status 2. ``-v`` logs what a run does (``-vv`` more),
-``-q`` only errors.
+full; ``dolb study NAME RUN`` prints a study's tables and claims' verdicts and writes
+its table records and figures; ``dolb learners`` lists the registered learners and their
+parameters. A user's mistake is printed as one line (``dolb: error: ...``) with exit
+status 2. ``-v`` logs what a run does (``-vv`` more), ``-q`` only errors.
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 
 import dolb
 from dolb.bench.modes import add_modes, with_mode
 from dolb.cli_arguments import fraction, lasting_folder, positive_int
 from dolb.console import configure_logging, error_line, quiet_on_interrupt
 from dolb.errors import DataError
-from dolb.options import GATHER_MODES, OPTIONS, RunOptions, writable_file
+from dolb.options import GATHER_MODES, OPTIONS, RunOptions
+from dolb.studies.command import add_study_command
 
 
 def _options(args: argparse.Namespace) -> RunOptions:
@@ -36,6 +37,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
 
 def _run(args: argparse.Namespace) -> int:
     from dolb.execution.sweep import run_sweep
+    from dolb.location import joined
     from dolb.results.store import ResultStore
 
     summary = run_sweep(args.pipeline, args.out, _options(args))
@@ -43,7 +45,7 @@ def _run(args: argparse.Namespace) -> int:
     print(f"{summary.counts_line()}; {summary.seconds:.1f} s; results in {args.out} (run {summary.run_id})")
     print(summary.time_line())
     if summary.n_cells and ResultStore(args.out).exists():
-        print(f"Page: {ResultStore(args.out).path}/report/index.html")
+        print(f"Page: {joined(ResultStore(args.out).location, 'report', 'index.html')}")
     return 0 if summary.ok else 1
 
 
@@ -78,18 +80,15 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from dolb.location import joined, local_file, writable
     from dolb.results.query import rows
 
     store = _result_store(args.dir)
-    writable_file("--to", args.to)
-    target = Path(args.to) if args.to else Path(args.dir) / "results.csv"
+    writable("--to", args.to)
+    target = args.to or joined(args.dir, "results.csv")
     frame = rows(store)
-    partial = target.with_name(f".{target.name}.tmp")
-    try:
+    with local_file(target) as partial:  # whole or not at all
         frame.to_csv(partial, index=False)
-        os.replace(partial, target)  # whole or not at all
-    finally:
-        partial.unlink(missing_ok=True)
     print(f"{len(frame):,} rows written to {target}")
     return 0
 
@@ -195,10 +194,11 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from dolb.bench.ab import confirm_commits
+    from dolb.location import joined
     from dolb.results.compare_page import console_text
     from dolb.results.compare_report import compare_folders
 
-    out = Path(args.out) if args.out else Path(args.run) / "compare"
+    out = args.out or joined(args.run, "compare")
     confirm = confirm_commits(args.confirm) if args.confirm else None
     comparison = compare_folders(args.run, args.baseline, out, alpha=args.alpha, slowdown=args.slowdown,
                                  history=args.history, rtol=args.rtol, confirm=confirm)
@@ -271,6 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_modes(bench)
     bench.set_defaults(handler=_bench)
 
+    add_study_command(commands)
+
     learners = commands.add_parser("learners", help="the registered learners and their parameters")
     learners.add_argument("names", nargs="*", metavar="NAME", help="learners to show (default: all)")
     learners.add_argument("--json", action="store_true", help="as a JSON list")
@@ -283,12 +285,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "merge a result folder's parts into a few large ones, each cell once (a run ends so when it "
                     "leaves many)")
     export = _folder_command(commands, "export", _export, "write a result folder's results as one CSV file")
-    export.add_argument("--to", metavar="FILE", help="the CSV file (default DIR/results.csv)")
+    export.add_argument("--to", metavar="FILE", help="the CSV file, a path or an fsspec URL (default DIR/results.csv)")
 
     again = _folder_command(commands, "reproduce", _reproduce, "run a recorded run again and check every value")
     again.add_argument("--out", required=True, type=lasting_folder, help="a fresh result folder for the new run")
     again.add_argument("--run", help="the run id to reproduce (default: the last finished run; see dolb status)")
     again.add_argument("--rtol", type=fraction, help="largest relative difference called floating-point noise (1e-6)")
+    again.add_argument("--data-cache", metavar="DIR", help=DATA_CACHE_HELP)
     _add_where(again)
 
     verify = commands.add_parser("verify", help="check a dataset store in full: metadata, chunks, fingerprint")

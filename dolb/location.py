@@ -26,6 +26,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from dolb.data.store.format import is_url, url_filesystem
+from dolb.errors import ConfigError
+from dolb.options import writable_file
 
 Location = str | os.PathLike
 """A local path or an fsspec URL."""
@@ -61,6 +63,17 @@ def is_file(location: Location) -> bool:
     """Whether ``location`` is an existing file."""
     fs, path = url_filesystem(str(location))
     return fs.isfile(path)
+
+
+def writable(option: str, location: Location | None) -> None:
+    """ConfigError, before anything runs, when ``location`` cannot become a file: a
+    folder behind a URL (checked as far as can be without writing), or what
+    :func:`dolb.options.writable_file` refuses of a local path."""
+    if location is not None and is_url(str(location)):
+        if is_folder(location):
+            raise ConfigError(f"{option} {location}: is a folder, expected a file name")
+        return
+    writable_file(option, location)
 
 
 def read_text(location: Location) -> str | None:

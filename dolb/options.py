@@ -95,19 +95,13 @@ OPTIONS = tuple(field.name for field in fields(RunOptions))
 """Every option's name."""
 
 
-def writable_file(option: str, path: str | Path | None, url: bool = False) -> None:
-    """ConfigError, before anything runs, when ``path`` cannot become a file (``url``:
-    it may be an fsspec URL, checked as far as can be without writing)."""
+def writable_file(option: str, path: str | Path | None) -> None:
+    """ConfigError, before anything runs, when ``path`` cannot become a file of this
+    machine (a URL: :func:`dolb.location.writable` takes both)."""
     if path is None:
         return
     if "://" in str(path):
-        from dolb.location import is_folder  # the file systems of fsspec, only for a URL
-
-        if not url:
-            raise ConfigError(f"{option} {path}: give a file of this machine, not a URL")
-        if is_folder(path):
-            raise ConfigError(f"{option} {path}: is a folder, expected a file name")
-        return
+        raise ConfigError(f"{option} {path}: give a file of this machine, not a URL")
     target = Path(path)
     if target.is_dir():
         raise ConfigError(f"{option} {path}: is a folder, expected a file name")

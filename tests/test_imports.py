@@ -23,7 +23,7 @@ import dolb
 LAYERS = (
     ("core", ("dolb.errors", "dolb.extras", "dolb.identity", "dolb.registry", "dolb.params", "dolb.seeding",
               "dolb.validation", "dolb.losses", "dolb.options")),
-    ("data", ("dolb.data",)),
+    ("data", ("dolb.data", "dolb.location")),
     ("conversions", ("dolb.conversions",)),
     ("learners", ("dolb.learners",)),
     ("selection", ("dolb.selection",)),

@@ -7,7 +7,7 @@ import pytest
 
 from dolb import location
 from dolb.errors import ConfigError
-from dolb.options import RunOptions, writable_file
+from dolb.options import RunOptions
 
 
 @pytest.fixture(params=["path", "url"])
@@ -43,10 +43,10 @@ def test_files_written_into_a_local_folder_end_up_at_the_location(folder):
 
 
 def test_a_file_to_write_behind_a_url(folder):
-    writable_file("--to", location.joined(folder, "new.csv"), url=True)  # fine
+    location.writable("--to", location.joined(folder, "new.csv"))  # fine
     with location.local_folder(location.joined(folder, "taken")) as local:
         (local / "x").write_text("x")
     with pytest.raises(ConfigError, match="taken: is a folder, expected a file name"):
-        writable_file("--to", location.joined(folder, "taken"), url=True)
+        location.writable("--to", location.joined(folder, "taken"))
     with pytest.raises(ConfigError, match=r"s3://bucket/report.html: give a file of this machine, not a URL"):
         RunOptions(performance_report="s3://bucket/report.html")
