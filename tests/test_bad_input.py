@@ -29,7 +29,7 @@ def pipeline(tmp_path):
          "dolb run: error: argument --workers: expected a whole number, got 'abc'"),
         (["run", "{pipeline}", "--out", "{out}", "--workers", "2", "--scheduler", "x"],
          "dolb run: error: argument --scheduler: not allowed with argument --workers"),
-        (["bench", "--repeat", "0"], "dolb bench: error: argument --repeat: expected at least 1, got 0"),
+        (["bench", "--repeat", "0"], "dolb bench throughput: error: argument --repeat: expected at least 1, got 0"),
         (["compare", "{out}", "{out}", "--slowdown", "0"],
          "dolb compare: error: argument --slowdown: expected a number between 0 and 1, got 0"),
         (["run", "{pipeline}"], "dolb run: error: the following arguments are required: --out"),

@@ -187,14 +187,15 @@ def test_cold_start_records_both_runs_phases_and_fails_when_their_values_differ(
     import dolb.bench.cold_start as cold
 
     seconds = iter([9.0, 3.0, 8.0, 2.5])
-    monkeypatch.setattr(cold, "run", lambda pipeline, out, cache, workers: {
-        "seconds": (wall := next(seconds)), "timings": {"cluster": wall - 1.0, "compute": 0.5}})
+    monkeypatch.setattr(cold, "run", lambda pipeline, out, cache, workers, data: {
+        "seconds": (wall := next(seconds)), "timings": {"data": 0.25, "cluster": wall - 1.0, "compute": 0.5}})
     monkeypatch.setattr(cold, "values", lambda out: pd.DataFrame({"value": [1.0, 2.0]}))
     assert main(["bench", "cold-start", "--repeats", "2", "--record", str(tmp_path)]) == 0
     (path,) = (tmp_path / "cold-start").iterdir()
     found = {(m["labels"]["cache"], m["labels"]["figure"]): m["repeats"] for m in read_record(path)["measurements"]}
     assert found == {("cold", "cluster"): [8.0, 7.0], ("cold", "compute"): [0.5, 0.5], ("cold", "wall"): [9.0, 8.0],
-                     ("warm", "cluster"): [2.0, 1.5], ("warm", "compute"): [0.5, 0.5], ("warm", "wall"): [3.0, 2.5]}
+                     ("warm", "cluster"): [2.0, 1.5], ("warm", "compute"): [0.5, 0.5], ("warm", "wall"): [3.0, 2.5],
+                     ("cold", "data"): [0.25, 0.25], ("warm", "data"): [0.25, 0.25]}
     seconds = iter([9.0, 3.0])
     monkeypatch.setattr(cold, "values", lambda out: pd.DataFrame({"value": [1.0, 2.0 if out.name.startswith("cold") else 2.1]}))
     assert main(["bench", "cold-start", "--record", str(tmp_path / "again")]) == 1
@@ -312,7 +313,7 @@ def test_simulated_records_each_slot_count_and_predicts_the_studies_of_the_lates
     given = {entry["slots"]: entry for entry in _found()}
     asked = []
 
-    def simulate(slots, processes, cells, seconds, workloads, folder, env):
+    def simulate(slots, processes, cells, seconds, workloads, folder, env, start_method):
         asked.append((slots, processes, cells, seconds, workloads))
         return given[slots]
 
