@@ -14,11 +14,24 @@ from collections.abc import Iterator
 from dolb.errors import DolbError
 
 
+class _StandardError(logging.StreamHandler):
+    """A handler that writes to whatever ``sys.stderr`` is when it writes (as logging's
+    last resort does), not to the stream it was made with, which may be closed since."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
 def configure_logging(verbosity: int) -> None:
     """Log dolb's messages to standard error: warnings by default, ``info`` at
     verbosity 1, ``debug`` at 2 or more, errors only at -1."""
     level = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StandardError()
     handler.setFormatter(logging.Formatter("dolb: %(message)s"))
     logger = logging.getLogger("dolb")
     logger.handlers[:] = [handler]

@@ -85,7 +85,7 @@ def test_a_damaged_part_is_refused_before_any_cell_runs(damage, run_folder, tmp_
     (["status", "nosuch://x/y"], "nosuch://x/y: not a location dolb can open (Protocol not known: nosuch)"),
     (["run", "{pipeline}", "--out", "nosuch://x/y"], "nosuch://x/y: not a location dolb can open (Protocol not known: nosuch)"),
     (["compare", "nosuch://x", "{tmp}/out"],
-     "nosuch://x: dolb compare reads and writes folders of this file system, not URLs (copy the result folder here first)"),
+     "nosuch://x/compare: not a location dolb can open (Protocol not known: nosuch)"),
     (["run", "{pipeline}", "--out", "{tmp}/out", "--data-cache", "nosuch://x"],
      "nosuch://x: not a location dolb can open (Protocol not known: nosuch)"),
     (["run", "{pipeline}", "--out", "{tmp}/out", "--data-cache", ""],

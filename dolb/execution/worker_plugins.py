@@ -51,11 +51,17 @@ def prepare_compiler() -> None:
 
 class SharedCompilation(WorkerPlugin):
     """Makes a worker compile each cached kernel only under its file lock, so workers
-    that share a Numba cache compile it once (:mod:`dolb.execution.compile_once`)."""
+    that share a Numba cache compile it once (:mod:`dolb.execution.compile_once`); and
+    imports what the client's calls and the tasks use, once, before any task runs: two
+    threads importing the same package at once (a call of the client's in the event
+    loop, a warm-up task in a worker thread) may see it half imported (CPython's
+    deadlock avoidance between module locks; seen with fsspec's)."""
 
     name = "dolb-shared-compilation"
 
     def setup(self, worker: Worker) -> None:
+        import dolb.execution.compute  # noqa: F401  (the client's probes: fsspec, the result store)
+        import dolb.execution.tasks  # noqa: F401  (the cells' tasks)
         from dolb.execution.compile_once import share_compilation
 
         share_compilation()

@@ -30,6 +30,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import copy
 import sys
 from collections.abc import Iterator
 
@@ -69,7 +70,7 @@ def storage_options(url: str) -> dict:
     ({}, {})
     """
     protocol = url.split("://", 1)[0] if "://" in url else ""
-    options = dict(DEFAULTS.get(protocol, {}))
+    options = copy.deepcopy(DEFAULTS.get(protocol, {}))  # botocore rewrites the retries it is given
     for key, value in fsspec.config.conf.get(protocol, {}).items():
         both = isinstance(value, dict) and isinstance(options.get(key), dict)
         options[key] = {**options[key], **value} if both else value
