@@ -60,7 +60,7 @@ class SharedCompilation(WorkerPlugin):
     name = "dolb-shared-compilation"
 
     def setup(self, worker: Worker) -> None:
-        import dolb.execution.compute  # noqa: F401  (the client's probes: fsspec, the result store)
+        import dolb.execution.compute
         import dolb.execution.tasks  # noqa: F401  (the cells' tasks)
         from dolb.execution.compile_once import share_compilation
 
