@@ -77,3 +77,23 @@ def test_the_irma_pages_tables_are_what_the_study_computes(results):
 
 def stored_rows(name: str) -> list[list]:
     return read_table(ROOT / TABLES / "irma" / f"{name}.json")["rows"]
+
+
+def test_the_stiffness_readings_table():
+    """Other readings of the stiffness schedule (the page's sentence, on 20 sequences
+    here): growing λ before the first update changes IRMA by little, normalising the
+    Gram matrix by the domain's length moves it far at 80 examples; the stored record
+    has the same rows and columns."""
+    import numpy as np
+
+    from dolb.studies.irma import READINGS, stiffness_readings
+
+    columns, rows = stiffness_readings(sequences=20)
+    ours, grown, normalised = (np.array(row[1:]) for row in rows)
+    assert [row[0] for row in rows] == list(READINGS)
+    assert np.all(np.abs(grown / ours - 1) < 0.05)
+    assert np.all(normalised[1::3] > 1.3 * ours[1::3])  # at 80 examples, every order
+    assert np.all(np.abs(normalised[2::3] / ours[2::3] - 1) < 0.3)  # at 150, closer again
+    stored = read_table(ROOT / TABLES / "irma" / "stiffness.json")
+    assert [row[0] for row in stored["rows"]] == list(READINGS)
+    assert [column["name"] for column in stored["columns"]] == [heading for heading, _ in columns]
