@@ -3,9 +3,9 @@ of its terms, so the readers return the rows in the order of what they measure
 (:data:`dolb.results.query.ROW_ORDER`), and two result folders holding the same rows (parts
 written in another order, cells named by other ids) give the same tables to the bit."""
 
-import pandas as pd
 from pandas.testing import assert_frame_equal, assert_series_equal
 
+from dolb.results import query
 from dolb.results.store import CellRows, ResultStore, result_schema
 from dolb.results.tables import aggregate, read_results
 from dolb.studies.cutoff_averaging import mean_at
@@ -40,6 +40,7 @@ def test_the_same_rows_stored_in_another_order_give_the_same_tables_to_the_bit(t
     a, b = read_results(first, tidy=True), read_results(second, tidy=True)
     assert_frame_equal(aggregate(a), aggregate(b), check_exact=True)
     assert_series_equal(mean_at(a, "fig2", "test_error"), mean_at(b, "fig2", "test_error"), check_exact=True)
+    assert_frame_equal(query.summary(ResultStore(first)), query.summary(ResultStore(second)), check_exact=True)
 
 
 def test_a_results_csv_in_another_order_gives_the_same_tables_to_the_bit(tmp_path):

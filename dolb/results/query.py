@@ -210,9 +210,11 @@ many rows): within :data:`MEMORY_LIMIT` whatever the store's size."""
 
 def _statistics(keys: str, where: str) -> str:
     """SQL of :func:`summary`'s statistics over the groups of ``measured`` matching ``where``
-    (``count`` in pandas' sense: the values that are not missing)."""
-    return f"""SELECT {keys}, avg(value ORDER BY split) AS mean, stddev_samp(value ORDER BY split) AS std,
-                      var_samp(value ORDER BY split) AS var, quantile_cont(value, 0.5) AS median,
+    (``count`` in pandas' sense: the values that are not missing); sums in split order (two
+    cells of one split, in the order of their ids)."""
+    order = "ORDER BY split, cell_id"
+    return f"""SELECT {keys}, avg(value {order}) AS mean, stddev_samp(value {order}) AS std,
+                      var_samp(value {order}) AS var, quantile_cont(value, 0.5) AS median,
                       quantile_cont(value, 0.25) AS q25, quantile_cont(value, 0.75) AS q75, count(value) AS count
                FROM measured WHERE {where} GROUP BY ALL"""
 
@@ -226,7 +228,7 @@ def summary(store: ResultStore, where: str = "TRUE", parameters: tuple = ()) -> 
     with _connect(store) as connection:
         connection.execute(
             f"""CREATE TEMP TABLE measured AS {_CHOSEN}
-            SELECT {keys}, split, CASE WHEN isnan(value) THEN NULL ELSE value END AS value
+            SELECT {keys}, split, cell_id, CASE WHEN isnan(value) THEN NULL ELSE value END AS value
             FROM rows WHERE status = 'ok' AND ({where})""",
             list(parameters),
         )
