@@ -55,7 +55,8 @@ def test_perceptron_table_counts_rises_and_worst_problems_as_the_raw_rows_do(mod
         at_last = error[error.n_train == 5000]
         means = at_last.groupby(["dataset", "conversion"]).value.mean().unstack()
         worst = int(sum(means.loc[d, conversion] == means.loc[d].max() for d in means.index))
-        assert by_name[name] == [mine[mine.n_train == 5000].value.mean(), worst, rises / steps]
+        assert by_name[name][1:] == [worst, rises / steps]
+        assert by_name[name][0] == pytest.approx(mine[mine.n_train == 5000].value.mean(), rel=1e-12)  # numpy's sum
     assert steps == 2 * 3 * 2  # two problems, three splits, 100 → 1,000 → 5,000
     assert columns[2] == ("problems (of 2) where it is the worst at 5,000", "d")
 

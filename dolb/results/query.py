@@ -10,9 +10,11 @@ drawn again.
 
 Every question sees each cell once: of several stored copies of a cell (equal, as
 results are deterministic) the first successful attempt; a cell that never succeeded
-shows its last failure. Sums run over a group's splits in split order, so two stores
-holding the same rows (two runs of a pipeline, their parts written in whatever order the
-workers finished) give the same statistics to the bit.
+shows its last failure. Sums run over a group's splits in split order, and :func:`rows`
+returns the rows in :data:`ROW_ORDER`, what they measure, so two stores holding the same
+rows (two runs of a pipeline, their parts written in whatever order the workers
+finished, their cells' ids made by another version) give the same statistics and tables
+to the bit: a float sum depends on the order of its terms.
 """
 
 from __future__ import annotations
@@ -40,6 +42,12 @@ CONFIG_COLUMNS = ["experiment", "dataset", "task", "learner", "params", "complex
 
 GROUP_COLUMNS = CONFIG_COLUMNS + ["n_train", "metric"]
 """One summary row per configuration, training size and metric."""
+
+ROW_ORDER = ["experiment", "dataset", "task", "learner", "params", "complexity", "conversion", "metric",
+             "n_train", "split", "cell_id"]
+"""The order of :func:`rows`: what a row measures, a cell's id last (it only parts two
+cells alike in every column before it). A table's sums over the rows (means over splits,
+over datasets) add them in this order, whatever the order they were stored in."""
 
 STATISTICS = ("mean", "std", "var", "median", "q25", "q75", "count", "ci95")
 """What :func:`summary` computes for each group."""
@@ -162,13 +170,13 @@ def _first(items: list[str], shown: int) -> str:
 def rows(store: ResultStore, where: str = "TRUE", parameters: tuple = (), columns: list[str] | None = None
          ) -> pd.DataFrame:
     """The stored rows of successful cells matching the SQL condition ``where`` (with
-    ``?`` placeholders filled from ``parameters``), each cell once: every column, or
-    only ``columns`` (names of the store's columns)."""
+    ``?`` placeholders filled from ``parameters``), each cell once, in
+    :data:`ROW_ORDER`: every column, or only ``columns`` (names of the store's columns)."""
     chosen = "*" if columns is None else ", ".join(f'"{name}"' for name in columns)
     with _connect(store) as connection:
         return connection.execute(
             f"{_CHOSEN} SELECT {chosen} FROM rows WHERE status = 'ok' AND ({where}) "
-            "ORDER BY cell_id, conversion, metric, n_train",
+            f"ORDER BY {', '.join(ROW_ORDER)}",
             list(parameters),
         ).df()
 
@@ -204,9 +212,11 @@ many rows): within :data:`MEMORY_LIMIT` whatever the store's size."""
 
 def _statistics(keys: str, where: str) -> str:
     """SQL of :func:`summary`'s statistics over the groups of ``measured`` matching ``where``
-    (``count`` in pandas' sense: the values that are not missing)."""
-    return f"""SELECT {keys}, avg(value ORDER BY split) AS mean, stddev_samp(value ORDER BY split) AS std,
-                      var_samp(value ORDER BY split) AS var, quantile_cont(value, 0.5) AS median,
+    (``count`` in pandas' sense: the values that are not missing); sums in split order (two
+    cells of one split, in the order of their ids)."""
+    order = "ORDER BY split, cell_id"
+    return f"""SELECT {keys}, avg(value {order}) AS mean, stddev_samp(value {order}) AS std,
+                      var_samp(value {order}) AS var, quantile_cont(value, 0.5) AS median,
                       quantile_cont(value, 0.25) AS q25, quantile_cont(value, 0.75) AS q75, count(value) AS count
                FROM measured WHERE {where} GROUP BY ALL"""
 
@@ -220,7 +230,7 @@ def summary(store: ResultStore, where: str = "TRUE", parameters: tuple = ()) -> 
     with _connect(store) as connection:
         connection.execute(
             f"""CREATE TEMP TABLE measured AS {_CHOSEN}
-            SELECT {keys}, split, CASE WHEN isnan(value) THEN NULL ELSE value END AS value
+            SELECT {keys}, split, cell_id, CASE WHEN isnan(value) THEN NULL ELSE value END AS value
             FROM rows WHERE status = 'ok' AND ({where})""",
             list(parameters),
         )

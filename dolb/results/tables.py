@@ -26,9 +26,10 @@ TIDY_COLUMNS = CONFIG_COLUMNS[:4] + ["split"] + CONFIG_COLUMNS[4:] + ["n_train",
 
 def read_results(folder, tidy: bool = False) -> pd.DataFrame:
     """Every stored row of a result folder's successful cells (each cell once), with
-    configuration columns as text; only the :data:`TIDY_COLUMNS` when ``tidy`` (a
-    third of the memory). A folder of an older dolb that holds only ``results.csv`` is
-    read from that file.
+    configuration columns as text, in :data:`~dolb.results.query.ROW_ORDER` (so sums
+    over them do not depend on the order the rows were stored in); only the
+    :data:`TIDY_COLUMNS` when ``tidy`` (a third of the memory). A folder of an older
+    dolb that holds only ``results.csv`` is read from that file.
 
     Raises
     ------
@@ -55,7 +56,7 @@ def read_results(folder, tidy: bool = False) -> pd.DataFrame:
     missing = [column for column in TIDY_COLUMNS if column not in frame.columns]
     if missing:
         raise DataError(f"{folder}: results have no column {missing[0]!r}")
-    return frame
+    return frame if store.exists() else frame.sort_values(query.ROW_ORDER, kind="stable", ignore_index=True)
 
 
 def _read_csv(path: str) -> pd.DataFrame:
