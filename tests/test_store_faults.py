@@ -147,6 +147,7 @@ def test_a_study_on_the_store_through_its_faults(store, tmp_path, capsys, monkey
     out, cache = "s3://faults/out", "s3://faults/cache"
     reference = tmp_path / "reference"  # undisturbed, local folder and data cache
     assert run_sweep(pipeline, reference, RunOptions(workers=2, progress=False)).n_failed == 0
+    capsys.readouterr()  # what the reference run logged (an earlier test may have asked for -v)
     run = ["-q", "run", str(pipeline), "--out", out, "--workers", "2", "--data-cache", cache]
 
     proxy.cut()  # out of reach as the commands start
