@@ -8,6 +8,7 @@ efficiency against slots on the performance page.
 from __future__ import annotations
 
 import io
+import math
 from typing import Any
 
 import numpy as np
@@ -168,7 +169,8 @@ def efficiency_figure(record: dict) -> bytes:
     axis.set_xticks(ticks, [str(n) for n in ticks])
     axis.set_xlabel("worker slots")
     axis.set_ylabel("efficiency: ideal / compute phase (%)")
-    axis.set_ylim(0, 105)
+    lowest = min(value for points in series.values() for value in points.values()) * 100
+    axis.set_ylim(max(0, 10 * math.floor((lowest - 2) / 10)), 101)  # the lines lie close: not from zero
     axis.grid(alpha=0.3)
     axis.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
     axis.set_title("Simulated cluster: cells that only sleep")
