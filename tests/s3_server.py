@@ -9,15 +9,13 @@ which they inherit.
 """
 
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 import uuid
 from dataclasses import dataclass
 
 import pytest
+
+from dolb.bench.object_store import free_port, wait_until_up
+from dolb.bench.object_store import start_moto as start_server
 
 ENDPOINT_VARIABLE = "DOLB_TEST_S3_ENDPOINT"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
@@ -41,30 +39,6 @@ class S3Server:
         name = f"dolb-{uuid.uuid4().hex[:12]}"
         s3fs.S3FileSystem(client_kwargs={"endpoint_url": self.endpoint}).mkdir(name)
         return f"s3://{name}"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def wait_until_up(endpoint: str, seconds: float = 60.0) -> None:
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            urllib.request.build_opener(urllib.request.ProxyHandler({})).open(endpoint, timeout=2)
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"no S3 server answers at {endpoint} after {seconds:.0f} s") from None
-            time.sleep(0.2)
-
-
-def start_server(port: int) -> subprocess.Popen:
-    """``moto_server`` on loopback ``port`` (the caller stops it)."""
-    return subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 @pytest.fixture(scope="session")

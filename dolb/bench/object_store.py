@@ -73,6 +73,34 @@ def sparse_rows(n_rows: int) -> tuple[sp.csr_matrix, np.ndarray]:
     return X, rng.choice([-1.0, 1.0], size=n_rows)
 
 
+def free_port() -> int:
+    """A free TCP port on loopback."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_moto(port: int) -> subprocess.Popen:
+    """moto's S3 server on loopback ``port`` (the caller stops it)."""
+    return subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def wait_until_up(endpoint: str, seconds: float = 60.0) -> None:
+    """Return once an HTTP server answers at ``endpoint``; ConfigError after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            urllib.request.build_opener(urllib.request.ProxyHandler({})).open(endpoint, timeout=2)
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise ConfigError(f"no S3 server answered at {endpoint} within {seconds:.0f} s") from None
+            time.sleep(0.2)
+
+
 @contextlib.contextmanager
 def s3_server():
     """moto's S3 server on a free loopback port, with the environment that reaches it set
@@ -83,20 +111,15 @@ def s3_server():
         import s3fs
     except ImportError as exc:
         raise ConfigError(f"object-store needs moto's server and s3fs (the test extra): {exc}") from None
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     endpoint = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = start_moto(port)
     saved = {name: os.environ.get(name) for name in (*CREDENTIALS, "AWS_ENDPOINT_URL")}
     # s3fs keeps its file systems by their arguments, not by the endpoint the environment
     # names: forget them when the endpoint changes, on the way in and on the way out
     s3fs.S3FileSystem.clear_instance_cache()
     try:
-        _wait_until_up(endpoint)
+        wait_until_up(endpoint)
         os.environ.update(CREDENTIALS | {"AWS_ENDPOINT_URL": endpoint})
         yield endpoint
     finally:
@@ -108,18 +131,6 @@ def s3_server():
                 os.environ[name] = value
         server.terminate()
         server.wait(timeout=30)
-
-
-def _wait_until_up(endpoint: str, seconds: float = 60.0) -> None:
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            urllib.request.build_opener(urllib.request.ProxyHandler({})).open(endpoint, timeout=2)
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise ConfigError(f"moto's S3 server did not answer at {endpoint} within {seconds:.0f} s") from None
-            time.sleep(0.2)
 
 
 def copy_to_bucket(local: Path) -> str:
