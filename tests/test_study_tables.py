@@ -12,7 +12,7 @@ import pytest
 
 from dolb.bench.tables import MARKER, TABLES, new_table, read_table, render_markers, render_table, write_table
 from dolb.cli import main
-from dolb.errors import ConfigError
+from dolb.errors import ConfigError, DataError
 from dolb.studies import STUDIES
 from dolb.studies.tuning import BenchRun
 
@@ -172,8 +172,29 @@ def test_a_run_of_another_pipeline_is_one_line(tmp_path, capsys):
             f"{tmp_path / 'other'}: not a run of pipelines/irma.toml (no table1 test_mse of irma at order 6 after 10 "
             "examples)", tmp_path)
     refused(["study", "oms", str(tmp_path / "other")], capsys,
-            f"{tmp_path / 'other'}: not a run of the study oms (pipelines/oms_mnist.toml): it holds none of its "
-            "experiments", tmp_path)
+            f"{tmp_path / 'other'}: not a run of the study oms (pipelines/oms_mnist.toml, pipelines/oms_tuned.toml): "
+            "it holds none of its experiments", tmp_path)
+
+
+def test_a_tuned_run_gives_the_studys_tuned_parts_and_a_listed_run_the_others(tmp_path):
+    """A study's tuned pipeline holds experiments of the same names as its listed one:
+    each run gives only its own figures, so neither overwrites the other's."""
+    from dolb.studies.study import Figure, ResultRun, Study
+
+    study = Study("s", "S", paper="p", pipelines=("s", "s_tuned"),
+                  figures=(Figure("listed.png", print, ("zoo",)), Figure("tuned.png", print, ("zoo",), tuned=True),
+                           Figure("other.png", print, ("other",), tuned=True)))
+    experiment = '[experiments.zoo]\ndataset = "d"\n'
+    for name, tuning, drawn in (("listed", "", ["listed.png"]), ("tuned", 'tuning = { method = "grid" }\n',
+                                                                  ["tuned.png"])):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pipeline.toml").write_text(experiment + tuning)
+        run = ResultRun(tmp_path / name)
+        run.__dict__["experiments"] = {"zoo"}  # the experiments its rows would hold
+        assert [figure.name for figure in study.made_from(run)[1]] == drawn
+    (tmp_path / "tuned" / "pipeline.toml").write_text("[experiments.zoo\n")
+    with pytest.raises(DataError, match=f"^{re.escape(str(tmp_path / 'tuned' / 'pipeline.toml'))}: cannot be read"):
+        ResultRun(tmp_path / "tuned").tuned
 
 
 @pytest.mark.parametrize("name", ["tuning", "irma", "cutoff_averaging", "linear_zoo", "online_mr", "oms"])

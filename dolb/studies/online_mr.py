@@ -14,6 +14,7 @@ standard deviation over them.
   averaged f̄ (dashed), against batch MR and the supervised LASVM;
 - drift: test error at time T on the rotating spirals (test set from the distribution
   at T) of batch MR on all past data and of the online buffer's f_T.
+The run of ``pipelines/online_mr_tuned.toml`` gives the figures at tuned settings.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from matplotlib.ticker import FuncFormatter, NullLocator
 from dolb.results.figure_style import PALETTE, new_figure, save
 from dolb.results.stats import ci95_halfwidth
 from dolb.studies import STUDIES
-from dolb.studies.study import Claim, Figure, Study, Table, Verdict
+from dolb.studies.study import Claim, Figure, Study, Table, Verdict, report_figure
 
 PLAIN = FuncFormatter(lambda value, _: f"{value:g}")
 """Tick labels of a logarithmic axis as plain numbers."""
@@ -373,16 +374,20 @@ def semi_supervised_ahead(tables) -> Verdict:
     ahead = [b < s for b, s in pairs if b is not None and s is not None]
     return Verdict(sum(ahead) > len(ahead) / 2, f"batch MR ahead on {sum(ahead)} of {len(ahead)} datasets")
 
+TUNED_FIGURES = (Figure("tuning_online_mr_risk.png", report_figure("03-risk-online_loss-curve.png"), ("risk",),
+                        "Online risk, tuned and hand-picked", tuned=True),
+                 Figure("tuning_online_mr_spirals.png", report_figure("04-gen_spirals-test_error-curve.png"),
+                        ("gen_spirals",), "Spirals test error, tuned and hand-picked", tuned=True))
 
 STUDY = Study(
     name="online_mr",
     title="Online manifold regularisation",
     paper='Goldberg, Li & Zhu, "Online Manifold Regularization: A New Learning Setting and Empirical Study" '
           "(ECML PKDD 2008), with Zhu's \"Online Semi-Supervised Learning\" talk.",
-    pipelines=("online_mr",),
+    pipelines=("online_mr", "online_mr_tuned"),
     tables=tuple(Table(name, lambda run, make=make: make(run.frame), EXPERIMENTS) for name, make in TABLES.items()),
     figures=tuple(Figure(name, lambda run, path, draw=draw: draw(run.frame, path), prefixes, caption)
-                  for name, prefixes, draw, caption in FIGURE_EXPERIMENTS),
+                  for name, prefixes, draw, caption in FIGURE_EXPERIMENTS) + TUNED_FIGURES,
     claims=(
         Claim("the online risk approaches the batch risk as T grows", risk_approaches, ("risk",)),
         Claim("the online buffer that keeps its labelled examples is about as good as batch MR on an iid stream "

@@ -54,27 +54,32 @@ class Verdict:
 class Table:
     """One table of a study: ``make(run)`` returns its ``(columns, rows)``, columns as
     ``(heading, format or None)``; a table with no rows is left out. ``experiments``:
-    it is made only from a run holding one of them (every run when empty); ``source``:
-    what its numbers come from when that is not the run (a table computed from nothing
-    the run holds)."""
+    it is made only from a run holding one of them (every run when empty); ``tuned``:
+    only from a run whose pipeline tunes (True) or only from one whose does not (False,
+    the default: a study's tuned pipeline holds experiments of the same names);
+    ``source``: what its numbers come from when that is not the run (a table computed
+    from nothing the run holds)."""
 
     name: str
     make: Callable[[object], tuple[list, list]]
     experiments: tuple[str, ...] = ()
     caption: str = ""
     source: str = ""
+    tuned: bool = False
 
 
 @dataclass(frozen=True)
 class Figure:
     """One figure of a study: ``draw(run, path)`` writes the PNG ``path`` (its name is
     ``name``, as the documentation shows it); made only from a run holding one of
-    ``experiments`` (every run when empty)."""
+    ``experiments`` (every run when empty) and tuning or not as ``tuned`` says (see
+    :class:`Table`)."""
 
     name: str
     draw: Callable[[object, Path], None]
     experiments: tuple[str, ...] = ()
     caption: str = ""
+    tuned: bool = False
 
 
 @dataclass(frozen=True)
@@ -96,8 +101,9 @@ class Claim:
 
 class ResultRun:
     """A result folder a study reads: its folder, its rows (``frame``, and ``tidy``:
-    the tidy columns only), the experiments it holds and the command that made it
-    (``source``), each read once, when first asked for."""
+    the tidy columns only), the experiments it holds, whether its pipeline tunes
+    (``tuned``) and the command that made it (``source``), each read once, when first
+    asked for."""
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
@@ -125,6 +131,22 @@ class ResultRun:
     @functools.cached_property
     def experiments(self) -> set[str]:
         return set(self.tidy.experiment.unique())
+
+    @functools.cached_property
+    def tuned(self) -> bool:
+        """Whether the run's pipeline (its ``pipeline.toml``) tunes an experiment (False
+        for a folder without one)."""
+        import tomllib
+
+        if not (self.folder / "pipeline.toml").exists():
+            return False
+        try:
+            pipeline = tomllib.loads((self.folder / "pipeline.toml").read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise DataError(f"{self.folder / 'pipeline.toml'}: cannot be read as the run's pipeline ({exc})") from None
+        experiments = pipeline.get("experiments")
+        return isinstance(experiments, dict) and any(
+            isinstance(experiment, dict) and "tuning" in experiment for experiment in experiments.values())
 
     @functools.cached_property
     def source(self) -> str:
@@ -166,9 +188,13 @@ class Study:
         return found[name]
 
     def made_from(self, run) -> tuple[list[Table], list[Figure]]:
-        """The tables and figures of the study ``run`` holds the experiments of."""
+        """The tables and figures of the study ``run`` holds the experiments of, tuning
+        as the run does (a run that is not a result folder, as the tuning benchmark's
+        record, tunes nothing)."""
+        tuned = getattr(run, "tuned", False)
+
         def holds(part) -> bool:
-            return not part.experiments or bool(set(part.experiments) & run.experiments)
+            return part.tuned == tuned and (not part.experiments or bool(set(part.experiments) & run.experiments))
 
         return [t for t in self.tables if holds(t)], [f for f in self.figures if holds(f)]
 
