@@ -83,6 +83,31 @@ def storage_options(url: str) -> dict:
     return options
 
 
+CHUNK_READS = {"max_concurrency": 1, "config_kwargs": {"response_checksum_validation": "when_required"}}
+"""s3fs's options for a Zarr store read as a dataset, over :func:`storage_options`: a
+chunk is fetched by one request (s3fs would first ask its size, a second request, to
+split a large object into concurrent ranges; dolb's chunks are a few MB, and the stream
+fetches many at once), and botocore does not check a CRC32 of the bytes it receives (a
+quarter of the reading process's time on a fast link), as dolb checks each chunk's own
+CRC32C, then its manifest checksum, whatever its source."""
+
+
+def chunk_store_options(url: str) -> dict:
+    """The options dolb opens a dataset's store at ``url`` with for reading:
+    :func:`storage_options`, with :data:`CHUNK_READS` for S3 (where fsspec's
+    configuration does not set them).
+
+    >>> chunk_store_options("s3://bucket/x")["config_kwargs"]["response_checksum_validation"]
+    'when_required'
+    """
+    protocol = url.split("://", 1)[0] if "://" in url else ""
+    if protocol not in DEFAULTS:
+        return storage_options(url)
+    options = {**CHUNK_READS, **storage_options(url)}
+    options["config_kwargs"] = {**CHUNK_READS["config_kwargs"], **options["config_kwargs"]}
+    return options
+
+
 def _classes(module: str, names: tuple[str, ...]) -> tuple[type, ...]:
     """The classes ``names`` of ``module`` if it is imported (else none of its errors
     can have been raised: classifying a local error imports nothing)."""
