@@ -141,7 +141,7 @@ class ChunkPrefetcher:
             for number, key in _needs_of_blocks(dataset, blocks):
                 needed_again = needed_again or key in self._last_use
                 self._last_use[key] = number
-        self.spill = Path(tempfile.mkdtemp(prefix="dolb-spill-")) if needed_again else None
+        self.spill = _spill_folder() if needed_again else None
         self._spilled: set[tuple] = set()
         self._next = None  # a need taken from _needs, not yet placed
         self._held: dict[tuple, bytes | None] = {}
@@ -278,6 +278,15 @@ class ChunkPrefetcher:
             with contextlib.suppress(OSError):
                 path.unlink()
         return raw
+
+
+def _spill_folder() -> Path | None:
+    """A new spill folder under the temporary folder (``TMPDIR``), or None when none
+    can be made there (then chunks needed again are fetched again)."""
+    try:
+        return Path(tempfile.mkdtemp(prefix="dolb-spill-"))
+    except OSError:
+        return None
 
 
 def _needs_of_blocks(dataset, blocks: list) -> Iterator[tuple[int, tuple[str, int]]]:
