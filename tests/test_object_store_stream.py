@@ -224,7 +224,7 @@ def test_the_object_store_bench_measures_every_order_and_source_into_a_record():
     assert len(ratios) == 6 and all(value > 0 for value in ratios.values())
     raw = found["raw"]
     assert len(raw) == len(TARGETS) and all(r["requests"] == raw[0]["requests"] > 0 and r["bytes"] > 0 for r in raw)
-    assert all(len(cpu) == 1 and cpu[0][0] >= 0 and cpu[0][1] > 0 for cpu in found["cpu"].values())
+    assert all(len(cpu) == 1 and min(cpu[0]) >= 0 for cpu in found["cpu"].values())  # 10 ms ticks: a pass may show 0
     assert {d["labels"]["order"] for d in record["derived"] if d["unit"] == "× raw fetch"} == set(TARGETS)
     assert {m["labels"]["fetch"] for m in record["measurements"] if "fetch" in m["labels"]} == {
         "raw, concurrent", "local files"}
