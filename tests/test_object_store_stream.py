@@ -71,7 +71,9 @@ def test_every_order_streams_from_the_server_what_it_streams_from_disk(stores, k
     assert np.array_equal(remote.labels(), local.labels())
 
 
-def test_the_read_ahead_holds_at_most_its_bound_and_fetches_what_the_blocks_need(stores):
+def test_the_read_ahead_holds_at_most_its_bound_and_downloads_each_chunk_once(stores, monkeypatch):
+    import s3fs
+
     _, remote = stores["sparse"]
     rows = orders()["random"]
     blocks = [rows[a : a + 96] for a in range(0, 3 * 96, 96)]
@@ -79,15 +81,30 @@ def test_the_read_ahead_holds_at_most_its_bound_and_fetches_what_the_blocks_need
     assert len(set(needs)) == sum(len(remote.checksums[name]) for name in ("y", "X/data", "X/indices"))
     assert len(needs) == 3 * len(set(needs))  # each random block touches every chunk
     largest = max(len(raw) for raw in remote.remote.fetch(list(set(needs))))
+    asked = []
+    call = s3fs.S3FileSystem._call_s3
+
+    async def counted(self, method, *args, **kwargs):
+        asked.append(method)
+        return await call(self, method, *args, **kwargs)
+
+    monkeypatch.setattr(s3fs.S3FileSystem, "_call_s3", counted)
     for ahead in (1, 3):
-        before = remote.remote.requests
+        before, asked[:] = remote.remote.requests, []
         with fetched_ahead(remote, blocks, ahead=ahead) as reader:
             for number, block in enumerate(blocks):
                 reader.read(block)
                 reader.prefetcher.done(number)
-            assert 1 <= reader.prefetcher.peak <= ahead
-            assert 0 < reader.prefetcher.peak_bytes <= ahead * largest
-        assert remote.remote.requests - before == len(needs)  # each need fetched once: nothing twice
+            prefetcher = reader.prefetcher
+            assert 1 <= prefetcher.peak <= ahead
+            assert 0 < prefetcher.peak_bytes <= ahead * largest
+            assert prefetcher.spill.is_dir()
+        assert remote.remote.requests - before == len(set(needs))  # each chunk downloaded once
+        assert asked == ["get_object"] * len(set(needs))  # one request a chunk: no HEAD first
+        assert prefetcher.spill_reads == len(needs) - len(set(needs))  # the later needs read back from disk
+        assert not prefetcher.spill.exists()  # removed as the stream ends
+    with fetched_ahead(remote, [slice(0, 300), slice(300, 600)]) as reader:
+        assert reader.prefetcher.spill is None  # stored order needs no chunk twice: no spill folder
 
 
 def test_a_worker_cache_of_decoded_chunks_is_not_fetched_again(stores):
@@ -205,4 +222,10 @@ def test_the_object_store_bench_measures_every_order_and_source_into_a_record():
     ratios = {(d["labels"]["order"], d["labels"]["source"]): d["value"] for d in record["derived"]
               if d["unit"] == "× local"}
     assert len(ratios) == 6 and all(value > 0 for value in ratios.values())
-    assert "holds" in as_text(found)
+    raw = found["raw"]
+    assert len(raw) == len(TARGETS) and all(r["requests"] == raw[0]["requests"] > 0 and r["bytes"] > 0 for r in raw)
+    assert all(len(cpu) == 1 and min(cpu[0]) >= 0 for cpu in found["cpu"].values())  # 10 ms ticks: a pass may show 0
+    assert {d["labels"]["order"] for d in record["derived"] if d["unit"] == "× raw fetch"} == set(TARGETS)
+    assert {m["labels"]["fetch"] for m in record["measurements"] if "fetch" in m["labels"]} == {
+        "raw, concurrent", "local files"}
+    assert "holds" in as_text(found) and "raw fetch" in as_text(found)

@@ -6,8 +6,10 @@ half-written, and the run resumes to the bit once the server answers again. The 
 keeps its data cache there too (tests/test_shared_data_cache.py tries its lease)."""
 
 import json
+import socket
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pandas as pd
@@ -130,11 +132,42 @@ def test_fsspec_configuration_overrides_the_retries_key_by_key(monkeypatch):
     import fsspec
 
     from dolb.data.store.object_stores import storage_options
+    from dolb.data.store.s3_session import BoundedSession
 
     monkeypatch.setitem(fsspec.config.conf, "s3", {"config_kwargs": {"read_timeout": 2}, "anon": True})
     assert storage_options("s3://bucket/x") == {
-        "config_kwargs": {"connect_timeout": 5, "read_timeout": 2, "retries": {"mode": "standard", "max_attempts": 3}},
+        "config_kwargs": {"connect_timeout": 5, "read_timeout": 2, "retries": {"mode": "standard", "max_attempts": 3},
+                          "http_session_cls": BoundedSession},
         "anon": True}
+
+
+@pytest.mark.timeout(120)  # without the fix the upload waits for good: fail, do not hang
+def test_an_upload_to_a_server_that_never_answers_fails_in_bounded_time(monkeypatch):
+    """A server that accepts connections and never answers: an upload (botocore would
+    ask for ``100 Continue`` and aiohttp wait for it without a timeout; without the
+    header, a body larger than the sockets' buffers would wait for the server to read
+    it) times out as a read does, and is a store fault."""
+    import fsspec
+
+    from dolb.data.store.format import url_filesystem
+
+    silent = socket.create_server(("127.0.0.1", 0))
+    held = []
+    threading.Thread(target=lambda: held.extend(silent.accept() for _ in range(100)), daemon=True).start()
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{silent.getsockname()[1]}")
+    for name, value in CREDENTIALS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setitem(fsspec.config.conf, "s3", {"config_kwargs": {"read_timeout": 1, "retries": {"max_attempts": 1}}})
+    monkeypatch.setattr(s3fs.S3FileSystem, "retries", 1)  # s3fs's own tries after a timeout
+    s3fs.S3FileSystem.clear_instance_cache()
+    try:
+        fs, path = url_filesystem("s3://silent/part.parquet")
+        with pytest.raises(Exception) as raised:
+            fs.pipe(path, b"x" * 6_000_000)
+        assert type(store_fault(raised.value)).__name__ == "ReadTimeoutError"
+    finally:
+        s3fs.S3FileSystem.clear_instance_cache()
+        silent.close()
 
 
 def test_a_study_on_the_store_through_its_faults(store, tmp_path, capsys, monkeypatch):

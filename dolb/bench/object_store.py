@@ -27,6 +27,15 @@ the median of the per-round ratios, beside its target (stored and windowed 0.7, 
 of each (:mod:`tracemalloc`, which sees NumPy's arrays and the fetched bytes), in MB.
 The load averages at the start and the end are kept too: on a busy machine the server,
 the reader and the other work share the cores.
+
+What the server can deliver, beside: in each round, every chunk object of the store
+fetched raw by s3fs, concurrently (``fs.cat`` of them all, the bytes only: no decoding,
+no learner), in MB/s and requests/s, and the same files read from local disk; each
+stream's rate over the raw fetch's (its rows over the time the raw fetch of the whole
+store took) says how much of what this server delivers the stream reaches, as each
+chunk is downloaded once in every order. And the CPU seconds of each pass, the
+server's (its process, moto's, one Python process) and the reading process's: on a
+machine of 2 cores both run on the same cores as everything else.
 """
 
 from __future__ import annotations
@@ -44,11 +53,13 @@ import uuid
 from pathlib import Path
 
 import numpy as np
+import psutil
 import scipy.sparse as sp
 
 from dolb.bench.records import derived, measurement, new_record, write_record
 from dolb.data import open_dataset, stream_blocks, write_dataset
 from dolb.data.splits import DEFAULT_WINDOW, windowed_order
+from dolb.data.store.object_stores import chunk_store_options
 from dolb.errors import ConfigError
 from dolb.evaluation.run_cell import block_rows
 from dolb.execution.environment import load_average
@@ -104,8 +115,8 @@ def wait_until_up(endpoint: str, seconds: float = 60.0) -> None:
 @contextlib.contextmanager
 def s3_server():
     """moto's S3 server on a free loopback port, with the environment that reaches it set
-    for the time of the context; yields its endpoint. ConfigError when moto's server is
-    not installed."""
+    for the time of the context; yields its endpoint and its process. ConfigError when
+    moto's server is not installed."""
     try:
         import moto.server  # noqa: F401
         import s3fs
@@ -121,7 +132,7 @@ def s3_server():
     try:
         wait_until_up(endpoint)
         os.environ.update(CREDENTIALS | {"AWS_ENDPOINT_URL": endpoint})
-        yield endpoint
+        yield endpoint, server
     finally:
         s3fs.S3FileSystem.clear_instance_cache()
         for name, value in saved.items():
@@ -178,16 +189,43 @@ def node_cache(folder: Path | None):
             os.environ["DOLB_CHUNK_CACHE"] = saved
 
 
-def measure(local_path: Path, url: str, cache_root: Path, repeat: int) -> tuple[dict, dict]:
-    """Rows per second of every order and source, ``repeat`` interleaved rounds; and the
-    peak MB of one more pass of each."""
+def cpu_seconds(process: psutil.Process) -> float:
+    """CPU seconds ``process`` has used so far (user and system, all its threads)."""
+    times = process.cpu_times()
+    return times.user + times.system
+
+
+def raw_fetch(local_path: Path, url: str) -> dict:
+    """Every chunk object of the store at ``url`` fetched raw, concurrently (s3fs's
+    ``cat``, with the options a stream fetches with), and the same files read from
+    ``local_path``: ``{"seconds", "local seconds", "bytes", "requests"}``."""
+    import s3fs
+
+    fs = s3fs.S3FileSystem(**chunk_store_options(url))
+    paths = [p for p in fs.find(url) if "/c/" in p.removeprefix(url.removeprefix("s3://"))]
+    start = time.perf_counter()
+    size = sum(len(raw) for raw in fs.cat(paths).values())
+    seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    for p in paths:
+        Path(local_path, p.split("/", 2)[2]).read_bytes()
+    return {"seconds": seconds, "local seconds": time.perf_counter() - start, "bytes": size, "requests": len(paths)}
+
+
+def measure(local_path: Path, url: str, cache_root: Path, repeat: int, server: psutil.Process) -> dict:
+    """Rows per second of every order and source, ``repeat`` interleaved rounds, and
+    the CPU seconds of each pass (the server's, the reader's); the raw fetch of every
+    round (:func:`raw_fetch`); and the peak MB of one more pass of each."""
     local = open_dataset(local_path)
     n = local.n_rows
     orders = {"stored": None, "random": np.random.default_rng(0).permutation(n),
               "windowed": windowed_order(np.arange(n), DEFAULT_WINDOW, np.random.default_rng(0))}
     block = block_rows(learner_class("perceptron"), local)
     rates: dict[tuple, list[float]] = {}
+    cpu: dict[tuple, list[tuple[float, float]]] = {}
     memory: dict[tuple, float] = {}
+    raw = []
+    reader = psutil.Process()
     for order, rows in orders.items():
         with node_cache(None):
             remote = open_dataset(url)
@@ -197,27 +235,32 @@ def measure(local_path: Path, url: str, cache_root: Path, repeat: int) -> tuple[
         for source in ("local", "s3 node cache"):  # warm up: compiled code, the page cache, the node cache
             one_pass(sources[source], rows, block)
         for _ in range(repeat):
+            raw.append(raw_fetch(local_path, url))
             for source, ds in sources.items():
+                before = cpu_seconds(server), cpu_seconds(reader)
                 start = time.perf_counter()
                 count = one_pass(ds, rows, block)
                 rates.setdefault((order, source), []).append(count / (time.perf_counter() - start))
+                cpu.setdefault((order, source), []).append(
+                    (cpu_seconds(server) - before[0], cpu_seconds(reader) - before[1]))
         for source, ds in sources.items():
             memory[(order, source)] = peak_megabytes(ds, rows, block)
-    return rates, memory
+    return {"rates": rates, "cpu": cpu, "raw": raw, "memory": memory}
 
 
 def object_store_bench(quick: bool = False, repeat: int = 3, n_rows: int | None = None) -> dict:
-    """Every measurement of the module docstring: ``{"rates", "memory", "load",
-    "rows", "block"}``; ``n_rows`` instead of the bench's own sizes (for a test)."""
+    """Every measurement of the module docstring: ``{"rates", "cpu", "raw", "memory",
+    "load", "rows", "block"}`` (:func:`measure`); ``n_rows`` instead of the bench's own
+    sizes (for a test)."""
     load_start = load_average()
-    with tempfile.TemporaryDirectory(prefix="dolb-bench-object-store-") as tmp, s3_server():
+    with tempfile.TemporaryDirectory(prefix="dolb-bench-object-store-") as tmp, s3_server() as (_, server):
         X, y = sparse_rows(n_rows or (QUICK_ROWS if quick else ROWS))
         local = write_dataset(Path(tmp) / "store", X, y)
         del X, y
         url = copy_to_bucket(Path(local.path))
-        rates, memory = measure(Path(local.path), url, Path(tmp) / "node-cache", repeat)
-    return {"rates": rates, "memory": memory, "load": (load_start, load_average()), "rows": local.n_rows,
-            "block": block_rows(learner_class("perceptron"), local)}
+        found = measure(Path(local.path), url, Path(tmp) / "node-cache", repeat, psutil.Process(server.pid))
+    return found | {"load": (load_start, load_average()), "rows": local.n_rows,
+                    "block": block_rows(learner_class("perceptron"), local)}
 
 
 def ratios(rates: dict) -> list[dict]:
@@ -233,6 +276,17 @@ def ratios(rates: dict) -> list[dict]:
     return found
 
 
+def of_raw_fetch(found: dict) -> dict[str, float]:
+    """The S3 stream's rate (no node cache) over the raw fetch's in each order: its rows
+    per second over the rows of the store per second of the raw fetch of the same round
+    (the median of the rounds)."""
+    n = len(TARGETS)
+    rounds = {order: found["raw"][i::n] for i, order in enumerate(TARGETS)}  # the rounds ran order by order
+    return {order: statistics.median(rate * r["seconds"] / found["rows"]
+                                     for rate, r in zip(found["rates"][(order, "s3")], rounds[order], strict=True))
+            for order in TARGETS}
+
+
 def as_text(found: dict) -> str:
     """The measurements as tables for people."""
     load_start, load_end = found["load"]
@@ -246,6 +300,19 @@ def as_text(found: dict) -> str:
     for r in ratios(found["rates"]):
         lines.append(f"{r['order']:<10}{r['source']:<16}{r['ratio']:>8.2f}{r['target']:>8}  "
                      f"{'yes' if r['holds'] else 'NO'}")
+    raw = found["raw"]
+    mb = statistics.median(r["bytes"] / r["seconds"] for r in raw) / 1e6
+    lines += ["", f"raw fetch of the store's {raw[0]['requests']} chunk objects ({raw[0]['bytes'] / 1e6:,.0f} MB), "
+              f"concurrent: {mb:,.0f} MB/s, "
+              f"{statistics.median(r['requests'] / r['seconds'] for r in raw):,.0f} requests/s "
+              f"(local disk: {statistics.median(r['bytes'] / r['local seconds'] for r in raw) / 1e6:,.0f} MB/s)",
+              f"{'order':<10}{'s3 × raw fetch':>15}{'server CPU s':>14}{'reader CPU s':>14}  (s3, per pass; "
+              "reader local: CPU s)"]
+    for order, share in of_raw_fetch(found).items():
+        server = statistics.median(c[0] for c in found["cpu"][(order, "s3")])
+        reader = statistics.median(c[1] for c in found["cpu"][(order, "s3")])
+        local = statistics.median(c[1] for c in found["cpu"][(order, "local")])
+        lines.append(f"{order:<10}{share:>15.2f}{server:>14.2f}{reader:>14.2f}  ({local:.2f})")
     return "\n".join(lines)
 
 
@@ -255,8 +322,17 @@ def as_record(found: dict, quick: bool, command: str | None = None) -> dict:
                for (order, source), rates in found["rates"].items()]
     figures += [measurement({"order": order, "source": source}, "MB peak per stream", [mb])
                 for (order, source), mb in found["memory"].items()]
+    for i, process in enumerate(("server", "reader")):
+        figures += [measurement({"order": order, "source": source, "process": process}, "CPU s per pass",
+                                [c[i] for c in cpu]) for (order, source), cpu in found["cpu"].items()]
+    raw = found["raw"]
+    figures += [measurement({"fetch": "raw, concurrent"}, "MB/s", [r["bytes"] / r["seconds"] / 1e6 for r in raw]),
+                measurement({"fetch": "raw, concurrent"}, "requests/s", [r["requests"] / r["seconds"] for r in raw]),
+                measurement({"fetch": "local files"}, "MB/s", [r["bytes"] / r["local seconds"] / 1e6 for r in raw])]
     extra = [derived({"order": r["order"], "source": r["source"], "target": str(r["target"])}, "× local", r["ratio"])
              for r in ratios(found["rates"])]
+    extra += [derived({"order": order, "source": "s3"}, "× raw fetch", value)
+              for order, value in of_raw_fetch(found).items()]
     extra += [derived({"when": when}, "load average", value)
               for when, value in zip(("start", "end"), found["load"], strict=True) if value is not None]
     return new_record("object-store-quick" if quick else "object-store", figures, extra, command)

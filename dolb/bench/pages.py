@@ -45,7 +45,14 @@ ABOUT = {
         "peak MB a stream allocated in one more pass (tracemalloc); derived: each source's rate over local "
         "disk's (median of the per-round ratios) beside its target (stored and windowed 0.7, random 0.5), and "
         "the load averages at the start and the end. The server, the reader and any other work share the "
-        "machine's cores.",
+        "machine's cores. What the server delivers, beside: in every round, the store's chunk objects fetched "
+        "raw by s3fs, all at once (bytes only: no decoding, no learner), in MB/s and requests/s, and the same "
+        "files read from local disk; the CPU seconds of every pass, of the server's process and of the reading "
+        "process (`process` label); derived, each S3 stream's rate over the raw fetch's (`× raw fetch`: the "
+        "share of what this server and client deliver that the stream reaches, each chunk downloaded once in "
+        "every order). Where the raw fetch alone takes longer than local disk's whole pass, no stream from this "
+        "server reaches local speed: the CPU figures say whose time it is (the server, moto's single Python "
+        "process, and the reader's HTTP client, on the same cores).",
         "dolb bench object-store --repeat 3 --record benchmarks/records"),
     "object-store-quick": ("The same as *object-store* on 30,000 rows.",
                            "dolb bench object-store --quick --repeat 3 --record benchmarks/records"),

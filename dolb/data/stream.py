@@ -20,8 +20,10 @@ From a store behind a URL, the chunks the blocks will need are fetched ahead too
 the order the blocks need them, several requests at a time, by a small pool of threads
 (:mod:`dolb.data.store.read_ahead`): at most
 :data:`~dolb.data.store.remote.READ_AHEAD_CHUNKS` stored chunks held or in flight, on
-top of the bound above. A node chunk cache (:mod:`dolb.data.store.node_cache`, switched
-on by ``DOLB_CHUNK_CACHE``) lets the streams of one node fetch each chunk once.
+top of the bound above. A chunk that later blocks need again is downloaded once and
+read back from the stream's spill folder on local disk; a node chunk cache
+(:mod:`dolb.data.store.node_cache`, switched on by ``DOLB_CHUNK_CACHE``) lets the
+streams of one node fetch each chunk once.
 
 Stored order reads contiguous row ranges, each chunk decoded once. A given order (such
 as a seeded permutation of a subset) is read block by block: a block's rows are copied,

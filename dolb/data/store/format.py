@@ -43,7 +43,7 @@ import numpy as np
 import zarr.errors
 import zarr.storage
 
-from dolb.data.store.object_stores import storage_options
+from dolb.data.store.object_stores import chunk_store_options, storage_options
 from dolb.errors import ConfigError
 from dolb.identity import canonical_json
 
@@ -117,5 +117,8 @@ def url_filesystem(url: str) -> tuple[fsspec.AbstractFileSystem, str]:
 def url_store(url: str, read_only: bool) -> zarr.storage.FsspecStore:
     """A Zarr store for an fsspec URL (a local ``file://`` one creates its folders)."""
     url_filesystem(url)  # an unknown protocol or a missing package: one line
-    options = {"auto_mkdir": True} if url.startswith("file://") else storage_options(url)
+    if url.startswith("file://"):
+        options = {"auto_mkdir": True}
+    else:
+        options = chunk_store_options(url) if read_only else storage_options(url)
     return zarr.storage.FsspecStore.from_url(url, read_only=read_only, storage_options=options)

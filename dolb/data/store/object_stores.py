@@ -6,10 +6,10 @@ server is busy (HTTP 503 ``SlowDown``, 500) is retried by botocore with exponent
 backoff and jitter, as the store asks (its ``standard`` retry mode); s3fs tries a
 request that timed out or was throttled up to 5 times more (its own ``retries``).
 :data:`S3_OPTIONS` bounds how long that takes: with connections refused a request gives
-up within seconds; with a server that accepts connections and never answers, a read
-within about 4 minutes (5 tries of s3fs × 3 attempts of a 15 s read timeout, plus
-backoff), but not an upload: botocore asks for ``100 Continue`` before each, and
-aiohttp waits for it without a timeout.
+up within seconds; with a server that accepts connections and never answers, within
+about 4 minutes (5 tries of s3fs × 3 attempts of a 15 s read timeout, plus backoff),
+uploads too: their requests go without ``Expect: 100-continue``, whose answer aiohttp
+would wait for without a timeout (:mod:`dolb.data.store.s3_session`).
 fsspec's own configuration overrides them, e.g.
 ``FSSPEC_S3='{"config_kwargs": {"read_timeout": 5, "retries": {"max_attempts": 2}}}'``
 (see :func:`storage_options`).
@@ -60,7 +60,9 @@ THROTTLED = frozenset({"SlowDown", "Throttling", "ThrottlingException", "Request
 def storage_options(url: str) -> dict:
     """The options dolb opens ``url``'s file system with: :data:`DEFAULTS` of its
     protocol, overridden key by key (the keys of ``config_kwargs`` too) by fsspec's
-    configuration of it (``~/.config/fsspec``, ``FSSPEC_<PROTOCOL>``).
+    configuration of it (``~/.config/fsspec``, ``FSSPEC_<PROTOCOL>``); for S3, requests
+    sent through :class:`~dolb.data.store.s3_session.BoundedSession` unless that
+    configuration names another ``http_session_cls``.
 
     Examples
     --------
@@ -74,6 +76,35 @@ def storage_options(url: str) -> dict:
     for key, value in fsspec.config.conf.get(protocol, {}).items():
         both = isinstance(value, dict) and isinstance(options.get(key), dict)
         options[key] = {**options[key], **value} if both else value
+    if protocol in DEFAULTS:
+        from dolb.data.store.s3_session import BoundedSession  # imports aiobotocore: for S3 URLs only
+
+        options.setdefault("config_kwargs", {}).setdefault("http_session_cls", BoundedSession)
+    return options
+
+
+CHUNK_READS = {"max_concurrency": 1, "config_kwargs": {"response_checksum_validation": "when_required"}}
+"""s3fs's options for a Zarr store read as a dataset, over :func:`storage_options`: a
+chunk is fetched by one request (s3fs would first ask its size, a second request, to
+split a large object into concurrent ranges; dolb's chunks are a few MB, and the stream
+fetches many at once), and botocore does not check a CRC32 of the bytes it receives (a
+quarter of the reading process's time on a fast link), as dolb checks each chunk's own
+CRC32C, then its manifest checksum, whatever its source."""
+
+
+def chunk_store_options(url: str) -> dict:
+    """The options dolb opens a dataset's store at ``url`` with for reading:
+    :func:`storage_options`, with :data:`CHUNK_READS` for S3 (where fsspec's
+    configuration does not set them).
+
+    >>> chunk_store_options("s3://bucket/x")["config_kwargs"]["response_checksum_validation"]
+    'when_required'
+    """
+    protocol = url.split("://", 1)[0] if "://" in url else ""
+    if protocol not in DEFAULTS:
+        return storage_options(url)
+    options = {**CHUNK_READS, **storage_options(url)}
+    options["config_kwargs"] = {**CHUNK_READS["config_kwargs"], **options["config_kwargs"]}
     return options
 
 

@@ -32,9 +32,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import shutil
+import tempfile
 import threading
 from collections import deque
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 
@@ -120,13 +123,26 @@ class ChunkPrefetcher:
         Most chunks held or in flight at once so far.
     peak_bytes : int
         Most bytes of fetched chunks held at once so far.
+    spill : Path or None
+        The spill folder (None: the stream needs no chunk twice, or the node cache
+        keeps them).
+    spill_reads : int
+        Chunks read back from the spill folder so far.
     """
 
     def __init__(self, dataset, blocks: list, shared=None, ahead: int = READ_AHEAD_CHUNKS) -> None:
         self.remote = dataset.remote
         self.ahead = ahead
-        self.peak = self.peak_bytes = 0
+        self.peak = self.peak_bytes = self.spill_reads = 0
         self._needs = _needs(dataset, blocks, shared)
+        self._last_use: dict[tuple, int] = {}  # chunk -> the last block that needs it
+        needed_again = False
+        if self.remote.node_cache is None:
+            for number, key in _needs_of_blocks(dataset, blocks):
+                needed_again = needed_again or key in self._last_use
+                self._last_use[key] = number
+        self.spill = _spill_folder() if needed_again else None
+        self._spilled: set[tuple] = set()
         self._next = None  # a need taken from _needs, not yet placed
         self._held: dict[tuple, bytes | None] = {}
         self._held_bytes = 0
@@ -179,6 +195,8 @@ class ChunkPrefetcher:
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._held.clear()
         self._uses.clear()
+        if self.spill is not None:
+            shutil.rmtree(self.spill, ignore_errors=True)
 
     def _let_go(self, key: tuple) -> None:
         """Forget chunk ``key`` and ask for more (holding the lock); a chunk in flight is
@@ -208,17 +226,23 @@ class ChunkPrefetcher:
                 self._uses[key] = deque([block])
                 self._flying.add(key)
                 self.peak = max(self.peak, len(self._held) + len(self._flying))
-                self._pool.submit(self._fetch, key)
+                self._pool.submit(self._fetch, key, block)
             self._next = None
 
-    def _fetch(self, key: tuple) -> None:
-        """Fetch one chunk (on a thread of the pool) and hold it for the reader; on a
-        failure, let the reader fetch it itself, and meet the failure."""
+    def _fetch(self, key: tuple, block: int) -> None:
+        """Fetch one chunk for block number ``block`` (on a thread of the pool), from
+        the spill folder if it is there, and hold it for the reader; keep it in the
+        spill folder if a later block needs it. On a failure, let the reader fetch it
+        itself, and meet the failure."""
         try:
-            raw, fetched = self.remote.fetch([key])[0], True
+            raw = self._unspill(key, block) if key in self._spilled else self.remote.fetch([key])[0]
+            fetched = True
         except Exception:  # the reader's own fetch raises it
             raw, fetched = None, False
+        spilled = fetched and raw is not None and key not in self._spilled and self._spill(key, block, raw)
         with self._changed:
+            if spilled:
+                self._spilled.add(key)
             self._flying.discard(key)
             if fetched and key in self._uses:
                 self._held[key] = raw
@@ -229,12 +253,46 @@ class ChunkPrefetcher:
             self._fill()
             self._changed.notify_all()
 
+    def _spill_path(self, key: tuple) -> Path:
+        name, index = key
+        return self.spill / f"{name.replace('/', '-')}-{index}"
 
-def _needs(dataset, blocks: list, shared) -> Iterator[tuple[int, tuple[str, int]]]:
-    """``(block number, chunk)`` for each chunk each block will fetch, in order: those of
+    def _spill(self, key: tuple, block: int, raw: bytes) -> bool:
+        """Keep ``raw`` in the spill folder if a block after ``block`` needs chunk
+        ``key``; whether it is kept (a full disk: it is fetched again)."""
+        if self.spill is None or self._last_use.get(key, -1) <= block:
+            return False
+        try:
+            self._spill_path(key).write_bytes(raw)
+        except OSError:
+            return False
+        return True
+
+    def _unspill(self, key: tuple, block: int) -> bytes:
+        """Chunk ``key`` read back from the spill folder for block ``block`` (the file
+        removed after the last block that needs it)."""
+        path = self._spill_path(key)
+        raw = path.read_bytes()
+        self.spill_reads += 1
+        if self._last_use[key] <= block:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        return raw
+
+
+def _spill_folder() -> Path | None:
+    """A new spill folder under the temporary folder (``TMPDIR``), or None when none
+    can be made there (then chunks needed again are fetched again)."""
+    try:
+        return Path(tempfile.mkdtemp(prefix="dolb-spill-"))
+    except OSError:
+        return None
+
+
+def _needs_of_blocks(dataset, blocks: list) -> Iterator[tuple[int, tuple[str, int]]]:
+    """``(block number, chunk)`` for each chunk each block decodes, in order: those of
     :func:`block_chunks`, less the one a block starts in when the previous block of the
-    same array ended there (its reader still holds it decoded) and those ``shared``
-    holds, and those the node cache holds."""
+    same array ended there (its reader still holds it decoded)."""
     last: dict[str, int] = {}
     for number, block in enumerate(blocks):
         chunks = block_chunks(dataset, block)
@@ -242,12 +300,18 @@ def _needs(dataset, blocks: list, shared) -> Iterator[tuple[int, tuple[str, int]
         for name, index in chunks:
             first.setdefault(name, index)
         for name, index in chunks:
-            if index == first[name] == last.get(name):
-                continue
-            array = dataset.arrays[name]
-            if shared is not None and (dataset.fingerprint, name, array.chunks[0], index, array.dtype.str) in shared:
-                continue
-            if dataset.remote.in_node_cache(name, index):  # the reader reads it there
-                continue
-            yield number, (name, index)
+            if not index == first[name] == last.get(name):
+                yield number, (name, index)
         last.update((name, index) for name, index in chunks)
+
+
+def _needs(dataset, blocks: list, shared) -> Iterator[tuple[int, tuple[str, int]]]:
+    """``(block number, chunk)`` for each chunk each block will fetch, in order: those of
+    :func:`_needs_of_blocks`, less those ``shared`` holds and those the node cache holds."""
+    for number, (name, index) in _needs_of_blocks(dataset, blocks):
+        array = dataset.arrays[name]
+        if shared is not None and (dataset.fingerprint, name, array.chunks[0], index, array.dtype.str) in shared:
+            continue
+        if dataset.remote.in_node_cache(name, index):  # the reader reads it there
+            continue
+        yield number, (name, index)
