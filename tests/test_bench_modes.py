@@ -307,7 +307,7 @@ def test_simulated_records_each_slot_count_and_predicts_the_studies_of_the_lates
     figures: the record keeps them, and the studies' predictions take their cell times
     from the scale record already in the records folder."""
     import dolb.bench.simulated as simulated
-    from dolb.bench.records import measurement, new_record, write_record
+    from dolb.bench.records import derived, measurement, new_record, write_record
     from tests.test_simulated_cluster import _found
 
     given = {entry["slots"]: entry for entry in _found()}
@@ -319,7 +319,8 @@ def test_simulated_records_each_slot_count_and_predicts_the_studies_of_the_lates
 
     monkeypatch.setattr(simulated, "simulate", simulate)
     scale = new_record("scale", [measurement({"workload": "cutoff_rcv1", "workers": 1, "figure": "worker_us"},
-                                             "µs/cell", [40_000.0])])
+                                             "µs/cell", [40_000.0])],
+                       [derived({"workload": "cutoff_rcv1", "figure": "client work"}, "µs", 20.0)])
     write_record(tmp_path / "records", scale)
     assert main(["bench", "simulated", "--slots", "8,16", "--sim-cells", "40", "--seconds", "0.5,1", "--work",
                  str(tmp_path / "work"), "--record", str(tmp_path / "records")]) == 0
@@ -332,3 +333,16 @@ def test_simulated_records_each_slot_count_and_predicts_the_studies_of_the_lates
     assert efficiency == pytest.approx({("8", "sweep"): 1 / 1.1, ("16", "sweep"): 1 / 1.1,
                                         ("8", "tuned"): 1 / 1.5, ("16", "tuned"): 1 / 1.5})
     assert {d["labels"]["study"] for d in record["derived"] if "study" in d["labels"]} == {"cutoff_rcv1"}
+
+    # derived again from its own runs, nothing run: the same figures, the machine it was measured on
+    measured = dict(record, machine=record["machine"] | {"cpu": "elsewhere"})
+    write_record(tmp_path / "measured", measured)
+    (source,) = (tmp_path / "measured" / "simulated").iterdir()
+    asked.clear()
+    assert main(["bench", "simulated", "--rederive", str(source), "--record", str(tmp_path / "records")]) == 0
+    assert asked == []
+    (again,) = [found for found in map(read_record, (tmp_path / "records" / "simulated").iterdir())
+                if "--rederive" in found["command"]]
+    assert again["derived"] == record["derived"] and again["machine"]["cpu"] == "elsewhere"
+    assert main(["bench", "simulated", "--rederive", str(tmp_path / "none.json")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

@@ -1,5 +1,6 @@
 """Seeding, splits, checkpoints, cell batching and the result store."""
 
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -148,13 +149,49 @@ def test_batches_hold_more_work_on_a_large_cluster():
 
     from dolb.execution.batches import SCHEDULER_TASKS_PER_SECOND
 
-    cells = [(G(n_train=20), np.arange(100_000))]
-    for n_workers, floor in ((2, 0.25), (400, 400 / SCHEDULER_TASKS_PER_SECOND)):
+    for n_workers, n_cells, floor in ((2, 100_000, 0.25), (400, 1_000_000, 400 / SCHEDULER_TASKS_PER_SECOND)):
+        cells = [(G(n_train=20), np.arange(n_cells))]  # 1 ms a cell: 1,000 s of work is 2.5 s a worker on 400
         batches = Batcher(cells, 10**9, n_workers=n_workers)
         next(batches)
         batches.took({20: (1_000, 1.0)})  # 1 ms a cell
         sizes = [sum(len(i) for _, i in b) for b in batches]
         assert min(sizes[:-1]) == round(floor * 1_000)
+
+
+def test_by_default_tasks_do_not_grow_with_the_cells():
+    """The linear zoo's shape (99 groups of 3 splits, cells of 40,000 examples and 30 ms)
+    on 1 worker: without a cap the batches are sized by their work alone, and twice the
+    splits make 1 more task (18 -> 19), not twice the tasks (60 -> 119 under a cap of
+    200,000 examples, 5 cells a task): the client's round trip per task is not a cost per
+    cell. And a pipeline that does not set ``batch_examples`` sets no cap."""
+    from types import SimpleNamespace as G
+
+    from dolb.experiment.pipeline import load_pipeline
+
+    def sizes(splits, cap):
+        batches = Batcher([(G(n_train=40_000), np.arange(splits)) for _ in range(99)], cap, n_workers=1)
+        first = sum(len(i) for _, i in next(batches))
+        batches.took({40_000: (first, first * 0.03)})
+        return [first] + [sum(len(i) for _, i in batch) for batch in batches]
+
+    assert sizes(3, None) == [18] * 15 + [13, 8, 6] and len(sizes(6, None)) == 19
+    assert sizes(3, 200_000)[:-1] == [5] * 59 and len(sizes(6, 200_000)) == 119
+    assert load_pipeline(Path(__file__).parents[1] / "pipelines" / "linear_zoo.toml").batch_examples is None
+
+
+def test_no_floor_leaves_a_worker_without_a_task():
+    """A sweep of 100 s on 400 workers: the scheduler's floor (2 s a batch) would cut 50
+    batches and leave 350 workers idle; the floor is the sweep's work a worker, 0.25 s
+    (250 cells of 1 ms), so every worker gets at least one batch."""
+    from types import SimpleNamespace as G
+
+    batches = Batcher([(G(n_train=20), np.arange(100_000))], 10**9, n_workers=400)
+    first = [next(batches) for _ in range(400)]  # the first wave: one batch a worker, by guess
+    assert {sum(len(i) for _, i in b) for b in first} == {15}  # 1/(16 × 400) of the sweep
+    batches.took({20: (15, 0.015)})  # 1 ms a cell
+    sizes = [sum(len(i) for _, i in b) for b in batches]
+    assert sum(sizes) == 100_000 - 400 * 15
+    assert max(sizes) == 250 and len(first) + len(sizes) >= 400
 
 
 def test_batches_are_priced_by_the_cells_of_the_nearest_size():

@@ -14,7 +14,14 @@ from dolb.bench.cost_model import Costs, amdahl, list_schedule, per_cell_and_tas
 from dolb.bench.pages import performance_pages
 from dolb.bench.records import read_record, write_record
 from dolb.bench.simulate import seconds_of, slept_cells, sweep_cells
-from dolb.bench.simulate_record import as_record, fitted_costs, simulated_text
+from dolb.bench.simulate_record import (
+    as_record,
+    engine_batches,
+    fitted_costs,
+    found_of,
+    simulated_text,
+    study_predictions,
+)
 from dolb.bench.sleep import SleepLearner, draw, parse_seconds, recorded_seconds
 from dolb.cli import main
 from dolb.errors import ConfigError
@@ -145,6 +152,9 @@ def test_the_model_names_the_longest_bound():
     assert found.limit == "client" and found.bounds == pytest.approx({"slots": 0.2, "client": 2.0, "scheduler": 0.5})
     # ends: 100 tasks × max(0.010 + 10 × 0.001, 0.005) / 2 = 1.0 s, half a cell 0.01 s
     assert found.seconds == pytest.approx(2.0 + 1.0 + 0.01)
+    # the end loses half of its last tasks: of 1 s, 0.5 s; a client idle at 20 % of its core, 2 / 0.8 s
+    idle = Costs(client_cell=0.001, client_task=0.010, scheduler_task=0.005, worker_cell=0.010, client_idle=0.2)
+    assert predict(cells, slots=100, tasks=100, costs=idle, tail=1.0).seconds == pytest.approx(2.5 + 1.0 + 0.5)
     assert found.ideal == pytest.approx(0.1) and found.efficiency == pytest.approx(0.1 / 3.01)
     heavy = Costs(client_cell=0.0, client_task=0.0, scheduler_task=0.05, worker_cell=0.0)
     assert predict(cells, slots=100, tasks=100, costs=heavy).limit == "scheduler"  # 5 s
@@ -198,15 +208,63 @@ def _found():
 
 
 def test_the_costs_are_fitted_from_the_runs():
-    costs = fitted_costs(_found())
-    assert costs.client_cell == pytest.approx(0.001) and costs.client_task == pytest.approx(0.005)
+    costs = fitted_costs(_found(), client_cell=0.001)
+    assert costs.client_cell == 0.001 and costs.client_task == pytest.approx(0.005)
+    assert costs.client_idle == pytest.approx(0.0, abs=1e-12)
     assert costs.scheduler_task == pytest.approx(0.004) and costs.worker_cell == pytest.approx(0.002)
 
 
+def test_the_client_cost_per_task_is_told_apart_when_every_task_holds_one_cell():
+    """As in the simulated runs from 16 slots on: one cell a task, so cells and tasks
+    rise together. A client of 1 µs a cell, 2 ms a task and 1 % of a core: a fit of
+    cells and tasks puts the tasks' cost on the cells; given the cost a cell (measured
+    apart), the rest splits into per task and per second."""
+    found = _found()
+    for one, compute in zip(found, (40.0, 20.0)):
+        for run in one["runs"].values():
+            run |= {"tasks": run["cells"], "compute": compute}
+            run["client"] = 1e-6 * run["cells"] + 0.002 * run["tasks"] + 0.01 * compute
+    runs = [run for one in found for run in one["runs"].values()]
+    cell, task = per_cell_and_task([r["client"] for r in runs], [r["cells"] for r in runs], [r["tasks"] for r in runs])
+    assert task == 0.0 and cell > 0.002  # all of it a cost per cell: 2.6-3.0 ms
+    costs = fitted_costs(found, client_cell=1e-6)
+    assert (costs.client_cell, costs.client_task, costs.client_idle) == pytest.approx((1e-6, 0.002, 0.01))
+
+
+def test_the_studies_are_predicted_with_their_own_client_cost_and_the_engines_tasks():
+    """A study of 45 ms cells, 1,000,000 of them on 1,000 slots (45 s ideal): the
+    engine's batching cuts a first wave of 1,000 tasks of 1/16,000 of the work, then
+    tasks of the scheduler's floor, 1,000 / 200 = 5 s, to the end, so the last lose 2.5 s.
+    With the costs of ``_found`` (client 5 ms a task, scheduler 4 ms) and the study's
+    client work of 10 µs a cell, the client is the limit: 10 + 5 ms × tasks."""
+    tasks, tail = engine_batches(1_000_000, 0.045, 1_000)
+    assert tail == pytest.approx(5.0, rel=0.01)
+    assert tasks == pytest.approx(1_000 + (45_000 - 45_000 / 16) / 5.0, rel=0.01)  # 9,438
+    costs = Costs(0.0, 0.005, 0.004, 0.002, 0.001)
+    figures = {(d["labels"]["slots"], d["labels"]["batching"], d["labels"]["figure"]): d
+               for d in study_predictions({"cutoff_rcv1": 0.045}, {"cutoff_rcv1": 1e-5}, costs)}
+    found = figures[("1000", "engine's", "predicted efficiency")]
+    client = 10.0 + 0.005 * tasks  # the workers' costs are in the cell time already: none added
+    ends = 1_000 * (0.005 + 1e-5 * 1_000_000 / tasks) / 2 + tail / 2
+    assert found["labels"]["limit"] == "client" and found["value"] == pytest.approx(45.0 / (client + ends))
+    assert study_predictions({"linear_zoo": 0.045}, {}, costs) == []  # no client work measured: no prediction
+
+
+def test_a_record_is_derived_again_from_its_own_runs():
+    record = as_record(_found(), SCALE)
+    assert as_record(found_of(record), SCALE)["derived"] == record["derived"]
+
+
+SCALE = {"measurements": [{"labels": {"workload": "cutoff_rcv1", "workers": "1", "figure": "worker_us"},
+                           "unit": "µs/cell", "repeats": [40_000.0, 50_000.0]}],
+         "derived": [{"labels": {"workload": "cutoff_rcv1", "figure": "client work"}, "unit": "µs", "value": 20.0},
+                     {"labels": {"workload": "tiny", "figure": "client work"}, "unit": "µs", "value": 1_000.0}]}
+"""A ``scale`` record's figures the simulated record takes: a study's cell time and its
+client work a cell, and the tiny cells' client work (the sleep cells are given it)."""
+
+
 def test_the_record_round_trips_and_renders_its_page_and_figure(tmp_path):
-    scale = {"measurements": [{"labels": {"workload": "cutoff_rcv1", "workers": "1", "figure": "worker_us"},
-                               "unit": "µs/cell", "repeats": [40_000.0, 50_000.0]}]}
-    record = as_record(_found(), scale)
+    record = as_record(_found(), SCALE)
     assert read_record(write_record(tmp_path, record)) == record
     figures = {(d["labels"].get("workload"), d["labels"].get("slots"), d["labels"]["figure"]): d["value"]
                for d in record["derived"] if "workload" in d["labels"]}

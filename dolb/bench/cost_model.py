@@ -14,15 +14,23 @@ sweep's compute phase then lasts at least as long as each of its bounds:
 
 whichever is longest, the *limit*, plus what the sweep loses at its ends: half the
 time to hand the first task to every slot (``min(T, N)`` tasks, each costing the
-client and the scheduler, who work side by side) and half a cell at its end (the
-slots finish their last cells at different times). The predicted efficiency is the
-ideal, ``Σ c_i / N``, over that time. (A tuning is one such sweep: no rung waits for
-another's, so there is no pause between waves of tasks to model.) Amdahl's law, :func:`amdahl`, is the simpler
-bound of a serial share that never overlaps the parallel work.
+client and the scheduler, who work side by side) and half a *task* at its end: the
+slots finish their last tasks at different times, spread over the length of one, so
+a slot idles half of one on average. The engine's last tasks are the shortest its
+batching cuts (:mod:`dolb.execution.batches`: a cell where cells exceed its floor of
+work, the floor otherwise, 5 s on 1,000 slots), so the caller gives their length
+(``tail``; a cell by default). The client also spends a share of a core whatever it
+does (``client_idle``: its event loop's timers), so its bound is its work over what
+is left. The predicted efficiency is the ideal, ``Σ c_i / N``, over that time. (A
+tuning is one such sweep: no rung waits for another's, so there is no pause between
+waves of tasks to model.) Amdahl's law, :func:`amdahl`, is the simpler bound of a
+serial share that never overlaps the parallel work.
 
 The costs are measured on sweeps of cells that only sleep (:mod:`dolb.bench.sleep`):
 there every CPU second is the engine's. :func:`per_cell_and_task` separates what a
-part spends per cell from what it spends per task, across runs of other cells per task.
+part spends per cell from what it spends per task, across runs of other cells per task;
+:func:`per_task_and_second` what it spends per task from what it spends per second,
+once its cost per cell is known (measured apart: see :mod:`dolb.bench.simulate_record`).
 """
 
 from __future__ import annotations
@@ -42,6 +50,8 @@ class Costs:
     worker_cell: float
     """A worker's CPU per cell beyond the learner's own work."""
     worker_task: float = 0.0
+    client_idle: float = 0.0
+    """The client's CPU seconds a second whatever it does (its event loop's timers), < 1."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +70,7 @@ class Prediction:
 
 
 def predict(cells: np.ndarray, slots: int, tasks: int, costs: Costs, cores: float | None = None,
-            speed: float = 1.0) -> Prediction:
+            speed: float = 1.0, tail: float | None = None) -> Prediction:
     """The compute phase of a sweep (see the module's model).
 
     Parameters
@@ -79,6 +89,8 @@ def predict(cells: np.ndarray, slots: int, tasks: int, costs: Costs, cores: floa
         The share of a core a process gets when it wants one: 1 on a quiet machine; on
         a busy one less, and every CPU second of the engine's takes ``1 / speed``
         seconds.
+    tail : float, optional
+        The seconds of work of each of the sweep's last tasks (default: a mean cell).
 
     Examples
     --------
@@ -104,18 +116,27 @@ def predict(cells: np.ndarray, slots: int, tasks: int, costs: Costs, cores: floa
     >>> slow = predict(np.ones(100), 10, 20, Costs(0.001, 0.010, 0.005, 0.010), speed=0.1)
     >>> round(slow.bounds["client"], 6), round(slow.seconds, 6)
     (3.0, 12.3)
+
+    Were the last tasks 5 cells (5 s), the end would lose 2.5 s, not 0.5; a client
+    busy 40 % of its core whatever it does has 0.6 of one for its 0.3 s of work:
+
+    >>> tails = predict(np.ones(100), 10, 20, Costs(0.001, 0.010, 0.005, 0.010, client_idle=0.4), tail=5.0)
+    >>> round(tails.seconds, 6), round(tails.bounds["client"], 6)
+    (12.675, 0.5)
     """
     cells = np.asarray(cells, dtype=float)
     n, work = len(cells), float(cells.sum())
     client = n * costs.client_cell + tasks * costs.client_task
     scheduler = tasks * costs.scheduler_task
     workers = n * costs.worker_cell + tasks * costs.worker_task
-    bounds = {"slots": (work + workers / speed) / slots, "client": client / speed, "scheduler": scheduler / speed}
+    bounds = {"slots": (work + workers / speed) / slots, "client": client / speed / (1 - costs.client_idle),
+              "scheduler": scheduler / speed}
     if cores is not None:
         bounds["cores"] = (client + scheduler + workers) / cores
     limit = max(bounds, key=bounds.get)
     per_task = max(costs.client_task + costs.client_cell * n / tasks, costs.scheduler_task) / speed
-    ends = min(tasks, slots) * per_task / 2 + (work / n + costs.worker_cell / speed) / 2
+    last = work / n + costs.worker_cell / speed if tail is None else tail
+    ends = min(tasks, slots) * per_task / 2 + last / 2
     return Prediction(bounds[limit] + ends, work / slots, limit, bounds)
 
 
@@ -165,6 +186,23 @@ def per_cell_and_task(spent: list[float], cells: list[int], tasks: list[int]) ->
         error_tasks = np.sum((spent - only_tasks * matrix[:, 1]) ** 2)
         return (only_cells, 0.0) if error_cells <= error_tasks else (0.0, only_tasks)
     return round(float(a), 15), round(float(b), 15)
+
+
+def per_task_and_second(spent: list[float], tasks: list[int], seconds: list[float]) -> tuple[float, float]:
+    """The CPU seconds a part spends per task and per second whatever it does: the
+    least-squares fit, with neither below zero, of ``spent ≈ b · tasks + r · seconds``
+    over runs (``spent``: what it spent beyond its cells' known cost).
+
+    >>> per_task_and_second([0.3, 0.4], tasks=[20, 20], seconds=[10, 20])  # 10 ms a task, 1 % of a core
+    (0.01, 0.01)
+    >>> per_task_and_second([0.1, 0.3], tasks=[10, 20], seconds=[10, 10])  # 20 ms and -1 %: never below zero
+    (0.014, 0.0)
+    """
+    from scipy.optimize import nnls
+
+    matrix = np.column_stack([np.asarray(tasks, float), np.asarray(seconds, float)])
+    (b, r), _ = nnls(matrix, np.asarray(spent, float))
+    return round(float(b), 15), round(float(r), 15)
 
 
 def tasks_of_length(cells: np.ndarray, slots: int, seconds: float = 0.25) -> int:

@@ -164,6 +164,8 @@ def _simulated(parser: argparse.ArgumentParser) -> None:
                         help="how worker processes start (forkserver: forked from one that imported dolb)")
     parser.add_argument("--seconds", default="0.5-1", help="the cells' times: LOW-HIGH, a comma-separated list, or "
                         "a result folder (default 0.5-1)")
+    parser.add_argument("--rederive", type=Path, metavar="RECORD", help="run nothing: derive this record's costs "
+                        "and predictions again, with the latest scale record in --record")
 
 
 def _ab(parser: argparse.ArgumentParser) -> None:

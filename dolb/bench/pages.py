@@ -80,10 +80,12 @@ ABOUT = {
         "configurations in each split (13 cells a split). Per slot count: the ideal compute phase (the time the "
         "cells slept / slots), the measured one, the CPU of the client, the scheduler and the workers in it, "
         "tasks, parts, memory, the cluster's start; the engine's costs per cell and per task fitted over all "
-        "runs; the cost model's efficiency for each run (`dolb/bench/cost_model.py`, with its *limit*), on this "
+        "runs (the client's per task and per second, its cost per cell taken from the latest *scale* record); "
+        "the cost model's efficiency for each run (`dolb/bench/cost_model.py`, with its *limit*), on this "
         "machine (its 2 cores, at the core share a busy thread got before the run) and with a core for each "
-        "process, and for a million cells of each study's cell time (from the latest *scale* record) on "
-        "64–1,000 slots. See [a thousand slots on ten nodes](../design/scaling.md).",
+        "process, and for a million cells of each study's cell time and client work a cell (from the latest "
+        "*scale* record) on 64–1,000 slots, with the engine's batching. See [a thousand slots on ten "
+        "nodes](../design/scaling.md).",
         "dolb bench simulated --record benchmarks/records"),
     "worker-overhead": (
         "A worker's CPU beyond the learner's own work, in one process without a cluster: cells of 64 rows of the "

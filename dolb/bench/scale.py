@@ -55,7 +55,7 @@ client share s
 client work per cell (marginal)
     What one more cell costs the client: the client process's CPU time of the run of
     twice the cells less that of the workload's run (1 worker each), over the cells
-    added, less the *background* (the idle client's CPU rate, measured for a second
+    added, less the *background* (the idle client's CPU rate, measured for 5 s
     after the run's last wave, times the compute phase's added seconds); also given
     for the compute phase alone and for its main thread (dolb's own code, without
     Dask's event loop, the embedded scheduler and the nannies). The client's *fixed*

@@ -29,8 +29,9 @@ On 1 worker a run's compute phase lasts in proportion to its cells, and so does 
 CPU the client process spends on its timers whatever it does (Dask's event loop, the
 embedded scheduler's and nannies' periodic callbacks): that *background* is a cost per
 second, not per cell (on N workers the same cells take 1/N of the time). Each run
-measures it once its first wave has ended, the cluster up and idle
-(:data:`~dolb.bench.scale_runs.IDLE_PROBE`: ``idle_rate``, CPU seconds a second), and
+measures it once its first wave has ended, the cluster up and idle, for
+:data:`IDLE_SECONDS` (:data:`~dolb.bench.scale_runs.IDLE_PROBE`: ``idle_rate``, CPU
+seconds a second), and
 the client's *work* per cell is the marginal after planning less the background of
 the compute phase's added seconds. Amdahl's law is applied to the work's share: the
 client's work per cell over the worker time per cell of the 1-worker runs.
@@ -50,8 +51,11 @@ FACTOR = 2
 WORKERS = 1
 """The workers of the runs the marginal cost is measured on (the client then has a
 core of its own on 2 cores)."""
-IDLE_SECONDS = 1.0
-"""How long each run's idle client is measured (:data:`~dolb.bench.scale_runs.IDLE_PROBE`)."""
+IDLE_SECONDS = 5.0
+"""How long each run's idle client is measured (:data:`~dolb.bench.scale_runs.IDLE_PROBE`).
+Its timers tick about once a second (the quiet settings of :mod:`dolb.execution.quiet`),
+so a probe of 1 s caught one tick or two: its rate varied by ±20 %, and times the 20-35 s
+the studies' doubled runs add, that is ±100-200 µs a cell of their client work."""
 COUNTS = re.compile(r"\b((?:count|n_sequences)\s*=\s*)(\d+)")
 """A split's count or a generated dataset's sequences, in a pipeline's text."""
 WINDOWS = {"client_marginal_us": "client_cpu", "client_marginal_compute_us": "compute_cpu",

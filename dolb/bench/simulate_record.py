@@ -3,17 +3,29 @@ and what is derived from it: the costs of the engine's parts fitted across the r
 the cost model's prediction of every run (:mod:`dolb.bench.cost_model`), its
 predictions for the studies' cell costs on large clusters, and the figure of
 efficiency against slots on the performance page.
+
+The client's cost per cell is not fitted from the simulated runs: in them, from 16
+slots on, every task holds one cell (cells of 0.5-1 s exceed every floor of the
+batching), so cells and tasks rise together and a fit cannot tell a cost per cell from
+one per task (it put 0.53 ms on each cell, 1.5 ms on each task). It is measured apart,
+where the tasks stay the same and the cells double: the marginal client work per cell
+of bench ``scale`` (:mod:`dolb.bench.scale_marginal`), for each study its own, for the
+sleep cells the ``tiny`` workload's (cells as small: generated rows, one metric). The
+simulated runs then give what is left: the client's CPU per task and per second of the
+compute phase (:func:`~dolb.bench.cost_model.per_task_and_second`: the runs of 8 slots
+last twice those of 16 to 64, so tasks and seconds are told apart).
 """
 
 from __future__ import annotations
 
 import io
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from dolb.bench.cost_model import Costs, amdahl, per_cell_and_task, predict, tasks_of_length
+from dolb.bench.cost_model import Costs, amdahl, per_cell_and_task, per_task_and_second, predict, tasks_of_length
 from dolb.bench.records import derived, measurement, new_record
 from dolb.bench.simulate import per_unit
 
@@ -34,20 +46,25 @@ STUDY_SLOTS = (64, 256, 1000)
 SWEEP_CELLS = 1_000_000
 """The cells of the sweeps predicted for the studies' cell times."""
 STUDIES = ("tiny", "irma", "cutoff_rcv1", "linear_zoo")
+SLEEP_CELLS_LIKE = "tiny"
+"""The workload of bench ``scale`` whose client work per cell the sleep cells are given."""
 
 
-def fitted_costs(found: list[dict[str, Any]]) -> Costs:
-    """The engine's costs fitted over every run: per cell and per task, the client's
-    CPU and the workers' (their idle rates taken off); the scheduler's per task."""
+def fitted_costs(found: list[dict[str, Any]], client_cell: float = 0.0) -> Costs:
+    """The engine's costs fitted over every run: the client's CPU per task and per
+    second beyond ``client_cell`` seconds a cell (measured apart: see the module); the
+    workers' per cell and per task (their idle rates taken off); the scheduler's per
+    task."""
     runs = [run for slots in found for run in slots["runs"].values()]
     cells, tasks = [run["cells"] for run in runs], [run["tasks"] for run in runs]
 
     def busy(key: str) -> list[float]:
         return [max(0.0, run[key] - run[f"{key}_idle"] * run["compute"]) for run in runs]
 
-    client = per_cell_and_task([run["client"] for run in runs], cells, tasks)
+    client_task, client_idle = per_task_and_second([run["client"] - client_cell * run["cells"] for run in runs],
+                                                   tasks, [run["compute"] for run in runs])
     worker = per_cell_and_task(busy("workers"), cells, tasks)
-    return Costs(client[0], client[1], sum(busy("scheduler")) / sum(tasks), worker[0], worker[1])
+    return Costs(client_cell, client_task, sum(busy("scheduler")) / sum(tasks), worker[0], worker[1], client_idle)
 
 
 def check_run(run: dict[str, Any], slots: int, costs: Costs, here: bool = True):
@@ -72,39 +89,65 @@ def study_cells(scale: dict | None) -> dict[str, float]:
     return found
 
 
-def engine_tasks(cells: int, seconds: float, slots: int) -> int:
+def client_cells(scale: dict | None) -> dict[str, float]:
+    """Each study's client work per cell in a record of bench ``scale`` (its marginal
+    figure ``client work``, µs, as seconds; none below zero: the runs' noise); empty
+    without one."""
+    return {figure["labels"]["workload"]: max(0.0, figure["value"]) / 1e6
+            for figure in (scale or {}).get("derived", [])
+            if figure["labels"].get("figure") == "client work" and figure["labels"].get("workload") in STUDIES}
+
+
+def engine_batches(cells: int, seconds: float, slots: int) -> tuple[int, float]:
     """The tasks the engine's batching (:class:`~dolb.execution.batches.Batcher`, as
-    installed) cuts ``cells`` cells of ``seconds`` each into on ``slots`` slots, once its
-    first batch has been timed (without a pipeline's ``batch_examples`` cap)."""
+    installed, with no ``batch_examples`` cap) cuts ``cells`` cells of ``seconds`` each
+    into on ``slots`` slots, and the mean work of its last ``slots`` tasks (seconds).
+    As the engine does, it cuts a first wave of one task a slot before any cell has
+    been timed, then learns the pace from the first of them.
+
+    100 s of work on 2 slots: tasks of 1/32 of it (3.125 s), then guided sizes down
+    to the floor of 0.25 s, and what is left (0.19 s):
+
+    >>> tasks, tail = engine_batches(100_000, 0.001, slots=2)
+    >>> tasks, round(tail, 3)
+    (41, 0.22)
+    """
     from types import SimpleNamespace
 
     from dolb.execution.batches import Batcher
 
-    batches = Batcher([(SimpleNamespace(n_train=1), np.arange(cells))], max_examples=cells, n_workers=slots)
-    first = sum(len(indices) for _, indices in next(batches))
-    batches.took({1: (first, first * seconds)})
-    return 1 + sum(1 for _ in batches)
+    batches = Batcher([(SimpleNamespace(n_train=1), np.arange(cells))], max_examples=None, n_workers=slots)
+    sizes = [sum(len(indices) for _, indices in next(batches)) for _ in range(min(slots, cells))]
+    batches.took({1: (sizes[0], sizes[0] * seconds)})
+    sizes += [sum(len(indices) for _, indices in batch) for batch in batches]
+    return len(sizes), float(np.mean(sizes[-slots:])) * seconds
 
 
-def study_predictions(cells: dict[str, float], costs: Costs) -> list[dict]:
-    """For each study's cell time, a sweep of :data:`SWEEP_CELLS` cells on each of
-    :data:`STUDY_SLOTS` slots (a core for each part, as on a cluster): the predicted
-    efficiency with the engine's tasks (:func:`engine_tasks`) and with tasks of at
-    least 0.25 s; and Amdahl's speed-up from the serial share of the client and the
-    scheduler with the engine's tasks."""
+def study_predictions(cells: dict[str, float], client: dict[str, float], costs: Costs) -> list[dict]:
+    """For each study's cell time whose client work per cell is known (``client``), a
+    sweep of :data:`SWEEP_CELLS` cells on each of :data:`STUDY_SLOTS` slots (a core for
+    each part, as on a cluster): the predicted efficiency, and its limit, with the
+    engine's tasks (:func:`engine_batches`: their number and the length of the last
+    ones) and with tasks of 0.25 s; and Amdahl's speed-up from the serial share of the
+    client and the scheduler with the engine's tasks. The workers' costs are not added:
+    a study's cell time is its worker's whole time a cell (reading, metrics and its part
+    included)."""
     figures = []
     for study, seconds in cells.items():
+        if study not in client:
+            continue
+        mine = replace(costs, client_cell=client[study], worker_cell=0.0, worker_task=0.0)
         sweep = np.full(SWEEP_CELLS, seconds)
         for slots in STUDY_SLOTS:
-            today = engine_tasks(SWEEP_CELLS, seconds, slots)
-            for batching, tasks in (("engine's", today), ("tasks of 0.25 s", tasks_of_length(sweep, slots))):
-                found = predict(sweep, slots, tasks, costs)
+            today, tail = engine_batches(SWEEP_CELLS, seconds, slots)
+            short = (tasks_of_length(sweep, slots), max(seconds, 0.25))
+            for batching, (tasks, last) in (("engine's", (today, tail)), ("tasks of 0.25 s", short)):
+                found = predict(sweep, slots, tasks, mine, tail=last)
                 figures.append(derived({"study": study, "slots": slots, "batching": batching, "limit": found.limit,
                                         "figure": "predicted efficiency"}, "ratio", found.efficiency))
-            serial = (len(sweep) * costs.client_cell + today * (costs.client_task + costs.scheduler_task)) / len(sweep)
+            serial = (len(sweep) * mine.client_cell + today * (mine.client_task + mine.scheduler_task)) / len(sweep)
             figures.append(derived({"study": study, "slots": slots, "batching": "engine's", "limit": "",
-                                    "figure": "Amdahl speed-up"}, "ratio",
-                                   amdahl(serial / (seconds + costs.worker_cell), slots)))
+                                    "figure": "Amdahl speed-up"}, "ratio", amdahl(serial / seconds, slots)))
     return figures
 
 
@@ -112,8 +155,10 @@ def as_record(found: list[dict[str, Any]], scale: dict | None) -> dict:
     """The measured slot counts (:func:`dolb.bench.simulate.simulate` of each) as a
     record: every run's figures and per-unit costs, each cluster's start, every run's
     efficiency beside the model's, the fitted costs, and the studies' predictions
-    (their cell times from the ``scale`` record, when given)."""
-    costs = fitted_costs(found)
+    (their cell times and client work per cell from the ``scale`` record, when given;
+    the sleep cells' client work per cell is :data:`SLEEP_CELLS_LIKE`'s, or none)."""
+    client = client_cells(scale)
+    costs = fitted_costs(found, client.get(SLEEP_CELLS_LIKE, 0.0))
     figures, ratios = [], []
     for slots in found:
         where = {"slots": slots["slots"], "processes": slots["processes"], "start": slots["start_method"]}
@@ -135,8 +180,34 @@ def as_record(found: list[dict[str, Any]], scale: dict | None) -> dict:
                                "ratio", cluster.efficiency)]
     ratios += [derived({"part": part, "figure": "cost per unit"}, "CPU s", value)
                for part, value in vars(costs).items()]
-    ratios += study_predictions(study_cells(scale), costs)
+    ratios += study_predictions(study_cells(scale), client, costs)
     return new_record(BENCH, figures, ratios)
+
+
+def found_of(record: dict) -> list[dict[str, Any]]:
+    """The slot counts and runs a record of this bench was made of (what :func:`as_record`
+    takes), rebuilt from its figures: so a record's costs and predictions can be derived
+    again with a later model or ``scale`` record, without running the cluster again.
+    Each run's idle rates are rebuilt from its busy costs per unit and its compute phase."""
+    slots: dict[int, dict[str, Any]] = {}
+    for figure in record["measurements"]:
+        labels = figure["labels"]
+        one = slots.setdefault(int(labels["slots"]), {"slots": int(labels["slots"]),
+                                                      "processes": int(labels["processes"]),
+                                                      "start_method": labels.get("start", "spawn"), "runs": {}})
+        if labels["workload"] == "cluster":
+            one[labels["figure"]] = figure["repeats"][0]
+        else:
+            one["runs"].setdefault(labels["workload"], {})[labels["figure"]] = figure["repeats"][0]
+    for one in slots.values():
+        for run in one["runs"].values():
+            run |= {count: int(run[count]) for count in ("cells", "tasks", "parts")}
+            run["slept"] = run["ideal"] * one["slots"]
+            run["efficiency"] = run["ideal"] / run["compute"]
+            for part, unit, per in (("scheduler", "tasks", "scheduler_per_task"),
+                                    ("workers", "cells", "workers_per_cell")):
+                run[f"{part}_idle"] = (run[part] - run[per] * run[unit]) / run["compute"]
+    return [slots[n] for n in sorted(slots)]
 
 
 KINDS = {"efficiency": "measured", "predicted efficiency": "model, this machine",
@@ -253,10 +324,12 @@ def simulated_text(record: dict) -> str:
                 for k, v in sorted(_values(record, "joined").items(), key=lambda kv: int(dict(kv[0])["slots"]))]
     starts = text_table(["slots", "procs", "started by", "workers joined s", "start CPU s/process", "load average",
                          "first run s"], clusters)
-    costs = ", ".join(f"{dict(k)['part']} {v * 1e3:.3g} ms" for k, v in _values(record, "cost per unit").items())
-    studies = [[dict(k)["study"], int(dict(k)["slots"]), dict(k)["batching"], v * 100]
+    costs = ", ".join(f"{dict(k)['part']} {v * 1e3:.3g} {'ms/s' if dict(k)['part'] == 'client_idle' else 'ms'}"
+                      for k, v in _values(record, "cost per unit").items())
+    studies = [[dict(k)["study"], int(dict(k)["slots"]), dict(k)["batching"], v * 100, limits.get(k, "")]
                for k, v in _values(record, "predicted efficiency").items() if "study" in dict(k)]
-    predicted = text_table(["study", "slots", "batching", "predicted eff %"], studies)
+    predicted = text_table(["study", "slots", "batching", "predicted eff %", "limit"], studies)
     return "\n\n".join(["== simulated cluster: runs", runs, "== cluster start", starts,
                         f"== cost per unit (CPU), fitted over the runs: {costs}",
-                        "== studies' cell times, predicted", predicted, limits_text(record)])
+                        "== studies' cell times, predicted (each with its client work a cell from the scale "
+                        "record)", predicted, limits_text(record)])

@@ -7,9 +7,15 @@ comma-separated list, or a result folder whose cells' times give the shape. Its 
 is bench ``simulated``; the cost model's predictions for the studies take their cell
 times from the latest ``scale`` record in ``--record``.
 
+With ``--rederive RECORD`` nothing runs: the runs of that record of this bench are
+derived again (:func:`~dolb.bench.simulate_record.found_of`) with this model and the
+latest ``scale`` record in ``--record``, and the new record keeps the machine and
+versions it was measured with.
+
 Usage::
 
     dolb bench simulated --record benchmarks/records
+    dolb bench simulated --rederive benchmarks/records/simulated/X.json --record benchmarks/records
 """
 
 from __future__ import annotations
@@ -19,10 +25,10 @@ import json
 import signal
 from pathlib import Path
 
-from dolb.bench.records import read_records, write_record
+from dolb.bench.records import read_record, read_records, write_record
 from dolb.bench.scale import _exit_on_signal, work_folders
 from dolb.bench.simulate import main_environment, seconds_of, simulate, sweep_cells
-from dolb.bench.simulate_record import as_record, simulated_text
+from dolb.bench.simulate_record import as_record, found_of, simulated_text
 from dolb.errors import ConfigError
 
 
@@ -46,12 +52,19 @@ def main(args: argparse.Namespace) -> int:
     """``dolb bench simulated``: the simulated cluster at each slot count; its table,
     JSON and record."""
     check(args)
-    signal.signal(signal.SIGTERM, _exit_on_signal)  # so a terminated bench kills its runs
-    folder, cache = work_folders(args.work, "dolb-bench-simulated-")
-    found = [simulate(slots, args.processes, args.sim_cells or sweep_cells(slots), args.seconds, ("sweep", "tuned"),
-                      folder, main_environment(cache), args.start_method) for slots in args.slots]
+    if args.rederive:
+        measured = read_record(args.rederive)
+        found = found_of(measured)
+    else:
+        signal.signal(signal.SIGTERM, _exit_on_signal)  # so a terminated bench kills its runs
+        folder, cache = work_folders(args.work, "dolb-bench-simulated-")
+        found = [simulate(slots, args.processes, args.sim_cells or sweep_cells(slots), args.seconds,
+                          ("sweep", "tuned"), folder, main_environment(cache), args.start_method)
+                 for slots in args.slots]
     records = read_records(args.record) if args.record and Path(args.record).is_dir() else {}
     record = as_record(found, (records.get("scale") or [None])[-1]) | {"command": args.command_line}
+    if args.rederive:
+        record |= {"machine": measured["machine"], "versions": measured["versions"]}
     print("\n" + simulated_text(record))
     if args.json:
         args.json.write_text(json.dumps(found, indent=1), encoding="utf-8")

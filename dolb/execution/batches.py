@@ -10,7 +10,13 @@ so once finished cells have told how long they took, no batch is cut shorter tha
 :data:`MIN_TASK_SECONDS` of estimated work, nor, on a large cluster, than workers /
 :data:`SCHEDULER_TASKS_PER_SECOND`: the scheduler's load stays bounded at any size.
 Before any cell is timed, one batch per worker is cut (:mod:`dolb.execution.compute`):
-only those are sized by guess.
+only those are sized by guess. Nor is a floor ever more than the sweep's work a worker:
+every worker gets a task, however large the cluster and small the sweep.
+
+A batch holds no more training examples than the pipeline's ``batch_examples`` when it
+sets one; by default the work alone sizes the batches. (A default cap of 200,000
+examples made the tasks of ``linear_zoo``, cells of 6,000-40,000 examples, grow with
+its cells: 23 more tasks for 297 more cells, each costing the client its round trip.)
 
 The sizes are shares of the sweep's *work*: its training examples until a cell has been
 timed, then its estimated seconds, a cell priced as the timed cells of the nearest size
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import sys
 from collections import Counter
 
 import numpy as np
@@ -73,13 +80,15 @@ class Batcher:
     ----------
     todo : list of (CellGroup, ndarray)
         The cells to run: groups (anything with ``n_train``) with split indices.
-    max_examples : int
-        Training examples a batch holds at most (the pipeline's ``batch_examples``).
+    max_examples : int or None
+        Training examples a batch holds at most (the pipeline's ``batch_examples``;
+        None: no such cap).
     n_workers : int
         Workers the batches are shared by.
     min_seconds : float
         Estimated work a batch holds at least, once a cell has been timed (and at least
-        ``n_workers`` / :data:`SCHEDULER_TASKS_PER_SECOND`).
+        ``n_workers`` / :data:`SCHEDULER_TASKS_PER_SECOND`; but never more than the
+        sweep's estimated work over ``n_workers``).
 
     Examples
     --------
@@ -98,10 +107,11 @@ class Batcher:
     [60, 50, 30, 20]
     """
 
-    def __init__(self, todo: list[tuple[CellGroup, np.ndarray]], max_examples: int, n_workers: int = 1,
+    def __init__(self, todo: list[tuple[CellGroup, np.ndarray]], max_examples: int | None, n_workers: int = 1,
                  min_seconds: float = MIN_TASK_SECONDS) -> None:
         self.todo = [(group, indices) for group, indices in todo if len(indices)]
-        self.max_examples, self.n_workers = max_examples, n_workers
+        self.max_examples = sys.maxsize if max_examples is None else max_examples  # None: no cap
+        self.n_workers = n_workers
         self.min_seconds = max(min_seconds, n_workers / SCHEDULER_TASKS_PER_SECOND)
         self.cells = Counter()  # a cell's examples -> cells of that size in the sweep
         for group, indices in self.todo:
@@ -156,7 +166,7 @@ class Batcher:
         finest = total / (FINEST_SHARE * self.n_workers)
         room = max(finest, min(total / (COARSEST_SHARE * self.n_workers), remaining / (GUIDED_SHARE * self.n_workers)))
         if self.timed:
-            room = max(room, self.min_seconds)
+            room = max(room, min(self.min_seconds, total / self.n_workers))
         batch: Batch = []
         examples = 0
         while self.item < len(self.todo):

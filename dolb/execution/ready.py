@@ -9,7 +9,7 @@ cell's class (guided self-scheduling over what is ready: a class of many cells t
 one waits for does not make the batches of a short class coarse), no less than
 the batcher's floor of estimated work once cells have been timed
 (:data:`~dolb.execution.batches.MIN_TASK_SECONDS`, more on a large cluster), and at
-most ``max_examples`` training examples; a cell larger than that runs alone.
+most ``max_examples`` training examples when that is set; a cell larger than that runs alone.
 The timings are kept across everything this source cuts (the rungs of a tuning share
 them), and a cell is priced as :meth:`Batcher.cell_seconds
 <dolb.execution.batches.Batcher.cell_seconds>` prices it.
@@ -44,18 +44,19 @@ class ReadyCells:
 
     Parameters
     ----------
-    max_examples : int
-        Training examples a batch holds at most (the pipeline's ``batch_examples``).
+    max_examples : int or None
+        Training examples a batch holds at most (the pipeline's ``batch_examples``;
+        None: no such cap).
     n_workers : int
         Workers the batches are shared by.
     """
 
-    def __init__(self, max_examples: int, n_workers: int) -> None:
-        self.max_examples, self.n_workers = max_examples, n_workers
+    def __init__(self, max_examples: int | None, n_workers: int) -> None:
+        self.paces = Batcher([], max_examples, n_workers)  # a batcher of no cells: the timings only
+        self.max_examples, self.n_workers = self.paces.max_examples, n_workers
         self.heap: list = []
         self.order = itertools.count()  # ties of rank keep the order cells were added in
         self.sizes: dict = {}  # a class -> a cell's training examples -> ready cells of that size
-        self.paces = Batcher([], max_examples, n_workers)  # a batcher of no cells: the timings only
         self.cut = 0
         """Batches cut so far."""
 

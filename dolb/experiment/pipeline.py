@@ -27,6 +27,7 @@ A pipeline file describes one study::
 
     [execution]                       # optional
     batch_examples = 200000           # training examples per Dask task, at most
+                                      # (default: no cap; tasks sized by their work)
     cell_timeout = 600                # seconds; a cell running longer fails
     cell_memory = "4 GB"              # a cell whose worker grows past this fails
     state_every = 300                 # seconds; a longer cell saves its state this often
@@ -146,7 +147,7 @@ class Pipeline:
     datasets: dict[str, DatasetSpec]
     experiments: dict[str, ExperimentSpec]
     reports: tuple[ReportSpec, ...]
-    batch_examples: int
+    batch_examples: int | None
     cell_timeout: float | None = None
     cell_memory: int | None = None
     state_every: float | None = None

@@ -239,7 +239,7 @@ class Report(Table):
 class Execution(Table):
     """``[execution]``: how cells are batched and limited, and the arithmetic of every worker."""
 
-    batch_examples: PositiveInt = 200_000
+    batch_examples: PositiveInt | None = None
     cell_timeout: Seconds | None = None
     cell_memory: Memory | None = None
     state_every: Seconds | None = None
