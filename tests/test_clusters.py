@@ -24,14 +24,23 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture
 def command_line_cluster(tmp_path):
-    """`dask scheduler` and `dask worker` processes, as on a real cluster; yields the
-    scheduler file."""
+    """`dask scheduler` and `dask worker` processes, as on a real cluster, fresh (their
+    workers have run nothing yet); yields the scheduler file."""
     with dask_processes(tmp_path) as scheduler_file:
         yield scheduler_file
 
 
-def test_sweep_on_a_command_line_cluster_equals_local(small_pipeline, command_line_cluster, small_run, tmp_path):
-    remote = run_sweep(small_pipeline, tmp_path / "remote", RunOptions(scheduler=str(command_line_cluster), progress=False))
+@pytest.fixture(scope="module")
+def running_cluster(tmp_path_factory):
+    """Processes as those of :func:`command_line_cluster`, started once for the tests of
+    this module that only run sweeps on them (a sweep leaves workers as able to run the
+    next); yields the scheduler file."""
+    with dask_processes(tmp_path_factory.mktemp("running")) as scheduler_file:
+        yield scheduler_file
+
+
+def test_sweep_on_a_command_line_cluster_equals_local(small_pipeline, running_cluster, small_run, tmp_path):
+    remote = run_sweep(small_pipeline, tmp_path / "remote", RunOptions(scheduler=str(running_cluster), progress=False))
     assert remote.n_computed == 60
     assert_same(tmp_path / "remote", small_run)
 
@@ -61,9 +70,9 @@ def test_a_sweep_leaves_the_scheduler_light_and_the_workers_quiet(small_pipeline
         assert all(found == (False, 1000) for found in client.run(quiet).values())
 
 
-def test_cluster_file_of_a_running_scheduler(small_pipeline, command_line_cluster, tmp_path):
+def test_cluster_file_of_a_running_scheduler(small_pipeline, running_cluster, tmp_path):
     cluster = tmp_path / "cluster.toml"
-    cluster.write_text(f'kind = "scheduler"\nscheduler_file = "{command_line_cluster}"\n')
+    cluster.write_text(f'kind = "scheduler"\nscheduler_file = "{running_cluster}"\n')
     summary = run_sweep(small_pipeline, tmp_path / "out", RunOptions(cluster=cluster, progress=False))
     assert summary.n_computed == 60
 
