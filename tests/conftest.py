@@ -175,9 +175,10 @@ def _stop(process: subprocess.Popen) -> None:
         process.kill()
 
 
-def run_study(tmp_path_factory, name: str, pipeline_text: str, *data: str):
-    """(result folder, sweep summary) of a study run on a 2-worker LocalCluster in a
-    temporary folder; skipped when a named part of ../shared/data is missing."""
+def run_study(tmp_path_factory, name: str, pipeline_text: str, *data: str, workers: int = 2):
+    """(result folder, sweep summary) of a study run on a LocalCluster of ``workers``
+    worker processes in a temporary folder; skipped when a named part of ../shared/data
+    is missing."""
     from dolb.execution.sweep import run_sweep
     from dolb.options import RunOptions
 
@@ -187,7 +188,18 @@ def run_study(tmp_path_factory, name: str, pipeline_text: str, *data: str):
     folder = tmp_path_factory.mktemp(name)
     pipeline = folder / f"{name}.toml"
     pipeline.write_text(pipeline_text)
-    return folder / "out", run_sweep(pipeline, folder / "out", RunOptions(workers=2, progress=False))
+    return folder / "out", run_sweep(pipeline, folder / "out", RunOptions(workers=workers, progress=False))
+
+
+@pytest.fixture(scope="session")
+def small_run(tmp_path_factory):
+    """The result folder of the small IRMA pipeline (:data:`SMALL_IRMA`) run once a session
+    on an embedded cluster of one worker process: the reference that the same cells run
+    elsewhere (another cluster, a URL) must store to the bit (``assert_same``). Read it,
+    never write into it."""
+    out, summary = run_study(tmp_path_factory, "small-run", textwrap.dedent(SMALL_IRMA), workers=1)
+    assert (summary.n_computed, summary.n_failed) == (60, 0)
+    return out
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@ nothing written."""
 
 import csv
 import json
+import shutil
 import textwrap
 
 import pytest
@@ -365,10 +366,10 @@ def test_a_pipeline_mistake_is_one_line_and_writes_nothing(old, new, message, pi
     assert not out.exists()
 
 
-def test_a_mistake_never_touches_an_existing_result_folder(pipeline, tmp_path, capsys):
-    """A folder with results stays byte for byte as it was when a rerun is refused."""
-    out = tmp_path / "out"
-    assert main(["-q", "run", str(pipeline), "--out", str(out), "--workers", "1"]) == 0
+def test_a_mistake_never_touches_an_existing_result_folder(pipeline, small_run, tmp_path, capsys):
+    """A folder with results (a copy of the session's run of this pipeline) stays byte for
+    byte as it was when a rerun is refused."""
+    out = shutil.copytree(small_run, tmp_path / "out")
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     pipeline.write_text(pipeline.read_text().replace("seed = 11", "seed = -1"))
     assert main(["-q", "run", str(pipeline), "--out", str(out), "--workers", "1"]) == 2
@@ -417,9 +418,8 @@ def test_bad_command_arguments_are_one_line(argv, message, pipeline, tmp_path, c
     assert not out.exists()
 
 
-def test_an_export_is_whole_or_absent(pipeline, tmp_path, monkeypatch, capsys):
-    out = tmp_path / "out"
-    assert main(["-q", "run", str(pipeline), "--out", str(out), "--workers", "1"]) == 0
+def test_an_export_is_whole_or_absent(small_run, tmp_path, monkeypatch, capsys):
+    out = shutil.copytree(small_run, tmp_path / "out")
     target = tmp_path / "results.csv"
     assert main(["export", str(out), "--to", str(tmp_path / "missing" / "r.csv")]) == 2
     assert capsys.readouterr().err.startswith(f"dolb: error: --to {tmp_path}/missing/r.csv: its folder ")
@@ -435,9 +435,8 @@ def test_an_export_is_whole_or_absent(pipeline, tmp_path, monkeypatch, capsys):
     assert list(tmp_path.glob("*results.csv*")) == []
 
 
-def test_text_in_the_value_column_of_a_results_table(pipeline, tmp_path, capsys):
-    out = tmp_path / "out"
-    assert main(["-q", "run", str(pipeline), "--out", str(out), "--workers", "1"]) == 0
+def test_text_in_the_value_column_of_a_results_table(pipeline, small_run, tmp_path, capsys):
+    out = shutil.copytree(small_run, tmp_path / "out")
     old = tmp_path / "old"
     old.mkdir()
     (old / "pipeline.toml").write_text(pipeline.read_text())

@@ -24,17 +24,25 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture
 def command_line_cluster(tmp_path):
-    """`dask scheduler` and `dask worker` processes, as on a real cluster; yields the
-    scheduler file."""
+    """`dask scheduler` and `dask worker` processes, as on a real cluster, fresh (their
+    workers have run nothing yet); yields the scheduler file."""
     with dask_processes(tmp_path) as scheduler_file:
         yield scheduler_file
 
 
-def test_sweep_on_a_command_line_cluster_equals_local(small_pipeline, command_line_cluster, tmp_path):
-    remote = run_sweep(small_pipeline, tmp_path / "remote", RunOptions(scheduler=str(command_line_cluster), progress=False))
-    local = run_sweep(small_pipeline, tmp_path / "local", RunOptions(workers=1, progress=False))
-    assert remote.n_computed == local.n_computed == 60
-    assert_same(tmp_path / "remote", tmp_path / "local")
+@pytest.fixture(scope="module")
+def running_cluster(tmp_path_factory):
+    """Processes as those of :func:`command_line_cluster`, started once for the tests of
+    this module that only run sweeps on them (a sweep leaves workers as able to run the
+    next); yields the scheduler file."""
+    with dask_processes(tmp_path_factory.mktemp("running")) as scheduler_file:
+        yield scheduler_file
+
+
+def test_sweep_on_a_command_line_cluster_equals_local(small_pipeline, running_cluster, small_run, tmp_path):
+    remote = run_sweep(small_pipeline, tmp_path / "remote", RunOptions(scheduler=str(running_cluster), progress=False))
+    assert remote.n_computed == 60
+    assert_same(tmp_path / "remote", small_run)
 
 
 HEAVY = ("dolb.experiment", "dolb.evaluation", "dolb.learners", "dolb.data", "dolb.results", "pandas", "pyarrow")
@@ -62,9 +70,9 @@ def test_a_sweep_leaves_the_scheduler_light_and_the_workers_quiet(small_pipeline
         assert all(found == (False, 1000) for found in client.run(quiet).values())
 
 
-def test_cluster_file_of_a_running_scheduler(small_pipeline, command_line_cluster, tmp_path):
+def test_cluster_file_of_a_running_scheduler(small_pipeline, running_cluster, tmp_path):
     cluster = tmp_path / "cluster.toml"
-    cluster.write_text(f'kind = "scheduler"\nscheduler_file = "{command_line_cluster}"\n')
+    cluster.write_text(f'kind = "scheduler"\nscheduler_file = "{running_cluster}"\n')
     summary = run_sweep(small_pipeline, tmp_path / "out", RunOptions(cluster=cluster, progress=False))
     assert summary.n_computed == 60
 
@@ -195,7 +203,7 @@ def ssh_server(tmp_path):
         server.wait(timeout=10)
 
 
-def test_sweep_on_an_ssh_cluster_to_localhost(small_pipeline, ssh_server, tmp_path):
+def test_sweep_on_an_ssh_cluster_to_localhost(small_pipeline, ssh_server, small_run, tmp_path):
     port, key, known_hosts = ssh_server
     cluster = tmp_path / "ssh.toml"
     cluster.write_text(textwrap.dedent(f"""\
@@ -209,16 +217,15 @@ def test_sweep_on_an_ssh_cluster_to_localhost(small_pipeline, ssh_server, tmp_pa
         worker_options = {{ n_workers = 2, host = "127.0.0.1" }}
         """))
     summary = run_sweep(small_pipeline, tmp_path / "ssh", RunOptions(cluster=cluster, progress=False))
-    local = run_sweep(small_pipeline, tmp_path / "local", RunOptions(workers=1, progress=False))
-    assert summary.n_computed == local.n_computed == 60 and summary.n_failed == 0
+    assert summary.n_computed == 60 and summary.n_failed == 0
     # the workers started over SSH wrote their parts into the shared folder themselves
     assert summary.gather == "workers" and len(workers_named(tmp_path / "ssh")) == 2
-    assert_same(tmp_path / "ssh", tmp_path / "local")
+    assert_same(tmp_path / "ssh", small_run)
     # a client-local folder: the rows travel back and the client writes them
     back = run_sweep(small_pipeline, tmp_path / "back", RunOptions(cluster=cluster, progress=False, gather="client"))
     assert back.gather == "client" and len(list((tmp_path / "back" / "results").glob("part-*"))) == 1
     assert len(workers_named(tmp_path / "back")) == 2  # computed by the workers all the same
-    assert_same(tmp_path / "back", tmp_path / "local")
+    assert_same(tmp_path / "back", small_run)
 
 
 SLURMCTLD = shutil.which("slurmctld") or ("/usr/sbin/slurmctld" if os.path.exists("/usr/sbin/slurmctld") else None)
@@ -289,7 +296,7 @@ def one_node_slurm(tmp_path, monkeypatch):
             daemon.wait(timeout=20)
 
 
-def test_sweep_on_a_one_node_slurm(small_pipeline, one_node_slurm, tmp_path):
+def test_sweep_on_a_one_node_slurm(small_pipeline, one_node_slurm, small_run, tmp_path):
     cluster = tmp_path / "slurm.toml"
     cluster.write_text(textwrap.dedent(f"""\
         kind = "slurm"
@@ -308,7 +315,6 @@ def test_sweep_on_a_one_node_slurm(small_pipeline, one_node_slurm, tmp_path):
         worker_extra_args = ["--host", "127.0.0.1"]
         """))
     summary = run_sweep(small_pipeline, tmp_path / "slurm", RunOptions(cluster=cluster, progress=False))
-    local = run_sweep(small_pipeline, tmp_path / "local", RunOptions(workers=1, progress=False))
-    assert summary.n_computed == local.n_computed == 60 and summary.n_failed == 0
+    assert summary.n_computed == 60 and summary.n_failed == 0
     assert summary.gather == "workers" and len(workers_named(tmp_path / "slurm")) == 2  # the job's workers wrote
-    assert_same(tmp_path / "slurm", tmp_path / "local")
+    assert_same(tmp_path / "slurm", small_run)

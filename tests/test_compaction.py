@@ -157,14 +157,25 @@ def test_dolb_compact_refuses_a_folder_a_run_holds(store, capsys):
     assert err.count("\n") == 1 and "20260101T000000Z-abcdef" in err
 
 
-def test_a_compacted_run_resumes_computing_nothing_and_reports(small_pipeline, tmp_path, monkeypatch, capsys):
+def test_a_run_compacted_on_a_worker_resumes_computing_nothing_and_reports(small_pipeline, tmp_path, monkeypatch,
+                                                                           capsys):
+    """A run whose workers reach the folder compacts it as it ends on a worker (the client
+    reads no result row to compact; with the client's threshold of parts); a rerun
+    computes nothing and changes no value; `dolb compact`, status and report go on."""
+    def not_here(store, run_id):
+        raise AssertionError("the client compacted")
+
     monkeypatch.setattr(compaction, "RUN_END_PARTS", 0)  # the run compacts as it ends
+    monkeypatch.setattr(compaction, "compact", not_here)
     out = tmp_path / "out"
     first = run_sweep(small_pipeline, out, RunOptions(workers=1, progress=False))
+    monkeypatch.undo()
     store = ResultStore(out)
-    assert first.n_computed == 60 and len(store.parts()) == 1 and first.report
+    assert first.ok and first.gather == "workers" and first.n_computed == 60 and first.report
+    assert len(store.parts()) == 1
     assert [name.startswith("compaction-") for name in os.listdir(out / "manifests")] == [True]
     values = stored_values(out)
+    monkeypatch.setattr(compaction, "RUN_END_PARTS", 0)
     again = run_sweep(small_pipeline, out, RunOptions(workers=1, progress=False))
     assert (again.n_computed, again.n_cached) == (0, 60)
     pd.testing.assert_frame_equal(stored_values(out), values, check_exact=True)
@@ -184,21 +195,6 @@ def test_the_summary_in_slices_is_the_summary_at_once(store, monkeypatch):
     sliced = compaction.query.summary(store)
     assert len(whole) == 3 == len(sliced)  # last at 1 and 2 examples, avg at 3
     pd.testing.assert_frame_equal(sliced, whole, check_exact=True)
-
-
-def test_a_run_whose_workers_reach_the_folder_compacts_it_on_a_worker(small_pipeline, tmp_path, monkeypatch):
-    """The client reads no result row to compact: a worker does it (with the client's
-    threshold of parts)."""
-    def not_here(store, run_id):
-        raise AssertionError("the client compacted")
-
-    monkeypatch.setattr(compaction, "RUN_END_PARTS", 0)
-    monkeypatch.setattr(compaction, "compact", not_here)
-    out = tmp_path / "out"
-    summary = run_sweep(small_pipeline, out, RunOptions(workers=1, progress=False))
-    assert summary.ok and summary.gather == "workers" and summary.n_computed == 60
-    assert len(ResultStore(out).parts()) == 1
-    assert [name.startswith("compaction-") for name in os.listdir(out / "manifests")] == [True]
 
 
 def test_a_compaction_that_fails_leaves_the_run_done(small_pipeline, tmp_path, monkeypatch, caplog):

@@ -82,4 +82,5 @@ def test_the_performance_report_is_one_self_contained_file(small_pipeline, tmp_p
     parser = ExternalResources()
     parser.feed(text)
     assert parser.found == []
-    assert "Bokeh" in text and "run_batch" in text  # BokehJS inside, and the sweep's tasks
+    assert "<html" in text.lower() and "Bokeh" in text  # a page, BokehJS inside
+    assert "run_batch" in text  # the sweep's tasks

@@ -152,16 +152,16 @@ def kill_workers_spawned(killed: list, spared: set, count: int, timeout=120.0) -
     return thread
 
 
-def test_worker_killed_while_the_cluster_starts(small_pipeline, tmp_path, capfd):
+def test_worker_killed_while_the_cluster_starts(small_pipeline, small_run, tmp_path, capfd):
     """A worker that dies before it joins no longer ends the run (it was `RuntimeError:
     Nanny failed to start` and a page of traceback): another is started in its place, one
-    line says so, and the results are those of an undisturbed run."""
+    line says so, and the results are those of an undisturbed run (``small_run``, which
+    built the dataset: this run starts its cluster in the background)."""
     from dolb.cli import main
     from tests.conftest import assert_same
 
-    undisturbed, out = tmp_path / "undisturbed", tmp_path / "out"
+    out = tmp_path / "out"
     run = ["-q", "run", str(small_pipeline), "--workers", "2", "--out"]
-    assert main([*run, str(undisturbed)]) == 0  # builds the dataset: the next run starts its cluster in the background
     capfd.readouterr()
     killed = []
     watcher = kill_workers_spawned(killed, {p.pid for p in worker_processes()}, count=1)
@@ -170,7 +170,7 @@ def test_worker_killed_while_the_cluster_starts(small_pipeline, tmp_path, capfd)
     assert len(killed) == 1
     err = capfd.readouterr().err
     assert (status, err) == (0, "dolb: a worker was lost while the cluster started; going on with 2 workers\n")
-    assert_same(out, undisturbed)
+    assert_same(out, small_run)
 
 
 def test_no_worker_starts_is_one_line(small_pipeline, tmp_path, capfd):

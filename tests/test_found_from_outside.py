@@ -20,20 +20,11 @@ def pipeline(tmp_path):
     return path
 
 
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory):
-    """A result folder of the small IRMA pipeline, run once for the module."""
-    folder = tmp_path_factory.mktemp("finished")
-    path = folder / "small.toml"
-    path.write_text(textwrap.dedent(SMALL_IRMA))
-    assert main(["-q", "run", str(path), "--out", str(folder / "out"), "--workers", "1"]) == 0
-    return folder / "out"
-
-
 @pytest.fixture
-def run_folder(finished, tmp_path):
-    """A copy of the finished result folder, for a test to damage."""
-    return shutil.copytree(finished, tmp_path / "run")
+def run_folder(small_run, tmp_path):
+    """A copy of the session's finished result folder of the small IRMA pipeline, for a
+    test to damage."""
+    return shutil.copytree(small_run, tmp_path / "run")
 
 
 def one_line(capsys, message):
@@ -113,9 +104,9 @@ def test_a_missing_package_for_a_url_is_named(capsys):
 
 
 @pytest.mark.parametrize("command", ["run", "reproduce"])
-def test_results_in_memory_are_refused_on_the_command_line(command, pipeline, finished, capsys):
+def test_results_in_memory_are_refused_on_the_command_line(command, pipeline, small_run, capsys):
     """They would vanish with the process, and the page printed would not exist."""
-    argv = ["run", str(pipeline)] if command == "run" else ["reproduce", str(finished)]
+    argv = ["run", str(pipeline)] if command == "run" else ["reproduce", str(small_run)]
     assert main([*argv, "--out", "memory://x"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"dolb {command}: error: argument --out: memory://x: results in memory vanish when dolb "

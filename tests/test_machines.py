@@ -3,12 +3,11 @@ and Numba's target CPU of every worker, recorded and shown by `dolb status` and 
 run page."""
 
 import json
-import textwrap
+import shutil
 
 from dolb.cli import main
 from dolb.execution.environment import cpu_model, numpy_simd
 from dolb.results.history import machines
-from tests.conftest import SMALL_IRMA
 
 
 def test_each_kind_of_worker_is_named_once():
@@ -21,11 +20,9 @@ def test_each_kind_of_worker_is_named_once():
     assert machines({"workers": {"a": {"packages": {}}}}) == "machines not recorded"  # an older dolb's record
 
 
-def test_a_run_records_and_shows_its_workers_arithmetic(tmp_path, capsys):
-    pipeline = tmp_path / "small.toml"
-    pipeline.write_text(textwrap.dedent(SMALL_IRMA))
-    out = tmp_path / "out"
-    assert main(["-q", "run", str(pipeline), "--out", str(out), "--workers", "1"]) == 0
+def test_a_run_records_and_shows_its_workers_arithmetic(small_run, tmp_path, capsys):
+    """The session's run of the small IRMA pipeline on one worker (a copy of its folder)."""
+    out = shutil.copytree(small_run, tmp_path / "out")
     (record,) = [json.loads(path.read_text()) for path in (out / "runs").glob("*.json")]
     (worker,) = record["workers"].values()
     found = worker["arithmetic"]

@@ -98,7 +98,7 @@ def tls_files(tmp_path):
     return files
 
 
-def test_a_sweep_on_a_tls_scheduler_with_certificates_from_files(small_pipeline, tls_files, tmp_path):
+def test_a_sweep_on_a_tls_scheduler_with_certificates_from_files(small_pipeline, tls_files, small_run, tmp_path):
     tls = ["--protocol", "tls", "--tls-ca-file", str(tls_files["ca"]), "--tls-cert", str(tls_files["cert"]),
            "--tls-key", str(tls_files["key"])]
     cluster = tmp_path / "cluster.toml"
@@ -117,8 +117,7 @@ def test_a_sweep_on_a_tls_scheduler_with_certificates_from_files(small_pipeline,
         with pytest.raises(ConfigError, match="cannot reach the Dask scheduler at"), connect(cluster=bare):
             pass
     assert remote.n_computed == 60
-    run_sweep(small_pipeline, tmp_path / "local", RunOptions(workers=1, progress=False))
-    assert_same(tmp_path / "tls", tmp_path / "local")
+    assert_same(tmp_path / "tls", small_run)
 
 
 def test_tls_files_that_do_not_exist_are_one_line(small_pipeline, tmp_path, capsys):

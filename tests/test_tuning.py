@@ -99,13 +99,23 @@ def test_integer_ranges_give_whole_numbers_without_repeats():
 # -- on the engine ---------------------------------------------------------------------
 
 
-def test_halving_finds_the_best_and_its_promotions_replay_exactly(problem):
+@pytest.fixture(scope="module")
+def halved(tmp_path_factory):
+    """(pipeline, result folder) of the halving pipeline on the problem of
+    :func:`write_problem`, run once for the module on 2 workers; read it, never write into
+    it."""
+    folder = tmp_path_factory.mktemp("halved")
+    write_problem(folder)
+    path = write_pipeline(folder)
+    run_sweep(path, folder / "out", RunOptions(workers=2, progress=False))
+    return path, folder / "out"
+
+
+def test_halving_finds_the_best_and_its_promotions_replay_exactly(halved):
     """Every trial's every rung computed from scratch, by itself, gives the stored losses
     bit for bit (the rungs a run continued from saved states included), and replaying
     the promotions over them gives the stored promotions and choices."""
-    path = write_pipeline(problem)
-    out = problem / "out"
-    run_sweep(path, out, RunOptions(workers=2, progress=False))
+    path, out = halved
     stored = decisions(out)
     plan = tuning_plans(load_pipeline(path), open_datasets(load_pipeline(path), data_cache(None)))[0]
     bracket = plan.brackets[0]
@@ -153,11 +163,11 @@ def test_a_trial_is_checked_once_when_its_plan_is_made(problem, checks):
     assert len(checks) == 1 + len(ALPHAS)
 
 
-def test_the_test_part_never_enters_tuning(problem):
+def test_the_test_part_never_enters_tuning(halved, problem):
     """Changing every test label changes no trial and no choice (only the test errors of
-    the chosen configurations)."""
-    out_a, out_b = problem / "a", problem / "b"
-    run_sweep(write_pipeline(problem), out_a, RunOptions(workers=1, progress=False))
+    the chosen configurations): a run on the problem with its test labels flipped against
+    the module's run on the problem as it is."""
+    out_a, out_b = halved[1], problem / "b"
     test = (problem / "test.svm").read_text().splitlines()
     (problem / "test.svm").write_text("\n".join(("-1" if line[0] == "+" else "+1") + line[2:] for line in test) + "\n")
     run_sweep(write_pipeline(problem), out_b, RunOptions(workers=1, progress=False))
