@@ -78,13 +78,13 @@ def _object_store(parser: argparse.ArgumentParser) -> None:
 
 
 def _worker_overhead(parser: argparse.ArgumentParser) -> None:
-    from dolb.bench.worker_overhead import LEARNERS, SIZES
-
-    parser.add_argument("--learners", default=",".join(LEARNERS), help="comma-separated, of: " + ", ".join(LEARNERS))
+    # the bench's module is not imported here: it imports the learners, which every dolb
+    # command would then pay for when it builds its parser
+    parser.add_argument("--learners", help="comma-separated (default: every learner of the bench, sleep and "
+                        "perceptron)")
     parser.add_argument("--cells", type=positive_int, default=256, help="cells of each task size (default 256)")
     parser.add_argument("--rows", type=positive_int, default=64, help="training rows of a cell (default 64)")
-    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="cells a task, comma-separated "
-                        f"(default {','.join(map(str, SIZES))})")
+    parser.add_argument("--sizes", help="cells a task, comma-separated (default 1,16,256)")
     parser.add_argument("--repeats", type=positive_int, default=3, help="repeats of each measurement (default 3)")
     parser.add_argument("--dask", action="store_true", help="also through one Dask worker process")
 

@@ -318,12 +318,12 @@ def as_record(runs: list[dict], command: str | None = None) -> dict:
 def main(args) -> int:
     """``dolb bench worker-overhead``: the table of each learner, and a record in
     ``args.record``. ConfigError: an unknown learner or a size that is not a whole number."""
-    learners = args.learners.split(",")
+    learners = args.learners.split(",") if args.learners else list(LEARNERS)
     unknown = sorted(set(learners) - set(LEARNERS))
     if unknown:
         raise ConfigError(f"--learners: unknown {unknown[0]!r} (known: {', '.join(LEARNERS)})")
     try:
-        sizes = [int(size) for size in args.sizes.split(",")]
+        sizes = [int(size) for size in args.sizes.split(",")] if args.sizes else list(SIZES)
     except ValueError:
         raise ConfigError(f"--sizes {args.sizes}: not a comma-separated list of whole numbers") from None
     if min(sizes) < 1:
