@@ -178,14 +178,7 @@ def per_cell_and_task(spent: list[float], cells: list[int], tasks: list[int]) ->
     spent = np.asarray(spent, float)
     if np.linalg.matrix_rank(matrix) < 2:
         return max(0.0, float(spent.sum() / matrix[:, 0].sum())), 0.0
-    (a, b), *_ = np.linalg.lstsq(matrix, spent, rcond=None)
-    if a < 0 or b < 0:  # the best fit with one of them at zero
-        only_cells = max(0.0, float(spent @ matrix[:, 0] / (matrix[:, 0] @ matrix[:, 0])))
-        only_tasks = max(0.0, float(spent @ matrix[:, 1] / (matrix[:, 1] @ matrix[:, 1])))
-        error_cells = np.sum((spent - only_cells * matrix[:, 0]) ** 2)
-        error_tasks = np.sum((spent - only_tasks * matrix[:, 1]) ** 2)
-        return (only_cells, 0.0) if error_cells <= error_tasks else (0.0, only_tasks)
-    return round(float(a), 15), round(float(b), 15)
+    return _non_negative_fit(matrix, spent)
 
 
 def per_task_and_second(spent: list[float], tasks: list[int], seconds: list[float]) -> tuple[float, float]:
@@ -198,11 +191,17 @@ def per_task_and_second(spent: list[float], tasks: list[int], seconds: list[floa
     >>> per_task_and_second([0.1, 0.3], tasks=[10, 20], seconds=[10, 10])  # 20 ms and -1 %: never below zero
     (0.014, 0.0)
     """
+    return _non_negative_fit(np.column_stack([np.asarray(tasks, float), np.asarray(seconds, float)]),
+                             np.asarray(spent, float))
+
+
+def _non_negative_fit(matrix: np.ndarray, spent: np.ndarray) -> tuple[float, float]:
+    """The two coefficients of the least-squares fit of ``spent`` on ``matrix``'s two
+    columns, neither below zero (SciPy's NNLS), to 15 decimals."""
     from scipy.optimize import nnls
 
-    matrix = np.column_stack([np.asarray(tasks, float), np.asarray(seconds, float)])
-    (b, r), _ = nnls(matrix, np.asarray(spent, float))
-    return round(float(b), 15), round(float(r), 15)
+    (first, second), _ = nnls(matrix, spent)
+    return round(float(first), 15), round(float(second), 15)
 
 
 def tasks_of_length(cells: np.ndarray, slots: int, seconds: float = 0.25) -> int:
