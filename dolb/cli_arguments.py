@@ -26,12 +26,17 @@ def positive_float(text: str) -> float:
     return value
 
 
-def non_negative(text: str) -> float:
-    """An argument that must be a finite number of at least 0."""
+def _number(text: str) -> float:
+    """``text`` as a float; an argparse error when it is not a number."""
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def non_negative(text: str) -> float:
+    """An argument that must be a finite number of at least 0."""
+    value = _number(text)
     if not 0.0 <= value < float("inf"):
         raise argparse.ArgumentTypeError(f"expected a finite number of at least 0, got {text}")
     return value
@@ -39,10 +44,7 @@ def non_negative(text: str) -> float:
 
 def fraction(text: str) -> float:
     """An argument that must be a number strictly between 0 and 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    value = _number(text)
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text}")
     return value

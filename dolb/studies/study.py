@@ -138,10 +138,10 @@ class ResultRun:
         for a folder without one)."""
         import tomllib
 
-        if not (self.folder / "pipeline.toml").exists():
-            return False
         try:
             pipeline = tomllib.loads((self.folder / "pipeline.toml").read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return False
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise DataError(f"{self.folder / 'pipeline.toml'}: cannot be read as the run's pipeline ({exc})") from None
         experiments = pipeline.get("experiments")
