@@ -141,8 +141,10 @@ def _learners(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     from dolb.experiment.cells import cell_id
+    from dolb.results.failed import failure_line, is_trial
     from dolb.results.history import describe, machines, read_records
     from dolb.results.query import cells_by_run, failures, incompleteness, stored_cells
+    from dolb.results.tuning_report import trial_cells
 
     store = _result_store(args.dir, complete=False)
     records = read_records(store)
@@ -155,15 +157,22 @@ def _status(args: argparse.Namespace) -> int:
     failed = failures(store)
     finished = [record for record in records if record.get("ended")]
     scope = ""
-    if finished and "groups" in finished[-1]:  # speak of the cells of the pipeline last run here
+    if finished and "groups" in finished[-1]:  # speak of the cells of the pipeline last run here, and its trials
         last = finished[-1]
         ids = {cell_id(key, index) for key, count in last["groups"] for index in range(count)}
         stored &= ids
-        failed = failed[failed["cell_id"].isin(ids)] if len(failed) else failed
+        trial_ids = trial_cells(store, last["pipeline"]) if last.get("tuning") else set()
+        failed = failed[failed["cell_id"].isin(ids | trial_ids)] if len(failed) else failed
         scope = f" (of the {len(ids)} cells of pipeline {last['pipeline']!r})"
-    print(f"{len(stored)} cells stored, {len(failed)} failed{scope}")
-    for row in failed.itertuples():
-        print(f"  {row.cell_id}  {row.learner} split {row.split}: {row.error.splitlines()[0]}")
+    rows = failed.to_dict("records")
+    cells, trials = [row for row in rows if not is_trial(row)], [row for row in rows if is_trial(row)]
+    print(f"{len(stored)} cells stored, {len(cells)} failed{scope}")
+    for row in cells:
+        print(f"  {failure_line(row)}")
+    if trials:
+        print(f"{len(trials)} tuning trials failed (each ranked last at its rung):")
+    for row in trials:
+        print(f"  {failure_line(row)}")
     incomplete = incompleteness(store)
     if incomplete:
         print(incomplete)

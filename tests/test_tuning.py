@@ -2,6 +2,7 @@
 brute-force replay, no leakage from the test part, the same choices on 1 and 2 workers
 and after a kill, and bad search spaces refused at the pipeline check."""
 
+import logging
 import textwrap
 
 import numpy as np
@@ -247,6 +248,38 @@ def test_a_split_whose_every_trial_failed_chooses_nothing(problem):
     assert not decisions(problem / "out").chosen.any()
     stored = pd.read_parquet(problem / "out" / "results")
     assert not stored.params.str.startswith("tuned").any()  # the listed radius (1.0) ran, and failed too
+
+
+def test_a_failed_trial_tells_why_in_the_log_in_status_and_on_the_page(problem, monkeypatch, caplog, capsys):
+    """A configuration that fails (a radius below every row's norm) beside one that does
+    not: the run logs each failed trial on one line (learner, configuration, dataset,
+    split, rung, budget and error), ``dolb status`` lists them under the tuning with the
+    same lines and exits 1 (as the run), and the run page lists them."""
+    text = pipeline_text(problem, extra=", defaults = false").replace(
+        '{ learner = "sgd", params = { loss = "hinge", schedule = "sqrt", eta0 = 0.0003 }, '
+        f'search = {{ alpha = {ALPHAS} }} }}', '{ learner = "margin_perceptron", search = { radius = [0.01, 100.0] } }')
+    path = problem / "one_fails.toml"
+    path.write_text(text)
+    monkeypatch.setattr(logging.getLogger("dolb"), "propagate", True)  # the CLI's console may have stopped it
+    out = problem / "out"
+    with caplog.at_level(logging.WARNING, logger="dolb"):
+        summary = run_sweep(path, out, RunOptions(workers=1, progress=False))
+    assert (summary.tuning["failed"], summary.tuning["untuned"], summary.n_computed, summary.ok) == (3, 0, 3, False)
+    failed = decisions(out)[lambda d: d.validation_loss.isna()]
+    assert failed.param_radius.tolist() == [0.01] * 3 and failed.split.tolist() == [0, 1, 2]
+    lines = [f"{cell}  margin_perceptron radius=0.01 on noisy, split {split}, rung 0 (2,400 examples): "
+             "learner 'margin_perceptron': row 0 has norm " for cell, split in zip(failed.cell_id, failed.split)]
+    logged = sorted(r.getMessage() for r in caplog.records if "tuning trial failed" in r.getMessage())
+    assert len(logged) == 3
+    for message, line in zip(logged, sorted(lines)):
+        assert line in message and message.endswith("> radius 0.01"), message
+
+    assert main(["status", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert "0 failed" in printed and "3 tuning trials failed (each ranked last at its rung):" in printed, printed
+    assert all(line in printed for line in lines), printed
+    page = (out / "report" / "index.html").read_text()
+    assert "Failed cells" in page and all(cell in page for cell in failed.cell_id)
 
 
 # -- bad input -------------------------------------------------------------------------

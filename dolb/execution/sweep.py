@@ -376,9 +376,9 @@ def _finish(plan: _Plan, record: dict, computed: _Computed, options: RunOptions,
         "workers": workers,
     }
     write_record(store, record)
-    if store.exists():
+    if store.exists():  # its page lists the failed cells, trials too
         write_run_page(store, plan.pipeline.reports, record, plan.pipeline.description,
-                       failures=bool(plan.failed) or n_failed > 0)
+                       failures=bool(plan.failed) or (computed.runner is not None and computed.runner.n_failed > 0))
     report = "No results stored." if report is None else report
     return SweepSummary(n_cells, n_cells - n_todo, n_todo - n_failed, n_failed, seconds, report,
                         record["run_id"], phases.rounded(), computed.mode, plan.n_failed_before(options.retry_failed),

@@ -43,6 +43,7 @@ from dolb.experiment.cells import CellGroup, cell_id, format_params
 from dolb.experiment.search import Bracket, best, promote
 from dolb.experiment.tuned_cells import TUNING_SUFFIX, TuningPlan, trial_group, tuned_group
 from dolb.results import query
+from dolb.results.failed import failure_line
 from dolb.results.states import CellStates
 from dolb.results.store import ResultStore
 from dolb.results.tuning_report import TUNING_FOLDER
@@ -50,6 +51,9 @@ from dolb.results.tuning_report import TUNING_FOLDER
 logger = logging.getLogger(__name__)
 
 Todo = list[tuple[CellGroup, np.ndarray]]
+
+FAILURES_LOGGED = 10
+"""Failed trials a run logs one by one (``dolb status`` lists them all)."""
 
 CHOSEN, TRIAL, UNTUNED = 0, 1, 2
 """The ranks of ready cells: a chosen configuration's cell (the end of its split's
@@ -206,9 +210,10 @@ class TuningRun:
             self._decide(group)
 
     def taken(self, batch: Batch, outcome: TaskOutcome) -> None:
-        """Take a task's outcome: each trial's loss (NaN: it failed); decide the rungs
+        """Take a task's outcome: each trial's loss (NaN: it failed, and the first
+        :data:`FAILURES_LOGGED` failures are logged with their error); decide the rungs
         whose last loss this was."""
-        failures = {cell for cell, _ in outcome.failures}
+        failures = dict(outcome.failures)
         for cells, indices in batch:
             for split in indices.tolist():
                 cell = cells.cell_id(split)
@@ -216,12 +221,24 @@ class TuningRun:
                     continue  # not a trial
                 group, trial = self.running.pop(cell)
                 self.tuned.n_computed += 1
-                self.tuned.n_failed += cell in failures
+                if cell in failures:
+                    self._failed(cells, split, cell, failures[cell])
                 budgets = cells.template.tuning.budgets
                 self.tuned.examples += budgets[-1] - (budgets[-2] if len(budgets) > 1 else 0)
                 group.losses[trial] = outcome.losses.get(cell, math.nan)
                 if group.known:
                     self._decide(group)
+
+    def _failed(self, cells: CellGroup, split: int, cell: str, error: str) -> None:
+        """Count a failed trial; log it (learner, configuration, dataset, split, rung and
+        error, on one line) while fewer than :data:`FAILURES_LOGGED` were."""
+        self.tuned.n_failed += 1
+        if self.tuned.n_failed <= FAILURES_LOGGED:
+            row = cells.coordinates | {"cell_id": cell, "split": split, "error": error}
+            logger.warning("tuning trial failed (it ranks last at its rung): %s", failure_line(row))
+        elif self.tuned.n_failed == FAILURES_LOGGED + 1:
+            logger.warning("more tuning trials failed, not logged one by one: `dolb status` of the result folder "
+                           "lists them all")
 
     def _decide(self, group: TuningGroup) -> None:
         """Record the decisions of ``group``'s rung; open its next rung, or end it."""

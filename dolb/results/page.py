@@ -114,8 +114,8 @@ def failure_section(store: ResultStore) -> Section | None:
     failed = query.failures(store)
     if failed.empty:
         return None
-    columns = [c for c in ["cell_id", "experiment", "dataset", "learner", "params", "complexity", "split"]
-               if c in failed.columns]
+    columns = [c for c in ["cell_id", "experiment", "dataset", "learner", "params", "complexity", "split", "rung"]
+               if c in failed.columns]  # a tuning trial's rung (experiment <name>/tuning)
     table = failed[columns].assign(error=failed["error"].map(lambda e: str(e).splitlines()[0] if e else ""))
     note = f"{len(failed)} cells failed; `dolb run --retry-failed` runs them again."
     if len(failed) > FAILURES_SHOWN:

@@ -44,6 +44,16 @@ def decisions(store: ResultStore) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+def trial_cells(store: ResultStore, pipeline: str) -> set[str]:
+    """The ids of the trial cells of ``pipeline``'s last tuning in ``store`` (its
+    decisions file's; none when it has none)."""
+    name = f"{pipeline}.parquet"
+    if name not in store.list(TUNING_FOLDER):
+        return set()
+    found = _read_decisions(store, f"{store.path}/{TUNING_FOLDER}/{name}")
+    return set(found["cell_id"]) if "cell_id" in found else set()
+
+
 def _read_decisions(store: ResultStore, where: str) -> pd.DataFrame:
     path = store.shown(where)  # as the messages name it
     try:
