@@ -1,6 +1,7 @@
 """`dolb bench`'s modes: one registry (dolb.bench.modes) that the command, its listing
 and the performance pages read; the flags of earlier versions still name their modes."""
 
+import contextlib
 import json
 
 import pandas as pd
@@ -262,8 +263,8 @@ def test_scale_records_each_run_of_the_tiny_workload_on_one_and_two_workers(tmp_
     import dolb.bench.scale as scale
 
     def launch(argv, log, env, kill_when=None, prelude=""):
-        workers = int(argv[argv.index("--workers") + 1])
-        cells = 20 if "-x2-" in str(log) else 10  # the run of twice the cells (the client's marginal cost)
+        workers = int(argv[argv.index("--workers") + 1]) if "--workers" in argv else 1  # else its own scheduler's
+        cells = 1010 if "-x101-" in str(log) else 10  # the larger run (the client's marginal cost)
         record = {"counts": {"computed": cells, "failed": 0, "cached": 0}, "workers": workers, "tasks": 2,
                   "timings": {"plan": 0.1, "data": 0.2, "cluster": 1.0, "compute": 2.0 / workers},
                   "client_cpu_seconds": 0.01}
@@ -271,16 +272,22 @@ def test_scale_records_each_run_of_the_tiny_workload_on_one_and_two_workers(tmp_
                 "computed_cpu": 0.51, "computed_at": 1.5 + 2.0 / workers, "idle_rate": 0.001, "main_cpu": 0.005,
                 "wall": 1.5 + 2.0 / workers, "peak_rss": 2**27, "status": 0, "killed": False, "log": str(log)}
 
+    @contextlib.contextmanager
+    def own_scheduler(folder):
+        yield folder / "scheduler.json"
+
     monkeypatch.setattr(scale, "launch", launch)
+    monkeypatch.setattr(scale, "own_scheduler", own_scheduler)
     assert main(["bench", "scale", "--only", "tiny", "--cells", "10", "--repeats", "2", "--work",
                  str(tmp_path / "work"), "--record", str(tmp_path / "records")]) == 0
     (path,) = (tmp_path / "records" / "scale").iterdir()
     record = read_record(path)
     assert record["command"].startswith("dolb bench scale --only tiny")
     runs = {(m["labels"]["workers"], m["labels"]["figure"]): m["repeats"] for m in record["measurements"]
-            if m["labels"]["cells"] == "10"}
-    doubled = {m["labels"]["figure"]: m["repeats"] for m in record["measurements"] if m["labels"]["cells"] == "20"}
-    assert doubled["worker_us"] == [2.0 * 1 / 20 * 1e6] * 2 and doubled["tasks"] == [2, 2]
+            if "scheduler" not in m["labels"]}
+    own = {(m["labels"]["cells"], m["labels"]["figure"]): m["repeats"] for m in record["measurements"]
+           if m["labels"].get("scheduler") == "own process"}
+    assert own["1010", "worker_us"] == [2.0 * 1 / 1010 * 1e6] * 2 and own["10", "tasks"] == [2, 2]
     assert runs["1", "wall"] == [3.5, 3.5] and runs["2", "wall"] == [2.5, 2.5]
     assert runs["1", "worker_us"] == [2.0 * 1 / 10 * 1e6] * 2 and runs["2", "worker_us"] == [1.0 * 2 / 10 * 1e6] * 2
     assert runs["2", "client_us"] == pytest.approx([0.02 / 10 * 1e6] * 2) and runs["1", "peak_rss_mib"] == [128.0] * 2

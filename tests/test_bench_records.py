@@ -82,8 +82,9 @@ def test_a_scale_record_keeps_every_run_by_worker_count():
 
 
 def test_a_scale_record_keeps_the_clients_marginal_work_per_cell():
-    """The client's cost per cell added (a run of twice the cells against the workload's,
-    on 1 worker), less the background of the added compute seconds; its fixed part."""
+    """The client's cost per cell added (a larger run against the workload's, on a
+    scheduler and 1 worker of their own), less the background of the added compute
+    seconds; its fixed part."""
     def run(requested, cells, cpu, compute_wall):
         return {"requested": requested, "cells": cells, "wall": 10.0, "startup": 1.0, "imports": 0.5, "data": 0.1,
                 "cluster": 0.2, "compute": compute_wall, "client_us": cpu / cells * 1e6, "client_compute_us": 1.0,
@@ -92,8 +93,8 @@ def test_a_scale_record_keeps_the_clients_marginal_work_per_cell():
                 "compute_wall": compute_wall, "main_cpu": cells * 1e-6, "idle_rate": 0.01, "tasks": 20}
 
     runs = [run(1, 100, 3.3, 1.0), run(2, 100, 3.3, 0.5), run(1, 100, 3.5, 1.0)]
-    doubled = [run(1, 200, 3.6, 2.0), run(1, 200, 3.4, 2.0)]
-    record = scale_record({"zoo": {"runs": runs, "doubled": doubled, "summary": summarise(runs, doubled)}}, None)
+    sizes = ([runs[0], runs[2]], [run(1, 200, 3.6, 2.0), run(1, 200, 3.4, 2.0)])  # on a scheduler of their own
+    record = scale_record({"zoo": {"runs": runs, "sizes": sizes, "summary": summarise(runs, sizes)}}, None)
     found = {d["labels"]["figure"]: (d["unit"], d["value"]) for d in record["derived"]}
     # from the first submit: (3.5 - 3.4) s / 100 cells = 1,000 µs; background 0.01 × 1 s / 100 = 100 µs
     assert found["client marginal"] == ("µs/cell", pytest.approx(1_000.0))
@@ -103,7 +104,7 @@ def test_a_scale_record_keeps_the_clients_marginal_work_per_cell():
     assert found["client fixed"] == ("CPU s", pytest.approx(5.4 - 0.1))
     assert found["Amdahl 64 workers, marginal share"][1] == pytest.approx(1 / (0.09 + 0.91 / 64))
     cpus = {m["labels"]["cells"]: m["repeats"] for m in record["measurements"]
-            if m["labels"]["figure"] == "cpu" and m["labels"]["workers"] == "1"}
+            if m["labels"]["figure"] == "cpu" and m["labels"].get("scheduler") == "own process"}
     assert cpus == {"100": [5.3, 5.5], "200": [5.6, 5.4]}
 
 

@@ -67,9 +67,10 @@ ABOUT = {
         "and Vowpal Wabbit's `--ksvm` when installed: wall seconds of each, measured once.",
         "dolb bench kernel 2000 --record benchmarks/records"),
     "scale": (
-        "How the sweep engine scales: each workload run as `dolb run` on 1 and then 2 workers, and with twice "
-        "its cells on 1 worker; the client's and the workers' CPU time per cell, the client's marginal work per "
-        "cell (the cells added, its background taken off) and its fixed cost a run, the start-up, the compute "
+        "How the sweep engine scales: each workload run as `dolb run` on 1 and then 2 workers, and at two sizes "
+        "(at least 1,000 cells apart) on a scheduler and a worker of their own (label `scheduler`); the client's "
+        "and the workers' CPU time per cell, the client's marginal work per cell (the cells added, its "
+        "background taken off) and its fixed cost a run, the start-up, the compute "
         "phase, and the speed-up from 1 to 2 workers, with Amdahl's law's prediction for 16 and 64 workers (from "
         "the whole client time per cell, and from its marginal work).",
         "dolb bench scale --record benchmarks/records"),

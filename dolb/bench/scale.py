@@ -29,10 +29,12 @@ million
 
 Every run is ``python3 -m dolb.cli run PIPELINE --out DIR --workers N --no-progress`` in
 a process of its own (through :func:`child_main`, which records when the first batch is
-submitted), on a fresh result folder. Runs alternate between 1 and 2 workers and, on 1
-worker, the workload with twice its cells, ``--repeats`` times each. Generated and
-imported datasets are kept in ``WORK/data-cache`` (``DOLB_DATA_CACHE``), so only the
-first run of a workload builds them.
+submitted), on a fresh result folder. Runs alternate between 1 and 2 workers of the
+embedded cluster and, on a scheduler and a worker of processes of their own
+(``--scheduler FILE``), the workload and a larger one (:mod:`dolb.bench.scale_marginal`),
+``--repeats`` times each. Generated and imported datasets are kept in
+``WORK/data-cache`` (``DOLB_DATA_CACHE``), so only the first run of a workload builds
+them.
 
 Definitions
 -----------
@@ -53,14 +55,14 @@ client share s
     one run, the client's fixed cost (imports, cluster start and stop, reports, run
     page) dominates both figures for a run of a few hundred cells.
 client work per cell (marginal)
-    What one more cell costs the client: the client process's CPU time of the run of
-    twice the cells less that of the workload's run (1 worker each), over the cells
-    added, less the *background* (the idle client's CPU rate, measured for 5 s
-    after the run's last wave, times the compute phase's added seconds); also given
-    for the compute phase alone and for its main thread (dolb's own code, without
-    Dask's event loop, the embedded scheduler and the nannies). The client's *fixed*
-    cost is the whole run's CPU less its cells' marginal cost. Amdahl's law is applied
-    to the work's share of the worker time per cell too
+    What one more cell costs the client: the client process's CPU time of the larger
+    run less that of the workload's run (both on a scheduler and a worker of their own,
+    so the process holds the client alone), over the cells added, less the
+    *background* (the idle client's CPU rate, measured for 5 s after the run's last
+    wave, times the compute phase's added seconds); also given for the compute phase
+    alone and for its main thread (dolb's own code, without Dask's event loop). The
+    client's *fixed* cost is the whole run's CPU less its cells' marginal cost.
+    Amdahl's law is applied to the work's share of the worker time per cell too
     (:mod:`dolb.bench.scale_marginal`).
 start-up
     The fixed cost before the first submit, reported apart from the per-cell figures;
@@ -74,6 +76,7 @@ speed ratio
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -82,13 +85,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
 
 from dolb.bench.records import write_record
-from dolb.bench.scale_marginal import FACTOR, IDLE_SECONDS, write_doubled
+from dolb.bench.scale_marginal import IDLE_SECONDS, factor_for, write_larger
 from dolb.bench.scale_marginal import WORKERS as MARGINAL_WORKERS
 from dolb.bench.scale_runs import (
     IDLE_PROBE,
@@ -101,6 +105,7 @@ from dolb.bench.scale_runs import (
     summarise,
 )
 from dolb.bench.scale_text import as_record, million_text, summary_text, workload_text
+from dolb.bench.simulate import Cluster
 from dolb.errors import ConfigError
 
 PIPELINES = REPO / "pipelines"
@@ -172,34 +177,53 @@ def pipeline_of(name: str, work: Path, n_cells: int, splits: dict[str, int], dat
     return PIPELINES / f"{name}.toml"
 
 
-def measure_workload(name: str, pipeline: Path, folder: Path, repeats: int, env: dict[str, str]) -> dict[str, Any]:
-    """Run ``pipeline`` ``repeats`` times on each worker count, alternating, each on a
-    fresh result folder under ``folder``; print each run as it ends.
+@contextlib.contextmanager
+def own_scheduler(folder: Path) -> Iterator[Path]:
+    """A ``dask scheduler`` and :data:`MARGINAL_WORKERS` ``dask worker`` of processes of
+    their own (:class:`~dolb.bench.simulate.Cluster`) while the block runs: the cluster
+    of the runs of the client's marginal cost. Yields its scheduler file."""
+    cluster = Cluster(slots=MARGINAL_WORKERS, processes=MARGINAL_WORKERS, folder=folder)
+    try:
+        yield cluster.start().scheduler_file
+    finally:
+        cluster.stop()
 
-    Each repeat also runs the pipeline with twice the cells on 1 worker (the client's
-    marginal cost per cell: :mod:`dolb.bench.scale_marginal`).
+
+def measure_workload(name: str, pipeline: Path, folder: Path, repeats: int, env: dict[str, str]) -> dict[str, Any]:
+    """Run ``pipeline`` ``repeats`` times on each worker count of the embedded cluster,
+    alternating, each on a fresh result folder under ``folder``, then the workload and
+    its larger pipeline on a scheduler and a worker of their own (the client's marginal
+    cost: :mod:`dolb.bench.scale_marginal`); print each run as it ends.
 
     Returns
     -------
     dict
-        ``pipeline``, ``runs`` (:func:`derive` of each, plus ``requested`` workers and
-        ``out``), ``doubled`` (the same, of the doubled pipeline) and ``summary``
-        (:func:`summarise`).
+        ``pipeline``, ``runs`` (:func:`derive` of each run of the embedded cluster, plus
+        ``requested`` workers and ``out``), ``sizes`` (the same, of the runs on the
+        scheduler of their own: the workload's and the larger pipeline's) and
+        ``summary`` (:func:`summarise`).
     """
     folder.mkdir(parents=True)
-    larger = write_doubled(pipeline, folder)
-    runs, doubled = [], []
-    for repeat in range(1, repeats + 1):
-        plan = [(n, "", runs) for n in WORKER_COUNTS] + [(MARGINAL_WORKERS, f"x{FACTOR}-", doubled)]
-        for workers, size, into in plan:
-            out = folder / f"r{repeat}-{size}w{workers}"
-            argv = run_command(larger if size else pipeline, out, workers)
-            probed = env | {IDLE_PROBE: str(IDLE_SECONDS)}
-            run = derive(launch(argv, out.with_suffix(".log"), probed)) | {"requested": workers, "out": str(out)}
-            print(f"  {name} {size}repeat {repeat}, {workers} worker(s): {run['wall']:.1f} s "
-                  f"({run['cells']} cells, {run['failed']} failed)", flush=True)
-            into.append(run)
-    return {"pipeline": str(pipeline), "runs": runs, "doubled": doubled, "summary": summarise(runs, doubled)}
+    probed = env | {IDLE_PROBE: str(IDLE_SECONDS)}
+    runs, sizes, larger = [], ([], []), None
+
+    def measure(into: list, label: str, size: Path, out: Path, workers: int, scheduler: Path | None = None) -> None:
+        argv = run_command(size, out, workers, scheduler)
+        run = derive(launch(argv, out.with_suffix(".log"), probed)) | {"requested": workers, "out": str(out)}
+        print(f"  {name} {label}: {run['wall']:.1f} s ({run['cells']} cells, {run['failed']} failed)", flush=True)
+        into.append(run)
+
+    with own_scheduler(folder / "cluster") as scheduler:
+        for repeat in range(1, repeats + 1):
+            for workers in WORKER_COUNTS:
+                measure(runs, f"repeat {repeat}, {workers} worker(s)", pipeline, folder / f"r{repeat}-w{workers}",
+                        workers)
+            factor = factor_for(runs[0]["cells"])
+            larger = larger or write_larger(pipeline, folder, factor)
+            for size, text, into in ((pipeline, "", sizes[0]), (larger, f"x{factor}-", sizes[1])):
+                measure(into, f"{text}repeat {repeat}, own scheduler", size, folder / f"r{repeat}-{text}own-scheduler",
+                        MARGINAL_WORKERS, scheduler)
+    return {"pipeline": str(pipeline), "runs": runs, "sizes": sizes, "summary": summarise(runs, sizes)}
 
 
 def measure_million(n_cells: int, folder: Path, env: dict[str, str]) -> dict[str, Any]:

@@ -6,39 +6,45 @@ start and stop, the reports and the run page, the event loop's timers) plus a pa
 grows with the cells (their ids, their batches and tasks, their outcomes and manifests).
 Divided by the cells of one run, the fixed part dominates a run of a few hundred long
 cells: the record's "client µs per cell" of such a run says little of what a larger
-sweep costs. So each workload also runs at twice its size (:func:`doubled_text`: every
-split count and generated sequence count doubled, cells of the same kind and cost) on
-1 worker, and the *marginal* cost per cell is the difference of the medians of the two
-sizes over the cells added (:func:`marginal`); the fixed part is what is left of the
-smaller run. Three windows of the client process are compared:
+sweep costs. So each workload also runs at a larger size (:func:`larger_text`: every
+split count and generated sequence count multiplied by :func:`factor_for`, cells of the
+same kind and cost, at least :data:`MIN_ADDED` more), and the *marginal* cost per cell
+is the difference of the medians of the two sizes over the cells added
+(:func:`marginal`); the fixed part is what is left of the smaller run.
+
+Both sizes run against a scheduler and :data:`WORKERS` worker of processes of their own
+(``dask scheduler``, ``dask worker``), as on a cluster: the ``dolb run`` process then
+holds dolb's client and Dask's client alone. With the embedded cluster the scheduler and
+the nannies ran in that process too, and their timers cost 0.6 % of a core idle and
+more while a worker is busy (its heartbeats, the work-stealing pass): 1-1.5 % of a core
+is 500-700 µs a cell of 48 ms, ten times the work to be measured, so the difference of
+the two sizes was mostly theirs. Three windows of the client process are compared:
 
 after planning
     its CPU time from just before the first submit to its exit (every thread: the
-    waves, the compaction, the reports and the run page, the cluster's stop); before
-    it, a run into a new folder does nothing per cell (and the first run of a
-    workload builds its datasets, which is not the client's work);
+    waves, the compaction, the reports and the run page); before it, a run into a new
+    folder does nothing per cell (and the first run of a workload builds its datasets,
+    which is not the client's work);
 compute
-    from the first submit to the end of the last wave (every thread: with the
-    embedded cluster, the scheduler and the nannies run in this process and count);
+    from the first submit to the end of the last wave (every thread);
 main thread
     the main thread in the waves: dolb's own client code (cutting batches, pickling
-    and submitting them, taking outcomes, committing parts), without Dask's event loop,
-    the embedded scheduler or the nannies.
+    and submitting them, taking outcomes, committing parts), without Dask's event loop.
 
 On 1 worker a run's compute phase lasts in proportion to its cells, and so does the
-CPU the client process spends on its timers whatever it does (Dask's event loop, the
-embedded scheduler's and nannies' periodic callbacks): that *background* is a cost per
-second, not per cell (on N workers the same cells take 1/N of the time). Each run
-measures it once its first wave has ended, the cluster up and idle, for
+CPU the client process spends on its timers whatever it does (Dask's event loop): that
+*background* is a cost per second, not per cell (on N workers the same cells take 1/N
+of the time). Each run measures it once its first wave has ended, for
 :data:`IDLE_SECONDS` (:data:`~dolb.bench.scale_runs.IDLE_PROBE`: ``idle_rate``, CPU
-seconds a second), and
-the client's *work* per cell is the marginal after planning less the background of
-the compute phase's added seconds. Amdahl's law is applied to the work's share: the
-client's work per cell over the worker time per cell of the 1-worker runs.
+seconds a second), and the client's *work* per cell is the marginal after planning less
+the background of the compute phase's added seconds. Amdahl's law is applied to the
+work's share: the client's work per cell over the worker time per cell of the 1-worker
+runs of the embedded cluster.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from pathlib import Path
@@ -46,16 +52,16 @@ from typing import Any
 
 AMDAHL_WORKERS = (16, 64)
 """Cluster sizes the speed-up is predicted for."""
-FACTOR = 2
-"""The larger run has this many times the cells of the workload."""
+MIN_ADDED = 1_000
+"""The larger run has at least this many cells more than the workload: the client's
+CPU varies by 10-20 ms from run to run, 10-20 µs a cell over 1,000 cells added."""
 WORKERS = 1
 """The workers of the runs the marginal cost is measured on (the client then has a
 core of its own on 2 cores)."""
 IDLE_SECONDS = 5.0
 """How long each run's idle client is measured (:data:`~dolb.bench.scale_runs.IDLE_PROBE`).
 Its timers tick about once a second (the quiet settings of :mod:`dolb.execution.quiet`),
-so a probe of 1 s caught one tick or two: its rate varied by ±20 %, and times the 20-35 s
-the studies' doubled runs add, that is ±100-200 µs a cell of their client work."""
+so a probe of 1 s caught one tick or two: its rate varied by ±20 %."""
 COUNTS = re.compile(r"\b((?:count|n_sequences)\s*=\s*)(\d+)")
 """A split's count or a generated dataset's sequences, in a pipeline's text."""
 WINDOWS = {"client_marginal_us": "client_cpu", "client_marginal_compute_us": "compute_cpu",
@@ -63,24 +69,34 @@ WINDOWS = {"client_marginal_us": "client_cpu", "client_marginal_compute_us": "co
 """The marginal figure of each window (see the module) -> the run's CPU seconds in it."""
 
 
-def doubled_text(text: str) -> str:
-    """A pipeline's text with :data:`FACTOR` times the cells: every split ``count`` and
+def factor_for(cells: int) -> int:
+    """How many times the cells of a workload of ``cells`` cells the larger run has: 2,
+    or more to add at least :data:`MIN_ADDED` cells.
+
+    >>> factor_for(20_000), factor_for(297), factor_for(120)
+    (2, 5, 10)
+    """
+    return max(2, 1 + math.ceil(MIN_ADDED / cells))
+
+
+def larger_text(text: str, factor: int) -> str:
+    """A pipeline's text with ``factor`` times the cells: every split ``count`` and
     generated ``n_sequences`` multiplied (cells of the same kind, so of the same cost).
 
-    >>> doubled_text('split = { scheme = "sequences", count = 500, length = 150 }\\n'
-    ...              'params = { n_sequences = 1000, length = 150 }')
+    >>> larger_text('split = { scheme = "sequences", count = 500, length = 150 }\\n'
+    ...             'params = { n_sequences = 1000, length = 150 }', 2)
     'split = { scheme = "sequences", count = 1000, length = 150 }\\nparams = { n_sequences = 2000, length = 150 }'
     """
-    return COUNTS.sub(lambda m: f"{m.group(1)}{int(m.group(2)) * FACTOR}", text)
+    return COUNTS.sub(lambda m: f"{m.group(1)}{int(m.group(2)) * factor}", text)
 
 
-def write_doubled(pipeline: Path, folder: Path) -> Path:
-    """Write :func:`doubled_text` of ``pipeline`` into ``folder``; return its path
+def write_larger(pipeline: Path, folder: Path, factor: int) -> Path:
+    """Write :func:`larger_text` of ``pipeline`` into ``folder``; return its path
     (relative data paths of a pipeline under ``pipelines/`` are made absolute)."""
     text = pipeline.read_text(encoding="utf-8")
     text = re.sub(r'"(\.\.?/[^"]*)"', lambda m: f'"{(pipeline.parent / m.group(1)).resolve()}"', text)
-    path = folder / f"{pipeline.stem}-x{FACTOR}.toml"
-    path.write_text(doubled_text(text), encoding="utf-8")
+    path = folder / f"{pipeline.stem}-x{factor}.toml"
+    path.write_text(larger_text(text, factor), encoding="utf-8")
     return path
 
 
@@ -108,9 +124,9 @@ def marginal(small: list[dict[str, Any]], large: list[dict[str, Any]], worker_us
     ----------
     small, large : list of dict
         :func:`~dolb.bench.scale_runs.derive` of the runs of the workload and of its
-        doubled pipeline, on :data:`WORKERS` worker(s).
+        larger pipeline, on :data:`WORKERS` worker(s).
     worker_us : float or None
-        The worker time per cell (µs) of the smaller runs.
+        The worker time per cell (µs) of the workload on 1 worker.
 
     Returns
     -------

@@ -37,8 +37,8 @@ RECORD_KEYS = ("run_id", "counts", "timings", "client_cpu_seconds", "tasks", "tu
 IDLE_PROBE = "DOLB_BENCH_IDLE_PROBE"
 """Set in a run's environment, :func:`child_main` measures the client process's CPU
 while it waits this many seconds once its first wave has ended, the cluster still up
-and idle (``idle_rate``: its background, the timers of Dask's event loop, of the
-embedded scheduler and nannies)."""
+and idle (``idle_rate``: its background, the timers of Dask's event loop; with the
+embedded cluster, of its scheduler and nannies too)."""
 
 
 
@@ -106,9 +106,12 @@ def child_main(argv: list[str]) -> int:
 
 
 
-def run_command(pipeline: Path, out: Path | str, workers: int | str) -> list[str]:
-    """The ``dolb run`` command line of one run (without the interpreter)."""
-    return ["run", str(pipeline), "--out", str(out), "--workers", str(workers), "--no-progress"]
+def run_command(pipeline: Path, out: Path | str, workers: int | str, scheduler: Path | None = None) -> list[str]:
+    """The ``dolb run`` command line of one run (without the interpreter): on an
+    embedded cluster of ``workers`` workers, or on the cluster of the ``scheduler``
+    file."""
+    where = ["--scheduler", str(scheduler)] if scheduler is not None else ["--workers", str(workers)]
+    return ["run", str(pipeline), "--out", str(out), *where, "--no-progress"]
 
 
 def reproduce_line(cache: Path, pipeline: Path) -> str:
@@ -264,23 +267,24 @@ def median_of(runs: list[dict[str, Any]], key: str) -> float | None:
     return statistics.median(values) if values else None
 
 
-def summarise(runs: list[dict[str, Any]], doubled: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def summarise(runs: list[dict[str, Any]], sizes: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None,
+              ) -> dict[str, Any]:
     """Medians per worker count, speed ratios and Amdahl's predictions of a workload.
 
     Parameters
     ----------
     runs : list of dict
-        :func:`derive` of every run of the workload.
-    doubled : list of dict, optional
-        :func:`derive` of the runs of its doubled pipeline on 1 worker
-        (:mod:`dolb.bench.scale_marginal`).
+        :func:`derive` of every run of the workload on the embedded cluster.
+    sizes : (list of dict, list of dict), optional
+        :func:`derive` of the runs of the workload and of its larger pipeline on a
+        scheduler and a worker of their own (:mod:`dolb.bench.scale_marginal`).
 
     Returns
     -------
     dict
         ``by_workers`` (worker count -> medians), ``wall_ratio`` and
         ``compute_ratio`` (1 worker / 2 workers), ``share`` (s of the 1-worker runs)
-        and ``amdahl`` (cluster size -> predicted speed-up); with ``doubled``,
+        and ``amdahl`` (cluster size -> predicted speed-up); with ``sizes``,
         ``marginal`` (:func:`dolb.bench.scale_marginal.marginal`).
     """
 
@@ -300,9 +304,8 @@ def summarise(runs: list[dict[str, Any]], doubled: list[dict[str, Any]] | None =
         "share": share,
         "amdahl": {n: amdahl(share, n) for n in AMDAHL_WORKERS} if share is not None else {},
     }
-    if doubled:
-        found["marginal"] = marginal([run for run in runs if run["requested"] == MARGINAL_WORKERS], doubled,
-                                     by_workers[MARGINAL_WORKERS]["worker_us"])
+    if sizes and all(sizes):
+        found["marginal"] = marginal(*sizes, by_workers[MARGINAL_WORKERS]["worker_us"])
     return found
 
 

@@ -53,6 +53,8 @@ def workload_text(name: str, measured: dict[str, Any]) -> str:
     summary = measured["summary"]
     rows = [_run_row(f"#{i}", run["requested"], run) for i, run in enumerate(measured["runs"], 1)]
     rows += [_run_row("median", count, medians) for count, medians in summary["by_workers"].items()]
+    rows += [_run_row(f"own scheduler, {run['cells']:,} cells", run["requested"], run)
+             for runs in measured.get("sizes", ()) for run in runs]
     one, two = WORKER_COUNTS[0], WORKER_COUNTS[-1]
     lines = [
         f"== {name}: {summary['cells']:,} cells ({measured['pipeline']})",
@@ -140,23 +142,26 @@ MARGINAL = {"client_work_us": ("client work", "µs/cell"), "client_marginal_us":
             "client_marginal_main_us": ("client marginal main thread", "µs/cell"),
             "client_fixed_s": ("client fixed", "CPU s"), "share": ("client marginal share s", "ratio")}
 """The derived figures of :func:`dolb.bench.scale_marginal.marginal` a record keeps: name and unit."""
+OWN_SCHEDULER = "own process"
+"""The ``scheduler`` label of the runs of the client's marginal cost (a scheduler and a
+worker of processes of their own); the runs of the embedded cluster have none."""
 
 
 def as_record(workloads: dict[str, dict[str, Any]], million: dict[str, Any] | None) -> dict:
     """The measured workloads as a record of bench ``scale``: each figure of
-    :data:`RECORDED` of every run by workload and worker count, and per workload the
+    :data:`RECORDED` of every run by workload and worker count (and, for the runs of
+    the client's marginal cost, cells and :data:`OWN_SCHEDULER`), and per workload the
     speed ratios 1 -> 2 workers, the client share s and Amdahl's predictions; the
     million workload's full run and resume, each measured once."""
     figures, ratios = [], []
     for name, measured in workloads.items():
         cells = measured["summary"]["cells"]
-        groups = [(count, cells, [run for run in measured["runs"] if run["requested"] == count])
-                  for count in WORKER_COUNTS]
-        if measured.get("doubled"):
-            groups.append((measured["doubled"][0]["requested"], measured["doubled"][0]["cells"], measured["doubled"]))
-        for count, size, runs in groups:
-            figures += [measurement({"workload": name, "cells": size, "workers": count, "figure": key},
-                                    UNITS.get(key, "s"), [run[key] for run in runs])
+        groups = [({"workload": name, "cells": cells, "workers": count},
+                   [run for run in measured["runs"] if run["requested"] == count]) for count in WORKER_COUNTS]
+        groups += [({"workload": name, "cells": runs[0]["cells"], "workers": runs[0]["requested"],
+                     "scheduler": OWN_SCHEDULER}, runs) for runs in measured.get("sizes", ()) if runs]
+        for labels, runs in groups:
+            figures += [measurement(labels | {"figure": key}, UNITS.get(key, "s"), [run[key] for run in runs])
                         for key in RECORDED if all(run.get(key) is not None for run in runs)]
         summary = measured["summary"]
         found = {"wall 1 -> 2 workers": summary["wall_ratio"], "compute 1 -> 2 workers": summary["compute_ratio"],

@@ -84,7 +84,8 @@ def study_cells(scale: dict | None) -> dict[str, float]:
     found = {}
     for figure in (scale or {}).get("measurements", []):
         labels = figure["labels"]
-        if labels.get("figure") == "worker_us" and labels.get("workers") == "1" and labels["workload"] in STUDIES:
+        if (labels.get("figure") == "worker_us" and labels.get("workers") == "1" and "scheduler" not in labels
+                and labels["workload"] in STUDIES):
             found[labels["workload"]] = float(np.median(figure["repeats"])) / 1e6
     return found
 
