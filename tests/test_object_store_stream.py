@@ -168,6 +168,24 @@ def test_the_node_cache_serves_a_second_reader_without_a_request(stores, tmp_pat
     same_blocks(again, want)
 
 
+def test_a_chunk_from_the_node_cache_has_its_crc32c_checked_once(stores, tmp_path, monkeypatch):
+    import crc32c
+
+    local, remote = stores["sparse"]
+    monkeypatch.setenv("DOLB_CHUNK_CACHE", str(tmp_path / "node"))
+    rows = orders()["windowed"]
+    list(stream_blocks(open_dataset(remote.path), rows, block_size=96))  # fills the node cache
+    cached = open_dataset(remote.path)
+    stored = []  # CRC32Cs of stored bytes (the chunk manifest's are of decoded arrays)
+    crc = crc32c.crc32c
+    monkeypatch.setattr(crc32c, "crc32c", lambda data: stored.extend([] if isinstance(data, np.ndarray) else [1])
+                        or crc(data))
+    hits = cached.remote.node_cache.hits  # (opening it read the row pointers)
+    got = list(stream_blocks(cached, rows, block_size=96))
+    assert cached.remote.requests == 0 and cached.remote.node_cache.hits - hits == len(stored) > 0
+    same_blocks(got, list(stream_blocks(local, rows, block_size=96)))
+
+
 def test_a_changed_store_is_not_served_from_the_node_cache(s3_bucket, tmp_path, monkeypatch):
     monkeypatch.setenv("DOLB_CHUNK_CACHE", str(tmp_path / "node"))
     url = f"{s3_bucket}/store"
