@@ -45,13 +45,15 @@ def same_blocks(a, b) -> None:
         assert np.array_equal(ya, yb) and ya.dtype == yb.dtype
 
 
-@pytest.fixture
-def stores(s3_bucket, tmp_path):
-    """The same sparse and dense datasets locally and on the server, in many small chunks."""
+@pytest.fixture(scope="module")
+def stores(s3_server, tmp_path_factory):
+    """The same sparse and dense datasets locally and on the server, in many small chunks
+    (written once for the module: the tests only read them)."""
     X, y = sparse_rows()
     dense = np.random.default_rng(3).standard_normal((ROWS, 7))
-    return {kind: (write_dataset(tmp_path / kind, X_, y, chunk_rows=100),
-                   write_dataset(f"{s3_bucket}/{kind}", X_, y, chunk_rows=100))
+    bucket, folder = s3_server.bucket(), tmp_path_factory.mktemp("stores")
+    return {kind: (write_dataset(folder / kind, X_, y, chunk_rows=100),
+                   write_dataset(f"{bucket}/{kind}", X_, y, chunk_rows=100))
             for kind, X_ in (("sparse", X), ("dense", dense))}
 
 
