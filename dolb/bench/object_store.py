@@ -41,7 +41,10 @@ machine. And the CPU seconds of each pass, the server's (its process, moto's, on
 Python process) and the reading process's: on a machine of 2 cores both run on the
 same cores as everything else. The store's layout (each array's codec and chunk size,
 chosen by measurement when it is written, as any store's) is reported with them: the
-number of chunk objects and the work of a local pass depend on it.
+number of chunk objects and the work of a local pass depend on it (on a busy machine
+the measurement may choose chunks of 256k values rather than 1M: four times the
+objects, half the work of a local pass in windowed order, and a raw-fetch ceiling
+under the windowed target), so compare records of the same layout.
 """
 
 from __future__ import annotations
