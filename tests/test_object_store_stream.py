@@ -45,13 +45,15 @@ def same_blocks(a, b) -> None:
         assert np.array_equal(ya, yb) and ya.dtype == yb.dtype
 
 
-@pytest.fixture
-def stores(s3_bucket, tmp_path):
-    """The same sparse and dense datasets locally and on the server, in many small chunks."""
+@pytest.fixture(scope="module")
+def stores(s3_server, tmp_path_factory):
+    """The same sparse and dense datasets locally and on the server, in many small chunks
+    (written once for the module: the tests only read them)."""
     X, y = sparse_rows()
     dense = np.random.default_rng(3).standard_normal((ROWS, 7))
-    return {kind: (write_dataset(tmp_path / kind, X_, y, chunk_rows=100),
-                   write_dataset(f"{s3_bucket}/{kind}", X_, y, chunk_rows=100))
+    bucket, folder = s3_server.bucket(), tmp_path_factory.mktemp("stores")
+    return {kind: (write_dataset(folder / kind, X_, y, chunk_rows=100),
+                   write_dataset(f"{bucket}/{kind}", X_, y, chunk_rows=100))
             for kind, X_ in (("sparse", X), ("dense", dense))}
 
 
@@ -101,10 +103,44 @@ def test_the_read_ahead_holds_at_most_its_bound_and_downloads_each_chunk_once(st
             assert prefetcher.spill.is_dir()
         assert remote.remote.requests - before == len(set(needs))  # each chunk downloaded once
         assert asked == ["get_object"] * len(set(needs))  # one request a chunk: no HEAD first
-        assert prefetcher.spill_reads == len(needs) - len(set(needs))  # the later needs read back from disk
+        # the later needs read back from disk, or taken from memory when a block before still held the chunk
+        assert 0 < prefetcher.spill_reads <= len(needs) - len(set(needs))
         assert not prefetcher.spill.exists()  # removed as the stream ends
     with fetched_ahead(remote, [slice(0, 300), slice(300, 600)]) as reader:
         assert reader.prefetcher.spill is None  # stored order needs no chunk twice: no spill folder
+
+
+def test_chunks_needed_again_are_read_back_by_the_reader_and_a_lost_spill_file_is_fetched_again(stores, monkeypatch):
+    import threading
+
+    from dolb.data.store.read_ahead import ChunkPrefetcher
+
+    local, remote = stores["sparse"]
+    rows = orders()["random"]
+    blocks = [rows[a : a + 96] for a in range(0, 4 * 96, 96)]
+    readers = []
+    unspill = ChunkPrefetcher._unspill
+
+    def recorded(self, key, block):
+        readers.append(threading.current_thread())
+        return unspill(self, key, block)
+
+    monkeypatch.setattr(ChunkPrefetcher, "_unspill", recorded)
+    before = remote.remote.requests
+    with fetched_ahead(remote, blocks, ahead=2) as reader:
+        got = []
+        for number, block in enumerate(blocks):
+            got.append(reader.read(block))
+            reader.prefetcher.done(number)
+            if number == 1:  # the spill folder emptied behind the stream's back
+                lost = list(reader.prefetcher.spill.iterdir())
+                for path in lost:
+                    path.unlink()
+    # read back where the reader decodes (as a local chunk file), not on the fetching threads
+    assert readers and set(readers) == {threading.current_thread()}
+    assert lost  # chunks lost are fetched again: once by the reader that missed them, once for the blocks after
+    assert remote.remote.requests - before > len({key for block in blocks for key in block_chunks(remote, block)})
+    same_blocks(got, [local.read(block) for block in blocks])
 
 
 def test_a_worker_cache_of_decoded_chunks_is_not_fetched_again(stores):
@@ -132,6 +168,24 @@ def test_the_node_cache_serves_a_second_reader_without_a_request(stores, tmp_pat
     want = list(stream_blocks(local, rows, block_size=96))
     same_blocks(got, want)
     same_blocks(again, want)
+
+
+def test_a_chunk_from_the_node_cache_has_its_crc32c_checked_once(stores, tmp_path, monkeypatch):
+    import crc32c
+
+    local, remote = stores["sparse"]
+    monkeypatch.setenv("DOLB_CHUNK_CACHE", str(tmp_path / "node"))
+    rows = orders()["windowed"]
+    list(stream_blocks(open_dataset(remote.path), rows, block_size=96))  # fills the node cache
+    cached = open_dataset(remote.path)
+    stored = []  # CRC32Cs of stored bytes (the chunk manifest's are of decoded arrays)
+    crc = crc32c.crc32c
+    monkeypatch.setattr(crc32c, "crc32c", lambda data: stored.extend([] if isinstance(data, np.ndarray) else [1])
+                        or crc(data))
+    hits = cached.remote.node_cache.hits  # (opening it read the row pointers)
+    got = list(stream_blocks(cached, rows, block_size=96))
+    assert cached.remote.requests == 0 and cached.remote.node_cache.hits - hits == len(stored) > 0
+    same_blocks(got, list(stream_blocks(local, rows, block_size=96)))
 
 
 def test_a_changed_store_is_not_served_from_the_node_cache(s3_bucket, tmp_path, monkeypatch):
@@ -221,11 +275,17 @@ def test_the_object_store_bench_measures_every_order_and_source_into_a_record():
     assert record["bench"] == "object-store-quick"
     ratios = {(d["labels"]["order"], d["labels"]["source"]): d["value"] for d in record["derived"]
               if d["unit"] == "× local"}
-    assert len(ratios) == 6 and all(value > 0 for value in ratios.values())
+    assert len(ratios) == 9 and all(value > 0 for value in ratios.values())
+    # the raw fetch's rate over local disk's stream: the most a stream from the server could reach
+    for i, order in enumerate(TARGETS):  # one round of each order, the orders one after the other
+        local = found["rates"][(order, "local")][0]
+        assert ratios[(order, "raw fetch")] == pytest.approx(found["rows"] / found["raw"][i]["seconds"] / local)
+    layout = {d["labels"]["array"]: d["value"] for d in record["derived"] if d["unit"] == "elements a chunk"}
+    assert layout == {name: entry["chunk_elements"] for name, entry in found["layout"].items()} and layout["X/data"] > 0
     raw = found["raw"]
     assert len(raw) == len(TARGETS) and all(r["requests"] == raw[0]["requests"] > 0 and r["bytes"] > 0 for r in raw)
     assert all(len(cpu) == 1 and min(cpu[0]) >= 0 for cpu in found["cpu"].values())  # 10 ms ticks: a pass may show 0
     assert {d["labels"]["order"] for d in record["derived"] if d["unit"] == "× raw fetch"} == set(TARGETS)
     assert {m["labels"]["fetch"] for m in record["measurements"] if "fetch" in m["labels"]} == {
         "raw, concurrent", "local files"}
-    assert "holds" in as_text(found) and "raw fetch" in as_text(found)
+    assert "holds" in as_text(found) and "raw fetch" in as_text(found) and "X/data: " in as_text(found)

@@ -200,7 +200,9 @@ def test_a_study_on_the_store_through_its_faults(store, tmp_path, capsys, monkey
 
     proxy.restore()
     proxy.throttle(None)  # every request answered 503 SlowDown
-    assert main(["-q", "status", out]) == 2
+    with monkeypatch.context() as patient:  # botocore's attempts, not s3fs's five rounds of them (7 s more)
+        patient.setattr(s3fs.S3FileSystem, "retries", 1)
+        assert main(["-q", "status", out]) == 2
     one_line(capsys.readouterr().err, out, "(SlowDown)")
     assert proxy.refused >= 2  # retried
 

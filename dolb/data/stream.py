@@ -21,7 +21,8 @@ the order the blocks need them, several requests at a time, by a small pool of t
 (:mod:`dolb.data.store.read_ahead`): at most
 :data:`~dolb.data.store.remote.READ_AHEAD_CHUNKS` stored chunks held or in flight, on
 top of the bound above. A chunk that later blocks need again is downloaded once and
-read back from the stream's spill folder on local disk; a node chunk cache
+read back by the reader from the stream's spill folder on local disk, as a local
+store's chunk file; a node chunk cache
 (:mod:`dolb.data.store.node_cache`, switched on by ``DOLB_CHUNK_CACHE``) lets the
 streams of one node fetch each chunk once.
 

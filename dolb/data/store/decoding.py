@@ -93,10 +93,11 @@ class ChunkDecoder:
             raw = None
         return self.decode_bytes(raw, length)
 
-    def decode_bytes(self, raw: bytes | None, length: int) -> np.ndarray:
+    def decode_bytes(self, raw: bytes | None, length: int, checked: bool = False) -> np.ndarray:
         """The first ``length`` rows of the chunk stored as ``raw`` (the bytes of its file
         or object; None for a chunk that does not exist, which decodes to the fill value),
-        for an array of dolb's own pipeline (``plain``).
+        for an array of dolb's own pipeline (``plain``); ``checked``: its CRC32C trailer
+        was checked already (by the node chunk cache that served it).
 
         Raises
         ------
@@ -105,15 +106,18 @@ class ChunkDecoder:
         """
         if raw is None:
             return np.full((length, *self.chunk_shape[1:]), self.array.fill_value, dtype=self.dtype)
-        values = decode_chunk_file(raw, self.blosc, self.dtype, int(np.prod(self.chunk_shape)))
+        values = decode_chunk_file(raw, self.blosc, self.dtype, int(np.prod(self.chunk_shape)), checked)
         return values.reshape(self.chunk_shape)[:length]
 
 
-def decode_chunk_file(raw: bytes, blosc: numcodecs.Blosc | None, dtype: np.dtype, size: int) -> np.ndarray:
+def decode_chunk_file(
+    raw: bytes, blosc: numcodecs.Blosc | None, dtype: np.dtype, size: int, checked: bool = False
+) -> np.ndarray:
     """The ``size`` values of ``dtype`` in the bytes ``raw`` of a chunk file of dolb's
-    pipeline: its CRC32C trailer checked, then Blosc-decompressed (unless ``blosc`` is
-    None). The reader decodes every chunk through this, and the writer measures the
-    codec candidates through it (:mod:`dolb.data.store.layout`).
+    pipeline: its CRC32C trailer checked (unless ``checked`` says it was already), then
+    Blosc-decompressed (unless ``blosc`` is None). The reader decodes every chunk
+    through this, and the writer measures the codec candidates through it
+    (:mod:`dolb.data.store.layout`).
 
     Raises
     ------
@@ -127,7 +131,7 @@ def decode_chunk_file(raw: bytes, blosc: numcodecs.Blosc | None, dtype: np.dtype
     array([0., 1., 2.])
     """
     body = memoryview(raw)[:-4]
-    if len(raw) < 4 or crc32c.crc32c(body) != int.from_bytes(raw[-4:], "little"):
+    if len(raw) < 4 or not checked and crc32c.crc32c(body) != int.from_bytes(raw[-4:], "little"):
         raise ValueError("its CRC32C checksum does not match its bytes")
     decoded = blosc.decode(body) if blosc is not None else body
     values = np.frombuffer(decoded, dtype=dtype)

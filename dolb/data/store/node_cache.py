@@ -14,9 +14,9 @@ content fingerprint (:func:`~dolb.data.store.format.start_fingerprint`) and a ha
 the array's Zarr metadata (dtype, shape, chunks, codecs). A store whose content changed
 has another fingerprint, so its chunks are never served from an older one's; a store
 of the same content written with other chunks or codecs has another layout hash. What
-the cache serves is checked as any chunk is (its CRC32C, then the chunk manifest), and
-a file whose CRC32C fails is removed and fetched again. Reading a cached chunk is
-reading a local store's chunk file.
+the cache serves is checked as any chunk is (its CRC32C, here, once: the reader does
+not check it again; then the chunk manifest), and a file whose CRC32C fails is removed
+and fetched again. Reading a cached chunk is reading a local store's chunk file.
 
 The folder is bounded: once the bytes this process wrote since it last looked take the
 folder's total over ``max_bytes`` (a scan of the folder), the files least recently

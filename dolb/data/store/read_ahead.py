@@ -18,14 +18,18 @@ once the block is read (:meth:`ChunkPrefetcher.done`), which its reader found al
 decoded. A chunk a block needs and the previous block's reader still holds decoded
 (the chunk a block in stored order starts in, where the previous one ended), or that
 the worker's shared cache holds, or the node chunk cache (which the reader reads
-itself, a local file), is not fetched. A chunk needed by several blocks (a
-random order's blocks each touch every chunk) is fetched again for a later block once
-an earlier one took it: the bound holds, and a node chunk cache
-(:mod:`dolb.data.store.node_cache`) turns those fetches into local reads.
+itself, a local file), is not fetched. A chunk needed by several blocks (a random
+order's blocks each touch every chunk, a windowed order's most chunks several times)
+is downloaded once: its bytes are written to the stream's spill folder on local disk
+as they land, and a later block's reader reads them back itself, as it reads a local
+store's chunk file (so those reads take no place of the bound and wait behind no
+download); a node chunk cache (:mod:`dolb.data.store.node_cache`) keeps them for the
+node's other streams instead.
 
 The values read are those the reader would read without it: the prefetcher only moves
-when bytes are fetched; a chunk it did not fetch, or whose fetch failed, the reader
-fetches itself (and meets the failure there), and it is not fetched again for that block.
+when bytes are fetched; a chunk it did not fetch, or whose fetch failed, or whose spill
+file is gone, the reader fetches itself (and meets the failure there), and it is not
+fetched again for that block.
 """
 
 from __future__ import annotations
@@ -158,21 +162,29 @@ class ChunkPrefetcher:
 
     def take(self, name: str, index: int) -> bytes | None | object:
         """The stored bytes of chunk ``index`` of array ``name`` fetched ahead (waited for
-        while in flight), or :data:`~dolb.data.store.remote.NOT_FETCHED` when it was not
+        while in flight) or read back from the spill folder (here, in the reader's
+        thread), or :data:`~dolb.data.store.remote.NOT_FETCHED` when it was neither
         (the reader reads it itself, and it is not fetched for this block any more)."""
         key = (name, index)
         with self._changed:
             while key in self._flying and not self._stop:
                 self._changed.wait()
-            if key not in self._held:
-                self._direct[key] = self._reading
-                return NOT_FETCHED
-            raw = self._held[key]
-            uses = self._uses[key]
-            uses.popleft()
-            if not uses:
-                self._let_go(key)
-            return raw
+            block = self._reading
+            if key in self._held:
+                raw = self._held[key]
+                uses = self._uses[key]
+                uses.popleft()
+                if not uses:
+                    self._let_go(key)
+                return raw
+            spilled = key in self._spilled
+        raw = self._unspill(key, block) if spilled else None
+        if raw is None:
+            with self._changed:
+                self._direct[key] = block
+                self._spilled.discard(key)  # fetched again for a later block
+            return NOT_FETCHED
+        return raw
 
     def done(self, block: int) -> None:
         """Block number ``block`` is read: let go of what it and earlier blocks were to
@@ -220,6 +232,8 @@ class ChunkPrefetcher:
                 pass
             elif key in self._uses or key in self._flying:  # (in flight for a block that let go of it)
                 self._uses.setdefault(key, deque()).append(block)
+            elif key in self._spilled:  # the reader reads it back itself
+                pass
             elif len(self._held) + len(self._flying) >= self.ahead:
                 return
             else:
@@ -230,16 +244,15 @@ class ChunkPrefetcher:
             self._next = None
 
     def _fetch(self, key: tuple, block: int) -> None:
-        """Fetch one chunk for block number ``block`` (on a thread of the pool), from
-        the spill folder if it is there, and hold it for the reader; keep it in the
-        spill folder if a later block needs it. On a failure, let the reader fetch it
-        itself, and meet the failure."""
+        """Fetch one chunk for block number ``block`` (on a thread of the pool) and hold
+        it for the reader; keep it in the spill folder if a later block needs it. On a
+        failure, let the reader fetch it itself, and meet the failure."""
         try:
-            raw = self._unspill(key, block) if key in self._spilled else self.remote.fetch([key])[0]
+            raw = self.remote.fetch([key])[0]
             fetched = True
         except Exception:  # the reader's own fetch raises it
             raw, fetched = None, False
-        spilled = fetched and raw is not None and key not in self._spilled and self._spill(key, block, raw)
+        spilled = fetched and raw is not None and self._spill(key, block, raw)
         with self._changed:
             if spilled:
                 self._spilled.add(key)
@@ -268,11 +281,15 @@ class ChunkPrefetcher:
             return False
         return True
 
-    def _unspill(self, key: tuple, block: int) -> bytes:
-        """Chunk ``key`` read back from the spill folder for block ``block`` (the file
-        removed after the last block that needs it)."""
+    def _unspill(self, key: tuple, block: int) -> bytes | None:
+        """Chunk ``key`` read back from the spill folder for block ``block`` (in the
+        reader's thread, as a local chunk file; the file removed after the last block
+        that needs it), or None when it cannot be read (the reader fetches it)."""
         path = self._spill_path(key)
-        raw = path.read_bytes()
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return None
         self.spill_reads += 1
         if self._last_use[key] <= block:
             with contextlib.suppress(OSError):

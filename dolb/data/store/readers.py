@@ -177,7 +177,8 @@ class ChunkReader:
             if self.remote is None:
                 values = self.decoder.decode(index, length)
             else:
-                values = self.decoder.decode_bytes(self._stored_bytes(index), length)
+                raw, checked = self._stored_bytes(index)
+                values = self.decoder.decode_bytes(raw, length, checked)
         except READ_ERRORS as exc:
             raise self._fault(index, f"is corrupted: {exc}") from exc
         if chunk_checksum(values) != self.checksums[index]:
@@ -187,16 +188,17 @@ class ChunkReader:
         values.flags.writeable = False
         return self._keep(key, values)
 
-    def _stored_bytes(self, index: int) -> bytes | None:
+    def _stored_bytes(self, index: int) -> tuple[bytes | None, bool]:
         """The stored bytes of chunk ``index`` of a URL store: fetched with others
         (:meth:`fetch_together`), read from the node cache, taken from the prefetcher,
-        or fetched now."""
+        or fetched now; and whether their CRC32C was checked already (the node cache
+        checks what it serves)."""
         if index in self._fetched:
-            return self._fetched.pop(index)
+            return self._fetched.pop(index), False
         if self.prefetched is not None and (raw := self.prefetched(self.name, index)) is not NOT_FETCHED:
-            return raw
+            return raw, False
         raw = self.remote.from_node_cache(self.name, index)
-        return raw if raw is not None else self.remote.fetch([(self.name, index)])[0]
+        return (raw, True) if raw is not None else (self.remote.fetch([(self.name, index)])[0], False)
 
     def fetch_together(self, indices: range) -> None:
         """From a URL store read without a prefetcher, fetch at once (concurrently) the
