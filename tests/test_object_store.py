@@ -2,6 +2,7 @@
 
 import numpy as np
 import pyarrow.parquet as pq
+import scipy.sparse as sp
 
 from dolb.data.store import open_dataset, write_dataset
 from dolb.execution.lock import remove_uncommitted_parts
@@ -16,6 +17,25 @@ def test_a_dataset_written_to_the_server_reads_back_the_same(s3_bucket):
     dataset = open_dataset(f"{s3_bucket}/store")
     assert dataset.n_rows == 20
     np.testing.assert_array_equal(dataset.read(np.arange(20))[0], X)
+
+
+def test_a_dataset_written_to_the_server_takes_the_largest_chunk_each_a_request(s3_bucket):
+    """On an object store every chunk is a request: the chunk of the arrays that may
+    change is the largest candidate (1M elements, here clipped to the 300,000 there
+    are), not measured against 256k as on local disk; the codec is still measured."""
+    from dolb.data.store.layout import CODECS
+
+    rng = np.random.default_rng(1)  # 300,000 non-zeros: large enough to measure
+    indices = np.sort(np.stack([rng.choice(5000, 100, replace=False) for _ in range(3000)]), axis=1)
+    X = sp.csr_matrix((rng.random(300_000) + 0.5, indices.ravel(), np.arange(0, 300_001, 100)), shape=(3000, 5000))
+    y = np.where(np.arange(3000) % 3, 1.0, -1.0)
+    dataset = write_dataset(f"{s3_bucket}/sparse", X, y)
+    for name in ("X/data", "X/indices"):
+        record = dataset.layout[name]
+        assert record["chunk_elements"] == 300_000 == dataset.arrays[name].chunks[0]
+        assert record["chosen"] == "measured" and sorted(record["candidates"]) == sorted(f"{c}/300000" for c in CODECS)
+    order = np.random.default_rng(0).permutation(3000)
+    np.testing.assert_array_equal(dataset.read(order)[0].toarray(), X[order].toarray())
 
 
 def cell_rows(*cells: str):

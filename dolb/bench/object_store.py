@@ -2,10 +2,11 @@
 same store on local disk, side by side, in stored, random and windowed order.
 
 The store: sparse rows like text (300,000 rows, 50,000 features, 80 non-zeros a row:
-24 M float64 values; ``--quick``: 30,000 rows), written once on local disk, then its
-files copied as they are to a bucket of moto's S3 server, which the bench starts on
-loopback (``moto_server``, from the test extra) and stops at its end: the same chunks,
-the same codecs, on the same machine. Each pass streams every row as a cell of the
+24 M float64 values; ``--quick``: 30,000 rows), written once to a bucket of moto's S3
+server, which the bench starts on loopback (``moto_server``, from the test extra) and
+stops at its end, with the layout of a store on an object store (the largest chunks,
+each chunk a request: :mod:`dolb.data.store.layout`), then its files copied as they
+are to local disk: the same chunks, the same codecs, on the same machine. Each pass streams every row as a cell of the
 linear learners reads it (:func:`~dolb.data.stream_blocks`, a cell's block size, its
 default read-ahead), consuming nothing but the blocks, in one of three orders (stored; a
 seeded permutation; the seeded ``windowed`` order, default window), from:
@@ -39,12 +40,12 @@ same round) is the most an S3 stream of that order could reach here: where it is
 under an order's target, no reader meets the target against this server on this
 machine. And the CPU seconds of each pass, the server's (its process, moto's, one
 Python process) and the reading process's: on a machine of 2 cores both run on the
-same cores as everything else. The store's layout (each array's codec and chunk size,
-chosen by measurement when it is written, as any store's) is reported with them: the
-number of chunk objects and the work of a local pass depend on it (on a busy machine
-the measurement may choose chunks of 256k values rather than 1M: four times the
-objects, half the work of a local pass in windowed order, and a raw-fetch ceiling
-under the windowed target), so compare records of the same layout.
+same cores as everything else. The store's layout (each array's codec, measured when
+it is written, and chunk size) is reported with them: the number of chunk objects and
+the work of a local pass depend on it. Records before 2026-11-28 17:00 wrote the store
+on local disk first, whose layout measurement chose chunks of 1M values or, on some
+writes, 256k: four times the objects, half the work of a local pass in windowed order,
+and a raw-fetch ceiling under the windowed target; compare records of the same layout.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ import psutil
 import scipy.sparse as sp
 
 from dolb.bench.records import derived, measurement, new_record, write_record
-from dolb.data import open_dataset, stream_blocks, write_dataset
+from dolb.data import Dataset, open_dataset, stream_blocks, write_dataset
 from dolb.data.splits import DEFAULT_WINDOW, windowed_order
 from dolb.data.store.layout import layout_line
 from dolb.data.store.object_stores import chunk_store_options
@@ -154,15 +155,17 @@ def s3_server():
         server.wait(timeout=30)
 
 
-def copy_to_bucket(local: Path) -> str:
-    """The store's files copied as they are to a new bucket; its URL."""
+def write_to_bucket(X, y, local: Path) -> tuple[str, Dataset]:
+    """The store of ``X`` and ``y`` written to a new bucket (an object store's layout),
+    and its files copied as they are to ``local``: its URL and the local copy, opened."""
     import s3fs
 
     fs = s3fs.S3FileSystem()
     bucket = f"bench-{uuid.uuid4().hex[:8]}"
     fs.mkdir(bucket)
-    fs.put(str(local), f"{bucket}/store", recursive=True)
-    return f"s3://{bucket}/store"
+    write_dataset(f"s3://{bucket}/store", X, y)
+    fs.get(f"{bucket}/store", str(local), recursive=True)
+    return f"s3://{bucket}/store", open_dataset(local)
 
 
 def one_pass(ds, rows, block: int) -> int:
@@ -266,9 +269,8 @@ def object_store_bench(quick: bool = False, repeat: int = 3, n_rows: int | None 
     load_start = load_average()
     with tempfile.TemporaryDirectory(prefix="dolb-bench-object-store-") as tmp, s3_server() as (_, server):
         X, y = sparse_rows(n_rows or (QUICK_ROWS if quick else ROWS))
-        local = write_dataset(Path(tmp) / "store", X, y)
+        url, local = write_to_bucket(X, y, Path(tmp) / "store")
         del X, y
-        url = copy_to_bucket(Path(local.path))
         found = measure(Path(local.path), url, Path(tmp) / "node-cache", repeat, psutil.Process(server.pid))
     return found | {"load": (load_start, load_average()), "rows": local.n_rows,
                     "block": block_rows(learner_class("perceptron"), local), "layout": local.layout}

@@ -124,13 +124,18 @@ def choose(rates: dict, default):
     return best if rates[best] > GAIN * rates[default] else default
 
 
-def plan_layout(parts: list[Part], codec: str | None, sized: bool, folder: Path | None = None) -> dict[str, Choice]:
+def plan_layout(parts: list[Part], codec: str | None, sized: bool, folder: Path | None = None,
+                remote: bool = False) -> dict[str, Choice]:
     """The codec and chunk length of every part (the parts' ``chunk`` set to it).
 
     ``codec``: the codec given for every array (None: chosen per array); ``sized``: the
     chunk lengths of ``parts`` were given (else chosen for the arrays that may change);
     ``folder``: where the candidates' files are written, in a temporary folder removed
-    after (default: the system's temporary folder).
+    after (default: the system's temporary folder); ``remote``: the store is on an
+    object store, where every chunk is a request (a round trip of milliseconds to tens
+    of them, and a few hundred requests a second from one client): the arrays that may
+    change take the largest candidate chunk, not measured (:func:`_lengths`), and only
+    their codec is measured.
     """
     by_name = {part.name: part for part in parts}
     groups = [["X/data", "X/indices"], ["X/indptr"], ["y"]] if "X/data" in by_name else [["X", "y"]]
@@ -138,20 +143,21 @@ def plan_layout(parts: list[Part], codec: str | None, sized: bool, folder: Path 
     for names in groups:
         members = [by_name[name] for name in names]
         leader = members[0]
-        lengths = [leader.chunk] if sized or leader.name in ("X/indptr", "y") else _lengths(leader)
+        lengths = [leader.chunk] if sized or leader.name in ("X/indptr", "y") else _lengths(leader, remote)
         measures = {part.name: _Measure(part, codec, lengths, folder) for part in members}
-        length = _choose_length(list(measures.values()), leader.chunk)
+        length = lengths[0] if len(lengths) == 1 else _choose_length(list(measures.values()), leader.chunk)
         for part in members:
             part.chunk = length
             choices[part.name] = measures[part.name].choice(length, codec)
     return choices
 
 
-def _lengths(part: Part) -> list[int]:
-    """Candidate chunk lengths of ``part`` along axis 0, its default first."""
+def _lengths(part: Part, remote: bool = False) -> list[int]:
+    """Candidate chunk lengths of ``part`` along axis 0, its default first; on an object
+    store (``remote``), the largest candidate alone."""
     width = _width(part)
-    found = [part.chunk] + [max(1, min(part.values.shape[0], c // width)) for c in CHUNK_CANDIDATES]
-    return list(dict.fromkeys(found))
+    found = [max(1, min(part.values.shape[0], c // width)) for c in CHUNK_CANDIDATES]
+    return found[-1:] if remote else list(dict.fromkeys([part.chunk, *found]))
 
 
 def _width(part: Part) -> int:
@@ -162,7 +168,7 @@ def _choose_length(measures: list[_Measure], default: int) -> int:
     """The chunk length of arrays chunked alike: by the summed time of those measured,
     each with its own best codec at that length (the default if none was measured)."""
     measured = [m for m in measures if m.rates]
-    if not measured or len(measured[0].lengths) == 1:
+    if not measured:
         return default
     seconds = {
         length: sum(m.sample_bytes / (m.rates[(m.best_codec(length), length)] * 1e6) for m in measured)

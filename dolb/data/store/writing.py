@@ -80,8 +80,9 @@ def write_dataset(
         Targets, dtype kept.
     chunk_rows : int, optional
         Rows per chunk (default: chosen for read throughput among chunks of 256k and 1M
-        elements and about 2 MB, see :mod:`dolb.data.store.layout`; sparse data and
-        indices are chunked by elements, ``chunk_rows`` times the mean non-zeros a row).
+        elements and about 2 MB, see :mod:`dolb.data.store.layout`; on an object store
+        the largest, 1M elements, each chunk being a request; sparse data and indices
+        are chunked by elements, ``chunk_rows`` times the mean non-zeros a row).
     codec : {"raw", "lz4", "zstd"}, optional
         Codec of every array (default: chosen per array for read throughput). The choice
         is recorded in the group attribute ``layout``; the values stored, and the content
@@ -187,7 +188,7 @@ def _write_url(url: str, X, y, chunk_rows, codec, provenance, overwrite: bool) -
             raise DataError(f"{url} exists and is not a dolb dataset; refusing to overwrite it") from None
         fs.rm(root, recursive=True)
     try:
-        layout = plan_layout(parts, codec, sized=chunk_rows is not None)
+        layout = plan_layout(parts, codec, sized=chunk_rows is not None, remote=True)
         _write_store(url_store(url, read_only=False), parts, layout, shape, provenance, sparse=sp.issparse(X))
     except BaseException:
         with contextlib.suppress(OSError):
