@@ -207,8 +207,8 @@ def measure_workload(name: str, pipeline: Path, folder: Path, repeats: int, env:
     probed = env | {IDLE_PROBE: str(IDLE_SECONDS)}
     runs, sizes, larger = [], ([], []), None
 
-    def measure(into: list, label: str, size: Path, out: Path, workers: int, scheduler: Path | None = None) -> None:
-        argv = run_command(size, out, workers, scheduler)
+    def measure(into: list, label: str, toml: Path, out: Path, workers: int, scheduler: Path | None = None) -> None:
+        argv = run_command(toml, out, workers, scheduler)
         run = derive(launch(argv, out.with_suffix(".log"), probed)) | {"requested": workers, "out": str(out)}
         print(f"  {name} {label}: {run['wall']:.1f} s ({run['cells']} cells, {run['failed']} failed)", flush=True)
         into.append(run)
@@ -220,8 +220,8 @@ def measure_workload(name: str, pipeline: Path, folder: Path, repeats: int, env:
                         workers)
             factor = factor_for(runs[0]["cells"])
             larger = larger or write_larger(pipeline, folder, factor)
-            for size, text, into in ((pipeline, "", sizes[0]), (larger, f"x{factor}-", sizes[1])):
-                measure(into, f"{text}repeat {repeat}, own scheduler", size, folder / f"r{repeat}-{text}own-scheduler",
+            for toml, text, into in ((pipeline, "", sizes[0]), (larger, f"x{factor}-", sizes[1])):
+                measure(into, f"{text}repeat {repeat}, own scheduler", toml, folder / f"r{repeat}-{text}own-scheduler",
                         MARGINAL_WORKERS, scheduler)
     return {"pipeline": str(pipeline), "runs": runs, "sizes": sizes, "summary": summarise(runs, sizes)}
 
