@@ -137,9 +137,10 @@ def marginal(small: list[dict[str, Any]], large: list[dict[str, Any]], worker_us
         the compute phase's added seconds, a cell), ``client_work_us`` (the whole
         marginal after planning less that), ``client_fixed_s`` (the whole process's CPU
         less the marginal cost of its cells), ``tasks_small`` and ``tasks_large``
-        (median tasks), ``share`` (the work per cell over ``worker_us``) and
-        ``amdahl`` (cluster size -> speed-up; none when the work measured is not
-        positive: below the runs' noise).
+        (median tasks), ``share`` (the work per cell over ``worker_us``; where the
+        work measured is not positive, below the runs' noise, the whole marginal's,
+        which bounds it, and ``share_of`` says which), and ``amdahl`` (cluster size ->
+        speed-up; none when neither is positive).
 
     Examples
     --------
@@ -152,8 +153,15 @@ def marginal(small: list[dict[str, Any]], large: list[dict[str, Any]], worker_us
     (3000, 1000, 2000)
     >>> round(found["client_marginal_main_us"]), round(found["client_fixed_s"], 1)
     (100, 2.7)
-    >>> round(found["share"], 3), round(found["amdahl"][64], 1)
-    (0.04, 18.2)
+    >>> round(found["share"], 3), found["share_of"], round(found["amdahl"][64], 1)
+    (0.04, 'work', 18.2)
+
+    A work below the noise: the whole marginal (background included) bounds it.
+
+    >>> large[0]["compute_wall"] = 25.0
+    >>> found = marginal(small, large, worker_us=50_000.0)
+    >>> round(found["client_work_us"]), found["share_of"], round(found["share"], 3), round(found["amdahl"][64], 1)
+    (-1000, 'marginal', 0.06, 13.4)
     """
     cells, bigger = _median(small, "cells"), _median(large, "cells")
     found: dict[str, Any] = {"cells": cells, "added": None if cells is None or bigger is None else bigger - cells,
@@ -172,7 +180,9 @@ def marginal(small: list[dict[str, Any]], large: list[dict[str, Any]], worker_us
     background = found["client_background_us"]
     found["client_work_us"] = per_cell - background if None not in (per_cell, background) else per_cell
     work = found["client_work_us"]
-    share = work / worker_us if work is not None and worker_us else None
+    found["share_of"] = "work" if work is None or work > 0 else "marginal"
+    bound = work if found["share_of"] == "work" else per_cell
+    share = bound / worker_us if bound is not None and worker_us else None
     found["share"] = share
     found["amdahl"] = {n: amdahl(share, n) for n in AMDAHL_WORKERS} if share is not None and share > 0 else {}
     return found

@@ -84,7 +84,7 @@ def marginal_text(found: dict[str, Any]) -> str:
         f"{_cell(found['client_marginal_compute_us'])} µs, its main thread "
         f"{_cell(found['client_marginal_main_us'])} µs",
         f"client's fixed CPU a run {_cell(found['client_fixed_s'])} s; work target <= {CLIENT_TARGET_US:g} µs a cell "
-        f"{verdict}; Amdahl from the work's share: {predicted or '-'}"])
+        f"{verdict}; Amdahl from the {found['share_of']}'s share: {predicted or '-'}"])
 
 
 def million_text(measured: dict[str, Any]) -> str:
