@@ -182,9 +182,7 @@ class ChunkReader:
         except READ_ERRORS as exc:
             raise self._fault(index, f"is corrupted: {exc}") from exc
         if chunk_checksum(values) != self.checksums[index]:
-            raise self._fault(
-                index, "is missing, damaged or misplaced: its content does not match the chunk manifest"
-            )
+            raise self._fault(index, "is missing, damaged or misplaced: its content does not match the chunk manifest")
         values.flags.writeable = False
         return self._keep(key, values)
 
