@@ -182,11 +182,8 @@ def own_scheduler(folder: Path) -> Iterator[Path]:
     """A ``dask scheduler`` and :data:`MARGINAL_WORKERS` ``dask worker`` of processes of
     their own (:class:`~dolb.bench.simulate.Cluster`) while the block runs: the cluster
     of the runs of the client's marginal cost. Yields its scheduler file."""
-    cluster = Cluster(slots=MARGINAL_WORKERS, processes=MARGINAL_WORKERS, folder=folder)
-    try:
-        yield cluster.start().scheduler_file
-    finally:
-        cluster.stop()
+    with Cluster(slots=MARGINAL_WORKERS, processes=MARGINAL_WORKERS, folder=folder) as cluster:
+        yield cluster.scheduler_file
 
 
 def measure_workload(name: str, pipeline: Path, folder: Path, repeats: int, env: dict[str, str]) -> dict[str, Any]:

@@ -1,6 +1,5 @@
-"""The simulated cluster (``dolb bench simulated``): a real Dask
-scheduler and worker processes on this machine, running sweeps of cells that only
-sleep (:mod:`dolb.bench.sleep`), so that every CPU second spent is the engine's.
+"""The simulated cluster (``dolb bench simulated``): a real Dask scheduler and worker processes on this
+machine, running sweeps of cells that only sleep (:mod:`dolb.bench.sleep`): every CPU second is the engine's.
 
 For each number of slots, the bench starts the scheduler and the workers (a process
 per slot up to ``processes``, then threads: 64 slots on 8 processes are 8 processes of
@@ -171,7 +170,7 @@ def _spawn(argv: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen:
 
 @dataclass
 class Cluster:
-    """A ``dask scheduler`` and ``dask worker`` processes started by the bench."""
+    """The bench's ``dask scheduler`` and ``dask worker`` processes (``with``: started, then stopped)."""
 
     slots: int
     processes: int
@@ -218,6 +217,16 @@ class Cluster:
         self.load = os.getloadavg()[0]
         self.start_cpu = _tree_cpu(psutil.Process(self.workers.pid))
         return self
+
+    def __enter__(self) -> Cluster:
+        try:  # stopped again if its start fails part-way
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
 
     def sample(self) -> tuple[float, float, float, int]:
         """(time, scheduler CPU, workers' CPU, scheduler RSS) now."""
@@ -365,9 +374,7 @@ def simulate(slots: int, processes: int, cells: int, seconds: str, workloads: tu
     processes = min(slots, processes)
     if slots % processes:
         raise ValueError(f"{slots} slots do not share evenly among {processes} processes")
-    cluster = Cluster(slots, processes, folder / f"slots-{slots}" / "cluster", start_method)
-    try:
-        cluster.start()
+    with Cluster(slots, processes, folder / f"slots-{slots}" / "cluster", start_method) as cluster:
         print(f"  {slots} slots ({processes} processes): workers joined in {cluster.joined:.1f} s", flush=True)
         warm = folder / f"slots-{slots}" / "warm-up"
         (warm.parent / "warm-up.toml").write_text(pipeline_text("warm-up", 2 * slots, "0"), encoding="utf-8")
@@ -385,8 +392,6 @@ def simulate(slots: int, processes: int, cells: int, seconds: str, workloads: tu
                   f"{run['compute']:.1f} s against {run['ideal']:.1f} s ideal: efficiency {run['efficiency']:.0%}",
                   flush=True)
         return found
-    finally:
-        cluster.stop()
 
 
 def main_environment(cache: Path) -> dict[str, str]:
