@@ -33,7 +33,7 @@ def test_every_dependency_is_pinned_at_a_version_pyproject_allows():
 def test_ci_runs_the_readme_test_command_which_installs_the_lock():
     readme = (ROOT / "README.md").read_text()
     command = re.search(r"Run the tests:\n\n```bash\n(.+)\n```", readme).group(1)
-    assert command == "python3 -m pip install -c requirements.lock -e '.[test]' && python3 -m pytest -q"
+    assert command == "python3 -m pip install -c requirements.lock -e '.[test]' -e tests/plugin && python3 -m pytest -q"
     assert command in (ROOT / ".ci" / "run").read_text().splitlines()
 
 
