@@ -113,6 +113,9 @@ class CellSpec:
     """Tuning trials only."""
     tuned: Mapping[str, Any] | None = None
     """The cells of a configuration chosen by tuning only: the tuning and its space."""
+    code: Mapping[str, Any] | None = None
+    """The learner's code, where it is not dolb's at revision 1
+    (:func:`dolb.learners.code.learner_code`): a plugin's package, version and source digest."""
 
     def canonical(self) -> dict[str, Any]:
         """The spec as the JSON-ready dict its identity hashes; optional entries only
@@ -137,6 +140,7 @@ class CellSpec:
         } | _set(labels=None if self.labels is None else self.labels.canonical(),
                  tuning=None if self.tuning is None else self.tuning.canonical(),
                  tuned=None if self.tuned is None else dict(self.tuned),
+                 code=None if self.code is None else dict(self.code),
                  metric_versions=metric_versions(self.metrics) or None)
 
 

@@ -109,10 +109,19 @@ def git_commit() -> str | None:
     return run.stdout.strip() or None
 
 
+def plugin_packages() -> dict[str, str]:
+    """The packages that add learners, with their versions and source digests
+    (:func:`dolb.learners.code.plugin_packages`)."""
+    from dolb.learners.code import plugin_packages
+
+    return plugin_packages()
+
+
 def fingerprint() -> dict:
     """The environment of this process, as recorded beside a run's results."""
     return {
         "packages": package_versions(),
+        "plugins": plugin_packages(),
         "git_commit": git_commit(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
@@ -124,22 +133,27 @@ def fingerprint() -> dict:
 
 def worker_fingerprint() -> dict:
     """What a worker reports: its package versions, BLAS threads and arithmetic."""
-    return {"packages": package_versions(), "blas_threads": blas_threads(), "arithmetic": arithmetic()}
+    return {"packages": package_versions(), "plugins": plugin_packages(), "blas_threads": blas_threads(),
+            "arithmetic": arithmetic()}
 
 
 def check_workers(client) -> dict:
     """Ask the scheduler and every worker for their environment; ConfigError naming the
-    first whose package versions differ from the client's. Returns the fingerprints
-    of the workers (but of one lost meanwhile)."""
+    first whose package versions (or, for a worker, learner plugins: see
+    :func:`plugin_packages`) differ from the client's. Returns the fingerprints of the
+    workers (but of one lost meanwhile)."""
     ours = package_versions()
+    plugins = plugin_packages()
     theirs = run_on_workers(client, worker_fingerprint)
     scheduler = {f"scheduler {client.scheduler.address}": client.run_on_scheduler(worker_fingerprint)}
     for address, found in sorted(theirs.items()) + list(scheduler.items()):
-        for name, wanted in ours.items():
-            if found["packages"].get(name) != wanted:
-                where = address if address.startswith("scheduler") else f"worker {address}"
+        where = address if address.startswith("scheduler") else f"worker {address}"
+        wanted = ours | ({} if address.startswith("scheduler") else plugins)
+        there = found["packages"] | found.get("plugins", {})
+        for name, expected in wanted.items():
+            if there.get(name) != expected:
                 raise ConfigError(
-                    f"{where} runs {name} {found['packages'].get(name)}, the client {wanted}: "
+                    f"{where} runs {name} {there.get(name) or '(not installed)'}, the client {expected}: "
                     "install the same versions everywhere"
                 )
     return theirs

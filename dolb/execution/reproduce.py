@@ -124,14 +124,16 @@ def _compare(record: dict, again: dict, before: pd.DataFrame, after: pd.DataFram
 
 
 def _version_changes(record: dict, again: dict) -> dict[str, tuple]:
-    """Packages, Python and platform that differ between the two runs' clients and
-    workers."""
+    """Packages, learner plugins (version and source digests), Python and platform that
+    differ between the two runs' clients and workers."""
     def versions(run: dict) -> dict[str, set]:
         found: dict[str, set] = {}
         client = run.get("client", {})
         for source in [client] + list(run.get("workers", {}).values()):
             for name, value in source.get("packages", {}).items():
                 found.setdefault(name, set()).add(value)
+            for name, value in source.get("plugins", {}).items():
+                found.setdefault(f"plugin {name}", set()).add(value)
         for name in ("python", "platform"):
             if name in client:
                 found.setdefault(name, set()).add(client[name])

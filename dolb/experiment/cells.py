@@ -7,7 +7,8 @@ number of splits) and sends a worker a group with the split indices to run, so n
 its memory nor its work per cell grows with a spec dict per cell.
 
 A cell's identity is a hash of its group's canonical spec (which holds the fingerprints
-of the data it reads and the package version) and its split index: a result stored
+of the data it reads, the package version and the learner's code: see
+:mod:`dolb.learners.code`) and its split index: a result stored
 under that identity is never computed again.
 """
 
@@ -29,6 +30,7 @@ from dolb.evaluation.checkpoints import resolve_checkpoints
 from dolb.experiment.pipeline import ExperimentSpec, Pipeline, SplitSpec
 from dolb.identity import digest
 from dolb.learners import learner_class
+from dolb.learners.code import learner_code
 from dolb.results import store
 from dolb.seeding import seed_for
 
@@ -285,6 +287,7 @@ def cell_template(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, 
         seed=pipeline.seed,
         dolb=dolb.__version__,
         labels=_labels(experiment),
+        code=learner_code(cls),
     )
 
 

@@ -141,6 +141,13 @@ class OnlineLearner:
     """True for a learner that takes a store's permuted rows left in place in their decoded
     chunk (:class:`~dolb.data.store.spans.RowSpans`, asked of the stream with
     ``in_place``); any other learner gets them gathered into CSR."""
+    revision: ClassVar[int] = 1
+    """The revision of a built-in learner's code: raised when a change of its source
+    changes its results, so that cells stored by the earlier code are computed anew (see
+    :mod:`dolb.learners.code`; a plugin learner is identified by its package instead)."""
+    wraps: ClassVar[str | None] = None
+    """The import name of a library whose learner this one runs (its version is part of
+    the cells' identity)."""
     bench_params: ClassVar[dict[str, Any] | None] = None
     """Parameters ``dolb bench`` runs the learner with (None: not benchmarked). Its
     streams are binary: 50,000 sparse features, or 100 dense ones, rows of norm 1."""

@@ -74,6 +74,8 @@ def provenance(record: dict[str, Any]) -> tuple[tuple[str, str], ...]:
         ("run", f"{record.get('run_id', '?')}, started {record.get('started', '?')}, ended "
                 f"{record.get('ended') or '?'}"),
         ("versions", versions),
+        *((("learner plugins", "; ".join(f"{name} {found}" for name, found in sorted(plugins.items()))),)
+          if (plugins := client.get("plugins")) else ()),
         ("git commit", client.get("git_commit") or "unknown"),
         ("host", f"{client.get('host', '?')}, {client.get('platform', '?')}, {client.get('cpu_count', '?')} CPUs"),
         ("cluster", cluster),

@@ -80,7 +80,7 @@ RECORD = Fields(
         "state_saves": Fields(optional={"state_saves": WHOLE, "state_bytes": NUMBER, "state_largest": NUMBER,
                                         "state_seconds": NUMBER}),
         "tuning": Fields(required={"cells": WHOLE, "computed": WHOLE, "failed": WHOLE, "examples": WHOLE}),
-        "client": Fields(optional={"git_commit": MAYBE_TEXT, "packages": OBJECT}),
+        "client": Fields(optional={"git_commit": MAYBE_TEXT, "packages": OBJECT, "plugins": OBJECT}),
         "workers": Fields(each=Fields(optional={"arithmetic": ARITHMETIC})),
     },
 )

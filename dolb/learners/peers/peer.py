@@ -53,6 +53,10 @@ class PeerLearner(OnlineLearner):
     package: ClassVar[str] = ""
     """The import name of the wrapped library (``river``, ``vowpalwabbit``, ``sklearn``)."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.wraps = cls.package or None
+
     def __init__(self, n_features: int, n_train: int | None = None, conversions: tuple[str, ...] = ("last",),
                  **params: Any) -> None:
         super().__init__(n_features, n_train=n_train, conversions=conversions, **params)

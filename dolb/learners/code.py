@@ -1,0 +1,235 @@
+"""The code of a learner, as a cell's identity holds it: a stored cell is reused only for
+the code that computed it.
+
+A learner's *source* is the set of modules that define it: the module of its class, of
+each class it inherits from or holds as an attribute (the learner an OMS learner selects
+over), and every module these import, transitively, inside the same
+package — for a plugin the top-level package its class lives in, for one of dolb's own
+``dolb.learners`` and ``dolb.selection`` (the package ``dolb.learners`` itself, which only
+imports every learner, is left out). Its digest hashes each module's syntax tree with the
+docstrings taken out, so comments, docstrings and layout never change it; code does.
+
+- A **plugin** learner (a class from another package) is identified by its distribution,
+  that distribution's version and the digest of its source
+  (:func:`learner_code`): an editable install that changes no version still changes
+  the digest.
+- A **built-in** learner declares a ``revision`` (:attr:`OnlineLearner.revision
+  <dolb.learners.base.OnlineLearner.revision>`); :data:`~dolb.learners.revisions.SOURCES`
+  records the digest of the source each revision was released with. While the two agree
+  the identity holds the revision alone (none for revision 1, so the ids stored before
+  revisions existed are kept), so a change that leaves results alone — a refactoring —
+  keeps every stored cell. Source that differs from the record (a learner edited in a
+  checkout) adds the digest, so its cells are computed anew; the test suite then asks
+  for the record to be written again, with the revision raised if results change
+  (``python3 -m dolb.learners.code --write``).
+- A learner that wraps another library (``wraps``) adds that library's version.
+
+Examples
+--------
+>>> from dolb.learners import learner_class
+>>> learner_code(learner_class("perceptron")) is None  # revision 1, as recorded
+True
+>>> sorted(source_modules(learner_class("perceptron")))[:3]
+['dolb.learners.base', 'dolb.learners.linear', 'dolb.learners.linear.driver']
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib.util
+import sys
+from importlib.metadata import PackageNotFoundError, packages_distributions, version
+from pathlib import Path
+from typing import Any
+
+from dolb.errors import ConfigError
+
+BUILT_IN_PACKAGES = ("dolb.learners", "dolb.selection")
+"""The packages whose modules make up dolb's own learners."""
+AGGREGATOR = "dolb.learners"
+"""Imports every learner; never part of one learner's source."""
+
+
+@functools.cache
+def learner_code(cls: type) -> dict[str, Any] | None:
+    """What a cell's identity holds of the code of learner class ``cls`` (None: nothing,
+    a built-in learner at revision 1 as recorded); read once per class and process."""
+    code: dict[str, Any]
+    if _top(cls.__module__) == "dolb":
+        code = _built_in_code(cls)
+    else:
+        code = plugin_code(cls)
+    wrapped = getattr(cls, "wraps", None)
+    if wrapped:
+        code["wraps"] = {wrapped: distribution_version(wrapped)}
+    return code or None
+
+
+def _built_in_code(cls: type) -> dict[str, Any]:
+    from dolb.learners.revisions import SOURCES
+
+    revision = int(cls.revision)
+    source = source_digest(cls)
+    if SOURCES.get(cls.name) == {"revision": revision, "source": source}:
+        return {} if revision == 1 else {"revision": revision}
+    return {"revision": revision, "source": source}
+
+
+def plugin_code(cls: type) -> dict[str, Any]:
+    """The distribution, its version and the source digest of a learner from another
+    package (a module on the path that no distribution installed: its name instead)."""
+    top = _top(cls.__module__)
+    names = packages_distributions().get(top, [])
+    where: dict[str, Any] = {"module": cls.__module__}
+    if names:
+        where = {"distribution": names[0], "version": distribution_version(names[0])}
+    return where | {"source": source_digest(cls)}
+
+
+def distribution_version(name: str) -> str | None:
+    """The installed version of distribution (or import name) ``name``; None if absent."""
+    for candidate in [name, *packages_distributions().get(name, [])]:
+        try:
+            return version(candidate)
+        except PackageNotFoundError:
+            continue
+    return None
+
+
+def source_digest(cls: type) -> str:
+    """SHA-256 (16 hex digits) of the docstring-free syntax trees of the modules that
+    define ``cls``; ConfigError if one cannot be read."""
+    text = "\n".join(f"{name}\n{_tree(path)}" for name, path in sorted(source_modules(cls).items()))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def source_modules(cls: type) -> dict[str, Path]:
+    """{module name: file} of the modules that define ``cls`` (see the module's docstring)."""
+    scope = BUILT_IN_PACKAGES if _top(cls.__module__) == "dolb" else (_top(cls.__module__),)
+    composed = [value for value in vars(cls).values() if isinstance(value, type)]  # e.g. OMS's base learner
+    start = [base.__module__ for part in (cls, *composed) for base in part.__mro__]
+    found: dict[str, Path] = {}
+    for name in start:
+        _collect(name, scope, found, cls)
+    return found
+
+
+def _collect(name: str, scope: tuple[str, ...], found: dict[str, Path], cls: type) -> None:
+    if name in found or name == AGGREGATOR or not _inside(name, scope) or not _is_module(name):
+        return
+    path = _module_file(name, cls)
+    found[name] = path
+    for imported in _imports(name, path):
+        _collect(imported, scope, found, cls)
+
+
+def _module_file(name: str, cls: type) -> Path:
+    module = sys.modules.get(name)
+    path = getattr(module, "__file__", None)
+    if path is None:
+        spec = importlib.util.find_spec(name)
+        path = None if spec is None else spec.origin
+    if path is None or not str(path).endswith(".py") or not Path(path).is_file():
+        raise ConfigError(
+            f"learner {getattr(cls, 'name', cls.__name__)!r}: the source of module {name!r} cannot be read, "
+            "so its cells cannot be told apart from another code's: define the learner in a module of a package"
+        )
+    return Path(path)
+
+
+def _imports(name: str, path: Path) -> list[str]:
+    """The modules that module ``name`` (file ``path``) imports, as absolute names (a
+    ``from a import b`` names ``a`` and ``a.b``: ``b`` may be a module)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    names = []
+    for node in ast.walk(_parsed(path)):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{parent}.{base}" if base else parent
+            names += [base, *(f"{base}.{alias.name}" for alias in node.names)]
+    return names
+
+
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a parent that is a module, not a package
+        return False
+
+
+def _parsed(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def _tree(path: Path) -> str:
+    """The module's syntax tree without docstrings, as text (no line numbers)."""
+    tree = _parsed(path)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def _top(module: str) -> str:
+    return module.partition(".")[0]
+
+
+def _inside(module: str, scope: tuple[str, ...]) -> bool:
+    return any(module == package or module.startswith(package + ".") for package in scope)
+
+
+def plugin_packages() -> dict[str, str]:
+    """{distribution: "version (learner source digest, ...)"} of every package that adds
+    learners (a module no distribution installed: its name), as a run records them.
+
+    Examples
+    --------
+    >>> plugin_packages()["mylearner"]  # doctest: +SKIP
+    '0.1.0 (arow 6e78df07e15d1ad8)'
+    """
+    from dolb.learners import registered_learners
+
+    found: dict[str, dict[str, str]] = {}
+    for name, cls in registered_learners().items():
+        if _top(cls.__module__) != "dolb":
+            code = plugin_code(cls)
+            where = code.get("distribution", code.get("module"))
+            found.setdefault(f"{where} {code.get('version')}", {})[name] = code["source"]
+    return {key.rpartition(" ")[0]: f"{key.rpartition(' ')[2]} ("
+            + ", ".join(f"{name} {source}" for name, source in sorted(sources.items())) + ")"
+            for key, sources in sorted(found.items())}
+
+
+def built_in_sources() -> dict[str, dict[str, Any]]:
+    """{learner: {"revision", "source"}} for every learner of dolb's own, as now."""
+    from dolb.learners import registered_learners
+
+    return {name: {"revision": int(cls.revision), "source": source_digest(cls)}
+            for name, cls in registered_learners().items() if _top(cls.__module__) == "dolb"}
+
+
+def write_sources(path: Path | None = None) -> None:
+    """Write :data:`~dolb.learners.revisions.SOURCES` (``path``: default its module's
+    file) anew from the source as it is."""
+    path = path or Path(__file__).with_name("revisions.py")
+    lines = [f"    {name!r}: {entry!r}," for name, entry in sorted(built_in_sources().items())]
+    path.write_text(
+        '"""The source digest each built-in learner\'s revision was recorded with (see\n'
+        ':mod:`dolb.learners.code`). Written by ``python3 -m dolb.learners.code --write``;\n'
+        'raise a learner\'s ``revision`` first when its results change."""\n\n'
+        "SOURCES = {\n" + "\n".join(lines) + "\n}\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--write"]:
+        sys.exit("usage: python3 -m dolb.learners.code --write")
+    write_sources()

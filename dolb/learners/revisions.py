@@ -1,0 +1,35 @@
+"""The source digest each built-in learner's revision was recorded with (see
+:mod:`dolb.learners.code`). Written by ``python3 -m dolb.learners.code --write``;
+raise a learner's ``revision`` first when its results change."""
+
+SOURCES = {
+    'adagrad': {'revision': 1, 'source': '2ff6a654a1551b64'},
+    'batch_ls': {'revision': 1, 'source': '49060efc8830c953'},
+    'batch_mr': {'revision': 1, 'source': 'c64d509a425cbc82'},
+    'dual_averaging': {'revision': 1, 'source': '4c8239c5ccd6ab45'},
+    'ftrl': {'revision': 1, 'source': 'f880c99ad90817a7'},
+    'irma': {'revision': 1, 'source': '251e49f90884d1cd'},
+    'kernel_perceptron': {'revision': 1, 'source': 'a2403d80eed2e990'},
+    'kernel_sgd': {'revision': 1, 'source': '7ecae9c1612fb55c'},
+    'lasvm': {'revision': 1, 'source': '4da4904418e612d7'},
+    'margin_perceptron': {'revision': 1, 'source': 'debf1d6ebf3d560e'},
+    'ngd': {'revision': 1, 'source': 'f8a731455fc21956'},
+    'ogd': {'revision': 1, 'source': '153d3feb23d078a1'},
+    'oms_lasvm': {'revision': 1, 'source': '29634a583d5b8dc2'},
+    'online_mr': {'revision': 1, 'source': 'f68506bb97a531a1'},
+    'online_mr_buffer': {'revision': 1, 'source': '2ddb19306d37555d'},
+    'online_mr_rptree': {'revision': 1, 'source': '9cdf73e09f591537'},
+    'pa': {'revision': 1, 'source': '7c0f0a786beb62fc'},
+    'perceptron': {'revision': 1, 'source': '7e071f756bb635c4'},
+    'river_linear_regression': {'revision': 1, 'source': 'bb9908f91c886dbb'},
+    'river_logistic': {'revision': 1, 'source': 'bb9908f91c886dbb'},
+    'river_pa': {'revision': 1, 'source': 'bb9908f91c886dbb'},
+    'river_perceptron': {'revision': 1, 'source': 'bb9908f91c886dbb'},
+    'rls': {'revision': 1, 'source': '0babf29b80025c5e'},
+    'sgd': {'revision': 1, 'source': 'a428b992c4d465b6'},
+    'sklearn_pa': {'revision': 1, 'source': '611c70907920e99f'},
+    'sklearn_perceptron': {'revision': 1, 'source': '611c70907920e99f'},
+    'sklearn_sgd': {'revision': 1, 'source': '611c70907920e99f'},
+    'sklearn_sgd_regressor': {'revision': 1, 'source': '611c70907920e99f'},
+    'vw': {'revision': 1, 'source': '0671178bad6be64e'},
+}
