@@ -155,5 +155,6 @@ def check_workers(client) -> dict:
                 raise ConfigError(
                     f"{where} runs {name} {there.get(name) or '(not installed)'}, the client {expected}: "
                     "install the same versions everywhere"
+                    + ("" if name in ours else " (a worker started before a plugin was edited runs its old code)")
                 )
     return theirs

@@ -309,6 +309,10 @@ def register(cls: type[OnlineLearner]) -> type[OnlineLearner]:
     if cls.complexity_param is not None and cls.complexity_param not in cls.params:
         raise TypeError(f"{cls.__name__}.complexity_param names no declared parameter")
     LEARNERS.add(cls.name, cls)
+    if not cls.__module__.startswith("dolb."):  # a plugin's code, as it is imported
+        from dolb.learners.code import remember_source
+
+        remember_source(cls)
     return cls
 
 

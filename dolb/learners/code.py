@@ -5,8 +5,7 @@ A learner's *source* is the set of modules that define it: the module of its cla
 each class it inherits from or holds as an attribute (the learner an OMS learner selects
 over), and every module these import, transitively, inside the same
 package — for a plugin the top-level package its class lives in, for one of dolb's own
-``dolb.learners`` and ``dolb.selection`` (the package ``dolb.learners`` itself, which only
-imports every learner, is left out). Its digest hashes each module's syntax tree with the
+``dolb.learners`` and ``dolb.selection`` (but :data:`NOT_SOURCE`). Its digest hashes each module's syntax tree with the
 docstrings taken out, so comments, docstrings and layout never change it; code does.
 
 - A **plugin** learner (a class from another package) is identified by its distribution,
@@ -36,6 +35,7 @@ True
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -48,8 +48,9 @@ from dolb.errors import ConfigError
 
 BUILT_IN_PACKAGES = ("dolb.learners", "dolb.selection")
 """The packages whose modules make up dolb's own learners."""
-AGGREGATOR = "dolb.learners"
-"""Imports every learner; never part of one learner's source."""
+NOT_SOURCE = ("dolb.learners", "dolb.learners.code", "dolb.learners.revisions")
+"""Never part of a learner's source: the package that imports every learner, and this
+module and its record."""
 
 
 @functools.cache
@@ -77,6 +78,19 @@ def _built_in_code(cls: type) -> dict[str, Any]:
     return {"revision": revision, "source": source}
 
 
+_AT_IMPORT: dict[type, str] = {}
+"""The source digest of each plugin learner class, taken when it was registered."""
+
+
+def remember_source(cls: type) -> None:
+    """Take the source digest of plugin learner ``cls`` now, as its module is imported:
+    a process that goes on running the code it imported (a long-lived worker) reports
+    that code's digest, not that of a file edited since (one that cannot be read is
+    refused when a pipeline names the learner)."""
+    with contextlib.suppress(ConfigError, OSError, SyntaxError):
+        _AT_IMPORT[cls] = source_digest(cls)
+
+
 def plugin_code(cls: type) -> dict[str, Any]:
     """The distribution, its version and the source digest of a learner from another
     package (a module on the path that no distribution installed: its name instead)."""
@@ -85,7 +99,7 @@ def plugin_code(cls: type) -> dict[str, Any]:
     where: dict[str, Any] = {"module": cls.__module__}
     if names:
         where = {"distribution": names[0], "version": distribution_version(names[0])}
-    return where | {"source": source_digest(cls)}
+    return where | {"source": _AT_IMPORT.get(cls) or source_digest(cls)}
 
 
 def distribution_version(name: str) -> str | None:
@@ -117,7 +131,7 @@ def source_modules(cls: type) -> dict[str, Path]:
 
 
 def _collect(name: str, scope: tuple[str, ...], found: dict[str, Path], cls: type) -> None:
-    if name in found or name == AGGREGATOR or not _inside(name, scope) or not _is_module(name):
+    if name in found or name in NOT_SOURCE or not _inside(name, scope) or not _is_module(name):
         return
     path = _module_file(name, cls)
     found[name] = path
@@ -164,19 +178,31 @@ def _is_module(name: str) -> bool:
 
 
 def _parsed(path: Path) -> ast.Module:
-    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return _read(path, *_stamp(path))[0]
 
 
 def _tree(path: Path) -> str:
     """The module's syntax tree without docstrings, as text (no line numbers)."""
-    tree = _parsed(path)
+    return _read(path, *_stamp(path))[1]
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    found = path.stat()
+    return found.st_mtime_ns, found.st_size
+
+
+@functools.lru_cache(maxsize=512)
+def _read(path: Path, mtime_ns: int, size: int) -> tuple[ast.Module, str]:
+    """(syntax tree, docstring-free tree as text) of the file as it is at ``mtime_ns``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    parsed = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                     and isinstance(body[0].value.value, str):
                 node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree)
+    return parsed, ast.dump(tree)
 
 
 def _top(module: str) -> str:
