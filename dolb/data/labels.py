@@ -43,7 +43,7 @@ def binary_fault(y: np.ndarray) -> str | None:
     >>> binary_fault(np.array([1.0, -1.0])) is None
     True
     >>> binary_fault(np.array([1.0, 0.0, 1.0]))
-    'row 1 has label 0, a binary task needs labels -1/+1'
+    'row 1 (from 0) has label 0, a binary task needs labels -1/+1'
     >>> binary_fault(np.array([0.0, 1.0, 2.0]))
     'its labels are 0, 1, 2, a binary task needs two, -1/+1'
     """
@@ -57,7 +57,7 @@ def binary_fault(y: np.ndarray) -> str | None:
     if len(distinct) > 2:
         return f"its labels are {shown_labels(distinct)}, a binary task needs two, -1/+1"
     row = int(np.argmax(bad))
-    return f"row {row} has label {y[row]:g}, a binary task needs labels -1/+1"
+    return f"row {row} (from 0) has label {y[row]:g}, a binary task needs labels -1/+1"
 
 
 def check_binary(y: np.ndarray, where: str) -> None:
@@ -65,10 +65,12 @@ def check_binary(y: np.ndarray, where: str) -> None:
 
     Examples
     --------
-    >>> check_binary(np.array([0.0, 1.0]), "dataset 'mine'")
-    Traceback (most recent call last):
-    ...
-    dolb.errors.DataError: dataset 'mine': row 0 has label 0, a binary task needs labels -1/+1; map them with the importer's label_map = "0/1" or positive = <label> (that label +1, the rest -1)
+    >>> try:
+    ...     check_binary(np.array([0.0, 1.0]), "dataset 'mine'")
+    ... except DataError as exc:
+    ...     print(str(exc).replace("; ", "\\n"))
+    dataset 'mine': row 0 (from 0) has label 0, a binary task needs labels -1/+1
+    map them with the importer's label_map = "0/1" or positive = <label> (that label +1, the rest -1)
     """
     fault = binary_fault(y)
     if fault is not None:
@@ -108,8 +110,8 @@ def mapped_labels(
                               f"(labels: {shown_labels(np.unique(values))})")
         return np.where(hits, 1.0, -1.0)
     if text:
-        row = 0
-        raise DataError(f"{at(row)}: label {values[row]!r} is text; give positive = {values[row]!r} "
+        first = str(values[0])
+        raise DataError(f"{at(0)}: label {first!r} is text; give positive = {first!r} "
                         "(that label +1, the rest -1), or numbers")
     y = values.astype(np.float64)
     if label_map is None:

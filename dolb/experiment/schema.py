@@ -19,6 +19,7 @@ Traceback (most recent call last):
 dolb.errors.ConfigError: p.toml: cuont: unknown key (did you mean 'count'?)
 """
 
+import json
 import math
 from typing import Annotated, Any
 
@@ -150,8 +151,8 @@ def _not_a_file(path: str, key: str) -> None:
         importer = IMPORTERS[name]
         if path.lower().endswith(importer.suffixes):
             needed = [k for k, p in importer.params.items() if p.default is REQUIRED and k != "path"]
-            params = ", ".join([f"path = {path!r}"] + [f"{k} = ..." for k in needed])
-            raise problem(f"{path!r} is a file, not a dataset store: give importer = {name!r} and "
+            params = ", ".join([f"path = {json.dumps(path)}"] + [f"{k} = ..." for k in needed])
+            raise problem(f"{path!r} is a file, not a dataset store: give importer = {json.dumps(name)} and "
                           f"params = {{ {params} }} instead (see the pipeline reference), "
                           "or write a store with dolb.data.write_dataset", key)
 

@@ -17,14 +17,25 @@ kinds and their registries), then one module per source.
 
 Examples
 --------
->>> GENERATORS.names(), IMPORTERS.names()
-(['irma', 'rcv1_resample', 'sparse_text', 'spirals'], ['csv', 'faces', 'feather', 'mnist', 'npy', 'npz', 'parquet', 'rcv1', 'svmlight'])
+>>> GENERATORS.names()
+['irma', 'rcv1_resample', 'sparse_text', 'spirals']
+>>> IMPORTERS.names()
+['csv', 'faces', 'feather', 'mnist', 'npy', 'npz', 'parquet', 'rcv1', 'svmlight']
 >>> print(GENERATORS["irma"].params["noise"].doc)
 half-width of the uniform noise added to y
 """
 
 from dolb.data.sources import (  # noqa: F401  (register the sources)
-    arrays, faces, irma, mnist, rcv1, rcv1_resample, sparse_text, spirals, svmlight, tables,
+    arrays,
+    faces,
+    irma,
+    mnist,
+    rcv1,
+    rcv1_resample,
+    sparse_text,
+    spirals,
+    svmlight,
+    tables,
 )
 from dolb.data.sources.generators import GENERATORS, generate, materialize
 from dolb.data.sources.importers import IMPORTERS, import_dataset

@@ -202,7 +202,8 @@ def store_arrays(parts: dict[str, tuple[Any, Any]], directory: str | os.PathLike
     Examples
     --------
     >>> sets = store_arrays({"train": (np.eye(3), np.array([1.0, -1.0, 1.0]))}, tmp)
-    >>> sets["train"].n_rows, store_arrays({"train": (np.eye(3), np.array([1.0, -1.0, 1.0]))}, tmp)["train"].path == sets["train"].path
+    >>> again = store_arrays({"train": (np.eye(3), np.array([1.0, -1.0, 1.0]))}, tmp)
+    >>> sets["train"].n_rows, again["train"].path == sets["train"].path
     (3, True)
     """
     identity = {part: [array_digest(X), array_digest(y)] for part, (X, y) in parts.items()}

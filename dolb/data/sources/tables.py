@@ -28,7 +28,6 @@ from dolb.data.params import FilePath, Names, Text
 from dolb.data.sources.cache import file_identity
 from dolb.data.sources.columns import LABEL_PARAMS, Where, one_rule, part
 from dolb.data.sources.importers import IMPORTERS, Importer
-from dolb.data.sources.source import Parts
 from dolb.errors import DataError
 
 KINDS = {"csv": "CSV", "parquet": "Parquet", "feather": "Feather"}
