@@ -183,6 +183,17 @@ def test_run_refuses_labels_a_binary_task_cannot_use_before_any_cell(tmp_path, c
     assert not (tmp_path / "out").exists()
 
 
+def test_run_refuses_an_import_of_such_labels_on_the_cluster_before_writing_it(tmp_path, capsys):
+    _table().to_csv(tmp_path / "mine.csv", index=False)
+    pipeline = _pipeline(tmp_path, 'importer = "csv"\nparams = { path = "mine.csv", label = "label" }')
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    assert main(["run", str(pipeline), "--out", str(out), "--workers", "1", "--data-cache", str(cache)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dolb: error: dataset 'mine' (train part): row 0 (from 0) has label 0, a binary task "
+                          'needs labels -1/+1; map them with the importer\'s label_map = "0/1"') and err.count("\n") == 1
+    assert not cache.exists() and not out.exists()
+
+
 def test_run_of_a_csv_and_of_arrays_on_a_local_cluster(tmp_path):
     """One run through the Python API (what ``dolb run`` runs) of a CSV file with 0/1
     labels and a label map, and of arrays given in the pipeline mapping."""
