@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from dolb.errors import ConfigError
+from dolb.errors import ConfigError, DolbError
 from dolb.options import RunOptions
 
 
@@ -22,7 +22,10 @@ def run(pipeline: str | Path | Mapping[str, Any], out: str | Path, **options: An
         A pipeline file, or the pipeline itself as a plain mapping with the layout of
         the file (``{"pipeline": {...}, "datasets": {...}, "experiments": {...}}``);
         relative paths in a mapping are relative to the current folder. A mapping is
-        recorded in the result folder as TOML, like a file.
+        recorded in the result folder as TOML, like a file. In a mapping, a dataset may
+        be arrays: ``{"X": X, "y": y}`` (X a NumPy array or a SciPy sparse matrix, y its
+        targets; ``"X_test"`` and ``"y_test"`` for a test part), written once into the
+        data cache under a hash of their content; the recorded TOML names that store.
     out : path or fsspec URL
         The result folder (created if needed; reused to resume).
     **options
@@ -47,24 +50,69 @@ def run(pipeline: str | Path | Mapping[str, Any], out: str | Path, **options: An
     """
     from dolb.execution.sweep import run_sweep
 
-    path, text = _pipeline_source(pipeline)
-    return run_sweep(path, out, RunOptions(**options), pipeline_text=text)
+    checked = RunOptions(**options)
+    path, text = _pipeline_source(pipeline, checked.data_cache)
+    return run_sweep(path, out, checked, pipeline_text=text)
 
 
-def _pipeline_source(pipeline) -> tuple[Path, str | None]:
-    """(path, text) of a pipeline given as a file or a mapping; text None: read the file."""
+def _pipeline_source(pipeline, cache: str | Path | None = None) -> tuple[Path, str | None]:
+    """(path, text) of a pipeline given as a file or a mapping (its arrays stored in the
+    data cache ``cache``, see :func:`_arrays_stored`); text None: read the file."""
     if isinstance(pipeline, (str, Path)):
         return Path(pipeline), None
     if not isinstance(pipeline, Mapping):
         raise ConfigError(f"pipeline: expected a file path or a mapping, got {type(pipeline).__name__}")
     import tomli_w
 
+    pipeline = _arrays_stored(pipeline, cache)
     _check_writable(pipeline, "", set())
     try:
         text = tomli_w.dumps(dict(pipeline))
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"pipeline: a value cannot be written as TOML ({exc})") from None
     return Path.cwd() / "pipeline.toml", text  # read as if it were a file here
+
+
+ARRAY_KEYS = ("X", "y", "X_test", "y_test")
+"""The keys of a dataset given as arrays in a pipeline mapping."""
+
+
+def _arrays_stored(pipeline: Mapping, cache: str | Path | None) -> Mapping:
+    """``pipeline`` with each dataset given as arrays (``{"X": ..., "y": ...}``) replaced
+    by the stores they are written to (``{"train": path}``, and ``"test"``): in the data
+    cache, under a hash of their content, once (:func:`dolb.data.sources.arrays.store_arrays`)."""
+    datasets = pipeline.get("datasets")
+    if not isinstance(datasets, Mapping) or not any(_as_arrays(entry) for entry in datasets.values()):
+        return pipeline
+    from dolb.data.sources.arrays import store_arrays
+    from dolb.execution.datasets import data_cache
+
+    folder = data_cache(cache)
+    replaced = {}
+    for name, entry in datasets.items():
+        if not _as_arrays(entry):
+            replaced[name] = entry
+            continue
+        where = f"pipeline mapping, at datasets.{name}"
+        unknown = sorted(set(entry) - set(ARRAY_KEYS), key=str)
+        if unknown:
+            raise ConfigError(f"{where}.{unknown[0]}: a dataset given as arrays takes only {', '.join(ARRAY_KEYS)}")
+        for key, partner in (("y", "X"), ("X_test", "y_test"), ("y_test", "X_test")):
+            if (key in entry) != (partner in entry):
+                raise ConfigError(f"{where}: {partner!r} without {key!r} (give both)")
+        parts = {"train": (entry["X"], entry["y"])}
+        if "X_test" in entry:
+            parts["test"] = (entry["X_test"], entry["y_test"])
+        try:
+            replaced[name] = {part: stored.path for part, stored in store_arrays(parts, folder).items()}
+        except DolbError as exc:
+            raise type(exc)(f"{where}: {exc}") from None
+    return {**pipeline, "datasets": replaced}
+
+
+def _as_arrays(entry: Any) -> bool:
+    """Whether a dataset entry of a pipeline mapping is given as arrays."""
+    return isinstance(entry, Mapping) and any(key in entry for key in ARRAY_KEYS)
 
 
 SCALARS = (str, bool, int, float, datetime.datetime, datetime.date)
@@ -82,8 +130,8 @@ def _check_writable(value: Any, key: str, open_: set[int]) -> None:
         raise ConfigError(f"{where}: {value!r} is a time with a zone, which TOML cannot hold (give a time without "
                           "one, or a date and time)")
     if not isinstance(value, (Mapping, list, tuple)):
-        hint = "; a NumPy value: give int(...), float(...) or .tolist()" if type(value).__module__ == "numpy" else ""
-        raise ConfigError(f"{where}: a {type(value).__name__} ({_short(value)}) cannot be written as TOML{hint}")
+        raise ConfigError(f"{where}: a {type(value).__name__} ({_short(value)}) cannot be written as TOML; "
+                          f"{_instead(value)}")
     if id(value) in open_:
         raise ConfigError(f"{where}: holds itself")
     open_.add(id(value))
@@ -96,6 +144,17 @@ def _check_writable(value: Any, key: str, open_: set[int]) -> None:
         for i, item in enumerate(value):
             _check_writable(item, f"{key}[{i}]", open_)
     open_.discard(id(value))
+
+
+def _instead(value: Any) -> str:
+    """What to give instead of a value TOML cannot hold."""
+    module = type(value).__module__.split(".")[0]
+    if module == "numpy" and getattr(value, "ndim", 1) == 0:
+        return "give int(...) or float(...)"
+    if module in ("numpy", "scipy", "pandas"):
+        return ('give a list (.tolist()); a dataset\'s arrays go in as datasets.NAME = {"X": X, "y": y} '
+                "(NumPy arrays or a SciPy sparse X)")
+    return "give text, a number, a truth value, a date, a list or a mapping"
 
 
 def _short(value: Any) -> str:

@@ -171,7 +171,7 @@ def _holding_itself():
     ({"experiments": {"e": {"checkpoints": [10, None]}}},
      "pipeline mapping, at experiments.e.checkpoints[1]: a NoneType (None) cannot be written as TOML"),
     ({"pipeline": {"seed": np.int64(3)}},
-     "pipeline mapping, at pipeline.seed: a int64 (np.int64(3)) cannot be written as TOML; a NumPy value: give"),
+     "pipeline mapping, at pipeline.seed: a int64 (np.int64(3)) cannot be written as TOML; give int(...) or float"),
     (_holding_itself(), "pipeline mapping, at pipeline.again: holds itself"),
 ])
 def test_a_mapping_toml_cannot_hold_is_one_line_naming_the_key(tmp_path, pipeline, message):

@@ -475,8 +475,9 @@ def test_mnist_bad_params(tiny_mnist, tmp_path, params, message):
 
 
 def test_unknown_importer_and_missing_path(tmp_path):
-    with pytest.raises(ConfigError, match="unknown importer 'csv' \\(known: faces, mnist, rcv1, svmlight\\)"):
-        import_dataset("csv", {}, tmp_path)
+    known = "csv, faces, feather, mnist, npy, npz, parquet, rcv1, svmlight"
+    with pytest.raises(ConfigError, match=f"unknown importer 'xlsx' \\(known: {known}\\)"):
+        import_dataset("xlsx", {}, tmp_path)
     with pytest.raises(ConfigError, match="unknown importer 'svmlite' \\(did you mean 'svmlight'\\?"):
         import_dataset("svmlite", {}, tmp_path)
     for params in ({}, {"path": None}):

@@ -343,7 +343,7 @@ def test_folders_that_are_not_dolb_datasets(tmp_path):
     with pytest.raises(DataError, match="attribute 'dolb_dataset' missing"):
         open_dataset(tmp_path / "group")
     (tmp_path / "file").write_text("x")
-    with pytest.raises(DataError, match="no dataset at"):
+    with pytest.raises(DataError, match="file is a file, not a dataset store: import it with an importer"):
         open_dataset(tmp_path / "file")
 
 

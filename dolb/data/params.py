@@ -127,7 +127,76 @@ class FilePath:
         return value
 
 
-Param = GenParam | Choice | Members | FilePath
+@dataclass(frozen=True)
+class Text:
+    """A non-empty string, such as the name of a file's label column.
+
+    Examples
+    --------
+    >>> Text().check("importer 'csv'", "label", "y")
+    'y'
+    """
+
+    default: Any = REQUIRED
+    doc: str = ""
+
+    def check(self, owner: str, name: str, value: Any) -> str:
+        """Return ``value`` if it is a non-empty string, or raise :class:`ConfigError`."""
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{owner}, parameter {name!r}: expected a name, got {value!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class Names:
+    """A list of at least one distinct non-empty string, order kept (column names).
+
+    Examples
+    --------
+    >>> Names(None).check("importer 'csv'", "features", ["x1", "x2"])
+    ['x1', 'x2']
+    """
+
+    default: Any = REQUIRED
+    doc: str = ""
+
+    def check(self, owner: str, name: str, value: Any) -> list[str]:
+        """Return ``value`` as a list, or raise :class:`ConfigError`."""
+        where = f"{owner}, parameter {name!r}"
+        if not isinstance(value, (list, tuple)) or not value:
+            raise ConfigError(f"{where}: expected a list of names, got {value!r}")
+        for item in value:
+            if not isinstance(item, str) or not item:
+                raise ConfigError(f"{where}: {item!r} is not a name")
+        if len(set(value)) != len(value):
+            raise ConfigError(f"{where}: {list(value)!r} lists a name twice")
+        return list(value)
+
+
+@dataclass(frozen=True)
+class Value:
+    """A label as a file holds it: a string, a whole number or a finite number.
+
+    Examples
+    --------
+    >>> Value(None).check("importer 'csv'", "positive", "spam"), Value(None).check("importer 'csv'", "positive", 1)
+    ('spam', 1)
+    """
+
+    default: Any = None
+    doc: str = ""
+
+    def check(self, owner: str, name: str, value: Any) -> str | int | float:
+        """Return ``value`` (a NumPy scalar as a Python one), or raise :class:`ConfigError`."""
+        value = _plain(value)
+        if isinstance(value, str) and value:
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ConfigError(f"{owner}, parameter {name!r}: expected a label (text or a finite number), got {value!r}")
+        return value
+
+
+Param = GenParam | Choice | Members | FilePath | Text | Names | Value
 
 
 def check_params(owner: str, declared: dict[str, Param], params: Any) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from dolb.data.blocks import row_range
+from dolb.data.labels import check_binary
 from dolb.data.splits import labelled_rows, split_rows, validation_rows
 from dolb.data.store import ChunkCache, Dataset, open_dataset
 from dolb.data.stream import stream_blocks
@@ -108,11 +109,9 @@ def _checkpoints(spec: tuple | str, n_train: int) -> np.ndarray:
 def _targets(y: np.ndarray, task: str, where: str) -> np.ndarray:
     if y.ndim != 1:
         raise DataError(f"{where}: a {task} task needs one target per row, the store has {y.shape[1]}")
-    y = y.astype(np.float64)
-    if task == "binary" and not np.all(np.abs(y) == 1.0):
-        bad = int(np.flatnonzero(np.abs(y) != 1.0)[0])
-        raise DataError(f"{where}: binary task needs labels -1/+1, row {bad} has {y[bad]!r}")
-    return y
+    if task == "binary":
+        check_binary(y, where)
+    return y.astype(np.float64)
 
 
 def cell_rows(cell: Cell, train: Dataset) -> tuple[np.ndarray, np.ndarray | None, str | None]:

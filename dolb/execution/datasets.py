@@ -10,6 +10,7 @@ from pathlib import Path
 from distributed import as_completed
 
 from dolb.data import Dataset, import_dataset, materialize, open_dataset
+from dolb.data.labels import check_binary
 from dolb.data.store.format import is_url, url_filesystem
 from dolb.data.store.object_stores import reaching
 from dolb.errors import ConfigError, DolbError
@@ -44,7 +45,7 @@ def data_cache(folder: str | Path | None = None) -> str | Path:
 
 
 def resolve_dataset(
-    spec: DatasetSpec, cache: str | Path, root_seed: int, build: bool = True
+    spec: DatasetSpec, cache: str | Path, root_seed: int, build: bool = True, binary: bool = False
 ) -> dict[str, Dataset] | None:
     """Open the stores of ``spec``, first generating or importing them under
     ``cache`` if it names a generator or an importer (written once, then reused;
@@ -54,6 +55,9 @@ def resolve_dataset(
     ----------
     build : bool
         Generate or import what is not stored yet; with False, return None instead.
+    binary : bool
+        Whether a binary task uses it: an import whose labels are not -1/+1 is refused
+        before anything is written (:func:`dolb.data.labels.check_binary`).
 
     Returns
     -------
@@ -64,7 +68,8 @@ def resolve_dataset(
         seed = seed_int(seed_for(root_seed, "dataset", spec.name))
         return materialize(spec.generator, dict(spec.params), seed, cache, build)
     if spec.importer is not None:
-        return import_dataset(spec.importer, dict(spec.params), cache, build)
+        check = (lambda part, y: check_binary(y, f"dataset {spec.name!r} ({part} part)")) if binary else None
+        return import_dataset(spec.importer, dict(spec.params), cache, build, check)
     parts = {"train": open_dataset(spec.train)}
     if spec.test is not None:
         parts["test"] = open_dataset(spec.test)
@@ -83,18 +88,20 @@ def open_datasets(
     dataset's first. An object store's fault names the store of the dataset, or the data
     cache (:class:`~dolb.errors.StoreFault`)."""
     used = {name for e in pipeline.experiments.values() for name in e.datasets}
+    binary = {name for e in pipeline.experiments.values() if e.task == "binary" for name in e.datasets}
     specs = [spec for name, spec in pipeline.datasets.items() if name in used]
     opened = {}
     for spec in specs:
         try:
             with reaching(_location(spec, cache)):
-                opened[spec.name] = resolve_dataset(spec, cache, pipeline.seed, build=builder is None)
+                opened[spec.name] = resolve_dataset(spec, cache, pipeline.seed, builder is None, spec.name in binary)
         except ConfigError as exc:  # its parameters: say where they are
             raise ConfigError(f"{pipeline.path}: datasets.{spec.name}.params: {exc}") from None
     missing = {spec.name: spec for spec in specs if opened[spec.name] is None}
     if missing:
         client = builder()
-        futures = {client.submit(call, encode((_build_dataset, (spec, str(cache), pipeline.seed))), pure=False): name
+        futures = {client.submit(call, encode((_build_dataset, (spec, str(cache), pipeline.seed, name in binary))),
+                                 pure=False): name
                    for name, spec in missing.items()}
         errors = {}
         for future in as_completed(futures):
@@ -119,12 +126,12 @@ def _location(spec: DatasetSpec, cache: str | Path) -> str:
     return " and ".join(str(path) for path in (spec.train, spec.test) if path is not None)
 
 
-def _build_dataset(spec, cache: str, seed: int) -> dict[str, str] | DolbError:
+def _build_dataset(spec, cache: str, seed: int, binary: bool) -> dict[str, str] | DolbError:
     """Generate or import one dataset (a Dask task); return its parts' paths, or the
     error that stopped it (returned, not raised: Dask would print a raised one with its
     traceback on the worker's console)."""
     try:
         with reaching(cache):
-            return {part: dataset.path for part, dataset in resolve_dataset(spec, cache, seed).items()}
+            return {part: dataset.path for part, dataset in resolve_dataset(spec, cache, seed, binary=binary).items()}
     except DolbError as exc:
         return exc

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 import dolb
+from dolb.data.labels import check_binary
 from dolb.data.splits import DEFAULT_WINDOW, labelled_rows, sequence_length
 from dolb.data.store import Dataset
 from dolb.errors import ConfigError
@@ -227,6 +228,16 @@ def _check_labels(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, 
             )
 
 
+def _check_targets(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, parts: dict[str, Dataset]) -> None:
+    """DataError naming the dataset, its part and the row if a binary experiment's
+    dataset holds labels other than -1/+1: checked once, before any cell runs."""
+    if experiment.task != "binary":
+        return
+    for part, stored in parts.items():
+        where = f"{pipeline.path}: experiments.{experiment.name}: dataset {dataset!r} ({part} part, {stored.path})"
+        check_binary(stored.labels(), where)
+
+
 def expand_groups(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]],
                   only: str | None = None) -> list[CellGroup]:
     """All cell groups of ``pipeline`` in a fixed order (experiment, dataset, learner,
@@ -248,6 +259,7 @@ def _experiment_groups(
     _check_checkpoints(pipeline, experiment, n_train)
     _check_report_sizes(pipeline, experiment, dataset, n_train)
     _check_labels(pipeline, experiment, dataset, n_train)
+    _check_targets(pipeline, experiment, dataset, parts)
     for learner in experiment.learners:
         if learner.search and not learner.tuning.defaults:
             continue  # tuned only: its cells come from the tuning (dolb.experiment.tuned_cells)

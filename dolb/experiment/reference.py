@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from dolb.conversions import REGISTRY as CONVERSIONS
 from dolb.data import GENERATORS, IMPORTERS
-from dolb.data.params import REQUIRED, Choice, FilePath, GenParam, Members
+from dolb.data.params import REQUIRED, Choice, FilePath, GenParam, Members, Names, Text, Value
 from dolb.evaluation.metrics import METRICS
 from dolb.experiment import schema, schema_tuning
 from dolb.learners.pages import markdown, toml
@@ -135,6 +135,12 @@ def _source_param(param: Any) -> tuple[str, str, str]:
         return "list", default, f"{param._size()} of " + ", ".join(str(c) for c in param.choices)
     if isinstance(param, FilePath):
         return "path", default, "a file or folder, relative to the pipeline file"
+    if isinstance(param, Text):
+        return "str", default, "a name"
+    if isinstance(param, Names):
+        return "list", default, "names, at least 1"
+    if isinstance(param, Value):
+        return "label", default, "text or a number"
     raise TypeError(f"no description of {type(param).__name__}")
 
 

@@ -19,11 +19,14 @@ Traceback (most recent call last):
 dolb.errors.ConfigError: p.toml: cuont: unknown key (did you mean 'count'?)
 """
 
+import json
 import math
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
+from dolb.data.params import REQUIRED
+from dolb.data.sources import IMPORTERS
 from dolb.evaluation.metrics import INFO_METRICS, METRICS
 from dolb.experiment.schema_learner import Learner
 from dolb.experiment.schema_tuning import Tuning, check_tuning
@@ -42,7 +45,7 @@ ARITHMETIC = ("x86-64-v3", "x86-64-v2", "native")
 """What ``[execution] arithmetic`` may name: an x86-64 level every worker computes with
 (its BLAS kernel and Numba target; see :mod:`dolb.execution.arithmetic`), or ``native``,
 each worker its own CPU's."""
-PATH_PARAMS = ("path", "test_path", "data_home")
+PATH_PARAMS = ("path", "test_path", "data_home", "labels_path", "test_labels_path")
 """Generator and importer parameters that name files: relative to the pipeline file."""
 
 
@@ -135,7 +138,23 @@ class Dataset(Table):
         for key in PATH_PARAMS:
             if key in self.params and not isinstance(self.params[key], str):
                 raise problem(f"expected a path, got {shown(self.params[key])}", "params", key)
+        for key in ("train", "test"):
+            if getattr(self, key) is not None:
+                _not_a_file(getattr(self, key), key)
         return self
+
+
+def _not_a_file(path: str, key: str) -> None:
+    """A problem if ``path`` ends as the files of an importer do (``.csv``): a store is
+    a folder, and the message says how to import the file instead."""
+    for name in IMPORTERS.names():
+        importer = IMPORTERS[name]
+        if path.lower().endswith(importer.suffixes):
+            needed = [k for k, p in importer.params.items() if p.default is REQUIRED and k != "path"]
+            params = ", ".join([f"path = {json.dumps(path)}"] + [f"{k} = ..." for k in needed])
+            raise problem(f"{path!r} is a file, not a dataset store: give importer = {json.dumps(name)} and "
+                          f"params = {{ {params} }} instead (see the pipeline reference), "
+                          "or write a store with dolb.data.write_dataset", key)
 
 
 class Split(Table):

@@ -3,7 +3,8 @@ kept in the data cache.
 
 Two registries (:class:`dolb.registry.Registry`) hold the sources by name:
 :data:`GENERATORS` (``irma``, ``rcv1_resample``, ``sparse_text``, ``spirals``) and :data:`IMPORTERS` (``rcv1``,
-``svmlight``, ``mnist``, ``faces``). Every entry declares its parameters (with docs), the
+``svmlight``, ``mnist``, ``faces``, and for one's own files ``csv``, ``parquet``,
+``feather``, ``npy``, ``npz``). Every entry declares its parameters (with docs), the
 parts it makes and its reference. A new source is one module that builds a
 :class:`~dolb.data.sources.generators.Generator` or
 :class:`~dolb.data.sources.importers.Importer` and adds it to its registry; importing
@@ -16,13 +17,26 @@ kinds and their registries), then one module per source.
 
 Examples
 --------
->>> GENERATORS.names(), IMPORTERS.names()
-(['irma', 'rcv1_resample', 'sparse_text', 'spirals'], ['faces', 'mnist', 'rcv1', 'svmlight'])
+>>> GENERATORS.names()
+['irma', 'rcv1_resample', 'sparse_text', 'spirals']
+>>> IMPORTERS.names()
+['csv', 'faces', 'feather', 'mnist', 'npy', 'npz', 'parquet', 'rcv1', 'svmlight']
 >>> print(GENERATORS["irma"].params["noise"].doc)
 half-width of the uniform noise added to y
 """
 
-from dolb.data.sources import faces, irma, mnist, rcv1, rcv1_resample, sparse_text, spirals, svmlight  # noqa: F401  (register the sources)
+from dolb.data.sources import (  # noqa: F401  (register the sources)
+    arrays,
+    faces,
+    irma,
+    mnist,
+    rcv1,
+    rcv1_resample,
+    sparse_text,
+    spirals,
+    svmlight,
+    tables,
+)
 from dolb.data.sources.generators import GENERATORS, generate, materialize
 from dolb.data.sources.importers import IMPORTERS, import_dataset
 

@@ -80,11 +80,13 @@ def stored_parts(
 
 
 def _build(make: Callable[[], MadeParts], final: Path) -> None:
-    """Write every part of ``make()`` next to ``final``, then rename the lot into place."""
+    """Write every part of ``make()`` next to ``final``, then rename the lot into place
+    (a ``make()`` that fails writes nothing, not even the folder)."""
+    made = make()
     final.parent.mkdir(parents=True, exist_ok=True)
     temporary = final.with_name(f".{final.name}.tmp-{uuid.uuid4().hex[:12]}")
     try:
-        for part, (X, y, provenance) in make().items():
+        for part, (X, y, provenance) in made.items():
             write_dataset(temporary / part, X, y, provenance=provenance)
         try:
             os.rename(temporary, final)

@@ -13,7 +13,8 @@ source files (name, size, sha256).
 
 The importers live in their own modules (:mod:`dolb.data.sources.rcv1`,
 :mod:`dolb.data.sources.svmlight`, :mod:`dolb.data.sources.mnist`,
-:mod:`dolb.data.sources.faces`), each adding itself to :data:`IMPORTERS`.
+:mod:`dolb.data.sources.faces`, and for one's own files :mod:`dolb.data.sources.tables`
+and :mod:`dolb.data.sources.arrays`), each adding itself to :data:`IMPORTERS`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ class Importer(Source):
     sources : callable
         ``sources(params) -> [dict]``: JSON descriptions of what is read, such as
         :func:`file_identity` of each file.
+    suffixes : tuple of str
+        How the names of its files end (``".csv"``): a store named by such a file in a
+        pipeline is refused with a hint to import it with this importer.
 
     The other parameters are those of :class:`~dolb.data.sources.source.Source`.
     """
@@ -50,13 +54,24 @@ class Importer(Source):
 
     read: Callable[[dict[str, Any]], Parts]
     sources: Callable[[dict[str, Any]], list[dict]]
+    suffixes: tuple[str, ...] = ()
 
     def __call__(
-        self, params: dict[str, Any], directory: str | os.PathLike, build: bool = True
+        self, params: dict[str, Any], directory: str | os.PathLike, build: bool = True,
+        check: Callable[[str, Any], None] | None = None,
     ) -> dict[str, Dataset] | None:
         """The stored parts of this importer's run on ``params``, imported if need be
-        (with ``build=False``: None when they are absent)."""
+        (with ``build=False``: None when they are absent); ``check(part, y)`` is called
+        on each part read before anything is written."""
         params = self.check_params(params)
+
+        def read() -> dict[str, tuple]:
+            made = self.read(params)
+            for part, (_, y) in made.items():
+                if check is not None:
+                    check(part, y)
+            return made
+
         try:
             identity = {
                 "importer": self.name,
@@ -64,7 +79,7 @@ class Importer(Source):
                 "sources": self.sources(params),
             }
             about = {"source": "importer", **identity, "reference": self.reference}
-            make = lambda: self.described(self.read(params), about)  # noqa: E731
+            make = lambda: self.described(read(), about)  # noqa: E731
             return stored_parts(directory, self.name, identity, make if build else None)
         except ImportError as exc:
             raise ConfigError(f"{self.owner} needs the package {exc.name!r} ({exc})") from exc
@@ -75,7 +90,8 @@ IMPORTERS: Registry[Importer] = Registry("importer")
 
 
 def import_dataset(
-    name: str, params: dict[str, Any], directory: str | os.PathLike, build: bool = True
+    name: str, params: dict[str, Any], directory: str | os.PathLike, build: bool = True,
+    check: Callable[[str, Any], None] | None = None,
 ) -> dict[str, Dataset] | None:
     """Import the source described by ``params`` with importer ``name``, or reuse the
     stores made by an earlier call with the same parameters and source content (with
@@ -91,6 +107,9 @@ def import_dataset(
         Where imported runs are stored.
     build : bool
         Import when absent (else return None).
+    check : callable, optional
+        ``check(part, y)``, called on the targets of each part read, before anything is
+        written (such as :func:`dolb.data.labels.check_binary` for a binary task).
 
     Returns
     -------
@@ -103,4 +122,4 @@ def import_dataset(
     >>> sets["train"].n_rows, sets["train"].n_features
     (32561, 123)
     """
-    return IMPORTERS[name](params, directory, build)
+    return IMPORTERS[name](params, directory, build, check)

@@ -224,5 +224,6 @@ SVMLIGHT = Importer(
     },
     parts=("train", "test"),
     reference="LIBSVM/svmlight text format, read by sklearn.datasets.load_svmlight_file",
+    suffixes=(".svm", ".libsvm", ".svmlight"),
 )
 IMPORTERS.add(SVMLIGHT.name, SVMLIGHT)

@@ -66,6 +66,10 @@ def _opened(path: str | os.PathLike) -> Dataset:
         location, store = str(path), url_store(str(path), read_only=True)
     else:
         location = Path(path).absolute()
+        if location.is_file():
+            raise DataError(f"{location} is a file, not a dataset store: import it with an importer (such as "
+                            'importer = "csv": see the pipeline reference), or write a store with '
+                            "dolb.data.write_dataset")
         if not location.is_dir():
             raise DataError(f"no dataset at {location}")
         store = zarr.storage.LocalStore(location, read_only=True)
