@@ -74,6 +74,7 @@ def test_docstrings_comments_and_layout_never_change_a_source_digest_but_code_an
         class Mine(OnlineLearner):
             """Mine."""
             name = "mine"
+            """Its name."""
             task = "binary"
 
             def _learn(self, X, y):
@@ -86,6 +87,7 @@ def test_docstrings_comments_and_layout_never_change_a_source_digest_but_code_an
     first = source_digest(Mine)
     assert sorted(learner_code_module.source_modules(Mine)) == ["digestpkg.helper", "digestpkg.learner"]
     learner.write_text(learner.read_text().replace('"""Mine."""', '"""Mine, said otherwise."""\n    # a note')
+                       .replace('"""Its name."""', '"""What the registry calls it."""')
                        .replace("return step(y)", "return step(  y )  # the same"))
     assert source_digest(Mine) == first
     learner.write_text(learner.read_text().replace("return step(  y )", "return -step(y)"))

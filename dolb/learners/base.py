@@ -146,7 +146,7 @@ class OnlineLearner:
     changes its results, so that cells stored by the earlier code are computed anew (see
     :mod:`dolb.learners.code`; a plugin learner is identified by its package instead)."""
     wraps: ClassVar[str | None] = None
-    """The import name of a library whose learner this one runs (its version is part of
+    """The distribution of a library whose learner this one runs (its version is part of
     the cells' identity)."""
     bench_params: ClassVar[dict[str, Any] | None] = None
     """Parameters ``dolb bench`` runs the learner with (None: not benchmarked). Its

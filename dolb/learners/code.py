@@ -3,10 +3,11 @@ the code that computed it.
 
 A learner's *source* is the set of modules that define it: the module of its class, of
 each class it inherits from or holds as an attribute (the learner an OMS learner selects
-over), and every module these import, transitively, inside the same
-package — for a plugin the top-level package its class lives in, for one of dolb's own
-``dolb.learners`` and ``dolb.selection`` (but :data:`NOT_SOURCE`). Its digest hashes each module's syntax tree with the
-docstrings taken out, so comments, docstrings and layout never change it; code does.
+over), and every module these import, transitively, inside the same package — for a
+plugin the top-level package its class lives in, for one of dolb's own ``dolb.learners``
+and ``dolb.selection`` (but :data:`NOT_SOURCE`). Its digest hashes each module's syntax
+tree without the statements that are strings alone (the docstrings of modules, classes,
+functions and attributes), so comments, docstrings and layout never change it; code does.
 
 - A **plugin** learner (a class from another package) is identified by its distribution,
   that distribution's version and the digest of its source
@@ -40,7 +41,7 @@ import functools
 import hashlib
 import importlib.util
 import sys
-from importlib.metadata import PackageNotFoundError, packages_distributions, version
+from importlib.metadata import PackageNotFoundError, entry_points, version
 from pathlib import Path
 from typing import Any
 
@@ -94,22 +95,30 @@ def remember_source(cls: type) -> None:
 def plugin_code(cls: type) -> dict[str, Any]:
     """The distribution, its version and the source digest of a learner from another
     package (a module on the path that no distribution installed: its name instead)."""
-    top = _top(cls.__module__)
-    names = packages_distributions().get(top, [])
     where: dict[str, Any] = {"module": cls.__module__}
-    if names:
-        where = {"distribution": names[0], "version": distribution_version(names[0])}
+    found = plugin_distributions().get(_top(cls.__module__))
+    if found:
+        where = {"distribution": found[0], "version": found[1]}
     return where | {"source": _AT_IMPORT.get(cls) or source_digest(cls)}
 
 
+@functools.cache
+def plugin_distributions() -> dict[str, tuple[str, str]]:
+    """{top-level package: (distribution, version)} of the packages whose ``dolb.learners``
+    entry points add learners (read once a process)."""
+    found = {}
+    for point in entry_points(group="dolb.learners"):
+        if point.dist is not None:
+            found.setdefault(_top(point.value.partition(":")[0]), (point.dist.name, point.dist.version))
+    return found
+
+
 def distribution_version(name: str) -> str | None:
-    """The installed version of distribution (or import name) ``name``; None if absent."""
-    for candidate in [name, *packages_distributions().get(name, [])]:
-        try:
-            return version(candidate)
-        except PackageNotFoundError:
-            continue
-    return None
+    """The installed version of distribution ``name``; None if absent."""
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
 
 
 def source_digest(cls: type) -> str:
@@ -193,16 +202,23 @@ def _stamp(path: Path) -> tuple[int, int]:
 
 @functools.lru_cache(maxsize=512)
 def _read(path: Path, mtime_ns: int, size: int) -> tuple[ast.Module, str]:
-    """(syntax tree, docstring-free tree as text) of the file as it is at ``mtime_ns``."""
+    """(syntax tree, docstring-free tree as text) of the file as it is at ``mtime_ns``:
+    every statement that is a string alone is left out."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     parsed = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
-                node.body = body[1:] or [ast.Pass()]
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if isinstance(statements, list) and any(map(_is_text, statements)):
+                setattr(node, field, [s for s in statements if not _is_text(s)] or [ast.Pass()])
     return parsed, ast.dump(tree)
+
+
+def _is_text(statement: ast.AST) -> bool:
+    """Whether a statement is a string and nothing else: a docstring, of a module, class
+    or function, or of an attribute (it does nothing when run)."""
+    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+            and isinstance(statement.value.value, str))
 
 
 def _top(module: str) -> str:

@@ -55,7 +55,8 @@ class PeerLearner(OnlineLearner):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.wraps = cls.package or None
+        if cls.wraps is None:  # the distribution is the package's name unless said otherwise
+            cls.wraps = cls.package or None
 
     def __init__(self, n_features: int, n_train: int | None = None, conversions: tuple[str, ...] = ("last",),
                  **params: Any) -> None:

@@ -42,6 +42,7 @@ class SklearnLearner(PeerLearner):
     """A scikit-learn linear model fed one row at a time (``shuffle=False``, one pass)."""
 
     package = "sklearn"
+    wraps = "scikit-learn"
 
     def _rows(self, X) -> Iterator[Any]:
         return (X[i:i + 1] for i in range(X.shape[0]))
