@@ -196,12 +196,12 @@ def test_a_learner_from_another_package_appears_everywhere(pytester, monkeypatch
 
     monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
     pytester.chdir()
-    generic = [str(ROOT / "tests" / name) for name in ("test_conversions.py", "test_learner_protocol.py")]
+    generic = [str(ROOT / "tests" / name) for name in ("test_conversions.py", "test_check_learner.py")]
     collected = pytester.runpytest_subprocess("--collect-only", "-q", "-p", "no:cacheprovider",
                                               "--rootdir", str(ROOT), *generic)
     ids = [line for line in collected.outlines if "throwaway_perceptron" in line]
     assert any("test_every_conversion_matches_brute_force" in i for i in ids), collected.outlines[-5:]
-    assert any("test_unlabelled_targets_are_never_read" in i for i in ids)
+    assert any("test_every_registered_learner_follows_the_protocol" in i for i in ids)
     assert any("test_dense_and_sparse_inputs_agree" in i for i in ids)
 
 
