@@ -64,19 +64,6 @@ def test_registry_names_entries_and_suggests_the_closest_name():
     assert did_you_mean("sedd", ["seed", "name"]) == " (did you mean 'seed'?)"
 
 
-def test_a_broken_entry_point_is_named(monkeypatch):
-    class Point:
-        name, value = "broken", "nowhere.module"
-
-        def load(self):
-            raise ImportError("No module named 'nowhere'")
-
-    kinds = Registry("learner", entry_point_group="dolb.test-group")
-    monkeypatch.setattr("dolb.registry.entry_points", lambda group: [Point()])
-    with pytest.raises(ConfigError, match=r"entry point 'broken' of group 'dolb.test-group' \(nowhere.module\) failed"):
-        kinds.names()
-
-
 def test_learners_command_lists_every_learner_with_its_parameters(capsys):
     from dolb.learners import LEARNERS
 
