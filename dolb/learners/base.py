@@ -17,7 +17,10 @@ learner's support vectors and kernel evaluations so far) come from
 :meth:`OnlineLearner.diagnostics`. Both are recorded as metrics.
 
 Each registered class also carries what the rest of dolb needs to run it without a list
-of its own: ``bench_params`` (``dolb bench``) and ``test_params`` (the generic tests).
+of its own: ``bench_params`` (``dolb bench``) and ``test_params`` (the generic tests,
+:func:`dolb.testing.check_learner`, which checks a class against this protocol). The
+guide page ``docs/guide/own-learner.md`` writes a learner in a package of its own, step
+by step.
 """
 
 from __future__ import annotations

@@ -61,11 +61,15 @@ class Subject:
     sparse_tolerance: float | None
     X: np.ndarray = field(init=False)
     y: np.ndarray = field(init=False)
+    cut: int = field(init=False)
+    """Where the stream is cut into its two blocks."""
+    learner: OnlineLearner | None = field(init=False, default=None)
+    """The learner of :meth:`reference`, once made."""
     _reference: tuple | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.X, self.y = learner_stream(self.cls.task, self.n, self.seed)
-        self.cut = self.n * 7 // 16  # where the stream is cut into two blocks
+        self.cut = self.n * 7 // 16
 
     @property
     def binary(self) -> bool:
@@ -79,10 +83,11 @@ class Subject:
         """The two blocks the stream is fed in."""
         return [slice(0, self.cut), slice(self.cut, self.n)]
 
-    def fed(self, learner: OnlineLearner, X=None, y=None) -> np.ndarray:
-        """``learner`` fed the stream (``X``, ``y`` if given) in its two blocks; its predictions."""
-        X, y = (self.X if X is None else X), (self.y if y is None else y)
-        return np.concatenate([learner.learn(X[b], y[b]) for b in self.blocks()])
+    def fed(self, learner: OnlineLearner, X=None) -> np.ndarray:
+        """``learner`` fed the stream (its rows as ``X`` if given: CSR) in its two blocks;
+        its predictions."""
+        X = self.X if X is None else X
+        return np.concatenate([learner.learn(X[b], self.y[b]) for b in self.blocks()])
 
     def reference(self) -> tuple[np.ndarray, tuple]:
         """A fresh learner's predictions of the stream fed in its two blocks, and what it
@@ -106,6 +111,7 @@ def seen(learner: OnlineLearner, X) -> tuple:
 
 
 def same_shown(got: tuple, want: tuple, what: str) -> None:
+    """AssertionError unless two :func:`seen` show the same bits."""
     (outputs, diagnostics), (expected, expected_diagnostics) = got, want
     assert outputs.keys() == expected.keys(), f"{what}: outputs {sorted(outputs)} != {sorted(expected)}"
     for name, (scores, info) in outputs.items():
