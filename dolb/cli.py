@@ -130,12 +130,18 @@ def _learners(args: argparse.Namespace) -> int:
 
     names = args.names or LEARNERS.names()
     classes = [LEARNERS[name] for name in names]
+    unloadable = [] if args.names else [f"{name}: {why}" for name, why in LEARNERS.unloadable().items()]
     if args.markdown:
         print(markdown_table())
     elif args.json:
         print(json.dumps([learner_record(cls) for cls in classes], indent=1))
     else:
         print("\n\n".join(describe_learner(cls) for cls in classes))
+        if unloadable:
+            print("\nPlugins that could not load:\n" + "\n".join(unloadable))
+        return 0
+    if unloadable:  # beside the table or the JSON, not in them
+        print("\n".join(unloadable), file=sys.stderr)
     return 0
 
 

@@ -14,7 +14,10 @@ A third-party package adds a learner without forking dolb by declaring, in its
     my_learner = "my_package.my_module"
 
 Loading the entry point imports ``my_package.my_module``, whose ``@register`` adds the
-learner. Entry points are loaded the first time the registry is read.
+learner. Entry points are loaded the first time the registry is read. One that fails to
+load breaks only what names it: it is kept aside (:meth:`Registry.unloadable`), asking
+for its name (the entry point's, by convention the entry's) is a ConfigError naming the
+entry point and its error, and every other entry works.
 
 Examples
 --------
@@ -75,6 +78,7 @@ class Registry(Generic[T]):
         self.entry_point_group = entry_point_group
         self.modules = modules
         self._entries: dict[str, T] = {}
+        self._unloadable: dict[str, str] = {}
         self._plugins_loaded = entry_point_group is None and not modules
 
     def add(self, name: str, entry: T) -> None:
@@ -103,23 +107,39 @@ class Registry(Generic[T]):
         for point in entry_points(group=self.entry_point_group) if self.entry_point_group else ():
             try:
                 point.load()
-            except Exception as error:  # a broken plugin must not hide the others
-                raise ConfigError(
-                    f"entry point {point.name!r} of group {self.entry_point_group!r} "
-                    f"({point.value}) failed to load: {error}"
-                ) from error
+            except Exception as error:  # a broken plugin must not break the others
+                lines = str(error).strip().splitlines()
+                said = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+                self._unloadable[point.name] = f"could not load entry point {point.value}: {said}"
+
+    def unloadable(self) -> dict[str, str]:
+        """The entry points that failed to load, by name: what went wrong, one line each
+        (``"could not load entry point my_package.my_module: ModuleNotFoundError: ..."``).
+
+        Examples
+        --------
+        >>> Registry("colour").unloadable()
+        {}
+        """
+        self._load_plugins()
+        return dict(sorted(self._unloadable.items()))
 
     def __getitem__(self, name: str) -> T:
         self._load_plugins()
         try:
             return self._entries[name]
         except (KeyError, TypeError):
+            if isinstance(name, str) and name in self._unloadable:
+                raise ConfigError(f"{self.kind} {name!r}: {self._unloadable[name]}") from None
             raise ConfigError(self.unknown(name)) from None
 
     def unknown(self, name: object) -> str:
-        """The message for a name that is not registered."""
+        """The message for a name that is not registered (naming the entry points that
+        could not load, if any)."""
         hint = did_you_mean(name, self._entries)
         known = ", ".join(self.names()) or "none"
+        if self._unloadable:
+            known += f"; entry points that could not load: {', '.join(sorted(self._unloadable))}"
         if hint:
             return f"unknown {self.kind} {name!r}{hint[:-1]}; known: {known})"
         return f"unknown {self.kind} {name!r} (known: {known})"

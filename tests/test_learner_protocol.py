@@ -1,7 +1,8 @@
-"""The protocol every registered learner follows: the registry carries what bench and the
-tests need, a target whose ``labelled`` flag is false is never read, diagnostics are
-recorded as metrics; the linear learners' named step parameters, their driver's
-sources, and conversions that never import learners."""
+"""The protocol every registered learner follows, beyond ``dolb.testing.check_learner``'s
+rules (tests/test_check_learner.py): the registry carries what bench needs, a broken CSR
+block is refused naming its row, diagnostics are recorded as metrics; the linear
+learners' named step parameters, their driver's sources, and conversions that never
+import learners."""
 
 import ast
 import pickle
@@ -30,20 +31,6 @@ from dolb.learners import (
 from dolb.learners.linear import choice_codes, driver
 from dolb.learners.linear.driver import FED, _sources
 from dolb.learners.sgd import INVERSE, SQRT
-from dolb.losses import RUNNING_LOSS
-
-
-def stream(task, n=240, seed=0):
-    """Binary rows of norm at most 1, or one regression input in [0, 1]."""
-    rng = np.random.default_rng(seed)
-    if task == "regression":
-        x = rng.uniform(0.0, 1.0, (n, 1))
-        return x, np.sin(3.0 * x[:, 0]) + 0.1 * rng.normal(size=n)
-    X = rng.normal(size=(n, 10)) * (rng.random((n, 10)) < 0.6)
-    X /= np.maximum(np.linalg.norm(X, axis=1), 1e-12)[:, None]
-    y = np.where(X @ rng.normal(size=10) > 0, 1.0, -1.0)
-    y[rng.random(n) < 0.1] *= -1.0
-    return X, y
 
 
 def make(name, d, n):
@@ -51,67 +38,6 @@ def make(name, d, n):
     if cls.unavailable():  # a peer whose optional library is not installed
         pytest.skip(cls.unavailable())
     return cls(d, n_train=n, conversions=cls.conversions_supported, **cls.test_params)
-
-
-def outputs_on(learner, X):
-    return {name: (h.predict(X), h.info) for name, h in learner.outputs().items()}
-
-
-@pytest.mark.parametrize("name", LEARNERS.names())
-def test_the_running_loss_a_cell_records_is_that_of_the_predictions(name):
-    """``learn_running``, whoever computes it, is the task's running loss of the
-    predictions ``learn`` gives a twin learner, from a carried total, bit for bit."""
-    task = learner_class(name).task
-    X, y = stream(task, n=120, seed=4)
-    counting, predicting = make(name, X.shape[1], len(y)), make(name, X.shape[1], len(y))
-    total = expected = 2.5
-    for a, b in ((0, 70), (70, 120)):
-        running = counting.learn_running(X[a:b], y[a:b], total=total)
-        reference = RUNNING_LOSS[task](predicting.learn(X[a:b], y[a:b]), y[a:b], expected)
-        np.testing.assert_array_equal(running, reference)
-        total, expected = running[-1], reference[-1]
-    assert counting.n_seen == predicting.n_seen == 120 and total > 2.5
-
-
-@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
-@pytest.mark.parametrize("name", LEARNERS.names())
-def test_unlabelled_targets_are_never_read(name, sparse):
-    """Targets flagged unlabelled are NaN: a learner that read one would fail (binary) or
-    turn NaN (regression). A supervised learner then is the one fed the labelled rows
-    alone, bit for bit, and predicted the unlabelled rows with the hypothesis of the
-    moment; a semi-supervised one is the one fed other targets on the unlabelled rows."""
-    task = learner_class(name).task
-    if sparse and task == "regression":
-        pytest.skip("the regression learners take dense blocks")
-    X, y = stream(task, seed=1)
-    labelled = np.random.default_rng(2).random(len(y)) < 0.3
-    labelled[:3] = False
-    corrupted = np.where(labelled, y, np.nan)
-    Xin = sp.csr_matrix(X) if sparse else X
-    learner = make(name, X.shape[1], len(y))
-    predictions = np.concatenate(
-        [learner.learn(Xin[a:b], corrupted[a:b], labelled[a:b]) for a, b in [(0, 100), (100, len(y))]]
-    )
-    assert np.isfinite(predictions).all() and learner.n_seen == len(y)
-    alone = make(name, X.shape[1], len(y))
-    if learner.semi_supervised:  # the same blocks: a batch learner (batch_mr) refits once a block
-        flipped = np.where(labelled, y, -y)
-        again = [alone.learn(Xin[a:b], flipped[a:b], labelled[a:b]) for a, b in [(0, 100), (100, len(y))]]
-        np.testing.assert_array_equal(predictions, np.concatenate(again))
-    else:
-        np.testing.assert_array_equal(predictions[labelled], alone.learn(Xin[labelled], y[labelled]))
-    mine, theirs = outputs_on(learner, X), outputs_on(alone, X)
-    assert mine.keys() == theirs.keys()
-    for key in mine:
-        np.testing.assert_array_equal(mine[key][0], theirs[key][0])
-        assert mine[key][1] == theirs[key][1]
-    if learner.refits_per_block:
-        return
-    # an unlabelled row is predicted by the hypothesis learned on the rows before it
-    i = 150 + int(np.argmin(labelled[150:]))
-    probe = make(name, X.shape[1], len(y))
-    probe.learn(Xin[:i], corrupted[:i], labelled[:i])
-    np.testing.assert_allclose(predictions[i], probe.predict(Xin[i:i + 1])[0], rtol=1e-12, atol=1e-14)
 
 
 HOSTILE_CSR = {  # (data, indices, indptr) of 3 rows × 4 columns, the bad row, what is said of it
@@ -193,11 +119,9 @@ def test_a_semi_supervised_learner_gets_every_row_and_the_flags():
 
 
 @pytest.mark.parametrize("name", LEARNERS.names())
-def test_registry_entries_carry_test_and_bench_settings(name):
+def test_registry_entries_carry_bench_settings(name):
+    """The test settings are checked with the rest of the protocol (tests/test_check_learner.py)."""
     cls = learner_class(name)
-    X, y = stream(cls.task, n=20)
-    make(name, X.shape[1], 20).learn(X, y)  # the test settings work
-    assert all(isinstance(v, float) for v in make(name, X.shape[1], 20).diagnostics().values())
     if cls.bench_params is not None:
         cls.check_params(cls.bench_params)
         assert bench.LEARNERS[name] == cls.bench_params
@@ -284,16 +208,6 @@ def test_step_parameters_are_named():
     assert pickle.loads(pickle.dumps(learner.P)) == learner.P
     with pytest.raises(TypeError, match="name every one of the choices"):
         choice_codes(("a", "b"), "a")
-
-
-def test_a_pickled_learner_goes_on_identically():
-    X, y = stream("binary", seed=4)
-    learner = make("sgd", X.shape[1], len(y))
-    learner.learn(X[:100], y[:100])
-    copy = pickle.loads(pickle.dumps(learner))
-    np.testing.assert_array_equal(learner.learn(X[100:], y[100:]), copy.learn(X[100:], y[100:]))
-    for key, (scores, _) in outputs_on(learner, X).items():
-        np.testing.assert_array_equal(scores, outputs_on(copy, X)[key][0])
 
 
 def test_the_driver_hash_covers_every_source_it_inlines():

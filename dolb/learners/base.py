@@ -17,7 +17,10 @@ learner's support vectors and kernel evaluations so far) come from
 :meth:`OnlineLearner.diagnostics`. Both are recorded as metrics.
 
 Each registered class also carries what the rest of dolb needs to run it without a list
-of its own: ``bench_params`` (``dolb bench``) and ``test_params`` (the generic tests).
+of its own: ``bench_params`` (``dolb bench``) and ``test_params`` (the generic tests,
+:func:`dolb.testing.check_learner`, which checks a class against this protocol). The
+guide page ``docs/guide/own-learner.md`` writes a learner in a package of its own, step
+by step.
 """
 
 from __future__ import annotations
@@ -35,8 +38,8 @@ from dolb.losses import RUNNING_LOSS
 from dolb.params import check_number
 from dolb.registry import Registry
 
-__all__ = ["LEARNERS", "Hypothesis", "OnlineLearner", "Param", "as_block", "learner_class", "register",
-           "registered_learners"]
+__all__ = ["LEARNERS", "Hypothesis", "OnlineLearner", "Param", "as_block", "declaration_problem", "learner_class",
+           "register", "registered_learners"]
 
 
 @dataclass(frozen=True)
@@ -302,12 +305,27 @@ LEARNERS: Registry[type[OnlineLearner]] = Registry("learner", entry_point_group=
 ``dolb.learners`` entry point group (see :mod:`dolb.registry`)."""
 
 
-def register(cls: type[OnlineLearner]) -> type[OnlineLearner]:
-    """Class decorator adding a learner to :data:`LEARNERS` under ``cls.name``."""
-    if not cls.name or cls.task not in ("regression", "binary"):
-        raise TypeError(f"{cls.__name__} must set name and task ('regression' or 'binary')")
+def declaration_problem(cls: type[OnlineLearner]) -> str | None:
+    """What is wrong with a learner class's declarations (``name``, ``task``,
+    ``params``, ``complexity_param``, ``conversions_supported``), as one line; None when
+    nothing is. :func:`register` refuses a class with a problem."""
+    if not cls.name or not isinstance(cls.name, str) or cls.task not in ("regression", "binary"):
+        return f"{cls.__name__} must set name and task ('regression' or 'binary')"
+    if not isinstance(cls.params, dict) or not all(isinstance(p, Param) for p in cls.params.values()):
+        return f"{cls.__name__}.params must map each parameter's name to a Param"
     if cls.complexity_param is not None and cls.complexity_param not in cls.params:
-        raise TypeError(f"{cls.__name__}.complexity_param names no declared parameter")
+        return f"{cls.__name__}.complexity_param names no declared parameter"
+    if "last" not in cls.conversions_supported:
+        return f"{cls.__name__}.conversions_supported must include 'last'"
+    return None
+
+
+def register(cls: type[OnlineLearner]) -> type[OnlineLearner]:
+    """Class decorator adding a learner to :data:`LEARNERS` under ``cls.name``; TypeError
+    for a class with a :func:`declaration_problem`."""
+    problem = declaration_problem(cls)
+    if problem:
+        raise TypeError(problem)
     LEARNERS.add(cls.name, cls)
     if not cls.__module__.startswith("dolb."):  # a plugin's code, as it is imported
         from dolb.learners.code import remember_source

@@ -1,7 +1,9 @@
 """The learners reference, as Markdown pages generated from the registry.
 
-One page per registered learner: the paper it comes from (its docstring's first
-paragraph), its parameters as declared (kind, default, allowed values, meaning), the
+One page per learner of dolb's own (:func:`own_learners`; a plugin's learners, which
+``dolb learners`` lists with the rest, are documented by their package, so that this
+site is the same whatever is installed beside dolb): the paper it comes from (its
+docstring's first paragraph), its parameters as declared (kind, default, allowed values, meaning), the
 update (the rest of its docstring) and its example, the docstring's ``Examples``
 section, which ``pytest --doctest-modules`` runs. The documentation site's build adds
 :func:`learner_pages` under ``reference/learners/``.
@@ -143,20 +145,33 @@ def learner_page(cls: type[OnlineLearner]) -> str:
     ])
 
 
+def own_learners() -> dict[str, type[OnlineLearner]]:
+    """The registered learners defined in dolb's own modules, by name, sorted.
+
+    Examples
+    --------
+    >>> "perceptron" in own_learners() and all(c.__module__.startswith("dolb.") for c in own_learners().values())
+    True
+    """
+    return {name: cls for name, cls in LEARNERS.items() if cls.__module__.split(".")[0] == "dolb"}
+
+
 def learners_index() -> str:
-    """The page that lists every learner, each linked to its page."""
-    rows = ["# Learners", "", f"{len(LEARNERS)} learners are registered (`dolb learners` lists the same). "
-            "How to add one: [Adding a learner](../../design/extending.md#a-learner).", "",
+    """The page that lists every learner of dolb's own, each linked to its page."""
+    own = own_learners()
+    rows = ["# Learners", "", f"dolb has {len(own)} learners (`dolb learners` lists them, and those of the plugins "
+            "installed). How to add one: [Adding a learner](../../design/extending.md#a-learner); in a package of "
+            "your own: [Your own learner](../../guide/own-learner.md).", "",
             "| learner | task | what it is |", "| --- | --- | --- |"]
-    for name, cls in LEARNERS.items():
+    for name, cls in own.items():
         summary = markdown(summary_line(cls)).replace("|", "\\|")
         rows.append(f"| [{name}]({name}.md) | {cls.task} | {summary} |")
     return "\n".join(rows) + "\n"
 
 
 def learner_pages() -> dict[str, str]:
-    """``{path under docs/: Markdown}``: the index and one page per registered learner."""
+    """``{path under docs/: Markdown}``: the index and one page per learner of dolb's own."""
     pages = {"reference/learners/index.md": learners_index()}
-    for name, cls in LEARNERS.items():
+    for name, cls in own_learners().items():
         pages[f"reference/learners/{name}.md"] = learner_page(cls)
     return pages

@@ -16,6 +16,7 @@ class DiagonalArow(OnlineLearner):
     The learner keeps a mean w (zero at first) and a diagonal confidence Σ (one at first).
     On an example (x, y) with margin m = ⟨w, x⟩ and v = Σᵢ Σᵢᵢ xᵢ², it updates when
     y·m < 1: β = 1 / (v + r), α = (1 − y·m)·β, w ← w + α·y·Σx and Σᵢᵢ ← Σᵢᵢ − β·(Σᵢᵢ xᵢ)².
+    It predicts with the mean: the decision value ⟨w, x⟩.
 
     Examples
     --------
@@ -23,8 +24,8 @@ class DiagonalArow(OnlineLearner):
     >>> learner = DiagonalArow(2, r=1.0)
     >>> learner.learn(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([1.0, -1.0]))
     array([0., 0.])
-    >>> learner.mean
-    array([ 0.5, -0.5])
+    >>> learner.mean, learner.diagnostics()
+    (array([ 0.5, -0.5]), {'updates': 2.0})
     """
 
     name = "arow"
@@ -36,6 +37,7 @@ class DiagonalArow(OnlineLearner):
         super().__init__(n_features, n_train, conversions, **params)
         self.mean = np.zeros(self.n_features)
         self.confidence = np.ones(self.n_features)
+        self.updates = 0
 
     def _learn(self, X, y):
         r = self.config["r"]
@@ -50,10 +52,14 @@ class DiagonalArow(OnlineLearner):
                 alpha = (1.0 - y[i] * margin) * beta
                 self.mean[columns] += alpha * y[i] * spread
                 self.confidence[columns] -= beta * spread**2
+                self.updates += 1
         return predictions
 
     def _predict(self, X):
         return np.asarray(X @ self.mean).ravel()
+
+    def diagnostics(self):
+        return {"updates": float(self.updates)}
 
     def state_nbytes(self):
         return self.mean.nbytes + self.confidence.nbytes
