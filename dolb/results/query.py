@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 from dolb.data.store.object_stores import reaching
 from dolb.errors import DataError
 from dolb.results.agreement import PER_LEARNER
+from dolb.results.intervals import mean_intervals, proportion_pairs
 from dolb.results.store import ResultStore
 
 MEMORY_LIMIT = "512MB"
@@ -49,8 +50,9 @@ ROW_ORDER = ["experiment", "dataset", "task", "learner", "params", "complexity",
 cells alike in every column before it). A table's sums over the rows (means over splits,
 over datasets) add them in this order, whatever the order they were stored in."""
 
-STATISTICS = ("mean", "std", "var", "median", "q25", "q75", "count", "ci95")
-"""What :func:`summary` computes for each group."""
+STATISTICS = ("mean", "std", "var", "median", "q25", "q75", "count", "ci95", "ci_low", "ci_high")
+"""What :func:`summary` computes for each group (``ci_low`` to ``ci_high``: the 95 %
+interval of the mean of :func:`dolb.results.intervals.mean_intervals`)."""
 
 def _chosen(parts: str, rows: str) -> str:
     """SQL common-table expressions naming ``rows`` the rows of the view ``parts`` with
@@ -215,15 +217,24 @@ def _statistics(keys: str, where: str) -> str:
     (``count`` in pandas' sense: the values that are not missing); sums in split order (two
     cells of one split, in the order of their ids)."""
     order = "ORDER BY split, cell_id"
+    proportions = " OR ".join(f"(metric = {_quoted(metric)} AND task = {_quoted(task)})"
+                              for metric, task in proportion_pairs()) or "FALSE"
     return f"""SELECT {keys}, avg(value {order}) AS mean, stddev_samp(value {order}) AS std,
                       var_samp(value {order}) AS var, quantile_cont(value, 0.5) AS median,
-                      quantile_cont(value, 0.25) AS q25, quantile_cont(value, 0.75) AS q75, count(value) AS count
+                      quantile_cont(value, 0.25) AS q25, quantile_cont(value, 0.75) AS q75, count(value) AS count,
+                      list(value {order}) FILTER (WHERE {proportions}) AS split_values
                FROM measured WHERE {where} GROUP BY ALL"""
+
+
+def _quoted(text: str) -> str:
+    """``text`` as an SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def summary(store: ResultStore, where: str = "TRUE", parameters: tuple = ()) -> pd.DataFrame:
     """Every statistic of :data:`STATISTICS` over splits, per configuration, training
-    size and metric (rows matching ``where``); the same table as
+    size and metric (rows matching ``where``; the values of a proportion read to bootstrap
+    its interval); the same table as
     :func:`dolb.results.tables.aggregate` of the rows, computed without loading them.
     NaN values count as missing, as in pandas."""
     keys = ", ".join(GROUP_COLUMNS)
@@ -241,6 +252,7 @@ def summary(store: ResultStore, where: str = "TRUE", parameters: tuple = ()) -> 
         table = connection.execute("SELECT * FROM statistics ORDER BY ALL").df()
     table["count"] = table["count"].astype("int64")
     table["ci95"] = ci95_from(table["std"], table["count"])
+    table["ci_low"], table["ci_high"] = mean_intervals(table, table.pop("split_values"))
     return table
 
 
