@@ -80,9 +80,9 @@ def mean_intervals(table: pd.DataFrame, values: pd.Series) -> tuple[np.ndarray, 
     """The lower and upper ends of each summary row's interval of the mean: the
     bootstrap of its per-split ``values`` where its metric is a proportion on its task,
     else ``mean ± ci95``."""
-    low = (table["mean"] - table["ci95"]).to_numpy(dtype=float)
-    high = (table["mean"] + table["ci95"]).to_numpy(dtype=float)
+    low = (table["mean"] - table["ci95"]).to_numpy(dtype=float, copy=True)
+    high = (table["mean"] + table["ci95"]).to_numpy(dtype=float, copy=True)
     bounded = np.array([is_proportion(m, t) for m, t in zip(table["metric"], table["task"])], dtype=bool)
     if bounded.any():
-        low[bounded], high[bounded] = bootstrap_intervals(list(values[bounded]))
+        low[bounded], high[bounded] = bootstrap_intervals(list(values.to_numpy()[bounded]))
     return low, high
