@@ -295,27 +295,33 @@ def test_ctrl_c_ends_with_one_line(slow_pipeline, tmp_path):
     assert stored_count(out) >= 100
 
 
-def test_an_embedded_worker_does_not_log_a_lost_heartbeat():
+def test_an_embedded_worker_does_not_log_its_stop():
     """Its scheduler is the client's process: when the client stops (Ctrl-C), the
-    worker's heartbeat error and traceback would follow the client's one line."""
+    worker's heartbeat error and traceback, and a warning for each task it cancels, would
+    follow the client's one line."""
     import logging
 
-    from dolb.execution.worker_plugins import QuietHeartbeat
+    from dolb.execution.worker_plugins import QuietStop
 
     written = []
     handler = logging.Handler()
     handler.emit = written.append
-    logger = logging.getLogger("distributed.worker")
-    logger.addHandler(handler)
-    filters = list(logger.filters)
+    loggers = [logging.getLogger(name) for name in ("distributed.worker", "distributed.worker.state_machine")]
+    filters = [list(logger.filters) for logger in loggers]
+    logging.getLogger("distributed").addHandler(handler)  # where both propagate
     try:
-        QuietHeartbeat().setup(worker=None)
-        logger.error("Failed to communicate with scheduler during heartbeat.")
-        logger.error("another error")
+        QuietStop().setup(worker=None)
+        loggers[0].error("Failed to communicate with scheduler during heartbeat.")
+        loggers[0].error("another error")
+        loggers[1].warning("Async instruction for <Task cancelled name=\"execute('run_batch-1')\"> ended with "
+                           "CancelledError")
+        loggers[1].warning("Async instruction for <Task> ended with ValueError")
     finally:
-        logger.removeHandler(handler)
-        logger.filters = filters
-    assert [record.getMessage() for record in written] == ["another error"]
+        logging.getLogger("distributed").removeHandler(handler)
+        for logger, kept in zip(loggers, filters):
+            logger.filters = kept
+    assert [record.getMessage() for record in written] == ["another error",
+                                                          "Async instruction for <Task> ended with ValueError"]
 
 
 def test_ctrl_c_turns_logging_off_until_the_command_ends():

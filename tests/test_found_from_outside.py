@@ -243,4 +243,4 @@ def test_a_killed_run_says_what_it_stored(run_folder, capsys):
     path.write_text(json.dumps(record))
     main(["status", str(run_folder)])
     printed = capsys.readouterr().out
-    assert f"{record['run_id']}  {record['started']}  did not finish: 60 cells stored by it on 1 workers" in printed
+    assert f"{record['run_id']}  {record['started']}  did not finish: 60 cells stored by it, 0 failed, on 1 workers" in printed

@@ -183,17 +183,18 @@ def rows(store: ResultStore, where: str = "TRUE", parameters: tuple = (), column
         ).df()
 
 
-def cells_by_run(store: ResultStore) -> dict[str, tuple[int, int]]:
-    """For each run id, the cells stored with a result by that run and the number of
-    workers that stored them."""
+def cells_by_run(store: ResultStore) -> dict[str, tuple[int, int, int]]:
+    """For each run id, the cells stored with a result by that run, the number of
+    workers that stored them and the cells whose attempt by that run failed."""
     if not store.exists():
         return {}
     with _connect(store) as connection:
         found = connection.sql(
-            "SELECT run_id, count(DISTINCT cell_id), count(DISTINCT worker) FROM parts WHERE status = 'ok' "
-            "GROUP BY run_id"
+            "SELECT run_id, count(DISTINCT cell_id) FILTER (WHERE status = 'ok'), "
+            "count(DISTINCT worker) FILTER (WHERE status = 'ok'), count(DISTINCT cell_id) FILTER (WHERE status = "
+            "'failed') FROM parts GROUP BY run_id"
         ).fetchall()
-    return {run_id: (cells, workers) for run_id, cells, workers in found}
+    return {run_id: (cells, workers, failed) for run_id, cells, workers, failed in found}
 
 
 def failures(store: ResultStore) -> pd.DataFrame:
