@@ -59,7 +59,10 @@ def provenance(record: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     else:
         cluster = "local cluster"
     workers = record.get("workers", {})
-    cluster += f", {len(workers)} workers" if workers else ", no workers started (every cell was stored)"
+    if workers or not record.get("ended"):  # a run not finished has not recorded its workers yet
+        cluster += f", {len(workers)} workers" if workers else ", workers not recorded (the run has not finished)"
+    else:
+        cluster += ", no workers started (every cell was stored)"
     if record.get("gather") and record["gather"] != "none":
         cluster += f"; result parts written by the {record['gather']}"
     counts = record.get("counts", {})
