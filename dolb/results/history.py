@@ -102,8 +102,8 @@ def planned_cells(record: dict[str, Any]) -> int:
 def live_line(record: dict[str, Any], stored: tuple[int, int, int], holder: dict[str, Any], now: float) -> str:
     """One line for a run still running: since when, where (its host and pid, and
     whether the process was seen alive from here), the cells stored and failed so far
-    of its pipeline's, and the cells stored per second since it started (``now``: the
-    time, seconds since the epoch).
+    of its pipeline's, and the cells it stored or failed per second since it started
+    (``now``: the time, seconds since the epoch).
 
     >>> print(live_line({"run_id": "r1", "started": "2026-11-26T21:00:00Z", "groups": [["k", 40]]}, (12, 2, 1),
     ...                 {"host": "h", "pid": 7, "checked": True}, calendar.timegm((2026, 11, 26, 21, 0, 4))))
