@@ -14,7 +14,7 @@ from dolb.options import RunOptions
 
 def run(pipeline: str | Path | Mapping[str, Any], out: str | Path, **options: Any):
     """Run every cell of a pipeline not stored in ``out`` yet, write its reports, and
-    return the run's :class:`~dolb.execution.sweep.SweepSummary`.
+    return the run's :class:`~dolb.execution.sweep_summary.SweepSummary`.
 
     Parameters
     ----------

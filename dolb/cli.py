@@ -65,18 +65,37 @@ def _result_store(folder: str, complete: bool = True):
 
 def _report(args: argparse.Namespace) -> int:
     from dolb.experiment.pipeline import load_pipeline
-    from dolb.results.history import find_record, recorded_pipeline
+    from dolb.results.history import last_record, recorded_pipeline
     from dolb.results.page import write_run_page
     from dolb.results.report import write_reports
     from dolb.results.tuning_report import decisions
 
     store = _result_store(args.dir)
-    record = find_record(store)
+    record = last_record(store)  # a run still running (or killed) too: its page says it is partial
     pipeline = load_pipeline(*recorded_pipeline(store, record, "report this run"))
     decisions(store)  # a damaged tuning is refused before any report is written
+    partial = _partial(store, record)
     print(write_reports(pipeline.reports, store))
-    print(f"Page: {write_run_page(store, pipeline.reports, record, pipeline.description)}")
+    page = write_run_page(store, pipeline.reports, record, pipeline.description, partial=partial)
+    print(f"Page (partial: {partial}): {page}" if partial else f"Page: {page}")
     return 0
+
+
+def _partial(store, record: dict) -> str:
+    """Why a report of run ``record`` shows part of it ("" when it finished): it is
+    still running (read without disturbing it), or it did not finish."""
+    import time
+
+    from dolb.execution.lock import live_holder
+    from dolb.results.query import cells_by_run
+
+    if record.get("ended"):
+        return ""
+    cells, _, failed = cells_by_run(store).get(record["run_id"], (0, 0, 0))
+    holder = live_holder(store, record["run_id"])
+    state = f"running on {holder['host']} (pid {holder['pid']})" if holder else "did not finish"
+    return (f"run {record['run_id']} {state}; drawn from what was stored by "
+            f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} ({cells} cells stored by it, {failed} failed)")
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -146,9 +165,12 @@ def _learners(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
+    import time
+
+    from dolb.execution.lock import live_holder
     from dolb.experiment.cells import cell_id
     from dolb.results.failed import failure_line, is_trial
-    from dolb.results.history import describe, machines, read_records
+    from dolb.results.history import describe, live_line, machines, read_records
     from dolb.results.query import cells_by_run, failures, incompleteness, stored_cells
     from dolb.results.tuning_report import trial_cells
 
@@ -156,7 +178,9 @@ def _status(args: argparse.Namespace) -> int:
     records = read_records(store)
     by_run = cells_by_run(store)
     for record in records:
-        print(describe(record, by_run.get(record["run_id"], (0, 0))))
+        stored = by_run.get(record["run_id"], (0, 0, 0))
+        holder = None if record.get("ended") else live_holder(store, record["run_id"])
+        print(describe(record, stored) if holder is None else live_line(record, stored, holder, time.time()))
         if record.get("ended"):
             print(f"  {machines(record)}")
     stored, _ = stored_cells(store)

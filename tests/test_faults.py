@@ -16,7 +16,8 @@ import psutil
 import pyarrow.parquet as pq
 import pytest
 
-from dolb.execution.sweep import run_sweep
+from dolb.execution.sweep import cells_to_run, plan_groups, run_sweep
+from dolb.experiment.pipeline import load_pipeline
 from dolb.options import RunOptions
 from dolb.results.history import read_records
 from dolb.results.query import stored_cells
@@ -280,42 +281,75 @@ def test_same_results_on_one_and_four_workers(slow_pipeline, undisturbed, tmp_pa
         assert same_as(out, undisturbed), f"{workers} workers differ from 2"
 
 
-def test_ctrl_c_ends_with_one_line(slow_pipeline, tmp_path):
-    """Ctrl-C (SIGINT to the terminal's process group: the client and its workers) ends
-    the run with the friendly line and exit 130, and no worker traceback; the cells
-    stored so far are kept."""
+def dolb(*args: str) -> subprocess.CompletedProcess:
+    """A `dolb` command, run to its end; its output captured."""
+    return subprocess.run([sys.executable, "-m", "dolb.cli", *args], capture_output=True, text=True, timeout=PATIENCE)
+
+
+def test_a_live_run_is_seen_running_and_ctrl_c_ends_it_with_one_line(slow_pipeline, tmp_path):
+    """While a run runs, `dolb status` says it is running (its host, pid, cells so far,
+    rate) and `dolb report` draws a page marked partial, neither disturbing it. Ctrl-C
+    (SIGINT to the terminal's process group: the client and its workers) then ends the
+    run with the friendly line alone and exit 130: no worker's warning or traceback; the
+    cells stored so far are kept, status says the run did not finish and a rerun would
+    compute only the rest."""
     out = tmp_path / "out"
     run = run_until_stored(slow_pipeline, out, 100)
+    holder = json.loads((out / ".lock.json").read_text())
+    holder["started"] = read_records(ResultStore(out))[0]["started"]  # the run's, not its lock's
+    status = dolb("status", str(out))
+    first = status.stdout.splitlines()[0]
+    assert status.returncode == 0 and first.startswith(
+        f"{holder['run_id']}  {holder['started']}  running on {holder['host']} (pid {holder['pid']}): "), status
+    assert " cells stored, 0 failed so far of the 1200 cells of its pipeline, on " in first and " cells/s" in first
+    report = dolb("report", str(out))
+    assert report.returncode == 0, report.stderr
+    assert f"Page (partial: run {holder['run_id']} running on {holder['host']} (pid {holder['pid']}); " in report.stdout
+    page = (out / "report" / "index.html").read_text()
+    assert "faults: partial results" in page and "Partial results" in page
+    assert run.poll() is None, "the run ended before it was interrupted"
     os.killpg(run.pid, signal.SIGINT)
-    _, err = run.communicate(timeout=PATIENCE)
+    said, err = run.communicate(timeout=PATIENCE)
     assert run.returncode == 130, err
-    lines = [line for line in err.splitlines() if "Port 8787 is already in use" not in line]
-    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
-    assert lines[-1] == "dolb: interrupted; stored cells are kept, run again to resume", err
-    assert stored_count(out) >= 100
+    lines = [line for line in (said + err).splitlines() if "Port 8787 is already in use" not in line]
+    assert lines == ["dolb: interrupted; stored cells are kept, run again to resume"], said + err
+    stored = len(stored_cells(ResultStore(out))[0])
+    assert stored >= 100
+    status = dolb("status", str(out))
+    assert f"{holder['run_id']}  {holder['started']}  did not finish: {stored} cells stored by it, 0 failed" \
+        in status.stdout, status.stdout
+    stored_ids, failed = stored_cells(ResultStore(out))
+    todo = cells_to_run(plan_groups(load_pipeline(slow_pipeline)), stored_ids, failed, retry_failed=False)
+    assert sum(len(indices) for _, indices in todo) == 1200 - stored  # what a rerun computes
 
 
-def test_an_embedded_worker_does_not_log_a_lost_heartbeat():
+def test_an_embedded_worker_does_not_log_its_stop():
     """Its scheduler is the client's process: when the client stops (Ctrl-C), the
-    worker's heartbeat error and traceback would follow the client's one line."""
+    worker's heartbeat error and traceback, and a warning for each task it cancels, would
+    follow the client's one line."""
     import logging
 
-    from dolb.execution.worker_plugins import QuietHeartbeat
+    from dolb.execution.worker_plugins import QuietStop
 
     written = []
     handler = logging.Handler()
     handler.emit = written.append
-    logger = logging.getLogger("distributed.worker")
-    logger.addHandler(handler)
-    filters = list(logger.filters)
+    loggers = [logging.getLogger(name) for name in ("distributed.worker", "distributed.worker.state_machine")]
+    filters = [list(logger.filters) for logger in loggers]
+    logging.getLogger("distributed").addHandler(handler)  # where both propagate
     try:
-        QuietHeartbeat().setup(worker=None)
-        logger.error("Failed to communicate with scheduler during heartbeat.")
-        logger.error("another error")
+        QuietStop().setup(worker=None)
+        loggers[0].error("Failed to communicate with scheduler during heartbeat.")
+        loggers[0].error("another error")
+        loggers[1].warning("Async instruction for <Task cancelled name=\"execute('run_batch-1')\"> ended with "
+                           "CancelledError")
+        loggers[1].warning("Async instruction for <Task> ended with ValueError")
     finally:
-        logger.removeHandler(handler)
-        logger.filters = filters
-    assert [record.getMessage() for record in written] == ["another error"]
+        logging.getLogger("distributed").removeHandler(handler)
+        for logger, kept in zip(loggers, filters):
+            logger.filters = kept
+    assert [record.getMessage() for record in written] == ["another error",
+                                                          "Async instruction for <Task> ended with ValueError"]
 
 
 def test_ctrl_c_turns_logging_off_until_the_command_ends():

@@ -175,3 +175,48 @@ def test_change_and_trend_figures_follow_the_same_rules(tmp_path, captured):
     pa = next(line for line in ax.get_lines() if line.get_label().startswith("pa"))
     np.testing.assert_allclose(pa.get_ydata(), [0.0, 0.0, 15.0])  # % change from the first night
     assert not ax.get_legend().get_window_extent().overlaps(ax.get_window_extent())
+
+
+def test_learners_of_different_parameters_are_split_by_what_they_share(tmp_path):
+    """A plugin learner with a parameter grid beside a built-in learner without it: the
+    panels go by conversion (what every configuration has), each holding both learners;
+    none is titled by a parameter some learners lack (``sigma0=`` with no value)."""
+    conversions = ("average", "cutoff", "last", "suffix")
+    keys = [("arow", f"sigma0={s}", c) for s in (1, 10) for c in conversions] + [
+        ("perceptron", "", c) for c in conversions]
+    fig = curve_panels(summary_of(keys, datasets=("a9a",)), "e", "test_error", "t")
+    fig.savefig(tmp_path / "panels.png")
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in panels] == list(conversions)
+    for ax in panels:
+        labels = [line.get_label() for line in ax.get_lines()]
+        assert [label.split(",")[0] for label in labels] == ["arow", "arow", "perceptron"], labels
+
+
+def test_a_proportions_band_is_the_percentile_bootstrap_within_0_and_1(tmp_path):
+    """Test errors near 0 over five splits: mean ± t half-width would go below 0; the
+    band drawn (and the table's ci95) is scipy's percentile bootstrap of the mean, seeded
+    as documented, inside [0, 1]."""
+    from scipy.stats import bootstrap
+
+    from dolb.results.tables import comparison_table
+
+    values = {10: [0.0, 0.0, 0.04, 0.0, 0.01], 100: [0.0, 0.0, 0.0, 0.02, 0.0], 1000: [0.99, 1.0, 1.0, 0.97, 1.0]}
+    rows = pd.DataFrame([{"experiment": "e", "dataset": "d", "task": "binary", "learner": "pa", "params": "",
+                          "complexity": "", "conversion": "last", "n_train": n, "metric": "test_error", "value": v,
+                          "split": i, "cell_id": f"c{i}"} for n, vs in values.items() for i, v in enumerate(vs)])
+    summary = aggregate(rows)
+    assert (summary["mean"] - summary["ci95"]).min() < 0 < 1 < (summary["mean"] + summary["ci95"]).max()
+    fig = curve_panels(summary, "e", "test_error", "t")
+    fig.savefig(tmp_path / "band.png")
+    vertices = fig.axes[0].collections[0].get_paths()[0].vertices
+    for n, vs in values.items():
+        found = bootstrap((np.array(vs),), np.mean, n_resamples=2000, method="percentile",
+                          rng=np.random.default_rng(0)).confidence_interval
+        at_n = vertices[np.isclose(vertices[:, 0], n), 1]
+        np.testing.assert_allclose([at_n.min(), at_n.max()], [found.low, found.high], rtol=1e-12, atol=1e-15)
+        assert 0 <= at_n.min() <= at_n.max() <= 1
+    assert "band: 95 % percentile bootstrap interval of the mean over splits" in fig.legends[0].get_title().get_text()
+    table = comparison_table(summary, "e", "test_error", [10], ("mean", "ci95"))
+    assert list(table.columns[-3:]) == ["mean @ 10", "ci_low @ 10", "ci_high @ 10"]
+    assert table["ci_low @ 10"].iloc[0] >= 0

@@ -3,6 +3,7 @@ user would: each is one line on the console, exit status 2 and nothing written, 
 says what it found (hardening, round 3)."""
 
 import json
+import os
 import shutil
 import textwrap
 
@@ -243,4 +244,36 @@ def test_a_killed_run_says_what_it_stored(run_folder, capsys):
     path.write_text(json.dumps(record))
     main(["status", str(run_folder)])
     printed = capsys.readouterr().out
-    assert f"{record['run_id']}  {record['started']}  did not finish: 60 cells stored by it on 1 workers" in printed
+    assert f"{record['run_id']}  {record['started']}  did not finish: 60 cells stored by it, 0 failed, on 1 workers" in printed
+
+
+def test_a_run_not_finished_is_running_only_while_its_process_lives(run_folder, capsys):
+    """What the lock's holder file says of a run not finished, read without taking the
+    lock: its process alive on this host, running; gone (a kill left the file), did not
+    finish; on another host, running there, not checked from here. `dolb report` draws
+    the page all the same, marked partial."""
+    import socket
+    import subprocess
+    import sys
+
+    path = the_record(run_folder)
+    record = json.loads(path.read_text())
+    for key in ("counts", "workers", "seconds"):
+        del record[key]
+    record["ended"] = None
+    path.write_text(json.dumps(record))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    here = socket.gethostname()
+    start = f"{record['run_id']}  {record['started']}  "
+    for host, pid, said in ((here, os.getpid(), f"running on {here} (pid {os.getpid()}): 60 cells stored, 0 failed "
+                                                 "so far of the 60 cells of its pipeline, on 1 workers; "),
+                            (here, int(gone.stdout), "did not finish: 60 cells stored by it, 0 failed, on 1 workers"),
+                            ("elsewhere", 4242, "running on elsewhere (pid 4242), not checked from here (another "
+                                                "host): 60 cells stored")):
+        holder = {"run_id": record["run_id"], "host": host, "pid": pid, "started": record["started"]}
+        (run_folder / ".lock.json").write_text(json.dumps(holder))
+        main(["status", str(run_folder)])
+        assert start + said in capsys.readouterr().out
+    assert main(["report", str(run_folder)]) == 0
+    assert f"Page (partial: run {record['run_id']} running on elsewhere (pid 4242); " in capsys.readouterr().out
+    assert "small-irma: partial results" in (run_folder / "report" / "index.html").read_text()

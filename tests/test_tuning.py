@@ -20,6 +20,7 @@ from dolb.experiment.search import Dimension, Tuning, best, brackets, halving_bu
 from dolb.experiment.tuned_cells import trial_group, tuned_group, tuning_plans
 from dolb.options import RunOptions
 from dolb.results import query
+from dolb.results.history import read_records
 from dolb.results.store import ResultStore
 from dolb.results.tuning_report import tuning_table
 from tests.conftest import assert_same
@@ -244,7 +245,11 @@ def test_a_split_whose_every_trial_failed_chooses_nothing(problem):
     path.write_text(text)
     summary = run_sweep(path, problem / "out", RunOptions(workers=1, progress=False))
     assert not summary.ok and summary.tuning["untuned"] == 3 and summary.tuning["failed"] == 6
-    assert "3 splits without a choice (every trial failed)" in summary.counts_line()
+    line = summary.counts_line()  # the listed radius's 3 cells failed; the 3 tuned ones have no choice
+    assert line.startswith("6 cells: 0 already stored, 0 computed, 6 failed (3 tuned without a choice: every "
+                           "tuning trial of their split failed, see `dolb status`); tuning: "), line
+    assert read_records(ResultStore(problem / "out"))[-1]["counts"] == {"cells": 6, "cached": 0, "computed": 0,
+                                                                          "failed": 6}
     assert not decisions(problem / "out").chosen.any()
     stored = pd.read_parquet(problem / "out" / "results")
     assert not stored.params.str.startswith("tuned").any()  # the listed radius (1.0) ran, and failed too

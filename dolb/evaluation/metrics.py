@@ -42,6 +42,10 @@ class Metric:
     compute: Callable[..., float]
     doc: str
     version: int = 1
+    proportion: tuple[str, ...] = ()
+    """The tasks on which every value is a proportion, in [0, 1] (a rate of mistakes):
+    its interval over splits is then one that stays in [0, 1]
+    (:func:`dolb.results.intervals.mean_intervals`)."""
 
 
 def _mean_of(loss):
@@ -56,14 +60,14 @@ for _metric in (
            "mean squared error of the current hypothesis on the test set"),
     Metric("test_error", ("binary",), "test", _mean_of(misclassified),
            "0-1 error of the current hypothesis's predicted labels on the test set (a score "
-           "of 0 predicts -1)", version=2),
+           "of 0 predicts -1)", version=2, proportion=("binary",)),
     Metric("test_hinge", ("binary",), "test", _mean_of(hinge_loss),
            "mean hinge loss of the current hypothesis on the test set"),
     Metric("cumulative_loss", ("regression", "binary"), "online", lambda total, n: float(total),
            "sum of prequential losses so far (squared error; mistakes)"),
     Metric("online_loss", ("regression", "binary"), "online",
            lambda total, n: float(total / n) if n else float("nan"),
-           "mean prequential loss so far (MSE; mistake rate)"),
+           "mean prequential loss so far (MSE; mistake rate)", proportion=("binary",)),
     Metric("learn_seconds", ("regression", "binary"), "timing", lambda seconds, n: float(seconds),
            "wall seconds the learner spent learning so far, its prequential loss summed (runtime "
            "studies; not deterministic)"),

@@ -54,7 +54,7 @@ from dolb.errors import ConfigError
 from dolb.execution.arithmetic import environment
 from dolb.execution.lost_workers import ReplacingCluster, lost_line
 from dolb.execution.quiet import QUIET
-from dolb.execution.worker_plugins import NoHTTPServer, Prepared, QuickExit, QuietHeartbeat
+from dolb.execution.worker_plugins import NoHTTPServer, Prepared, QuickExit, QuietStop
 from dolb.validation import ExistingFile, PositiveInt, Table, one_of, problem, read_toml, unknown_key, validate
 
 SINGLE_THREADED_BLAS = {
@@ -109,7 +109,7 @@ def _local(n_workers: int, dashboard: bool = False, **options: Any) -> LocalClus
             dashboard_address=DASHBOARD_ADDRESS if dashboard else "127.0.0.1:0",
             scheduler_kwargs={"dashboard": dashboard},
             security=Security.temporary(),
-            plugins={NoHTTPServer(), Prepared(), QuickExit(), QuietHeartbeat()},
+            plugins={NoHTTPServer(), Prepared(), QuickExit(), QuietStop()},
             env=SINGLE_THREADED_BLAS,
             **options,
         )

@@ -88,6 +88,33 @@ def refuse_if_held(store: ResultStore) -> None:
     lock.release()
 
 
+def live_holder(store: ResultStore, run_id: str) -> dict | None:
+    """Who runs ``run_id`` in the folder of ``store`` now, read-only (no lock is taken:
+    the run is not disturbed): the lock's holder file (``run_id``, ``host``, ``pid``,
+    ``started``) when it names that run and, on this host, its process is alive
+    (``checked`` True); on another host its process cannot be asked (``checked``
+    False). None when the run holds no lock: it ended, or was killed (its holder file
+    then names a process gone), or its folder is behind a URL (never locked)."""
+    if not store.local:
+        return None
+    try:
+        holder = json.loads((Path(store.path) / ".lock.json").read_text())
+        if holder["run_id"] != run_id:
+            return None
+        pid, host = int(holder["pid"]), str(holder["host"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if host != socket.gethostname():
+        return holder | {"checked": False}
+    try:
+        os.kill(pid, 0)  # signal 0: whether the process exists, nothing sent
+    except ProcessLookupError:
+        return None
+    except PermissionError:  # another user's process: alive
+        pass
+    return holder | {"checked": True}
+
+
 def _in_use(folder: Path) -> ConfigError:
     return ConfigError(f"{folder}: in use by {_holder(folder)}; wait for it to end, or use another --out")
 

@@ -18,7 +18,7 @@ import functools
 import logging
 import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +37,7 @@ from dolb.execution.phases import Phases
 from dolb.execution.quiet import QuietWorker
 from dolb.execution.run_end import compact_on_cluster, report_on_cluster
 from dolb.execution.sweep_client import SweepCluster
+from dolb.execution.sweep_summary import SweepSummary
 from dolb.execution.tasks import Destination
 from dolb.execution.tuning import Tuned, first_wave, run_tuning, write_decisions
 from dolb.experiment.cells import CellGroup, cell_id, examples_of, expand_groups, group_ids, parameter_types
@@ -53,52 +54,6 @@ from dolb.results.states import CellStates
 from dolb.results.store import ResultStore, result_schema
 
 logger = logging.getLogger(__name__)
-
-@dataclass
-class SweepSummary:
-    """What one ``dolb run`` did."""
-
-    n_cells: int
-    n_cached: int
-    n_computed: int
-    n_failed: int
-    seconds: float
-    report: str
-    run_id: str = ""
-    timings: dict[str, float] = field(default_factory=dict)
-    gather: str = ""
-    n_failed_before: int = 0
-    """Cells of the pipeline whose stored attempt failed in an earlier run and that were
-    not run again (``retry_failed`` off): they count among ``n_cached``."""
-    tuning: dict[str, int] = field(default_factory=dict)
-    """What the tuning stage did (:meth:`dolb.execution.tuning.Tuned.counts`); empty without one."""
-
-    @property
-    def ok(self) -> bool:
-        """Whether every cell of the pipeline is stored with a result (none failed, now
-        or before, tuning trials included)."""
-        return (self.n_failed == 0 and self.n_failed_before == 0 and not self.tuning.get("failed")
-                and not self.tuning.get("untuned"))
-
-    def counts_line(self) -> str:
-        """What the run did, on one line."""
-        before = ""
-        if self.n_failed_before:
-            before = f" ({self.n_failed_before} failed in an earlier run: --retry-failed runs them again)"
-        tuning = ""
-        if self.tuning:
-            tuning = (f"; tuning: {self.tuning['cells']} trial cells, {self.tuning['computed']} computed, "
-                      f"{self.tuning['failed']} failed")
-            if self.tuning.get("untuned"):
-                tuning += f", {self.tuning['untuned']} splits without a choice (every trial failed)"
-        return (
-            f"{self.n_cells} cells: {self.n_cached} already stored, {self.n_computed} computed, "
-            f"{self.n_failed + self.n_failed_before} failed{before}{tuning}"
-        )
-
-    def time_line(self) -> str:
-        """Where the time went, on one line."""
-        return "time: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.timings.items())
 
 
 def plan_groups(pipeline: Pipeline, cache: Path | None = None) -> list[CellGroup]:
@@ -354,6 +309,7 @@ def _finish(plan: _Plan, record: dict, computed: _Computed, options: RunOptions,
     if computed.compaction:
         logger.warning("%s", computed.compaction)
     n_cells, n_todo, n_failed = plan.n_cells, sum(len(indices) for _, indices in plan.todo), computed.n_failed
+    n_untuned = 0 if computed.tuned is None else computed.tuned.n_untuned  # neither stored nor run
     saves = {} if computed.runner is None else computed.runner.saves
     report = computed.report
     if report is None and store.exists():
@@ -365,7 +321,8 @@ def _finish(plan: _Plan, record: dict, computed: _Computed, options: RunOptions,
     record |= {
         "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "seconds": round(seconds, 3),
-        "counts": {"cells": n_cells, "cached": n_cells - n_todo, "computed": n_todo - n_failed, "failed": n_failed},
+        "counts": {"cells": n_cells, "cached": n_cells - n_todo - n_untuned, "computed": n_todo - n_failed,
+                   "failed": n_failed + n_untuned},
         "examples": examples_of(plan.todo),
         "gather": computed.mode,
         "tasks": 0 if computed.runner is None else computed.runner.n_tasks,
@@ -380,7 +337,7 @@ def _finish(plan: _Plan, record: dict, computed: _Computed, options: RunOptions,
         write_run_page(store, plan.pipeline.reports, record, plan.pipeline.description,
                        failures=bool(plan.failed) or (computed.runner is not None and computed.runner.n_failed > 0))
     report = "No results stored." if report is None else report
-    return SweepSummary(n_cells, n_cells - n_todo, n_todo - n_failed, n_failed, seconds, report,
+    return SweepSummary(n_cells, n_cells - n_todo - n_untuned, n_todo - n_failed, n_failed, seconds, report,
                         record["run_id"], phases.rounded(), computed.mode, plan.n_failed_before(options.retry_failed),
                         {} if computed.tuned is None else computed.tuned.counts())
 

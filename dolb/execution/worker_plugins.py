@@ -91,22 +91,34 @@ class QuickExit(WorkerPlugin):
             os._exit(0)
 
 
-def _not_a_lost_heartbeat(record: logging.LogRecord) -> bool:
-    """False for the error a worker logs, with a traceback, when a heartbeat finds its
-    scheduler gone."""
-    return not record.getMessage().startswith("Failed to communicate with scheduler during heartbeat")
+QUIET_AT_STOP = {
+    "distributed.worker": ("Failed to communicate with scheduler during heartbeat", ""),
+    "distributed.worker.state_machine": ("Async instruction for ", " ended with CancelledError"),
+}
+"""What an embedded worker logs as the client stops it, by logger: the error (with a
+traceback) of a heartbeat that finds its scheduler gone, and the warning of each task
+cancelled as the worker closes (``Async instruction for <Task cancelled ...> ended with
+CancelledError``): logger -> how the message starts and ends."""
 
 
-class QuietHeartbeat(WorkerPlugin):
-    """Drops the error an embedded worker logs when its heartbeat finds the scheduler
-    gone. The embedded cluster's scheduler runs in the client's process, so that happens
-    only when the client stops or is stopped (Ctrl-C), which the client reports in one
-    line of its own; the worker's traceback, written to the same terminal, would follow
-    it."""
+def _not_said_at_stop(record: logging.LogRecord) -> bool:
+    """False for a record of :data:`QUIET_AT_STOP`."""
+    start, end = QUIET_AT_STOP.get(record.name, (None, None))
+    message = record.getMessage()
+    return start is None or not (message.startswith(start) and message.endswith(end))
 
-    name = "dolb-quiet-heartbeat"
+
+class QuietStop(WorkerPlugin):
+    """Drops what an embedded worker logs when the client stops it mid-run
+    (:data:`QUIET_AT_STOP`). The embedded cluster's scheduler runs in the client's
+    process, so that happens only when the client stops or is stopped (Ctrl-C), which
+    the client reports in one line of its own; the worker's lines, written to the same
+    terminal, would follow it."""
+
+    name = "dolb-quiet-stop"
 
     def setup(self, worker: Worker) -> None:
-        logger = logging.getLogger("distributed.worker")
-        if _not_a_lost_heartbeat not in logger.filters:
-            logger.addFilter(_not_a_lost_heartbeat)
+        for name in QUIET_AT_STOP:
+            logger = logging.getLogger(name)
+            if _not_said_at_stop not in logger.filters:
+                logger.addFilter(_not_said_at_stop)

@@ -39,6 +39,7 @@ from dolb.results.figure_style import (
     series_style,
 )
 from dolb.results.history import machines, read_records, same_machines
+from dolb.results.intervals import BOOTSTRAP_BAND, T_BAND, is_proportion
 from dolb.results.nightly_gate import Confirm, judge_nights
 from dolb.results.report import slug
 from dolb.results.store import ResultStore
@@ -236,7 +237,7 @@ def change_figure(
 ) -> Path:
     """Draw ``metric`` against training size for ``configurations`` (rows of
     :data:`~dolb.results.tables.CONFIG_COLUMNS`) and save as PNG: above, the mean over
-    splits with its 95 % t band, the run with filled markers and the baseline dashed
+    splits with its 95 % band (:mod:`dolb.results.intervals`), the run with filled markers and the baseline dashed
     with open ones, a colour and marker per configuration; below, the paired change
     (run − baseline) / |baseline mean| in % with its 95 % t interval, so that a 15 %
     change is as tall at 10 examples as at 10,000."""
@@ -256,10 +257,10 @@ def change_figure(
     for position, (key, label) in enumerate(zip(keys, labels)):
         style = series_style(position % PANEL_LINES, position // PANEL_LINES)
         for which, look in (("run", style), ("baseline", {**style, "linestyle": "--", "markerfacecolor": "none"})):
-            line = aggregate(chosen[which].merge(configurations.iloc[[position]]), ("mean", "ci95", "count"))
+            line = aggregate(chosen[which].merge(configurations.iloc[[position]]), ("mean", "ci_low", "ci_high",
+                                                                                      "count"))
             line = line.set_index("n_train")
-            means.append((line["mean"], look, f"{label}, {which}", (line["mean"] - line["ci95"],
-                                                                    line["mean"] + line["ci95"])))
+            means.append((line["mean"], look, f"{label}, {which}", (line["ci_low"], line["ci_high"])))
             counts += line["count"].tolist()
         if key in paired.index:
             change = paired.loc[[key]].set_index("n_train")
@@ -279,7 +280,8 @@ def change_figure(
         ax.grid(alpha=0.3)
     low, high = min(counts), max(counts)
     n = f"n = {low}" if low == high else f"n = {low}–{high}"
-    caption = (f"mean over {n} splits, band: 95 % Student-t interval; run filled, baseline open and dashed; "
+    band = BOOTSTRAP_BAND if is_proportion(metric, configurations["task"].iloc[0]) else T_BAND
+    caption = (f"mean over {n} splits, band: {band}; run filled, baseline open and dashed; "
                "below: paired change (run − baseline) / |baseline| with its 95 % interval")
     figure_legend(fig, handles, [h.get_label() for h in handles], caption)
     save(fig, path)

@@ -186,12 +186,19 @@ def config_labels(keys: list[tuple]) -> list[str]:
 
 def _dimensions(keys: list[tuple]) -> dict[str, list[str]]:
     """Each way the configurations differ (learner, complexity, conversion, a
-    parameter), with every configuration's value."""
+    parameter), with every configuration's value; a complexity or a parameter only
+    when every configuration has one (learners of different parameters are split by
+    what they share: a panel is never titled ``name=`` with no value).
+
+    >>> sorted(_dimensions([("arow", "sigma0=1", "", "last"), ("pa", "", "", "last")]))
+    ['learner']
+    """
     split = [_parameters(k[1]) for k in keys]
     found = {"learner": [k[0] for k in keys], "conversion": [k[3] for k in keys],
              "complexity": [k[2] for k in keys]}
     found |= {name: [d.get(name, "") for d in split] for name in sorted({n for d in split for n in d})}
-    return {name: values for name, values in found.items() if len(set(values)) > 1}
+    return {name: values for name, values in found.items()
+            if len(set(values)) > 1 and not {"", "nan"} & set(values)}
 
 
 _POSITIONS = {"learner": 0, "complexity": 2, "conversion": 3}

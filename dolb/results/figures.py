@@ -27,16 +27,23 @@ from dolb.results.figure_style import (
     series_style,
     wants_log,
 )
+from dolb.results.intervals import BOOTSTRAP_BAND, T_BAND, is_proportion
 
-BANDS = {"mean": ("band: 95 % Student-t confidence interval of the mean", {"ci95"}),
+BANDS = {"mean": (f"band: {T_BAND}", {"ci95"}),
          "median": ("band: first to third quartile", {"q25", "q75"})}
-"""The band drawn around each statistic a curve can show, and the summary columns it needs."""
+"""The band drawn around each statistic a curve can show, and the summary columns it
+needs (a mean's band is ``ci_low`` to ``ci_high`` where the summary has them: see
+:func:`band_edges`)."""
 
 
 def band_edges(line: pd.DataFrame, statistic: str) -> tuple[pd.Series, pd.Series] | None:
     """The lower and upper edges of the band around ``statistic`` on the summary rows
-    ``line``: mean ± ``ci95`` (the t half-width over splits) or ``q25`` to ``q75``; None
-    when the summary has no such columns."""
+    ``line``: the mean's 95 % interval ``ci_low`` to ``ci_high``
+    (:func:`dolb.results.intervals.mean_intervals`: within [0, 1] for a proportion), or
+    mean ± ``ci95`` (the t half-width over splits) in a summary without them, or ``q25``
+    to ``q75``; None when the summary has no such columns."""
+    if statistic == "mean" and {"ci_low", "ci_high"} <= set(line):
+        return line["ci_low"], line["ci_high"]
     if not BANDS[statistic][1] <= set(line):
         return None
     if statistic == "median":
@@ -51,6 +58,9 @@ def caption(table: pd.DataFrame, statistic: str) -> str:
     --------
     >>> caption(pd.DataFrame({"count": [10, 8], "ci95": [0.1, 0.2]}), "mean")
     'mean over n = 8–10 splits; band: 95 % Student-t confidence interval of the mean'
+    >>> caption(pd.DataFrame({"count": [5], "metric": "test_error", "task": "binary", "ci_low": [0.0],
+    ...                       "ci_high": [0.1]}), "mean").split("; ")[1]
+    'band: 95 % percentile bootstrap interval of the mean over splits (a proportion: within [0, 1])'
     """
     if "count" in table and len(table):
         low, high = int(table["count"].min()), int(table["count"].max())
@@ -58,6 +68,9 @@ def caption(table: pd.DataFrame, statistic: str) -> str:
     else:
         over = "over splits (n not recorded)"
     band, needs = BANDS[statistic]
+    if statistic == "mean" and {"ci_low", "ci_high", "metric", "task"} <= set(table) and len(table):
+        bounded = {is_proportion(metric, task) for metric, task in zip(table["metric"], table["task"])}
+        band, needs = f"band: {BOOTSTRAP_BAND if bounded == {True} else T_BAND}", {"ci_low", "ci_high"}
     return f"{statistic} {over}; {band if needs <= set(table) else 'no band'}"
 
 
@@ -170,7 +183,8 @@ def curve_figure(
     :data:`~dolb.results.figure_style.PANEL_LINES` of them), and save it as PNG at
     ``path``.
 
-    The mean is drawn with its 95 % Student-t confidence band over splits (``ci95``),
+    The mean is drawn with its 95 % confidence band over splits (Student-t, or for a
+    proportion the percentile bootstrap, which stays in [0, 1]: :mod:`dolb.results.intervals`),
     the median with its quartile band (the spread of online losses is heavy-tailed);
     the legend, below the panels, says which and over how many splits. Axes are
     logarithmic as :func:`log_axes` decides.

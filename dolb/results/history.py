@@ -9,6 +9,7 @@ reproduce`` can run it again).
 
 from __future__ import annotations
 
+import calendar
 import json
 import time
 import uuid
@@ -73,6 +74,14 @@ def find_record(store: ResultStore, run_id: str | None = None) -> dict[str, Any]
     raise DataError(f"{store.root}: no run {run_id!r} recorded (runs: {known})")
 
 
+def last_record(store: ResultStore) -> dict[str, Any]:
+    """The record of the folder's last run, finished or not (DataError when none is)."""
+    records = read_records(store)
+    if not records:
+        raise DataError(f"{store.root}: no run recorded (run `dolb run` first)")
+    return records[-1]
+
+
 def recorded_pipeline(store: ResultStore, record: dict[str, Any], doing: str) -> tuple[str, str]:
     """The path and text of the pipeline a run ran, as its record keeps them;
     DataError naming the record file when it lacks one (``doing``: what needs them,
@@ -84,11 +93,39 @@ def recorded_pipeline(store: ResultStore, record: dict[str, Any], doing: str) ->
     return record["pipeline_path"], record["pipeline_text"]
 
 
-def describe(record: dict[str, Any], stored: tuple[int, int] = (0, 0)) -> str:
+def planned_cells(record: dict[str, Any]) -> int:
+    """The cells of the pipeline a run ran, as its record lists its groups (its
+    tuning's trials and chosen cells aside)."""
+    return sum(count for _, count in record.get("groups", []))
+
+
+def live_line(record: dict[str, Any], stored: tuple[int, int, int], holder: dict[str, Any], now: float) -> str:
+    """One line for a run still running: since when, where (its host and pid, and
+    whether the process was seen alive from here), the cells stored and failed so far
+    of its pipeline's, and the cells it stored or failed per second since it started
+    (``now``: the time, seconds since the epoch).
+
+    >>> print(live_line({"run_id": "r1", "started": "2026-11-26T21:00:00Z", "groups": [["k", 40]]}, (12, 2, 1),
+    ...                 {"host": "h", "pid": 7, "checked": True}, calendar.timegm((2026, 11, 26, 21, 0, 4))))
+    r1  2026-11-26T21:00:00Z  running on h (pid 7): 12 cells stored, 1 failed so far of the 40 cells of its \
+pipeline, on 2 workers; 3.2 cells/s
+    """
+    cells, workers, failed = stored
+    seconds = now - calendar.timegm(time.strptime(record["started"], "%Y-%m-%dT%H:%M:%SZ"))
+    rate = f"{(cells + failed) / seconds:.1f} cells/s" if seconds > 0 else "no rate yet"
+    where = f"running on {holder['host']} (pid {holder['pid']})"
+    if not holder["checked"]:
+        where += ", not checked from here (another host)"
+    return (f"{record['run_id']}  {record['started']}  {where}: {cells} cells stored, {failed} failed so far of the "
+            f"{planned_cells(record)} cells of its pipeline, on {workers} workers; {rate}")
+
+
+def describe(record: dict[str, Any], stored: tuple[int, int, int] = (0, 0, 0)) -> str:
     """One line for a run: when, cells computed, cached and failed, workers, time, the
     states its cells saved and its tuning's trial cells, if any. A run that did not finish (killed) recorded no
-    counts: ``stored``, the cells its workers stored and how many workers did
-    (:func:`dolb.results.query.cells_by_run`), says what it did.
+    counts: ``stored``, the cells its workers stored, how many workers did and the cells
+    that failed (:func:`dolb.results.query.cells_by_run`), says what it did (a run still
+    running: :func:`live_line`).
 
     >>> saves = {"state_saves": 3, "state_bytes": 3 << 20, "state_largest": 1 << 20, "state_seconds": 0.25}
     >>> line = describe({"run_id": "r1", "pipeline": "p", "started": "2026-11-26T21:00:00Z", "ended": "x",
@@ -100,9 +137,9 @@ def describe(record: dict[str, Any], stored: tuple[int, int] = (0, 0)) -> str:
     'tuning: 39 trial cells, 30 computed, 0 failed (12,500 training examples)'
     """
     if not record.get("ended"):
-        cells, workers = stored
-        return (f"{record['run_id']}  {record.get('started', '?')}  did not finish: {cells} cells stored by it on "
-                f"{workers} workers")
+        cells, workers, failed = stored
+        return (f"{record['run_id']}  {record.get('started', '?')}  did not finish: {cells} cells stored by it, "
+                f"{failed} failed, on {workers} workers")
     counts = record.get("counts", {})
     state = f"{record.get('seconds', 0):.1f} s"
     saves = record.get("state_saves", {})

@@ -59,7 +59,10 @@ def provenance(record: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     else:
         cluster = "local cluster"
     workers = record.get("workers", {})
-    cluster += f", {len(workers)} workers" if workers else ", no workers started (every cell was stored)"
+    if workers or not record.get("ended"):  # a run not finished has not recorded its workers yet
+        cluster += f", {len(workers)} workers" if workers else ", workers not recorded (the run has not finished)"
+    else:
+        cluster += ", no workers started (every cell was stored)"
     if record.get("gather") and record["gather"] != "none":
         cluster += f"; result parts written by the {record['gather']}"
     counts = record.get("counts", {})
@@ -126,17 +129,21 @@ def failure_section(store: ResultStore) -> Section | None:
 
 
 def write_run_page(store: ResultStore, reports: tuple[ReportSpec, ...], record: dict[str, Any],
-                   description: str = "", failures: bool = True) -> str:
+                   description: str = "", failures: bool = True, partial: str = "") -> str:
     """Write ``report/index.html`` of a result folder after its reports were drawn;
     return where it is. ``failures=False``: the caller knows that no cell of the folder
-    failed, and the store is not asked (a scan of every stored row)."""
+    failed, and the store is not asked (a scan of every stored row). ``partial``: why the
+    page shows only part of the run (it is still running, or did not finish), said
+    first, above the provenance."""
     with tempfile.TemporaryDirectory() as scratch:
-        sections = [Section("Provenance", facts=provenance(record))]
+        sections = [Section("Partial results", (partial,))] if partial else []
+        sections += [Section("Provenance", facts=provenance(record))]
         sections += [report_section(store, reports, index, Path(scratch)) for index in range(len(reports))]
         failed = failure_section(store) if failures else None
         if failed is not None:
             sections.append(failed)
-        page = html_page(f"{record.get('pipeline', 'dolb')}: results", sections, description)
+        title = f"{record.get('pipeline', 'dolb')}: {'partial ' if partial else ''}results"
+        page = html_page(title, sections, description)
     with report_folder(store) as folder:
         (folder / "index.html").write_text(page, encoding="utf-8")
     return location.joined(store.location, "report", "index.html")

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 from dolb.data.store.object_stores import reaching
 from dolb.errors import DataError
 from dolb.results.agreement import PER_LEARNER
+from dolb.results.intervals import mean_intervals, proportion_pairs
 from dolb.results.store import ResultStore
 
 MEMORY_LIMIT = "512MB"
@@ -49,8 +50,9 @@ ROW_ORDER = ["experiment", "dataset", "task", "learner", "params", "complexity",
 cells alike in every column before it). A table's sums over the rows (means over splits,
 over datasets) add them in this order, whatever the order they were stored in."""
 
-STATISTICS = ("mean", "std", "var", "median", "q25", "q75", "count", "ci95")
-"""What :func:`summary` computes for each group."""
+STATISTICS = ("mean", "std", "var", "median", "q25", "q75", "count", "ci95", "ci_low", "ci_high")
+"""What :func:`summary` computes for each group (``ci_low`` to ``ci_high``: the 95 %
+interval of the mean of :func:`dolb.results.intervals.mean_intervals`)."""
 
 def _chosen(parts: str, rows: str) -> str:
     """SQL common-table expressions naming ``rows`` the rows of the view ``parts`` with
@@ -181,17 +183,18 @@ def rows(store: ResultStore, where: str = "TRUE", parameters: tuple = (), column
         ).df()
 
 
-def cells_by_run(store: ResultStore) -> dict[str, tuple[int, int]]:
-    """For each run id, the cells stored with a result by that run and the number of
-    workers that stored them."""
+def cells_by_run(store: ResultStore) -> dict[str, tuple[int, int, int]]:
+    """For each run id, the cells stored with a result by that run, the number of
+    workers that stored them and the cells whose attempt by that run failed."""
     if not store.exists():
         return {}
     with _connect(store) as connection:
         found = connection.sql(
-            "SELECT run_id, count(DISTINCT cell_id), count(DISTINCT worker) FROM parts WHERE status = 'ok' "
-            "GROUP BY run_id"
+            "SELECT run_id, count(DISTINCT cell_id) FILTER (WHERE status = 'ok'), "
+            "count(DISTINCT worker) FILTER (WHERE status = 'ok'), count(DISTINCT cell_id) FILTER (WHERE status = "
+            "'failed') FROM parts GROUP BY run_id"
         ).fetchall()
-    return {run_id: (cells, workers) for run_id, cells, workers in found}
+    return {run_id: (cells, workers, failed) for run_id, cells, workers, failed in found}
 
 
 def failures(store: ResultStore) -> pd.DataFrame:
@@ -215,15 +218,24 @@ def _statistics(keys: str, where: str) -> str:
     (``count`` in pandas' sense: the values that are not missing); sums in split order (two
     cells of one split, in the order of their ids)."""
     order = "ORDER BY split, cell_id"
+    proportions = " OR ".join(f"(metric = {_quoted(metric)} AND task = {_quoted(task)})"
+                              for metric, task in proportion_pairs()) or "FALSE"
     return f"""SELECT {keys}, avg(value {order}) AS mean, stddev_samp(value {order}) AS std,
                       var_samp(value {order}) AS var, quantile_cont(value, 0.5) AS median,
-                      quantile_cont(value, 0.25) AS q25, quantile_cont(value, 0.75) AS q75, count(value) AS count
+                      quantile_cont(value, 0.25) AS q25, quantile_cont(value, 0.75) AS q75, count(value) AS count,
+                      list(value {order}) FILTER (WHERE {proportions}) AS split_values
                FROM measured WHERE {where} GROUP BY ALL"""
+
+
+def _quoted(text: str) -> str:
+    """``text`` as an SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def summary(store: ResultStore, where: str = "TRUE", parameters: tuple = ()) -> pd.DataFrame:
     """Every statistic of :data:`STATISTICS` over splits, per configuration, training
-    size and metric (rows matching ``where``); the same table as
+    size and metric (rows matching ``where``; the values of a proportion read to bootstrap
+    its interval); the same table as
     :func:`dolb.results.tables.aggregate` of the rows, computed without loading them.
     NaN values count as missing, as in pandas."""
     keys = ", ".join(GROUP_COLUMNS)
@@ -241,6 +253,7 @@ def summary(store: ResultStore, where: str = "TRUE", parameters: tuple = ()) -> 
         table = connection.execute("SELECT * FROM statistics ORDER BY ALL").df()
     table["count"] = table["count"].astype("int64")
     table["ci95"] = ci95_from(table["std"], table["count"])
+    table["ci_low"], table["ci_high"] = mean_intervals(table, table.pop("split_values"))
     return table
 
 

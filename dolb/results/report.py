@@ -18,7 +18,7 @@ from dolb.results.kinds import REPORTS, ReportSpec
 from dolb.results.store import ResultStore
 from dolb.results.tables import lift_constants, markdown_text, to_markdown
 
-SUMMARY_STATISTICS = ["mean", "std", "ci95", "count"]
+SUMMARY_STATISTICS = ["mean", "std", "ci95", "ci_low", "ci_high", "count"]
 """The columns of ``report/summary.csv`` besides the configuration."""
 
 

@@ -17,6 +17,7 @@ from dolb import location
 from dolb.errors import DataError
 from dolb.results import query, stats
 from dolb.results.figure_style import config_labels
+from dolb.results.intervals import is_proportion, mean_intervals
 from dolb.results.query import CONFIG_COLUMNS, GROUP_COLUMNS, STATISTICS
 from dolb.results.store import ResultStore
 
@@ -102,11 +103,23 @@ _AGGREGATES = {
 }
 
 
+INTERVAL = ("ci_low", "ci_high")
+"""The ends of the 95 % interval of the mean (:func:`dolb.results.intervals.mean_intervals`)."""
+
+
 def aggregate(frame: pd.DataFrame, stats: Iterable[str] = STATISTICS) -> pd.DataFrame:
     """Aggregate a table of rows over splits: one row per configuration x training
     size x metric, one column per statistic (a summary)."""
+    stats = list(stats)
+    interval = bool(set(INTERVAL) & set(stats))
+    needed = list(dict.fromkeys([s for s in stats if s not in INTERVAL] + (["mean", "ci95"] if interval else [])))
     grouped = frame.groupby(GROUP_COLUMNS, sort=True, dropna=False)["value"]
-    return grouped.agg([(name, _AGGREGATES[name]) for name in stats]).reset_index()
+    table = grouped.agg([(name, _AGGREGATES[name]) for name in needed]).reset_index()
+    if interval:  # each group's values in split order, as the store's summary resamples them
+        ordered = frame.sort_values([c for c in ("split", "cell_id") if c in frame], kind="stable")
+        values = ordered.groupby(GROUP_COLUMNS, sort=True, dropna=False)["value"].agg(list).reset_index(drop=True)
+        table["ci_low"], table["ci_high"] = mean_intervals(table, values)
+    return table[[*GROUP_COLUMNS, *stats]]
 
 
 def comparison_table(summary: pd.DataFrame, experiment: str, metric: str, at, stats) -> pd.DataFrame:
@@ -116,6 +129,7 @@ def comparison_table(summary: pd.DataFrame, experiment: str, metric: str, at, st
     table = summary[(summary["experiment"] == experiment) & (summary["metric"] == metric)]
     if at is not None:
         table = table[table["n_train"].isin(at)]
+    stats = shown_statistics(stats, table)
     rows = ["dataset", "learner", "params", "complexity", "conversion"]
     wide = table.pivot_table(index=rows, columns="n_train", values=list(stats), aggfunc="first", sort=True)
     if wide.index.duplicated().any():  # cannot happen: aggregate() grouped by these keys
@@ -129,6 +143,20 @@ def comparison_table(summary: pd.DataFrame, experiment: str, metric: str, at, st
     if wide["dataset"].nunique() == 1:
         wide = wide.drop(columns="dataset")
     return wide
+
+
+def shown_statistics(stats, table: pd.DataFrame) -> list[str]:
+    """The statistics a table of summary rows shows for ``stats``: ``ci95`` as the ends
+    ``ci_low`` and ``ci_high`` of the interval where the metric is a proportion on every
+    row's task (its interval is not mean ± a half-width) and the summary has them.
+
+    >>> rows = pd.DataFrame({"metric": ["test_error"], "task": ["binary"], "ci_low": [0.0], "ci_high": [0.1]})
+    >>> shown_statistics(("mean", "ci95"), rows), shown_statistics(("mean", "ci95"), rows.assign(task="regression"))
+    (['mean', 'ci_low', 'ci_high'], ['mean', 'ci95'])
+    """
+    bounded = len(table) and set(INTERVAL) <= set(table) and all(
+        is_proportion(metric, task) for metric, task in zip(table["metric"], table["task"]))
+    return [shown for stat in stats for shown in (INTERVAL if stat == "ci95" and bounded else (stat,))]
 
 
 _MARKDOWN_ESCAPES = str.maketrans({
