@@ -19,6 +19,10 @@ from dolb.validation import Table, problem, shown, unknown_key
 _PARAMETER_ERROR = re.compile(r"learner '[^']*', parameter '(?P<name>[^']*)': (?P<problem>.*)", re.S)
 """A learner's message about one of its parameters (``Param.check``)."""
 
+SCRIPT_MODULES = ("__main__", "__mp_main__")
+"""Where a class defined in the running script (or a notebook) lives: no worker has it
+(workers look learners up by name in the registry, which imports installed packages)."""
+
 
 def _no_repeats(values: Iterable[Any], *at: str | int) -> None:
     """A problem at ``at`` if a value is listed twice (the same cells twice over)."""
@@ -66,6 +70,10 @@ class Learner(Table):
             cls = learner_class(self.learner)
         except ConfigError as exc:
             raise problem(str(exc), *at, "learner") from None
+        if cls.__module__ in SCRIPT_MODULES:
+            raise problem(f"learner {self.learner!r} is defined in the script ({cls.__module__}), which the workers "
+                          "do not run: define it in a module of an installed package that registers it through the "
+                          "dolb.learners entry point", *at, "learner")
         if cls.task != task:
             raise problem(f"{self.learner!r} is a {cls.task} learner, the experiment is {task}", *at, "learner")
         for conversion in conversions:
