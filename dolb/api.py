@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dolb.errors import ConfigError
+from dolb.experiment.shipped import pipeline_file
 from dolb.options import RunOptions
 
 
@@ -18,8 +19,9 @@ def run(pipeline: str | Path | Mapping[str, Any], out: str | Path, **options: An
 
     Parameters
     ----------
-    pipeline : path or mapping
-        A pipeline file, or the pipeline itself as a plain mapping with the layout of
+    pipeline : path, name or mapping
+        A pipeline file, the name of a pipeline dolb ships (``"irma"``: see
+        :mod:`dolb.experiment.shipped`), or the pipeline itself as a plain mapping with the layout of
         the file (``{"pipeline": {...}, "datasets": {...}, "experiments": {...}}``);
         relative paths in a mapping are relative to the current folder. A mapping is
         recorded in the result folder as TOML, like a file.
@@ -28,7 +30,8 @@ def run(pipeline: str | Path | Mapping[str, Any], out: str | Path, **options: An
     **options
         The options of ``dolb run``, named as its flags with dashes as underscores
         (``workers``, ``scheduler``, ``cluster``, ``dashboard``, ``retry_failed``,
-        ``force``, ``progress``, ``performance_report``, ``gather``, ``data_cache``): see
+        ``force``, ``progress``, ``performance_report``, ``gather``, ``data_cache``,
+        ``data``): see
         :class:`dolb.options.RunOptions`. By default, a LocalCluster with one worker
         per core and no progress bar.
 
@@ -54,7 +57,7 @@ def run(pipeline: str | Path | Mapping[str, Any], out: str | Path, **options: An
 def _pipeline_source(pipeline) -> tuple[Path, str | None]:
     """(path, text) of a pipeline given as a file or a mapping; text None: read the file."""
     if isinstance(pipeline, (str, Path)):
-        return Path(pipeline), None
+        return pipeline_file(pipeline), None
     if not isinstance(pipeline, Mapping):
         raise ConfigError(f"pipeline: expected a file path or a mapping, got {type(pipeline).__name__}")
     import tomli_w

@@ -15,6 +15,8 @@ from dolb.data.store.object_stores import reaching
 from dolb.errors import ConfigError, DolbError
 from dolb.execution.payload import call, encode
 from dolb.experiment.pipeline import DatasetSpec, Pipeline
+from dolb.experiment.schema import PATH_PARAMS
+from dolb.experiment.shipped import check_data
 from dolb.seeding import seed_for, seed_int
 
 DATA_CACHE_VARIABLE = "DOLB_DATA_CACHE"
@@ -84,6 +86,7 @@ def open_datasets(
     cache (:class:`~dolb.errors.StoreFault`)."""
     used = {name for e in pipeline.experiments.values() for name in e.datasets}
     specs = [spec for name, spec in pipeline.datasets.items() if name in used]
+    check_data(pipeline.path, {spec.name: {k: v for k, v in spec.params if k in PATH_PARAMS} for spec in specs})
     opened = {}
     for spec in specs:
         try:
