@@ -50,9 +50,14 @@ def study_command(args: argparse.Namespace) -> int:
 def study_list() -> str:
     """Every registered study on a line: name, title and its pipelines as ``dolb run``
     takes them (one dolb ships by its name, from any folder), with what they read from
-    the data folder; then a line saying how to run one and give that folder."""
+    the data folder; then the other pipelines dolb ships, and a line saying how to run
+    one and give that folder."""
     lines = [f"{name:18} {study.title} ({_pipelines(study)})" for name, study in STUDIES.items()]
-    return "\n".join([*lines, f"dolb run NAME --out DIR runs a pipeline dolb ships from any folder; {DATA_HINT}"])
+    others = sorted(set(shipped_names()).difference(*(study.pipelines for _, study in STUDIES.items())))
+    other = ", ".join(name + (f" (data folder: {', '.join(data_needs(name))})" if data_needs(name) else "")
+                      for name in others)
+    return "\n".join([*lines, f"{'other pipelines':18} {other or 'none'}",
+                      f"dolb run NAME --out DIR runs a pipeline dolb ships from any folder; {DATA_HINT}"])
 
 
 def _pipelines(study: Study) -> str:
