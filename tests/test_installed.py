@@ -89,6 +89,3 @@ def test_an_installed_dolb_says_where_a_shipped_pipelines_data_goes(venv, tmp_pa
                            f"{tmp_path / 'd' / 'mnist'} is missing; the data folder holds mnist/, libsvm/, rcv1/ and "
                            "face/ (see the datasets guide); give it with --data DIR or $DOLB_DATA\n")
     assert not (tmp_path / "runs").exists()
-    moved = installed(venv, tmp_path, "dolb", "run", "pipelines/irma.toml", "--out", "runs/irma")
-    assert moved.stderr == "dolb: error: pipelines/irma.toml: no such pipeline file; dolb ships one of this name: " \
-                           "dolb run irma\n"
