@@ -1,6 +1,6 @@
 """The Python guide's script runs as written, as a plain script without a ``__main__``
-guard (its workers do not run it again), and a learner defined in a script is refused
-in one line that says where it must live."""
+guard (its workers do not run it again) and in a notebook's kernel, and a learner
+defined in a script is refused in one line that says where it must live."""
 
 import os
 import subprocess
@@ -44,6 +44,19 @@ def test_the_guides_script_runs_without_a_main_guard(tmp_path):
     printed = [line.split()[-1] for line in done.stdout.splitlines()[1:] if line.split()]
     shown = [float(word) for word in printed if word[0].isdigit()]  # the script's own table: the stored values
     assert shown == pytest.approx(means.tolist(), abs=5e-7)  # printed to 6 decimals
+
+
+@pytest.mark.e2e
+def test_the_guides_script_runs_in_a_notebook_and_leaves_its_main_module_as_it_was(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    from nbclient import NotebookClient
+
+    after = "import sys; print(summary.n_cells, summary.n_failed, sys.modules['__main__'].__spec__)"
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(guide_script()),
+                                               nbformat.v4.new_code_cell(after)])
+    NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    assert notebook.cells[1].outputs[0]["text"] == "40 0 None\n"
+    assert dolb.read_results(tmp_path / "runs" / "demo")["cell_id"].nunique() == 40
 
 
 def test_a_learner_defined_in_the_script_is_refused_saying_where_it_must_live(tmp_path):
