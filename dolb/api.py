@@ -21,8 +21,8 @@ def run(pipeline: str | Path | Mapping[str, Any], out: str | Path, **options: An
     ----------
     pipeline : path, name or mapping
         A pipeline file, the name of a pipeline dolb ships (``"irma"``: see
-        :mod:`dolb.experiment.shipped`), or the pipeline itself as a plain mapping with the layout of
-        the file (``{"pipeline": {...}, "datasets": {...}, "experiments": {...}}``);
+        :mod:`dolb.experiment.shipped`), or the pipeline itself as a plain mapping with
+        the layout of the file (``{"pipeline": {...}, "datasets": {...}, "experiments": {...}}``);
         relative paths in a mapping are relative to the current folder. A mapping is
         recorded in the result folder as TOML, like a file.
     out : path or fsspec URL
@@ -31,9 +31,8 @@ def run(pipeline: str | Path | Mapping[str, Any], out: str | Path, **options: An
         The options of ``dolb run``, named as its flags with dashes as underscores
         (``workers``, ``scheduler``, ``cluster``, ``dashboard``, ``retry_failed``,
         ``force``, ``progress``, ``performance_report``, ``gather``, ``data_cache``,
-        ``data``): see
-        :class:`dolb.options.RunOptions`. By default, a LocalCluster with one worker
-        per core and no progress bar.
+        ``data``): see :class:`dolb.options.RunOptions`. By default, a LocalCluster with
+        one worker per core and no progress bar.
 
     Examples
     --------

@@ -310,6 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument("--run", help="the run id to reproduce (default: the last finished run; see dolb status)")
     again.add_argument("--rtol", type=fraction, help="largest relative difference called floating-point noise (1e-6)")
     again.add_argument("--data-cache", metavar="DIR", help=DATA_CACHE_HELP)
+    again.add_argument("--data", metavar="DIR", help=DATA_HELP)
     _add_where(again)
 
     verify = commands.add_parser("verify", help="check a dataset store in full: metadata, chunks, fingerprint")

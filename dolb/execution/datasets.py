@@ -83,7 +83,8 @@ def open_datasets(
     ends and its dataset opens, while the others still build (the run warms that
     dataset's kernels then); a build's error is raised once all have ended, the first
     dataset's first. An object store's fault names the store of the dataset, or the data
-    cache (:class:`~dolb.errors.StoreFault`)."""
+    cache (:class:`~dolb.errors.StoreFault`). A file a shipped pipeline reads that is
+    missing is a ConfigError first (:func:`~dolb.experiment.shipped.check_data`)."""
     used = {name for e in pipeline.experiments.values() for name in e.datasets}
     specs = [spec for name, spec in pipeline.datasets.items() if name in used]
     check_data(pipeline.path, {spec.name: {k: v for k, v in spec.params if k in PATH_PARAMS} for spec in specs})
