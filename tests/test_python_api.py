@@ -59,9 +59,13 @@ def test_the_guides_script_runs_in_a_notebook_and_leaves_its_main_module_as_it_w
     assert dolb.read_results(tmp_path / "runs" / "demo")["cell_id"].nunique() == 40
 
 
-def test_a_learner_defined_in_the_script_is_refused_saying_where_it_must_live(tmp_path):
+@pytest.mark.parametrize("module, where", [
+    ("__main__", "is defined in the script (__main__), which the workers do not run"),
+    ("my_learners", "is defined in the module my_learners, which no dolb.learners entry point imports, nor any worker"),
+])
+def test_a_learner_the_workers_cannot_import_is_refused_saying_where_it_must_live(tmp_path, module, where):
     mine = type("Mine", (OnlineLearner,), {"name": "script_learner", "task": "regression", "params": {},
-                                           "__module__": "__main__"})
+                                           "__module__": module})
     LEARNERS.add("script_learner", mine)
     try:
         text = textwrap.dedent("""
@@ -83,9 +87,9 @@ def test_a_learner_defined_in_the_script_is_refused_saying_where_it_must_live(tm
     finally:
         LEARNERS._entries.pop("script_learner")
     message = str(error.value)
-    assert message.startswith(f"{tmp_path / 'p.toml'}: experiments.e.learners[0].learner: learner 'script_learner' "
-                              "is defined in the script (__main__), which the workers do not run")
-    assert "dolb.learners entry point" in message and "\n" not in message
+    assert message == (f"{tmp_path / 'p.toml'}: experiments.e.learners[0].learner: learner 'script_learner' {where}: "
+                       "define it in a module of an installed package that registers it through the dolb.learners "
+                       "entry point")
 
 
 def test_the_guide_says_no_guard_is_needed_and_shows_the_notebook_way():
