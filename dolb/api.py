@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dolb.errors import ConfigError, DolbError
+from dolb.experiment.shipped import pipeline_file
 from dolb.options import RunOptions
 
 
@@ -18,9 +19,10 @@ def run(pipeline: str | Path | Mapping[str, Any], out: str | Path, **options: An
 
     Parameters
     ----------
-    pipeline : path or mapping
-        A pipeline file, or the pipeline itself as a plain mapping with the layout of
-        the file (``{"pipeline": {...}, "datasets": {...}, "experiments": {...}}``);
+    pipeline : path, name or mapping
+        A pipeline file, the name of a pipeline dolb ships (``"irma"``: see
+        :mod:`dolb.experiment.shipped`), or the pipeline itself as a plain mapping with
+        the layout of the file (``{"pipeline": {...}, "datasets": {...}, "experiments": {...}}``);
         relative paths in a mapping are relative to the current folder. A mapping is
         recorded in the result folder as TOML, like a file. In a mapping, a dataset may
         be arrays: ``{"X": X, "y": y}`` (X a NumPy array or a SciPy sparse matrix, y its
@@ -31,9 +33,9 @@ def run(pipeline: str | Path | Mapping[str, Any], out: str | Path, **options: An
     **options
         The options of ``dolb run``, named as its flags with dashes as underscores
         (``workers``, ``scheduler``, ``cluster``, ``dashboard``, ``retry_failed``,
-        ``force``, ``progress``, ``performance_report``, ``gather``, ``data_cache``): see
-        :class:`dolb.options.RunOptions`. By default, a LocalCluster with one worker
-        per core and no progress bar.
+        ``force``, ``progress``, ``performance_report``, ``gather``, ``data_cache``,
+        ``data``): see :class:`dolb.options.RunOptions`. By default, a LocalCluster with
+        one worker per core and no progress bar.
 
     Examples
     --------
@@ -59,7 +61,7 @@ def _pipeline_source(pipeline, cache: str | Path | None = None) -> tuple[Path, s
     """(path, text) of a pipeline given as a file or a mapping (its arrays stored in the
     data cache ``cache``, see :func:`_arrays_stored`); text None: read the file."""
     if isinstance(pipeline, (str, Path)):
-        return Path(pipeline), None
+        return pipeline_file(pipeline), None
     if not isinstance(pipeline, Mapping):
         raise ConfigError(f"pipeline: expected a file path or a mapping, got {type(pipeline).__name__}")
     import tomli_w

@@ -37,10 +37,11 @@ def _options(args: argparse.Namespace) -> RunOptions:
 
 def _run(args: argparse.Namespace) -> int:
     from dolb.execution.sweep import run_sweep
+    from dolb.experiment.shipped import pipeline_file
     from dolb.location import joined
     from dolb.results.store import ResultStore
 
-    summary = run_sweep(args.pipeline, args.out, _options(args))
+    summary = run_sweep(pipeline_file(args.pipeline), args.out, _options(args))
     print(summary.report)
     print(f"{summary.counts_line()}; {summary.seconds:.1f} s; results in {args.out} (run {summary.run_id})")
     print(summary.time_line())
@@ -122,12 +123,18 @@ def _reproduce(args: argparse.Namespace) -> int:
 
 DATA_CACHE_HELP = ("where generated and imported datasets are kept, a folder or a URL such as s3://bucket/cache "
                    "(default $DOLB_DATA_CACHE, else ~/.cache/dolb/data)")
+PIPELINE_HELP = "pipeline file (TOML), or the name of a pipeline dolb ships (dolb study --list names them)"
+DATA_HELP = ("the data folder of the pipelines dolb ships, holding mnist/, libsvm/, rcv1/, face/ (default $DOLB_DATA, "
+             "else shared/data beside a checkout)")
 
 
 def _plan(args: argparse.Namespace) -> int:
     from dolb.execution.plan import make_plan
+    from dolb.experiment.shipped import pipeline_file
 
-    print(make_plan(args.pipeline, args.out, workers=args.workers, data_cache=args.data_cache).describe())
+    plan = make_plan(pipeline_file(args.pipeline), args.out, workers=args.workers, data_cache=args.data_cache,
+                     data=args.data)
+    print(plan.describe())
     return 0
 
 
@@ -282,7 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser("run", help="run a pipeline's cells on Dask and report")
-    run.add_argument("pipeline", help="pipeline file (TOML)")
+    run.add_argument("pipeline", help=PIPELINE_HELP)
     run.add_argument("--out", required=True, type=lasting_folder, help="result folder (created; reused to resume)")
     _add_where(run)
     run.add_argument("--retry-failed", action="store_true", help="run failed cells again")
@@ -296,13 +303,15 @@ def build_parser() -> argparse.ArgumentParser:
                      help="who writes result parts: the workers when they can reach --out (auto, the "
                           "default), always the workers, or the client")
     run.add_argument("--data-cache", metavar="DIR", help=DATA_CACHE_HELP)
+    run.add_argument("--data", metavar="DIR", help=DATA_HELP)
     run.set_defaults(handler=_run)
 
     plan = commands.add_parser("plan", help="count a pipeline's cells, stored and to do, and estimate the time")
-    plan.add_argument("pipeline", help="pipeline file (TOML)")
+    plan.add_argument("pipeline", help=PIPELINE_HELP)
     plan.add_argument("--out", required=True, help="result folder the run would use")
     plan.add_argument("--workers", type=positive_int, help="workers the estimate assumes (default: one per core)")
     plan.add_argument("--data-cache", metavar="DIR", help=DATA_CACHE_HELP + ": the run's, to build nothing twice")
+    plan.add_argument("--data", metavar="DIR", help=DATA_HELP)
     plan.set_defaults(handler=_plan)
 
     bench = commands.add_parser("bench", help="measure dolb: `dolb bench --list` lists the modes (default: "
@@ -331,6 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument("--run", help="the run id to reproduce (default: the last finished run; see dolb status)")
     again.add_argument("--rtol", type=fraction, help="largest relative difference called floating-point noise (1e-6)")
     again.add_argument("--data-cache", metavar="DIR", help=DATA_CACHE_HELP)
+    again.add_argument("--data", metavar="DIR", help=DATA_HELP)
     _add_where(again)
 
     verify = commands.add_parser("verify", help="check a dataset store in full: metadata, chunks, fingerprint")

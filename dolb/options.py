@@ -52,6 +52,10 @@ class RunOptions:
         Who writes the result parts (see :data:`GATHER_MODES`).
     data_cache : path, optional
         The data cache (see :func:`dolb.execution.datasets.data_cache`).
+    data : path, optional
+        The data folder of the pipelines dolb ships, which holds their real data sets
+        (default ``$DOLB_DATA``, else ``shared/data`` beside a checkout; see
+        :mod:`dolb.experiment.shipped`).
 
     Examples
     --------
@@ -73,6 +77,7 @@ class RunOptions:
     performance_report: str | Path | None = None
     gather: str = "auto"
     data_cache: str | Path | None = None
+    data: str | Path | None = None
 
     def __post_init__(self) -> None:
         if self.workers is not None and (isinstance(self.workers, bool) or not isinstance(self.workers, int)

@@ -142,7 +142,12 @@ def test_an_unknown_study_or_a_missing_run_is_one_line(tmp_path, capsys, argv, m
 def test_the_studies_are_listed(capsys):
     assert STUDIES.names() == ["cutoff_averaging", "irma", "linear_zoo", "oms", "online_mr", "tuning"]
     assert main(["study", "--list"]) == 0
-    assert capsys.readouterr().out.splitlines()[1] == "irma               The IRMA study (pipelines/irma.toml)"
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == "irma               The IRMA study (irma)"  # its pipeline by the name dolb run takes anywhere
+    assert lines[3].endswith("(oms_mnist, oms_tuned; data folder: mnist)")  # and what it reads from the data folder
+    assert lines[-2] == "other pipelines    irma_quick, nightly (data folder: libsvm, rcv1), peers_a9a (data folder: libsvm)"
+    assert lines[-1].startswith("dolb run NAME --out DIR runs a pipeline dolb ships from any folder; ")
+    assert lines[-1].endswith("give it with --data DIR or $DOLB_DATA")
 
 
 OTHER = """

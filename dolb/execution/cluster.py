@@ -54,6 +54,7 @@ from dolb.errors import ConfigError
 from dolb.execution.arithmetic import environment
 from dolb.execution.lost_workers import ReplacingCluster, lost_line
 from dolb.execution.quiet import QUIET
+from dolb.execution.script_main import script_not_rerun
 from dolb.execution.worker_plugins import NoHTTPServer, Prepared, QuickExit, QuietStop
 from dolb.validation import ExistingFile, PositiveInt, Table, one_of, problem, read_toml, unknown_key, validate
 
@@ -338,11 +339,12 @@ def connect(
         the worker processes of a local cluster and of a SLURM or PBS cluster as they start.
 
     At most one of ``workers``, ``scheduler`` and ``cluster`` may be given (the options
-    of :class:`dolb.options.RunOptions` of the same names).
+    of :class:`dolb.options.RunOptions` of the same names). The worker processes started
+    here do not run the caller's script again (:mod:`dolb.execution.script_main`).
     """
     if sum(x is not None for x in (workers, scheduler, cluster)) > 1:
         raise ConfigError("give at most one of --workers, --scheduler and --cluster")
-    with dask.config.set(QUIET), environment(arithmetic or {}):
+    with dask.config.set(QUIET), environment(arithmetic or {}), script_not_rerun():
         yield from _connect(workers, scheduler, cluster, dashboard, arithmetic or {})
 
 

@@ -16,6 +16,8 @@ from dolb.data.store.object_stores import reaching
 from dolb.errors import ConfigError, DolbError
 from dolb.execution.payload import call, encode
 from dolb.experiment.pipeline import DatasetSpec, Pipeline
+from dolb.experiment.schema import PATH_PARAMS
+from dolb.experiment.shipped import check_data
 from dolb.seeding import seed_for, seed_int
 
 DATA_CACHE_VARIABLE = "DOLB_DATA_CACHE"
@@ -86,10 +88,12 @@ def open_datasets(
     ends and its dataset opens, while the others still build (the run warms that
     dataset's kernels then); a build's error is raised once all have ended, the first
     dataset's first. An object store's fault names the store of the dataset, or the data
-    cache (:class:`~dolb.errors.StoreFault`)."""
+    cache (:class:`~dolb.errors.StoreFault`). A file a shipped pipeline reads that is
+    missing is a ConfigError first (:func:`~dolb.experiment.shipped.check_data`)."""
     used = {name for e in pipeline.experiments.values() for name in e.datasets}
     binary = {name for e in pipeline.experiments.values() if e.task == "binary" for name in e.datasets}
     specs = [spec for name, spec in pipeline.datasets.items() if name in used]
+    check_data(pipeline.path, {spec.name: {k: v for k, v in spec.params if k in PATH_PARAMS} for spec in specs})
     opened = {}
     for spec in specs:
         try:

@@ -65,14 +65,16 @@ class Plan:
 
 
 def make_plan(
-    pipeline_path: str | Path, out_dir: str | Path, workers: int | None = None, data_cache: str | Path | None = None
+    pipeline_path: str | Path, out_dir: str | Path, workers: int | None = None, data_cache: str | Path | None = None,
+    data: str | Path | None = None,
 ) -> Plan:
     """Count the cells of a pipeline against a result folder and estimate the time the
     missing ones take: their examples at the speed of a few of them (evenly spread over
     the todo list) run in this process, plus the fixed costs (cluster start, reports)
     of the folder's last run, or :data:`CLUSTER_START_SECONDS`. Generated or imported
-    datasets are built into the data cache as ``dolb run`` would, and reused by it."""
-    pipeline = load_pipeline(pipeline_path)
+    datasets are built into the data cache as ``dolb run`` would, and reused by it;
+    ``data``: the data folder of a shipped pipeline (:mod:`dolb.experiment.shipped`)."""
+    pipeline = load_pipeline(pipeline_path, data=data)
     datasets = open_datasets(pipeline, cache_folder(data_cache))
     groups = expand_groups(pipeline, datasets)
     plans = tuning_plans(pipeline, datasets)

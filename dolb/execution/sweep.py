@@ -205,7 +205,7 @@ def _plan(pipeline_path: Path, out_dir, options: RunOptions, pipeline_text: str 
     compute; start the embedded cluster once all is checked and there is something to
     compute (into an empty folder, while the cells are listed)."""
     with phases("plan"):
-        pipeline = load_pipeline(pipeline_path, pipeline_text)
+        pipeline = load_pipeline(pipeline_path, pipeline_text, options.data)
         cluster.pin = pin_of(pipeline.arithmetic)
         if options.cluster is not None:
             read_cluster_file(options.cluster)  # checked before any dataset is built

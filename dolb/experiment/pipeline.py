@@ -61,6 +61,7 @@ from typing import Any
 from dolb.experiment import schema
 from dolb.experiment.schema_tuning import default_metric
 from dolb.experiment.search import Dimension, Tuning
+from dolb.experiment.shipped import data_location
 from dolb.results.kinds import ReportSpec, default_title
 from dolb.validation import read_toml, validate
 
@@ -154,9 +155,10 @@ class Pipeline:
     arithmetic: str = "x86-64-v3"
 
 
-def load_pipeline(path: str | Path, text: str | None = None) -> Pipeline:
+def load_pipeline(path: str | Path, text: str | None = None, data: str | Path | None = None) -> Pipeline:
     """Read and validate a pipeline file (or its ``text``, read as if it were the file
-    at ``path``: relative paths in it are relative to that file's folder).
+    at ``path``: relative paths in it are relative to that file's folder; ``data``: the
+    data folder of a shipped pipeline, see :func:`dolb.experiment.shipped.data_location`).
 
     Raises
     ------
@@ -173,7 +175,7 @@ def load_pipeline(path: str | Path, text: str | None = None) -> Pipeline:
         name=checked.pipeline.name,
         description=checked.pipeline.description,
         seed=checked.pipeline.seed,
-        datasets={name: _dataset(name, spec, base) for name, spec in checked.datasets.items()},
+        datasets={name: _dataset(name, spec, base, data) for name, spec in checked.datasets.items()},
         experiments={name: _experiment(name, spec) for name, spec in checked.experiments.items()},
         reports=_reports(checked.reports + _tuning_reports(checked)),
         batch_examples=execution.batch_examples,
@@ -189,14 +191,14 @@ def _location(value: str, base: Path) -> str:
     return value if "://" in value else str((base / value).resolve())
 
 
-def _dataset(name: str, spec: schema.Dataset, base: Path) -> DatasetSpec:
+def _dataset(name: str, spec: schema.Dataset, base: Path, data: str | Path | None) -> DatasetSpec:
     if spec.train is not None:
         test = None if spec.test is None else _location(spec.test, base)
         return DatasetSpec(name, train=_location(spec.train, base), test=test)
     params = dict(spec.params)
-    for key in schema.PATH_PARAMS:  # file names are relative to the pipeline file
+    for key in schema.PATH_PARAMS:  # file names are relative to the pipeline file (see dolb.experiment.shipped)
         if key in params:
-            params[key] = str((base / params[key]).resolve())
+            params[key] = data_location(params[key], base, data)
     maker = {"generator": spec.generator} if spec.generator is not None else {"importer": spec.importer}
     return DatasetSpec(name, params=tuple(sorted(params.items())), **maker)
 

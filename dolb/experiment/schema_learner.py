@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable
+from importlib.metadata import entry_points
 from typing import Any
 
 from pydantic import PrivateAttr
@@ -18,6 +19,22 @@ from dolb.validation import Table, problem, shown, unknown_key
 
 _PARAMETER_ERROR = re.compile(r"learner '[^']*', parameter '(?P<name>[^']*)': (?P<problem>.*)", re.S)
 """A learner's message about one of its parameters (``Param.check``)."""
+
+SCRIPT_MODULES = ("__main__", "__mp_main__")
+"""Where a class defined in the running script (or a notebook) lives."""
+
+
+def _unreachable(cls: type) -> str | None:
+    """Why no worker finds the learner class ``cls`` by its name, or None: workers look
+    learners up in the registry, which holds dolb's and imports the packages of the
+    ``dolb.learners`` entry points, never the caller's script or another module of its."""
+    module = cls.__module__
+    if module in SCRIPT_MODULES:
+        return f"is defined in the script ({module}), which the workers do not run"
+    imported = {"dolb", *(point.value.split(":")[0].split(".")[0] for point in entry_points(group="dolb.learners"))}
+    if module.split(".")[0] not in imported:
+        return f"is defined in the module {module}, which no dolb.learners entry point imports, nor any worker"
+    return None
 
 
 def _no_repeats(values: Iterable[Any], *at: str | int) -> None:
@@ -66,6 +83,10 @@ class Learner(Table):
             cls = learner_class(self.learner)
         except ConfigError as exc:
             raise problem(str(exc), *at, "learner") from None
+        unreachable = _unreachable(cls)
+        if unreachable:
+            raise problem(f"learner {self.learner!r} {unreachable}: define it in a module of an installed package "
+                          "that registers it through the dolb.learners entry point", *at, "learner")
         if cls.task != task:
             raise problem(f"{self.learner!r} is a {cls.task} learner, the experiment is {task}", *at, "learner")
         for conversion in conversions:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dolb.errors import ConfigError, DataError
+from dolb.experiment.shipped import DATA_HINT, data_needs, shipped_names
 from dolb.studies import STUDIES
 
 if TYPE_CHECKING:
@@ -29,7 +30,8 @@ def add_study_command(commands) -> None:
     study.add_argument("run", nargs="?", metavar="RUN",
                        help="what the study reads: the result folder of one of its pipelines (the tuning study: a "
                             "benchmark record)")
-    study.add_argument("--list", action="store_true", help="list the studies, their titles and pipelines")
+    study.add_argument("--list", action="store_true",
+                       help="list the studies, their titles, their pipelines (by name) and the data each reads")
     study.add_argument("--record", metavar="DIR", help="write the table records into this folder (DIR/NAME/TABLE.json)")
     study.add_argument("--figures", metavar="DIR", help="draw the figures into this folder (the docs': docs/figures)")
     study.set_defaults(handler=study_command)
@@ -46,8 +48,24 @@ def study_command(args: argparse.Namespace) -> int:
 
 
 def study_list() -> str:
-    """Every registered study on a line: name, title, pipelines."""
-    return "\n".join(f"{name:18} {study.title} ({study.run_names()})" for name, study in STUDIES.items())
+    """Every registered study on a line: name, title and its pipelines as ``dolb run``
+    takes them (one dolb ships by its name, from any folder), with what they read from
+    the data folder; then the other pipelines dolb ships, and a line saying how to run
+    one and give that folder."""
+    lines = [f"{name:18} {study.title} ({_pipelines(study)})" for name, study in STUDIES.items()]
+    others = sorted(set(shipped_names()).difference(*(study.pipelines for _, study in STUDIES.items())))
+    other = ", ".join(name + (f" (data folder: {', '.join(data_needs(name))})" if data_needs(name) else "")
+                      for name in others)
+    return "\n".join([*lines, f"{'other pipelines':18} {other or 'none'}",
+                      f"dolb run NAME --out DIR runs a pipeline dolb ships from any folder; {DATA_HINT}"])
+
+
+def _pipelines(study: Study) -> str:
+    """The pipelines of ``study`` as ``dolb run`` takes them, and their data sets."""
+    shipped = shipped_names()
+    named = [name if name in shipped else f"pipelines/{name}.toml" for name in study.pipelines]
+    needs = sorted({need for name in study.pipelines if name in shipped for need in data_needs(name)})
+    return ", ".join(named or ["none"]) + (f"; data folder: {', '.join(needs)}" if needs else "")
 
 
 def study_records(study: Study, path: str | Path, run=None) -> list[dict]:
