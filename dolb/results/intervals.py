@@ -49,18 +49,26 @@ def proportion_pairs() -> list[tuple[str, str]]:
 
 def bootstrap_intervals(samples: list) -> tuple[np.ndarray, np.ndarray]:
     """The 95 % percentile bootstrap interval of the mean of each sample in ``samples``
-    (NaNs dropped; NaN below two values), samples of one size resampled together.
+    (NaNs dropped; NaN below two values), samples of one size resampled together with the
+    same draws: a sample's interval depends on its values alone, not on their order nor
+    on the other samples.
 
     Examples
     --------
     >>> low, high = bootstrap_intervals([[0.0, 0.01, 0.0, 0.02, 0.0], [0.5], [0.1, 0.1, 0.1]])
     >>> low.round(3).tolist(), high.round(3).tolist()
     ([0.0, nan, 0.1], [0.014, nan, 0.1])
+    >>> alone = bootstrap_intervals([[0.3, 0.1, 0.2, 0.6]])  # neither the order nor the company counts
+    >>> together = bootstrap_intervals([[0.5, 0.5, 0.0, 0.1], np.ma.masked_invalid([0.6, 0.2, np.nan, 0.1, 0.3])])
+    >>> bool(alone[0][0] == together[0][1] and alone[1][0] == together[1][1])
+    True
     """
     from scipy.stats import bootstrap  # 0.7 s to import: only when a proportion is summarised
 
-    arrays = [np.asarray(sample if sample is not None else [], dtype=float) for sample in samples]
-    arrays = [values[np.isfinite(values)] for values in arrays]
+    # a missing value is NaN, or masked where DuckDB hands its lists over as masked arrays
+    arrays = [np.ma.filled(np.ma.asarray(sample if sample is not None else [], dtype=float), np.nan)
+              for sample in samples]
+    arrays = [np.sort(values[np.isfinite(values)]) for values in arrays]  # the order of the splits never counts
     low, high = np.full(len(arrays), np.nan), np.full(len(arrays), np.nan)
     sizes = np.array([len(values) for values in arrays])
     for size in sorted(set(sizes[sizes >= 2].tolist())):
