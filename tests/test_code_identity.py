@@ -216,3 +216,24 @@ def test_an_edited_plugin_computes_its_cells_anew_and_only_those(tmp_path):
     perceptron = pd.merge(*(rows(ResultStore(folder)).query("learner == 'perceptron'")[["n_train", "metric", "value"]]
                             for folder in (out, tmp_path / "again")), on=["n_train", "metric"])
     assert (perceptron["value_x"] == perceptron["value_y"]).all()  # the built-in learner's values are the same
+
+
+def test_a_worker_whose_plugins_differ_from_the_client_s_is_refused_naming_it(monkeypatch):
+    from types import SimpleNamespace
+
+    from dolb.errors import ConfigError
+    from dolb.execution import environment
+
+    ours = environment.worker_fingerprint()
+    stale = {**ours, "plugins": {**ours["plugins"], "mylearner": "0.1.0 (arow 0000000000000000)"}}
+    client = SimpleNamespace(scheduler=SimpleNamespace(address="tcp://127.0.0.1:1"),
+                             run_on_scheduler=lambda function: {"packages": environment.package_versions()})
+    monkeypatch.setattr(environment, "run_on_workers",
+                        lambda client, function: {"tcp://127.0.0.1:2": ours, "tcp://127.0.0.1:3": stale})
+    with pytest.raises(ConfigError) as refused:
+        environment.check_workers(client)
+    assert str(refused.value) == (
+        f"worker tcp://127.0.0.1:3 runs mylearner 0.1.0 (arow 0000000000000000), the client {ours['plugins']['mylearner']}: "
+        "install the same versions everywhere (a worker started before a plugin was edited runs its old code)")
+    monkeypatch.setattr(environment, "run_on_workers", lambda client, function: {"tcp://127.0.0.1:2": ours})
+    assert environment.check_workers(client) == {"tcp://127.0.0.1:2": ours}  # the scheduler needs no plugin

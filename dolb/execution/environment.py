@@ -132,9 +132,16 @@ def fingerprint() -> dict:
 
 
 def worker_fingerprint() -> dict:
-    """What a worker reports: its package versions, BLAS threads and arithmetic."""
+    """What a worker reports: its package versions, learner plugins, BLAS threads and
+    arithmetic."""
     return {"packages": package_versions(), "plugins": plugin_packages(), "blas_threads": blas_threads(),
             "arithmetic": arithmetic()}
+
+
+def scheduler_fingerprint() -> dict:
+    """What the scheduler reports: its package versions (it runs no learner: reading its
+    plugins would import them there)."""
+    return {"packages": package_versions()}
 
 
 def check_workers(client) -> dict:
@@ -145,11 +152,11 @@ def check_workers(client) -> dict:
     ours = package_versions()
     plugins = plugin_packages()
     theirs = run_on_workers(client, worker_fingerprint)
-    scheduler = {f"scheduler {client.scheduler.address}": client.run_on_scheduler(worker_fingerprint)}
+    scheduler = {f"scheduler {client.scheduler.address}": client.run_on_scheduler(scheduler_fingerprint)}
     for address, found in sorted(theirs.items()) + list(scheduler.items()):
         where = address if address.startswith("scheduler") else f"worker {address}"
         wanted = ours | ({} if address.startswith("scheduler") else plugins)
-        there = found["packages"] | found.get("plugins", {})
+        there = found["packages"] | found.get("plugins", {})  # the scheduler's: packages only
         for name, expected in wanted.items():
             if there.get(name) != expected:
                 raise ConfigError(
