@@ -1,7 +1,8 @@
 """A stored cell is reused only for the code that computed it (dolb/learners/code.py):
 a plugin learner edited and run again computes its cells anew, and only those; an
 unchanged one (or one whose comments alone changed) computes nothing; the run record
-names the plugin and ``dolb reproduce`` says when it differs; a built-in learner's
+names the plugin and ``dolb reproduce`` says when it differs; a worker whose plugins
+differ is refused; a built-in learner's
 source is the one recorded for its revision."""
 
 import json
@@ -12,9 +13,9 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
+from dolb.execution.reproduce import Reproduction, _version_changes
 from dolb.learners import OnlineLearner, learner_class, registered_learners
 from dolb.learners import code as learner_code_module
 from dolb.learners.code import built_in_sources, learner_code, source_digest
@@ -206,16 +207,13 @@ def test_an_edited_plugin_computes_its_cells_anew_and_only_those(tmp_path):
     module.write_text(module.read_text().replace("if y[i] * margin < 1.0:", "if y[i] * margin < 0.5:"))
     assert _counts(_dolb(site, "run", str(pipeline), *options)) == "3 cells: 1 already stored, 2 computed, 0 failed"
 
-    first_run = json.loads(sorted((out / "runs").glob("*.json"))[0].read_text())["run_id"]
-    again = _dolb(site, "reproduce", str(out), "--run", first_run, "--out", str(tmp_path / "again"),
-                  "--workers", "1")
-    assert again.returncode == 1, again.stderr
-    assert "NOT reproduced" in again.stdout
-    changed = next(line for line in again.stdout.splitlines() if line.startswith("versions that differ"))
-    assert "plugin arowcopy: 1.0 (arow_copy " in changed
-    perceptron = pd.merge(*(rows(ResultStore(folder)).query("learner == 'perceptron'")[["n_train", "metric", "value"]]
-                            for folder in (out, tmp_path / "again")), on=["n_train", "metric"])
-    assert (perceptron["value_x"] == perceptron["value_y"]).all()  # the built-in learner's values are the same
+    last = max((json.loads(path.read_text()) for path in (out / "runs").glob("*.json")), key=lambda r: r["started"])
+    assert last["client"]["plugins"]["arowcopy"] != record["client"]["plugins"]["arowcopy"]
+    changes = _version_changes(record, last)  # what dolb reproduce of the first run says
+    assert list(changes) == ["plugin arowcopy"]
+    assert Reproduction("r", 1, 1, 0, 0, 0.0, changes).describe().splitlines()[1] == (
+        f"versions that differ: plugin arowcopy: {record['client']['plugins']['arowcopy']} -> "
+        f"{last['client']['plugins']['arowcopy']}")
 
 
 def test_a_worker_whose_plugins_differ_from_the_client_s_is_refused_naming_it(monkeypatch):
