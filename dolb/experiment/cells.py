@@ -228,14 +228,22 @@ def _check_labels(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, 
             )
 
 
+_BINARY_LABELS: set[str] = set()
+"""Fingerprints of the dataset parts whose labels are known to be -1/+1 (a content
+fingerprint: read once a process, however many experiments and expansions name them)."""
+
+
 def _check_targets(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str, parts: dict[str, Dataset]) -> None:
     """DataError naming the dataset, its part and the row if a binary experiment's
     dataset holds labels other than -1/+1: checked once, before any cell runs."""
     if experiment.task != "binary":
         return
     for part, stored in parts.items():
+        if stored.fingerprint in _BINARY_LABELS:
+            continue
         where = f"{pipeline.path}: experiments.{experiment.name}: dataset {dataset!r} ({part} part, {stored.path})"
         check_binary(stored.labels(), where)
+        _BINARY_LABELS.add(stored.fingerprint)
 
 
 def expand_groups(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]],

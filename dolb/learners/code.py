@@ -240,15 +240,15 @@ def plugin_packages() -> dict[str, str]:
     """
     from dolb.learners import registered_learners
 
-    found: dict[str, dict[str, str]] = {}
-    for name, cls in registered_learners().items():
+    versions: dict[str, str | None] = {}
+    sources: dict[str, list[str]] = {}
+    for name, cls in registered_learners().items():  # sorted by name
         if _top(cls.__module__) != "dolb":
             code = plugin_code(cls)
-            where = code.get("distribution", code.get("module"))
-            found.setdefault(f"{where} {code.get('version')}", {})[name] = code["source"]
-    return {key.rpartition(" ")[0]: f"{key.rpartition(' ')[2]} ("
-            + ", ".join(f"{name} {source}" for name, source in sorted(sources.items())) + ")"
-            for key, sources in sorted(found.items())}
+            package = code.get("distribution") or code["module"]
+            versions[package] = code.get("version")
+            sources.setdefault(package, []).append(f"{name} {code['source']}")
+    return {package: f"{versions[package]} ({', '.join(sources[package])})" for package in sorted(sources)}
 
 
 def built_in_sources() -> dict[str, dict[str, Any]]:
