@@ -4,6 +4,7 @@ at test size (shared by the study tests and the notebook test)."""
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -67,6 +68,20 @@ metric = "cumulative_loss"
 """
 
 
+STUDIES = {"irma_study", "rcv1_study", "oms_study", "omr_study"}
+"""The session fixtures that run a shipped study (tens of seconds each)."""
+
+
+def pytest_collection_modifyitems(items):
+    """Group the tests for pytest-xdist (``--dist loadgroup``, see pyproject.toml): those
+    that read a shipped study's run go to one process, so that each study runs once a
+    session, and a module's other tests stay together, so that its module fixtures are
+    made once."""
+    for item in items:
+        uses_a_study = STUDIES & set(getattr(item, "fixturenames", ()))
+        item.add_marker(pytest.mark.xdist_group("studies" if uses_a_study else item.nodeid.split("::")[0]))
+
+
 @pytest.fixture
 def small_pipeline(tmp_path):
     """A small IRMA pipeline file: 48 table cells and 12 curve cells."""
@@ -88,6 +103,16 @@ def checks(monkeypatch) -> list[str]:
 
     monkeypatch.setattr(OnlineLearner, "check_params", classmethod(counted))
     return calls
+
+
+@pytest.fixture
+def ctrl_c():
+    """Ctrl-C (SIGINT) raises KeyboardInterrupt in this process and in the processes it
+    starts, as at a terminal, for the time of the test: the processes that pytest-xdist
+    runs the tests in ignore it, and a child inherits that."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -286,22 +286,28 @@ def dolb(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "dolb.cli", *args], capture_output=True, text=True, timeout=PATIENCE)
 
 
-def test_a_live_run_is_seen_running_and_ctrl_c_ends_it_with_one_line(slow_pipeline, tmp_path):
+LONG = SLOW.replace("n_sequences = 200", "n_sequences = 2000").replace("count = 200", "count = 2000")
+""":data:`SLOW` ten times longer (12,000 cells, a minute or more): it is still running
+after a status and a report on a loaded machine."""
+
+
+def test_a_live_run_is_seen_running_and_ctrl_c_ends_it_with_one_line(tmp_path, ctrl_c):
     """While a run runs, `dolb status` says it is running (its host, pid, cells so far,
     rate) and `dolb report` draws a page marked partial, neither disturbing it. Ctrl-C
     (SIGINT to the terminal's process group: the client and its workers) then ends the
     run with the friendly line alone and exit 130: no worker's warning or traceback; the
     cells stored so far are kept, status says the run did not finish and a rerun would
     compute only the rest."""
-    out = tmp_path / "out"
-    run = run_until_stored(slow_pipeline, out, 100)
+    out, pipeline = tmp_path / "out", tmp_path / "long.toml"
+    pipeline.write_text(textwrap.dedent(LONG))
+    run = run_until_stored(pipeline, out, 100)
     holder = json.loads((out / ".lock.json").read_text())
     holder["started"] = read_records(ResultStore(out))[0]["started"]  # the run's, not its lock's
     status = dolb("status", str(out))
     first = status.stdout.splitlines()[0]
     assert status.returncode == 0 and first.startswith(
         f"{holder['run_id']}  {holder['started']}  running on {holder['host']} (pid {holder['pid']}): "), status
-    assert " cells stored, 0 failed so far of the 1200 cells of its pipeline, on " in first and " cells/s" in first
+    assert " cells stored, 0 failed so far of the 12000 cells of its pipeline, on " in first and " cells/s" in first
     report = dolb("report", str(out))
     assert report.returncode == 0, report.stderr
     assert f"Page (partial: run {holder['run_id']} running on {holder['host']} (pid {holder['pid']}); " in report.stdout
@@ -319,8 +325,8 @@ def test_a_live_run_is_seen_running_and_ctrl_c_ends_it_with_one_line(slow_pipeli
     assert f"{holder['run_id']}  {holder['started']}  did not finish: {stored} cells stored by it, 0 failed" \
         in status.stdout, status.stdout
     stored_ids, failed = stored_cells(ResultStore(out))
-    todo = cells_to_run(plan_groups(load_pipeline(slow_pipeline)), stored_ids, failed, retry_failed=False)
-    assert sum(len(indices) for _, indices in todo) == 1200 - stored  # what a rerun computes
+    todo = cells_to_run(plan_groups(load_pipeline(pipeline)), stored_ids, failed, retry_failed=False)
+    assert sum(len(indices) for _, indices in todo) == 12000 - stored  # what a rerun computes
 
 
 def test_an_embedded_worker_does_not_log_its_stop():
@@ -352,7 +358,7 @@ def test_an_embedded_worker_does_not_log_its_stop():
                                                           "Async instruction for <Task> ended with ValueError"]
 
 
-def test_ctrl_c_turns_logging_off_until_the_command_ends():
+def test_ctrl_c_turns_logging_off_until_the_command_ends(ctrl_c):
     """The race that printed distributed's traceback is rare; what stops it is certain:
     once SIGINT arrives, no logger writes (not even one whose level distributed's
     configuration set, as it sets ``tornado.application``'s), and afterwards logging is

@@ -8,6 +8,8 @@ import pytest
 
 from dolb.errors import ConfigError
 from dolb.experiment.pipeline import load_pipeline
+from dolb.experiment.shipped import DATA_VARIABLE
+from tests.studies import SHARED_DATA
 
 VALID = """
 [pipeline]
@@ -233,10 +235,14 @@ file."""
 
 
 @pytest.mark.parametrize("name", sorted(LOADED))
-def test_pipelines_load_as_before(name):
+def test_pipelines_load_as_before(name, monkeypatch):
+    """The shipped pipelines' real data are written ``<dir>/../../shared/data`` wherever
+    the data folder is: beside the checkout, behind a symbolic link, or named by
+    ``$DOLB_DATA`` (the loader gives resolved paths)."""
+    monkeypatch.delenv(DATA_VARIABLE, raising=False)
     path = ROOT / name
     folder = path.resolve().parent
-    text = repr(load_pipeline(path))
+    text = repr(load_pipeline(path)).replace(str(SHARED_DATA.resolve()), "<dir>/../../shared/data")
     for place, real in (("<dir>", folder), ("<dir>/..", folder.parent), ("<dir>/../..", folder.parent.parent)):
         text = text.replace(str(real), place)
     assert text == LOADED[name]
