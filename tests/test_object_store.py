@@ -73,3 +73,29 @@ def test_a_run_removes_only_the_uncommitted_parts_whose_cells_are_stored(s3_buck
     local = ResultStore(tmp_path)
     local.write_part(cell_rows("a"))
     assert remove_uncommitted_parts(local) == [] and len(local.present()) == 1  # read there, never computed again
+
+
+def test_forgetting_the_s3_file_systems_closes_their_sessions(s3_bucket, caplog):
+    """s3fs's ``clear_instance_cache`` leaves the sessions to the garbage collector, which
+    logs ``Unclosed client session``; dolb's ``forget_s3_filesystems`` closes each (the
+    synchronous file systems' and those of Zarr's I/O loop) before forgetting them, and
+    the next URL opened gets a working one."""
+    import gc
+    import logging
+
+    import s3fs
+
+    from dolb.data.store.object_stores import forget_s3_filesystems
+
+    X, y = np.arange(12.0).reshape(6, 2), np.ones(6)
+    write_dataset(f"{s3_bucket}/d", X, y, chunk_rows=2)
+    assert np.array_equal(open_dataset(f"{s3_bucket}/d").read(np.arange(6))[0], X)
+    held = list(s3fs.S3FileSystem._cache.values())
+    assert {fs.asynchronous for fs in held} == {True, False}  # Zarr's and dolb's own
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        forget_s3_filesystems()
+        del held
+        gc.collect()
+    assert s3fs.S3FileSystem._cache == {}
+    assert "Unclosed" not in caplog.text
+    assert np.array_equal(open_dataset(f"{s3_bucket}/d").read(np.arange(6))[0], X)

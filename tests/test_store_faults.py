@@ -18,7 +18,7 @@ import pytest
 import s3fs
 
 from dolb.cli import main
-from dolb.data.store.object_stores import fault_error, store_fault
+from dolb.data.store.object_stores import fault_error, forget_s3_filesystems, store_fault
 from dolb.errors import StoreFault
 from dolb.execution.sweep import run_sweep
 from dolb.options import RunOptions
@@ -77,14 +77,14 @@ def store(monkeypatch):
         for name, value in {**CREDENTIALS, "AWS_ENDPOINT_URL": proxy.endpoint, "FSSPEC_S3": QUICK_RETRIES}.items():
             monkeypatch.setenv(name, value)  # the workers' (new processes: fsspec reads FSSPEC_S3 as it starts)
         monkeypatch.setitem(fsspec.config.conf, "s3", json.loads(QUICK_RETRIES))  # this process's
-        s3fs.S3FileSystem.clear_instance_cache()  # those made for another endpoint
+        forget_s3_filesystems()  # those made for another endpoint
         direct = s3fs.S3FileSystem(client_kwargs={"endpoint_url": f"http://127.0.0.1:{port}"},
                                    skip_instance_cache=True)
         direct.mkdir("faults")
         yield proxy, direct, f"http://127.0.0.1:{port}"
         proxy.cut()
     finally:
-        s3fs.S3FileSystem.clear_instance_cache()
+        forget_s3_filesystems()
         server.terminate()
         server.wait(timeout=30)
 
@@ -159,14 +159,14 @@ def test_an_upload_to_a_server_that_never_answers_fails_in_bounded_time(monkeypa
         monkeypatch.setenv(name, value)
     monkeypatch.setitem(fsspec.config.conf, "s3", {"config_kwargs": {"read_timeout": 1, "retries": {"max_attempts": 1}}})
     monkeypatch.setattr(s3fs.S3FileSystem, "retries", 1)  # s3fs's own tries after a timeout
-    s3fs.S3FileSystem.clear_instance_cache()
+    forget_s3_filesystems()
     try:
         fs, path = url_filesystem("s3://silent/part.parquet")
         with pytest.raises(Exception) as raised:
             fs.pipe(path, b"x" * 6_000_000)
         assert type(store_fault(raised.value)).__name__ == "ReadTimeoutError"
     finally:
-        s3fs.S3FileSystem.clear_instance_cache()
+        forget_s3_filesystems()
         silent.close()
 
 
@@ -212,7 +212,7 @@ def test_a_study_on_the_store_through_its_faults(store, tmp_path, capsys, monkey
     (entry,) = direct.ls("faults/cache")
     assert len([p for p in direct.ls(entry) if not p.endswith(".json")]) == 1  # built once, by a worker
     monkeypatch.setenv("AWS_ENDPOINT_URL", server)
-    s3fs.S3FileSystem.clear_instance_cache()
+    forget_s3_filesystems()
     pd.testing.assert_frame_equal(stored_values(out), stored_values(reference), check_exact=True)
 
 DATA_PIPELINE = """
@@ -254,7 +254,7 @@ def test_a_dataset_whose_store_is_lost_mid_task_fails_no_cell(store, tmp_path, m
     first, second = (Destination(result_schema({}), run, str(tmp_path / "out")) for run in ("r1", "r2"))
     encoded = payload.encode(batch)
     proxy.cut()
-    s3fs.S3FileSystem.clear_instance_cache()  # no connection kept from before the cut
+    forget_s3_filesystems()  # no connection kept from before the cut
     monkeypatch.setattr(tasks, "FAULTS", {})
     outcomes = [run_batch(batch, first), payload.run_batch(encoded, payload.encode(second))]
     assert set(tasks.FAULTS) == {"r1", "r2"}  # the runs' later tasks here stop at once:

@@ -35,6 +35,7 @@ import sys
 from collections.abc import Iterator
 
 import fsspec
+import fsspec.asyn
 
 from dolb.errors import StoreFault
 
@@ -90,6 +91,39 @@ split a large object into concurrent ranges; dolb's chunks are a few MB, and the
 fetches many at once), and botocore does not check a CRC32 of the bytes it receives (a
 quarter of the reading process's time on a fast link), as dolb checks each chunk's own
 CRC32C, then its manifest checksum, whatever its source."""
+
+
+def forget_s3_filesystems() -> None:
+    """Close the connections of every S3 file system this process holds, then forget
+    them, so that the next S3 URL opened gets a new one (for an endpoint or credentials
+    changed meanwhile: s3fs keeps a file system for each set of arguments, whatever the
+    environment says when it is reused).
+
+    s3fs's own ``S3FileSystem.clear_instance_cache()`` forgets them without closing
+    them: their HTTP sessions are then left to the garbage collector, which says
+    ``Unclosed client session`` on the console. The file systems of dolb's Zarr stores
+    are asynchronous ones, whose sessions belong to the event loop of Zarr's I/O
+    thread: each is closed in the loop it was opened in.
+    """
+    s3fs = sys.modules.get("s3fs")
+    if s3fs is None:
+        return
+    for fs in list(s3fs.S3FileSystem._cache.values()):
+        client, loop = fs._s3, _session_loop(fs)
+        if client is not None and loop is not None and loop.is_running():
+            with contextlib.suppress(Exception):  # a connection already gone: nothing to close
+                fsspec.asyn.sync(loop, client.__aexit__, None, None, None, timeout=10)
+        fs._s3 = None
+    s3fs.S3FileSystem.clear_instance_cache()
+
+
+def _session_loop(fs):
+    """The event loop ``fs``'s S3 client was opened in: the file system's own, or for
+    an asynchronous one, its HTTP sessions' (None when it opened none)."""
+    if fs._loop is not None or fs._s3 is None:
+        return fs._loop
+    sessions = getattr(fs._s3._endpoint.http_session, "_sessions", None) or {}
+    return next((session.loop for session in sessions.values()), None)
 
 
 def chunk_store_options(url: str) -> dict:
