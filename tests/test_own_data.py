@@ -194,6 +194,19 @@ def test_run_refuses_an_import_of_such_labels_on_the_cluster_before_writing_it(t
     assert not cache.exists() and not out.exists()
 
 
+def test_arrays_with_labels_a_binary_task_cannot_use_are_refused_saying_how_to_give_them(tmp_path):
+    pipeline = {
+        "pipeline": {"name": "own", "seed": 3},
+        "datasets": {"arrays": {"X": np.eye(8), "y": np.arange(8.0) % 2}},
+        "experiments": {"e": {"dataset": "arrays", "task": "binary", "split": {"scheme": "holdout", "count": 1},
+                              "checkpoints": [4], "metrics": ["test_error"], "learners": [{"learner": "perceptron"}]}},
+    }
+    with pytest.raises(DataError, match=r"\(train part, .*\): row 0 \(from 0\) has label 0, a binary task needs "
+                       r"labels -1/\+1; give y as -1/\+1, e.g. np.where\(y == 1, 1.0, -1.0\)$"):
+        dolb.run(pipeline, tmp_path / "out", workers=1, data_cache=tmp_path / "cache")
+    assert not (tmp_path / "out").exists()
+
+
 def test_run_of_a_csv_and_of_arrays_on_a_local_cluster(tmp_path):
     """One run through the Python API (what ``dolb run`` runs) of a CSV file with 0/1
     labels and a label map, and of arrays given in the pipeline mapping."""

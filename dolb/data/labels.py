@@ -21,6 +21,8 @@ LABEL_MAPS = ("0/1",)
 """The rules ``label_map`` names: ``"0/1"`` maps 0 to -1 and 1 to +1."""
 HOW_TO_MAP = 'map them with the importer\'s label_map = "0/1" or positive = <label> (that label +1, the rest -1)'
 """What a message about labels that are not -1/+1 tells the user to do."""
+HOW_TO_MAP_ARRAYS = "give y as -1/+1, e.g. np.where(y == 1, 1.0, -1.0)"
+"""The same, for a dataset given as arrays to the Python API."""
 
 
 def shown_labels(labels: np.ndarray, shown: int = 5) -> str:
@@ -60,8 +62,8 @@ def binary_fault(y: np.ndarray) -> str | None:
     return f"row {row} (from 0) has label {y[row]:g}, a binary task needs labels -1/+1"
 
 
-def check_binary(y: np.ndarray, where: str) -> None:
-    """DataError ``<where>: <fault>; <how to map>`` unless ``y`` is -1/+1.
+def check_binary(y: np.ndarray, where: str, how_to_map: str = HOW_TO_MAP) -> None:
+    """DataError ``<where>: <fault>; <how_to_map>`` unless ``y`` is -1/+1.
 
     Examples
     --------
@@ -74,7 +76,7 @@ def check_binary(y: np.ndarray, where: str) -> None:
     """
     fault = binary_fault(y)
     if fault is not None:
-        raise DataError(f"{where}: {fault}; {HOW_TO_MAP}")
+        raise DataError(f"{where}: {fault}; {how_to_map}")
 
 
 def mapped_labels(

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 import dolb
-from dolb.data.labels import check_binary
+from dolb.data.labels import HOW_TO_MAP, HOW_TO_MAP_ARRAYS, check_binary
 from dolb.data.splits import DEFAULT_WINDOW, labelled_rows, sequence_length
 from dolb.data.store import Dataset
 from dolb.errors import ConfigError
@@ -242,7 +242,8 @@ def _check_targets(pipeline: Pipeline, experiment: ExperimentSpec, dataset: str,
         if stored.fingerprint in _BINARY_LABELS:
             continue
         where = f"{pipeline.path}: experiments.{experiment.name}: dataset {dataset!r} ({part} part, {stored.path})"
-        check_binary(stored.labels(), where)
+        arrays = stored.provenance.get("source") == "arrays"
+        check_binary(stored.labels(), where, HOW_TO_MAP_ARRAYS if arrays else HOW_TO_MAP)
         _BINARY_LABELS.add(stored.fingerprint)
 
 
