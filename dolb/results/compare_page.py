@@ -89,6 +89,23 @@ def _method(comparison: Comparison) -> str:
 
 def sections(comparison: Comparison, figures: list[Path]) -> list[Section]:
     """The page: summary, throughput, figures, significant changes, every row."""
+    parts = [_summary(comparison), *_speed_sections(comparison)]
+    if figures:
+        parts.append(Section("Figures", ("Significant changes: mean over splits with the 95 % t band; solid: run, "
+                                         "dashed: baseline. Trend: the mean at the largest size, night by night.",),
+                             figures=tuple(figures)))
+    significant = comparison.significant()
+    if len(significant):
+        table, caption = lift_constants(shown(comparison.table).loc[significant.index], keep=("verdict",))
+        parts.append(Section(f"Significant changes ({len(significant)})", table=table, caption=caption,
+                             collapsed=len(significant) > MAX_ROWS))
+    table, caption = lift_constants(shown(comparison.table), keep=("verdict",))
+    parts.append(Section(f"All comparisons ({len(comparison.table)})", table=table, caption=caption, collapsed=True))
+    return parts
+
+
+def _summary(comparison: Comparison) -> Section:
+    """The verdicts counted, how they were judged, and what was not compared."""
     counts = comparison.table["verdict"].value_counts()
     badges = tuple((f"{counts.get(verdict, 0)} {verdict}", verdict) for verdict in ("worse", "better", "unchanged"))
     if counts.get("untested", 0):
@@ -99,7 +116,12 @@ def sections(comparison: Comparison, figures: list[Path]) -> list[Section]:
     if comparison.only_run or comparison.only_baseline:
         notes.append(f"Not compared: {comparison.only_run} rows only in the run, "
                      f"{comparison.only_baseline} only in the baseline.")
-    parts = [Section("Summary", tuple(notes), badges=badges)]
+    return Section("Summary", tuple(notes), badges=badges)
+
+
+def _speed_sections(comparison: Comparison) -> list[Section]:
+    """Throughput, its A/B re-measurement and the machines of the nights, where there are any."""
+    parts = []
     if len(comparison.throughput):
         parts.append(Section(
             "Throughput",
@@ -129,17 +151,6 @@ def sections(comparison: Comparison, figures: list[Path]) -> list[Section]:
         parts.append(Section("Machines", ("The machine of each night, from its bench.json: CPU model, cores, "
                                           "frequency governor, load average before and after the benchmark, "
                                           "the git commit benchmarked.",), comparison.bench_machines))
-    if figures:
-        parts.append(Section("Figures", ("Significant changes: mean over splits with the 95 % t band; solid: run, "
-                                         "dashed: baseline. Trend: the mean at the largest size, night by night.",),
-                             figures=tuple(figures)))
-    significant = comparison.significant()
-    if len(significant):
-        table, caption = lift_constants(shown(comparison.table).loc[significant.index], keep=("verdict",))
-        parts.append(Section(f"Significant changes ({len(significant)})", table=table, caption=caption,
-                             collapsed=len(significant) > MAX_ROWS))
-    table, caption = lift_constants(shown(comparison.table), keep=("verdict",))
-    parts.append(Section(f"All comparisons ({len(comparison.table)})", table=table, caption=caption, collapsed=True))
     return parts
 
 
