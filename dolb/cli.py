@@ -280,6 +280,7 @@ def _folder_command(commands, name: str, handler, summary: str) -> argparse.Argu
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``dolb`` command's parser: its global options and a sub-command each."""
     parser = _Parser(prog="dolb", description="Distributed online learning bench.")
     parser.add_argument("--version", action="version", version=f"dolb {dolb.__version__}")
     parser.add_argument("-v", "--verbose", dest="verbosity", action="count", default=0,
@@ -287,7 +288,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=-1,
                         help="errors only, no progress bar")
     commands = parser.add_subparsers(dest="command", required=True)
+    _add_run_and_plan(commands)
+    bench = commands.add_parser("bench", help="measure dolb: `dolb bench --list` lists the modes (default: "
+                                "throughput, every linear learner's examples/s)")
+    add_modes(bench)
+    bench.set_defaults(handler=_bench)
+    add_study_command(commands)
+    learners = commands.add_parser("learners", help="the registered learners and their parameters")
+    learners.add_argument("names", nargs="*", metavar="NAME", help="learners to show (default: all)")
+    learners.add_argument("--json", action="store_true", help="as a JSON list")
+    learners.add_argument("--markdown", action="store_true", help="a Markdown table of every learner")
+    learners.set_defaults(handler=_learners)
+    _add_folder_commands(commands)
+    verify = commands.add_parser("verify", help="check a dataset store in full: metadata, chunks, fingerprint")
+    verify.add_argument("dir", help="dataset store (a directory or an fsspec URL)")
+    verify.set_defaults(handler=_verify)
+    _add_compare(commands)
+    return parser
 
+
+def _add_run_and_plan(commands) -> None:
     run = commands.add_parser("run", help="run a pipeline's cells on Dask and report")
     run.add_argument("pipeline", help=PIPELINE_HELP)
     run.add_argument("--out", required=True, type=lasting_folder, help="result folder (created; reused to resume)")
@@ -314,19 +334,9 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--data", metavar="DIR", help=DATA_HELP)
     plan.set_defaults(handler=_plan)
 
-    bench = commands.add_parser("bench", help="measure dolb: `dolb bench --list` lists the modes (default: "
-                                "throughput, every linear learner's examples/s)")
-    add_modes(bench)
-    bench.set_defaults(handler=_bench)
 
-    add_study_command(commands)
-
-    learners = commands.add_parser("learners", help="the registered learners and their parameters")
-    learners.add_argument("names", nargs="*", metavar="NAME", help="learners to show (default: all)")
-    learners.add_argument("--json", action="store_true", help="as a JSON list")
-    learners.add_argument("--markdown", action="store_true", help="a Markdown table of every learner")
-    learners.set_defaults(handler=_learners)
-
+def _add_folder_commands(commands) -> None:
+    """The commands that take a result folder."""
     _folder_command(commands, "report", _report, "render tables and figures of a result folder")
     _folder_command(commands, "status", _status, "the run history and the failed cells of a result folder")
     _folder_command(commands, "compact", _compact,
@@ -343,10 +353,8 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument("--data", metavar="DIR", help=DATA_HELP)
     _add_where(again)
 
-    verify = commands.add_parser("verify", help="check a dataset store in full: metadata, chunks, fingerprint")
-    verify.add_argument("dir", help="dataset store (a directory or an fsspec URL)")
-    verify.set_defaults(handler=_verify)
 
+def _add_compare(commands) -> None:
     compare = commands.add_parser("compare", help="compare a result folder with a baseline (nightly)")
     compare.add_argument("run", help="result folder of the run to judge")
     compare.add_argument("baseline", help="result folder of the same pipeline to compare with")
@@ -362,7 +370,6 @@ def build_parser() -> argparse.ArgumentParser:
                          help="earlier nights' result folders, oldest first: trend.png, each speed's band")
     compare.add_argument("--confirm", metavar="REPO", help="git checkout: alarm on a slowdown only if an A/B confirms")
     compare.set_defaults(handler=_compare)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
