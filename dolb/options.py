@@ -16,8 +16,9 @@ GATHER_MODES = ("auto", "workers", "client")
 """Who writes the result parts: the workers when they can reach the folder (``auto``,
 checked at start), always the workers, or always the client."""
 
-RECORDED = ("workers", "scheduler", "cluster", "retry_failed", "gather", "data_cache")
-"""The options a run record keeps (its ``options``)."""
+RECORDED = ("workers", "scheduler", "cluster", "retry_failed", "gather", "data_cache", "data")
+"""The options a run record keeps (its ``options``); ``dolb reproduce`` reads its
+datasets where the run recorded them (``data_cache``, ``data``) unless told otherwise."""
 
 
 @dataclass(frozen=True)
@@ -90,10 +91,13 @@ class RunOptions:
             require(BOKEH, "Dask's dashboard or performance report (--dashboard, --performance-report)")
 
     def recorded(self) -> dict[str, Any]:
-        """The options a run record keeps (:data:`RECORDED`), paths as text; the data
-        cache is recorded as resolved by the run."""
-        return {name: str(value) if isinstance(value, Path) else value
-                for name, value in ((name, getattr(self, name)) for name in RECORDED)}
+        """The options a run record keeps (:data:`RECORDED`), paths as text, the data
+        folder absolute (the data cache is recorded as resolved by the run)."""
+        recorded = {name: str(value) if isinstance(value, Path) else value
+                    for name, value in ((name, getattr(self, name)) for name in RECORDED)}
+        if self.data is not None and "://" not in str(self.data):
+            recorded["data"] = str(Path(self.data).absolute())
+        return recorded
 
 
 OPTIONS = tuple(field.name for field in fields(RunOptions))

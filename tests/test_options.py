@@ -35,7 +35,7 @@ def test_the_command_line_becomes_the_options():
 def test_the_record_keeps_its_options_under_their_names():
     options = RunOptions(cluster="c.toml", gather="workers", data_cache="cache", force=True)
     assert options.recorded() == {"workers": None, "scheduler": None, "cluster": "c.toml", "retry_failed": False,
-                                  "gather": "workers", "data_cache": "cache"}
+                                  "gather": "workers", "data_cache": "cache", "data": None}
 
 
 @pytest.mark.parametrize("options, message", [
@@ -56,3 +56,15 @@ def test_the_old_names_are_gone():
         with pytest.raises(TypeError, match=old):
             RunOptions(**{old: "x"})
     assert dataclasses.is_dataclass(RunOptions) and RunOptions.__dataclass_params__.frozen
+
+
+def test_a_run_records_its_data_folder_where_reproduce_finds_it_from_anywhere(tmp_path, monkeypatch):
+    from dolb.execution.reproduce import recorded_places
+
+    monkeypatch.chdir(tmp_path)
+    record = {"options": RunOptions(data="data", data_cache=str(tmp_path)).recorded()}
+    assert record["options"]["data"] == str(tmp_path / "data")
+    monkeypatch.chdir("/")
+    again = recorded_places(RunOptions(workers=1), record)
+    assert (again.data, again.data_cache, again.workers) == (str(tmp_path / "data"), str(tmp_path), 1)
+    assert RunOptions(data="s3://bucket/data").recorded()["data"] == "s3://bucket/data"

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dolb.data.store.format import is_url
 from dolb.errors import ConfigError
 from dolb.evaluation.metrics import deterministic_metrics
 from dolb.execution.sweep import run_sweep
@@ -90,10 +91,34 @@ def reproduce(run_dir: str | Path, out_dir: str | Path, run_id: str | None = Non
     if ResultStore(out_dir).exists():
         raise ConfigError(f"{out_dir}: already holds results; reproduce into a fresh folder")
     before = rows(original)  # every part read (and refused if damaged) before any cell runs
-    options = replace(options or RunOptions(), progress=False)
+    options = recorded_places(options or RunOptions(), record)
     summary = run_sweep(pipeline_path, out_dir, options, pipeline_text=pipeline_text)
     again = find_record(ResultStore(out_dir), summary.run_id)
     return _compare(record, again, before, rows(ResultStore(out_dir)), RTOL if rtol is None else rtol)
+
+
+def recorded_places(options: RunOptions, record: dict) -> RunOptions:
+    """``options`` (never a progress bar) reading the datasets where the run ``record``
+    says it read them, unless ``options`` names other places: its data folder, and its
+    data cache when that is a URL (every host reaches it) or a folder this host has (a
+    cache in another host's home is not made here).
+
+    Examples
+    --------
+    >>> record = {"options": {"data_cache": "s3://bucket/cache", "data": "/data"}}
+    >>> again = recorded_places(RunOptions(), record)
+    >>> again.data_cache, again.data, again.progress
+    ('s3://bucket/cache', '/data', False)
+    >>> recorded_places(RunOptions(data="/mine"), record).data
+    '/mine'
+    >>> recorded_places(RunOptions(), {"options": {"data_cache": "/home/nobody/cache"}}).data_cache is None
+    True
+    """
+    recorded = record.get("options") or {}
+    cache = recorded.get("data_cache")
+    reachable = cache is not None and (is_url(cache) or Path(cache).is_dir())
+    return replace(options, progress=False, data_cache=options.data_cache or (cache if reachable else None),
+                   data=options.data or recorded.get("data"))
 
 
 def _compare(record: dict, again: dict, before: pd.DataFrame, after: pd.DataFrame, rtol: float = RTOL
