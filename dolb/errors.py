@@ -27,7 +27,12 @@ class StorageError(DolbError):
 class StoreFault(StorageError):
     """An object store (the result folder's, a dataset's or the data cache's) failed
     after retries: out of reach, timed out, or refusing requests; what is stored stays
-    whole, and a run resumes once it answers (:mod:`dolb.data.store.object_stores`)."""
+    whole, and a run resumes once it answers (:mod:`dolb.data.store.object_stores`).
+    ``where``: the URL being reached; ``fault``: the error the store's client raised."""
+
+    def __init__(self, message: str, where: str = "", fault: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.where, self.fault = where, fault
 
 
 class MissingExtra(ConfigError):

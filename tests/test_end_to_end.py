@@ -308,7 +308,7 @@ def test_tasks_in_flight_stay_bounded(small_pipeline, tmp_path, monkeypatch):
     peak, sizes = [], []
 
     def seen(client, batches):
-        pending = sum(1 for f in client.futures.values() if f.status == "pending")
+        pending = sum(1 for f in client.futures.copy().values() if f.status == "pending")  # copied at once: Dask's thread changes it
         peak.append(pending + len(batches))
         sizes.append(len(batches))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import socket
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -20,8 +21,8 @@ import pyarrow as pa
 from distributed import get_worker
 
 from dolb.data.store.format import is_url
-from dolb.data.store.object_stores import as_store_fault
-from dolb.errors import DolbError, StorageError
+from dolb.data.store.object_stores import as_store_fault, fault_error
+from dolb.errors import DolbError, StorageError, StoreFault
 from dolb.evaluation.cell import Cell
 from dolb.evaluation.run_cell import run_cell
 from dolb.evaluation.saved_states import add_saves
@@ -92,6 +93,36 @@ def worker_name() -> str:
         return "client"
 
 
+def on_this_host() -> str:
+    """Where a set-up fault met here is: ``" on host NAME (worker ADDRESS)"`` on a Dask
+    worker, nothing on the client (whose user reads it on its own console)."""
+    worker = worker_name()
+    return "" if worker == "client" else f" on host {socket.gethostname()} (worker {worker})"
+
+
+def located(fault: StoreFault) -> StoreFault:
+    """``fault`` naming the host it was met on (:func:`on_this_host`)."""
+    return fault if fault.fault is None else fault_error(fault.where, fault.fault, on_this_host())
+
+
+def setup_fault(exc: BaseException, cell: Cell, destination: Destination) -> str | None:
+    """Why ``cell`` could not start on this host, when that is the host's set-up and not
+    the cell's: its object store failed or this host has no credentials for it
+    (:func:`~dolb.data.store.object_stores.as_store_fault`), or a dataset it reads is a
+    local path this host does not have (the workers do not see the client's files).
+    None for the cell's own failure."""
+    fault = as_store_fault(exc, _store_of(cell, destination))
+    if fault is not None:
+        return str(located(fault))
+    missing = [path for path in (cell.train_path, cell.test_path) if path and not is_url(path)
+               and not os.path.exists(path)]
+    if missing:
+        return (f"{missing[0]}: no dataset there{on_this_host() or ' on this host'}: the workers do not see the "
+                "client's files; give --data-cache URL, an object store every host reaches, or the same files on "
+                "every host")
+    return None
+
+
 PACKAGE_FOLDER = str(Path(__file__).resolve().parents[1])
 """dolb's own code: a failed cell's error names the last place in it that the error passed."""
 
@@ -147,10 +178,10 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
                 result = run_cell(cell, states)
                 rows.add_ok(cell.id, where, result)
             except Exception as exc:
-                fault = as_store_fault(exc, _store_of(cell, destination))
+                fault = setup_fault(exc, cell, destination)
                 if fault is not None:
-                    FAULTS[destination.run_id] = str(fault)
-                    return TaskOutcome(storage_error=str(fault))
+                    FAULTS[destination.run_id] = fault
+                    return TaskOutcome(storage_error=fault)
                 stored = error_text(exc)
                 outcome.failures.append((cell.id, stored))
                 rows.add_failed(cell.id, where, stored)
@@ -169,6 +200,7 @@ def run_batch(batch: Batch, destination: Destination) -> TaskOutcome:
             fault = as_store_fault(exc, destination.store)
             if fault is None and not isinstance(exc, StorageError):
                 raise
+            fault = fault and located(fault)
             outcome.storage_error = str(fault or exc)
             if fault is not None:
                 FAULTS[destination.run_id] = str(fault)

@@ -175,8 +175,15 @@ def store_fault(error: BaseException) -> BaseException | None:
     return None
 
 
-def fault_error(where: str, fault: BaseException) -> StoreFault:
-    """The one-line error of a store fault met while reaching ``where`` (a URL).
+CREDENTIALS_MISSING = frozenset({"NoCredentialsError", "PartialCredentialsError"})
+"""botocore's errors of a process that has no (or half its) credentials: not the store's
+fault but the host's set-up."""
+
+
+def fault_error(where: str, fault: BaseException, host: str = "") -> StoreFault:
+    """The one-line error of a store fault met while reaching ``where`` (a URL), on
+    ``host`` (``" on host NAME (worker ADDRESS)"``, or empty on the client): missing
+    credentials are told as such, and how to give them.
 
     Examples
     --------
@@ -186,18 +193,21 @@ def fault_error(where: str, fault: BaseException) -> StoreFault:
     """
     reason = " ".join(str(fault).split())
     reason = f"{type(fault).__name__}: {reason}" if reason else type(fault).__name__
-    return StoreFault(f"{where}: the object store failed after retries ({reason}); what is stored is whole: "
-                      "try again once it answers")
+    if type(fault).__name__ in CREDENTIALS_MISSING:
+        return StoreFault(f"{where}: no credentials for the object store{host} ({reason}): give them on every host "
+                          "(AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE), then run again", where, fault)
+    return StoreFault(f"{where}: the object store failed after retries ({reason}){host}; what is stored is whole: "
+                      "try again once it answers", where, fault)
 
 
-def as_store_fault(error: BaseException, where: str) -> StoreFault | None:
+def as_store_fault(error: BaseException, where: str, host: str = "") -> StoreFault | None:
     """``error`` as a :class:`~dolb.errors.StoreFault`: itself if it is one already
-    (naming its own URL), :func:`fault_error` naming ``where`` if it is a store fault
-    (:func:`store_fault`), else None."""
+    (naming its own URL), :func:`fault_error` naming ``where`` and ``host`` if it is a
+    store fault (:func:`store_fault`), else None."""
     if isinstance(error, StoreFault):
         return error
     fault = store_fault(error)
-    return None if fault is None else fault_error(where, fault)
+    return None if fault is None else fault_error(where, fault, host)
 
 
 @contextlib.contextmanager
