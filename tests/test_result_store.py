@@ -252,3 +252,22 @@ def test_small_parts_are_written_uncompressed_and_large_ones_compressed(tmp_path
         assert {metadata.row_group(0).column(i).compression for i in range(metadata.num_columns)} == {codec}
         assert pq.read_table(path).equals(table)
     assert sorted(p.name for p in Path(store.results).iterdir() if p.name.startswith(".")) == []  # no temporary left
+
+
+def test_the_client_commits_every_2000_cells_as_well_as_every_5_seconds():
+    """A short run killed mid-compute keeps what it computed: parts are committed once
+    they hold COMMIT_CELLS cells, however little time has passed."""
+    from dolb.execution.gather import COMMIT_CELLS, ClientWriter
+    from dolb.execution.tasks import Destination, TaskOutcome
+
+    class Store:
+        commits = []
+
+        def commit(self, parts, run_id):
+            self.commits.append(sorted(parts))
+
+    writer = ClientWriter(Store(), Destination(result_schema({}), "r1", None))
+    for task in range(2 * COMMIT_CELLS // 500 + 1):
+        writer.take(TaskOutcome(cells=[f"{task}-{i}" for i in range(500)], part=f"part-{task}"))
+    assert Store.commits == [[f"part-{task}" for task in range(4)], [f"part-{task}" for task in range(4, 8)]]
+    assert list(writer.uncommitted) == ["part-8"]

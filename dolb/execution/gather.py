@@ -17,7 +17,9 @@ CLIENT_PART_ROWS = 1_000_000
 CLIENT_PART_SECONDS = 30.0
 """...or seconds since the first of them arrived: a client killed loses at most that."""
 COMMIT_SECONDS = 5.0
-"""How often the client commits the parts written so far."""
+"""How often the client commits the parts written so far..."""
+COMMIT_CELLS = 2_000
+"""...or after how many cells of them: a short run killed keeps what it computed."""
 
 
 class ClientWriter:
@@ -56,7 +58,8 @@ class ClientWriter:
             self._append(from_ipc(outcome.rows), outcome.cells)
         if outcome.part is not None:
             self.uncommitted[outcome.part] = outcome.cells
-        if time.monotonic() - self.committed_at > COMMIT_SECONDS:
+        waiting = sum(len(cells) for cells in self.uncommitted.values())
+        if time.monotonic() - self.committed_at > COMMIT_SECONDS or waiting >= COMMIT_CELLS:
             self._commit()
 
     def _append(self, table: pa.Table, cells: list[str]) -> None:
