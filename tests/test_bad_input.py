@@ -195,7 +195,8 @@ def test_a_performance_report_that_cannot_be_a_file(where, pipeline, tmp_path, c
 
 @pytest.mark.parametrize("content", [b"\xff\xfe garbage", b'{"run_id": "x"', b"[1, 2]", b'{"other": 1}'])
 def test_a_damaged_run_record_is_one_line(content, tmp_path, capsys):
-    from dolb.results.store import CellRows, ResultStore, result_schema
+    from dolb.results.cell_rows import CellRows
+    from dolb.results.store import ResultStore, result_schema
 
     store = ResultStore(tmp_path / "out")
     store.write_part(CellRows(result_schema({}), "run", "worker").table())
@@ -225,7 +226,8 @@ def test_result_files_follow_the_umask(tmp_path):
     reports alike), no file more private or more open than the user asked for."""
     import os
 
-    from dolb.results.store import CellRows, ResultStore, result_schema
+    from dolb.results.cell_rows import CellRows
+    from dolb.results.store import ResultStore, result_schema
 
     mask = os.umask(0o027)
     try:

@@ -16,9 +16,10 @@ from scipy import stats
 from dolb.cli import main
 from dolb.errors import DataError
 from dolb.experiment.pipeline import load_pipeline
+from dolb.results.cell_rows import CellRows
 from dolb.results.history import write_record
 from dolb.results.ranking import friedman
-from dolb.results.store import CellRows, ResultStore, result_schema
+from dolb.results.store import ResultStore, result_schema
 from dolb.results.tables import lift_constants, paired_table, ranking_table
 
 HOSTILE = '<script>alert("x")</script> & co'

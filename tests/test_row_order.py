@@ -6,7 +6,8 @@ written in another order, cells named by other ids) give the same tables to the 
 from pandas.testing import assert_frame_equal, assert_series_equal
 
 from dolb.results import query
-from dolb.results.store import CellRows, ResultStore, result_schema
+from dolb.results.cell_rows import CellRows
+from dolb.results.store import ResultStore, result_schema
 from dolb.results.tables import aggregate, read_results
 from dolb.studies.cutoff_averaging import mean_at
 
