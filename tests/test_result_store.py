@@ -4,7 +4,6 @@
 folder, and of several folders, as docs/guide/result-store.md documents them (its
 union recipe is run as written)."""
 
-import json
 from pathlib import Path
 
 import duckdb
