@@ -43,7 +43,7 @@ def open_dataset(path: str | os.PathLike) -> Dataset:
     ------
     DataError
         Nothing at ``path``, not a dolb dataset, an unknown format version, no chunk
-        manifest (written by an older dolb), an array whose metadata differs from the
+        manifest or layout, an array whose metadata differs from the
         manifest's record, or members whose shapes disagree with the attributes.
     StoreFault
         The object store of ``path`` failed after retries (:mod:`dolb.data.store.object_stores`).
@@ -131,7 +131,7 @@ class Dataset:
             self.n_features = int(attributes["n_features"])
             self.fingerprint = str(attributes["fingerprint"])
             self.provenance = dict(attributes["provenance"])
-            self.layout = dict(attributes.get("layout", {}))
+            self.layout = dict(attributes["layout"])
         except (KeyError, TypeError, ValueError) as exc:
             raise DataError(f"dataset {self.path}: attribute {exc} missing or malformed") from exc
         self.sparse = self._member(root, "X", zarr.Group, required=False) is not None
