@@ -107,8 +107,7 @@ class Dataset:
         The chunk manifest's checksum of each chunk of each array.
     layout : dict
         Each array's codec and chunk size and how they were chosen (group attribute
-        ``layout``, see :mod:`dolb.data.store.layout`); empty for a store written before
-        dolb recorded it.
+        ``layout``, see :mod:`dolb.data.store.layout`).
     decoders : dict of str to ChunkDecoder
         Each array's chunk decoder, made by the first reader that needs it
         (:mod:`dolb.data.store.decoding`).
