@@ -27,6 +27,9 @@ its part): the copies are equal, readers keep one (:mod:`dolb.results.query`), e
 tagged with its ``attempt``. A compaction (:mod:`dolb.results.compaction`) merges parts,
 each cell once; what it replaced (:mod:`dolb.results.manifests`) is read no more.
 
+The folder's ``format.json`` names the store's format (:mod:`dolb.results.store_format`):
+written before its first file, checked before anything is read or written.
+
 Examples
 --------
 >>> import tempfile
