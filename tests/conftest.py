@@ -12,11 +12,13 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from dolb.learners import OnlineLearner
+from dolb.results.history import write_record
 from dolb.results.query import rows
-from dolb.results.store import RUN_COLUMNS, ResultStore
+from dolb.results.store import RUN_COLUMNS, ResultStore, result_schema
 from tests import studies
 from tests.s3_server import s3_bucket, s3_server  # noqa: F401  (fixtures)
 from tests.studies import SHARED_DATA
@@ -132,6 +134,20 @@ def stored_values(folder) -> pd.DataFrame:
     frame = rows(ResultStore(folder)).drop(columns=[name for name, _ in RUN_COLUMNS])
     keys = ["cell_id", "conversion", "n_train", "metric"]
     return frame.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def write_store(folder, frame: pd.DataFrame, pipeline: str = "nightly") -> Path:
+    """A result folder holding the tidy rows ``frame`` (the columns
+    ``dolb.read_results(..., tidy=True)`` gives) as one committed part of successful
+    cells, and a finished run of ``pipeline``: what `dolb compare` reads of a folder."""
+    store = ResultStore(folder)
+    schema = result_schema({})
+    columns = {name: frame[name].tolist() if name in frame else [None] * len(frame) for name in schema.names}
+    columns |= {name: [value] * len(frame) for name, value in {"status": "ok", "run_id": "run", "attempt": "a"}.items()}
+    part = store.write_part(pa.Table.from_pydict(columns, schema=schema))
+    store.commit({part: sorted(set(frame["cell_id"]))}, "run")
+    write_record(store, {"run_id": "run", "pipeline": pipeline, "ended": "2026-01-01T00:00:00Z"})
+    return Path(folder)
 
 
 def assert_same(one, two) -> None:

@@ -14,8 +14,9 @@ from dolb.cli import main
 from dolb.execution.sweep import run_sweep
 from dolb.options import RunOptions
 from dolb.results import compaction
+from dolb.results.cell_rows import CellRows
 from dolb.results.query import missing_cells, rows
-from dolb.results.store import CellRows, ResultStore, result_schema
+from dolb.results.store import ResultStore, result_schema
 from tests.conftest import stored_values
 
 SCHEMA = result_schema({"order": int})

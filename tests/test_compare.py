@@ -14,9 +14,10 @@ from dolb.cli import main
 from dolb.execution.arithmetic import PINS, environment
 from dolb.execution.sweep import run_sweep
 from dolb.options import RunOptions
-from dolb.results.compare import compare_frames, pipeline_name
+from dolb.results.compare import compare_frames
 from dolb.results.compare_report import largest_changes, trend_table
 from dolb.results.tables import TIDY_COLUMNS, aggregate, read_results
+from tests.conftest import write_store
 
 
 def tidy(values, metric="test_error", n_train=100, learner="pa"):
@@ -136,17 +137,6 @@ def test_unchanged_run_passes(runs, capsys):
 
 
 @pytest.mark.e2e
-def test_a_result_folder_of_an_older_dolb_compares(runs, capsys, tmp_path):
-    """An older dolb's folder (results.csv and run.json) against a new one (Parquet)."""
-    old = tmp_path / "old"
-    old.mkdir()
-    assert main(["export", str(runs / "baseline"), "--to", str(old / "results.csv")]) == 0
-    (old / "run.json").write_text(json.dumps({"pipeline": pipeline_name(runs / "baseline")}))
-    assert main(["compare", str(runs / "same"), str(old), "--out", str(tmp_path / "c")]) == 0
-    assert "4 compared: 0 worse, 0 better, 4 unchanged" in capsys.readouterr().out
-
-
-@pytest.mark.e2e
 def test_degraded_learner_is_flagged(runs, capsys):
     # the params strings, hence the cell ids, are the baseline's: the change lives in the workers
     cells = {name: set(read_results(runs / name)["cell_id"]) for name in ("degraded", "baseline")}
@@ -195,23 +185,15 @@ def test_a_damaged_night_in_the_history_is_refused_before_anything_is_written(ru
     assert not out.exists()
 
 
-def write_folder(folder, frame, pipeline="nightly"):
-    """A result folder as `dolb run` leaves it, as far as `dolb compare` reads it."""
-    folder.mkdir(parents=True)
-    frame.to_csv(folder / "results.csv", index=False)
-    (folder / "run.json").write_text(json.dumps({"pipeline": pipeline}))
-    return folder
-
-
 def test_trend_keeps_the_configurations_that_changed_most(tmp_path):
     nights = []
     for night, drift in enumerate([0.0, 0.5, 1.0]):
-        nights.append(write_folder(tmp_path / f"night{night}", pd.concat([
+        nights.append(write_store(tmp_path / f"night{night}", pd.concat([
             tidy([1.0 + drift, 1.0 + drift]),  # doubles over the nights
             tidy([9.0, 9.0], n_train=10),  # not the largest training size: left out
             tidy([2.0, 2.0 + 0.1 * night], learner="perceptron"),
         ])))
-    table = trend_table([aggregate(pd.read_csv(folder / "results.csv"), ("mean",)) for folder in nights])
+    table = trend_table([aggregate(read_results(folder, tidy=True), ("mean",)) for folder in nights])
     assert table.xs("pa", level="learner").values.tolist() == [[1.0, 1.5, 2.0]]
     assert table.xs("perceptron", level="learner").values.tolist() == [[2.0, 2.05, 2.1]]
     assert largest_changes(table, 1).index.get_level_values("learner").tolist() == ["pa"]
@@ -222,16 +204,16 @@ def test_trend_keeps_the_configurations_that_changed_most(tmp_path):
 
 
 def test_informational_metric_is_named_in_the_report(tmp_path, capsys):
-    base = write_folder(tmp_path / "base", pd.concat([tidy([0.1, 0.2, 0.3]), tidy([1, 2, 3], metric="cutoff_k")]))
-    run = write_folder(tmp_path / "run", pd.concat([tidy([0.1, 0.2, 0.3]), tidy([70, 80, 90], metric="cutoff_k")]))
+    base = write_store(tmp_path / "base", pd.concat([tidy([0.1, 0.2, 0.3]), tidy([1, 2, 3], metric="cutoff_k")]))
+    run = write_store(tmp_path / "run", pd.concat([tidy([0.1, 0.2, 0.3]), tidy([70, 80, 90], metric="cutoff_k")]))
     assert main(["compare", str(run), str(base)]) == 0
     assert "1 compared: 0 worse, 0 better, 1 unchanged" in capsys.readouterr().out
     assert "Informational metrics, not judged: cutoff_k." in (run / "compare" / "compare.md").read_text()
 
 
 def test_different_pipelines_and_bad_options_are_one_line_errors(tmp_path, capsys):
-    run = write_folder(tmp_path / "run", tidy([0.1, 0.2]), pipeline="irma")
-    base = write_folder(tmp_path / "base", tidy([0.1, 0.2]), pipeline="demo")
+    run = write_store(tmp_path / "run", tidy([0.1, 0.2]), pipeline="irma")
+    base = write_store(tmp_path / "base", tidy([0.1, 0.2]), pipeline="demo")
     assert main(["compare", str(run), str(base)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pipeline 'demo'" in err and "same pipeline" in err
@@ -241,7 +223,7 @@ def test_different_pipelines_and_bad_options_are_one_line_errors(tmp_path, capsy
 
 
 def test_a_report_folder_that_is_a_file_is_one_line(tmp_path, capsys):
-    run = write_folder(tmp_path / "run", tidy([0.1, 0.2]))
+    run = write_store(tmp_path / "run", tidy([0.1, 0.2]))
     (tmp_path / "file").write_text("x")
     assert main(["compare", str(run), str(run), "--out", str(tmp_path / "file")]) == 2
     assert capsys.readouterr().err == f"dolb: error: {tmp_path / 'file'}: a file, not a folder for the report\n"

@@ -17,9 +17,10 @@ import pytest
 from dolb.cli import main
 from dolb.execution.sweep import run_sweep
 from dolb.options import RunOptions
+from dolb.results.cell_rows import CellRows
 from dolb.results.history import read_records
 from dolb.results.query import failures
-from dolb.results.store import CellRows, ResultStore, result_schema
+from dolb.results.store import ResultStore, result_schema
 from dolb.results.tables import read_results
 from tests.conftest import assert_same
 from tests.test_faults import worker_processes

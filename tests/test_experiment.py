@@ -236,7 +236,8 @@ def test_cell_ids_are_canonical_and_distinct():
 
 def _rows(store, cells, run_id="r", status="ok", value=0.5, error=None):
     """Write one part holding ``cells`` (ids), one metric row each (or failures)."""
-    from dolb.results.store import CellRows, result_schema
+    from dolb.results.cell_rows import CellRows
+    from dolb.results.store import result_schema
 
     rows = CellRows(result_schema({"eta": float}), run_id=run_id, worker="w")
     for cell in cells:
@@ -269,8 +270,9 @@ def test_summary_in_duckdb_equals_pandas(tmp_path):
     """The store's summary (DuckDB, out of core) and pandas on the same rows agree."""
     import pandas as pd
 
+    from dolb.results.cell_rows import CellRows
     from dolb.results.query import STATISTICS, rows, summary
-    from dolb.results.store import CellRows, result_schema
+    from dolb.results.store import result_schema
     from dolb.results.tables import aggregate
 
     store = ResultStore(tmp_path)
@@ -294,8 +296,9 @@ def test_summaries_and_comparisons_do_not_depend_on_the_order_of_the_parts(tmp_p
     """Two stores holding the same rows in parts written in other orders (as two runs of
     one pipeline on a cluster do) give the same summary and paired moments to the bit:
     DuckDB sums each group in split order."""
+    from dolb.results.cell_rows import CellRows
     from dolb.results.query import paired_moments, summary
-    from dolb.results.store import CellRows, result_schema
+    from dolb.results.store import result_schema
 
     generator = np.random.default_rng(1)
     values = {(learner, split): generator.lognormal(size=3).tolist() for learner in "pq" for split in range(40)}

@@ -12,12 +12,12 @@ from dolb.results.history import machines
 
 def test_each_kind_of_worker_is_named_once():
     haswell = {"cpu": "AMD EPYC", "blas": [{"library": "openblas", "version": "0.3.31", "kernel": "Haswell",
-                                            "threads": 1}], "numba_cpu": "znver5"}
+                                            "threads": 1}], "numba_cpu": "znver5", "numpy_simd": "X86_V3"}
     prescott = haswell | {"blas": [haswell["blas"][0] | {"kernel": "Prescott"}], "numba_cpu": "generic"}
     record = {"workers": {"a": {"arithmetic": haswell}, "b": {"arithmetic": prescott}, "c": {"arithmetic": haswell}}}
-    assert machines(record) == ("2 workers on AMD EPYC, openblas 0.3.31 Haswell x1, Numba znver5; "
-                                "1 worker on AMD EPYC, openblas 0.3.31 Prescott x1, Numba generic")
-    assert machines({"workers": {"a": {"packages": {}}}}) == "machines not recorded"  # an older dolb's record
+    assert machines(record) == ("2 workers on AMD EPYC, openblas 0.3.31 Haswell x1, Numba znver5, NumPy X86_V3; "
+                                "1 worker on AMD EPYC, openblas 0.3.31 Prescott x1, Numba generic, NumPy X86_V3")
+    assert machines({"run_id": "r"}) == "machines not recorded"  # a run that did not finish
 
 
 def test_a_run_records_and_shows_its_workers_arithmetic(small_run, tmp_path, capsys):
@@ -51,8 +51,8 @@ def test_a_reproduction_names_the_machines_that_differ():
 def test_more_or_fewer_workers_of_the_same_kinds_are_the_same_machines():
     from dolb.results.history import same_machines
 
-    haswell = {"cpu": "AMD EPYC", "blas": [], "numba_cpu": "x86-64-v3"}
+    haswell = {"cpu": "AMD EPYC", "blas": [], "numba_cpu": "x86-64-v3", "numpy_simd": "X86_V3"}
     two = {"workers": {"a": {"arithmetic": haswell}, "b": {"arithmetic": haswell}}}
     assert same_machines(two, {"workers": {"c": {"arithmetic": haswell}}})
     assert not same_machines(two, {"workers": {"c": {"arithmetic": haswell | {"numba_cpu": "generic"}}}})
-    assert same_machines(two, {"workers": {"c": {"packages": {}}}})  # an older dolb's record does not say
+    assert same_machines(two, {"run_id": "r"})  # a run that did not finish lists no workers

@@ -22,6 +22,7 @@ from dolb.results.compare_page import console_text
 from dolb.results.compare_report import compare_folders
 from dolb.results.nightly_gate import history_band, judge_ab, judge_nights
 from dolb.results.tables import TIDY_COLUMNS
+from tests.conftest import write_store
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = [(i, c) for i in ("sparse", "dense") for c in ("last", "all")]
@@ -191,11 +192,9 @@ def test_worktrees_of_two_commits(tmp_path):
 def with_results(*folders):
     """Give night folders the results `dolb compare` needs (the same in all)."""
     for folder in folders:
-        (folder / "run.json").write_text(json.dumps({"pipeline": "nightly"}))
-        pd.DataFrame([dict(experiment="e", dataset="d", task="binary", learner="pa", split=i, params="",
-                           complexity="", conversion="last", n_train=100, metric="test_error", value=0.1,
-                           cell_id=f"c{i}") for i in range(3)])[TIDY_COLUMNS].to_csv(folder / "results.csv",
-                                                                                      index=False)
+        write_store(folder, pd.DataFrame([dict(experiment="e", dataset="d", task="binary", learner="pa", split=i,
+                                               params="", complexity="", conversion="last", n_train=100,
+                                               metric="test_error", value=0.1, cell_id=f"c{i}") for i in range(3)]))
 
 
 def test_the_page_shows_both_figures_the_band_and_the_machines(nights, tmp_path):

@@ -6,8 +6,9 @@ import scipy.sparse as sp
 
 from dolb.data.store import open_dataset, write_dataset
 from dolb.execution.lock import remove_uncommitted_parts
+from dolb.results.cell_rows import CellRows
 from dolb.results.query import incompleteness, stored_cells
-from dolb.results.store import CellRows, ResultStore, result_schema
+from dolb.results.store import ResultStore, result_schema
 
 
 def test_a_dataset_written_to_the_server_reads_back_the_same(s3_bucket):

@@ -105,6 +105,7 @@ def test_the_figures_of_a_folder_without_drift_experiments(omr_study, tmp_path, 
     (tmp_path / "results").mkdir()
     frame[~frame.experiment.str.startswith("drift")].to_parquet(tmp_path / "results" / "part-0.parquet")
     shutil.copytree(out / "runs", tmp_path / "runs")  # the run that made them, named in the tables
+    shutil.copy(out / "format.json", tmp_path)  # a result store of this dolb
     assert main(["study", "online_mr", str(tmp_path), "--record", str(tmp_path / "tables"),
                  "--figures", str(tmp_path / "figures")]) == 0
     printed = capsys.readouterr().out

@@ -3,7 +3,6 @@ the compare page are well-formed, self-contained and escape every name; tables l
 constant columns; paired reports across learners match scipy's paired t-test; the
 Friedman test, its post-hoc tests and the ranks match scipy and hand-computed values."""
 
-import json
 import re
 import textwrap
 
@@ -16,10 +15,12 @@ from scipy import stats
 from dolb.cli import main
 from dolb.errors import DataError
 from dolb.experiment.pipeline import load_pipeline
+from dolb.results.cell_rows import CellRows
 from dolb.results.history import write_record
 from dolb.results.ranking import friedman
-from dolb.results.store import CellRows, ResultStore, result_schema
+from dolb.results.store import ResultStore, result_schema
 from dolb.results.tables import lift_constants, paired_table, ranking_table
+from tests.conftest import write_store
 
 HOSTILE = '<script>alert("x")</script> & co'
 
@@ -217,11 +218,7 @@ def test_the_compare_page_and_console(tmp_path, capsys):
 
     folders = []
     for name, shift in (("old", 0.0), ("base", 0.0), ("run", 0.05)):
-        folder = tmp_path / name
-        folder.mkdir()
-        night(shift).to_csv(folder / "results.csv", index=False)
-        (folder / "run.json").write_text(json.dumps({"pipeline": "nightly"}))
-        folders.append(str(folder))
+        folders.append(str(write_store(tmp_path / name, night(shift))))
     out = tmp_path / "compare"
     assert main(["compare", folders[2], folders[1], "--out", str(out), "--max-rows", "2",
                  "--history", folders[0], folders[1]]) == 1

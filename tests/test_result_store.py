@@ -4,7 +4,6 @@
 folder, and of several folders, as docs/guide/result-store.md documents them (its
 union recipe is run as written)."""
 
-import json
 from pathlib import Path
 
 import duckdb
@@ -14,7 +13,8 @@ import pytest
 
 from dolb.cli import main
 from dolb.errors import DataError
-from dolb.results.store import CellRows, ResultStore, result_schema
+from dolb.results.cell_rows import CellRows
+from dolb.results.store import ResultStore, result_schema
 from dolb.results.tables import read_results
 
 
@@ -84,27 +84,17 @@ def test_parts_gone_are_counted_and_cells_listed_once(tmp_path):
         read_results(tmp_path)
 
 
-def test_uncommitted_parts_and_folders_of_an_older_dolb(tmp_path):
+def test_uncommitted_parts_are_read_in_a_folder_and_not_behind_a_url(tmp_path):
     """In a folder every whole part is read, committed or not (a run killed before it
-    committed; a folder of a dolb that committed nothing there): nothing to tell gone.
-    Behind a URL a part counts once committed; an older dolb's manifests listed parts
-    only, in results/_manifests: a part of theirs gone is said to be, cells unknown."""
+    committed): nothing to tell gone. Behind a URL a part counts once committed."""
     local = ResultStore(tmp_path / "local")
     store_run(local, "pa", {"C": 1.0}, ids(0))
     store_run(local, "pa", {"C": 1.0}, ids(1), commit=False)
     assert len(read_results(local.root)) == 10
 
     url = ResultStore(f"file://{tmp_path}/remote")
-    kept = store_run(url, "pa", {"C": 1.0}, ids(0), commit=False)
-    lost = store_run(url, "pa", {"C": 1.0}, ids(1), commit=False)
+    store_run(url, "pa", {"C": 1.0}, ids(0), commit=False)
     assert url.parts() == [] and read_results(local.root).shape[0] == 10
-    older = tmp_path / "remote" / "results" / "_manifests"
-    older.mkdir()
-    (older / "run-1.json").write_text(json.dumps({"run_id": "run", "parts": [kept, lost]}))
-    assert set(read_results(url.root)["cell_id"]) == set(ids(0) + ids(1))
-    (tmp_path / "remote" / "results" / lost).unlink()
-    with pytest.raises(DataError, match=rf"incomplete: 1 committed result part missing \({lost}\), its cells unknown"):
-        read_results(url.root)
 
 
 def two_pipelines(tmp_path) -> str:

@@ -6,7 +6,8 @@ written in another order, cells named by other ids) give the same tables to the 
 from pandas.testing import assert_frame_equal, assert_series_equal
 
 from dolb.results import query
-from dolb.results.store import CellRows, ResultStore, result_schema
+from dolb.results.cell_rows import CellRows
+from dolb.results.store import ResultStore, result_schema
 from dolb.results.tables import aggregate, read_results
 from dolb.studies.cutoff_averaging import mean_at
 
@@ -41,15 +42,3 @@ def test_the_same_rows_stored_in_another_order_give_the_same_tables_to_the_bit(t
     assert_frame_equal(aggregate(a), aggregate(b), check_exact=True)
     assert_series_equal(mean_at(a, "fig2", "test_error"), mean_at(b, "fig2", "test_error"), check_exact=True)
     assert_frame_equal(query.summary(ResultStore(first)), query.summary(ResultStore(second)), check_exact=True)
-
-
-def test_a_results_csv_in_another_order_gives_the_same_tables_to_the_bit(tmp_path):
-    rows = read_results(store_folder(tmp_path / "stored", {d: [f"{d}-{s}" for s in range(3)] for d in VALUES}),
-                        tidy=True)
-    for name, frame in {"in_order": rows, "shuffled": rows.sample(frac=1, random_state=3)[::-1]}.items():
-        (tmp_path / name).mkdir()
-        frame.to_csv(tmp_path / name / "results.csv", index=False)
-    a, b = read_results(tmp_path / "in_order"), read_results(tmp_path / "shuffled")
-    assert_frame_equal(a, b, check_exact=True)
-    assert_frame_equal(aggregate(a), aggregate(b), check_exact=True)
-    assert_frame_equal(aggregate(a), aggregate(rows), check_exact=True)

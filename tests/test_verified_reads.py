@@ -147,7 +147,7 @@ def test_store_without_manifest_is_refused_in_one_line(tmp_path, make):
     with pytest.raises(DataError) as info:
         open_dataset(ds.path)
     assert str(info.value) == (
-        f"dataset {ds.path} was written by an older dolb (no chunk manifest): write it again"
+        f"dataset {ds.path}: no chunk manifest (not written by this dolb, or damaged): write it again"
     )
 
 
@@ -188,7 +188,7 @@ def test_dolb_verify_intact_and_damaged(tmp_path, capsys):
     assert capsys.readouterr().err.startswith(f"dolb: error: dataset {dense.path}: content does not match")
     strip_manifest(tmp_path / "d")
     assert main(["verify", dense.path]) == 2
-    assert "written by an older dolb" in capsys.readouterr().err
+    assert "no chunk manifest (not written by this dolb, or damaged)" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- the data cache

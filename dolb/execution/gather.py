@@ -10,7 +10,8 @@ import pyarrow as pa
 
 from dolb.execution.batches import Batch
 from dolb.execution.tasks import Destination, TaskOutcome, from_ipc
-from dolb.results.store import CellRows, ResultStore
+from dolb.results.cell_rows import CellRows
+from dolb.results.store import ResultStore
 
 CLIENT_PART_ROWS = 1_000_000
 """Rows the client gathers before writing them as one part..."""

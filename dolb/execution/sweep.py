@@ -212,6 +212,7 @@ def _plan(pipeline_path: Path, out_dir, options: RunOptions, pipeline_text: str 
         cache = data_cache(options.data_cache)
         store = ResultStore(out_dir)
         store.check_creatable()
+        store.check_format()  # a store of another format is refused before any dataset is built
     with phases("data"):  # a dataset built on the cluster has its kernels warmed there as soon as it is
         datasets = open_datasets(pipeline, cache, builder=cluster.client, built=cluster.warm_built(pipeline))
     with phases("plan"):

@@ -27,8 +27,9 @@ from dolb.evaluation.cell import Cell
 from dolb.evaluation.run_cell import run_cell
 from dolb.evaluation.saved_states import add_saves
 from dolb.execution.batches import Batch, Paces
+from dolb.results.cell_rows import CellRows
 from dolb.results.states import CellStates
-from dolb.results.store import CellRows, ResultStore
+from dolb.results.store import ResultStore
 
 
 @dataclass(frozen=True)

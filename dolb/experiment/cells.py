@@ -342,9 +342,3 @@ def examples_of(cells: list[tuple[CellGroup, np.ndarray]]) -> int:
     38
     """
     return int(sum(group.n_train * len(indices) for group, indices in cells))
-
-
-def expand_cells(pipeline: Pipeline, datasets: dict[str, dict[str, Dataset]]) -> list[Cell]:
-    """All cells of ``pipeline``, group by group and split by split (for small
-    pipelines and tests; a sweep works on groups)."""
-    return [group.cell(index) for group in expand_groups(pipeline, datasets) for index in range(group.n_splits)]

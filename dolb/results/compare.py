@@ -1,7 +1,8 @@
 """Nightly comparison: one run's results against a baseline's, paired over splits.
 
-Rows of two tidy result tables (``results.csv``) are matched on the configuration
-(:data:`~dolb.results.tables.CONFIG_COLUMNS`), the training size and the metric, and
+Rows of two tidy result tables (as :func:`~dolb.results.tables.read_results` reads
+them) are matched on the configuration (:data:`~dolb.results.tables.CONFIG_COLUMNS`),
+the training size and the metric, and
 paired over ``split``: a split (or ordering seed) is the unit of pairing, so the noise
 common to both runs cancels. For every judged metric, i.e. every deterministic metric of
 :data:`dolb.evaluation.metrics.METRICS` (all are lower-is-better losses or errors; the
@@ -29,8 +30,6 @@ Examples
 
 from __future__ import annotations
 
-import json
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,12 +37,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats as st
 
-from dolb import location
-from dolb.errors import DataError
 from dolb.evaluation.metrics import deterministic_metrics
 from dolb.results import query
 from dolb.results.agreement import Agreement
-from dolb.results.history import read_records
+from dolb.results.history import last_record
 from dolb.results.stats import ALPHA, paired_tests, tests_from_moments
 from dolb.results.store import ResultStore
 from dolb.results.tables import CONFIG_COLUMNS
@@ -72,29 +69,9 @@ SHOWN = ["experiment", "dataset", "configuration", "metric", "n_train", "n", "ba
 
 
 def pipeline_name(folder: str | Path) -> str:
-    """The name of the pipeline a result folder ran: from its last run record, else
-    (an older dolb's folder) from ``run.json``, else from its copy of the pipeline file
-    (``pipeline.toml``).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> folder = Path(tempfile.mkdtemp())
-    >>> _ = (folder / "pipeline.toml").write_text('[pipeline]\\nname = "nightly"\\n')
-    >>> pipeline_name(folder)
-    'nightly'
-    """
-    records = read_records(ResultStore(folder))
-    if records:
-        return str(records[-1]["pipeline"])
-    try:
-        if (text := location.read_text(location.joined(folder, "run.json"))) is not None:
-            return str(json.loads(text)["pipeline"])
-        if (text := location.read_text(location.joined(folder, "pipeline.toml"))) is not None:
-            return str(tomllib.loads(text)["pipeline"]["name"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise DataError(f"{folder}: cannot read the pipeline name from run.json or pipeline.toml ({exc})") from None
-    raise DataError(f"{folder}: no run.json or pipeline.toml names the pipeline of this result folder")
+    """The name of the pipeline a result folder ran, as its last run record says;
+    DataError naming the folder when it has none."""
+    return str(last_record(ResultStore(folder))["pipeline"])
 
 
 # --- statistics ---------------------------------------------------------------------------

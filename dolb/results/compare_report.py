@@ -14,7 +14,7 @@ from dolb import location
 from dolb.errors import ConfigError, DataError
 from dolb.evaluation.metrics import METRICS, deterministic_metrics
 from dolb.results import query
-from dolb.results.agreement import RTOL, Agreement, agreement, agreement_of
+from dolb.results.agreement import RTOL, Agreement, agreement_of
 from dolb.results.compare import (
     ALPHA,
     FIGURE_LINES,
@@ -24,7 +24,6 @@ from dolb.results.compare import (
     Comparison,
     compare_frames,
     compare_stores,
-    pairs_of,
     pipeline_name,
 )
 from dolb.results.compare_page import write_pages
@@ -43,66 +42,44 @@ from dolb.results.intervals import BOOTSTRAP_BAND, T_BAND, is_proportion
 from dolb.results.nightly_gate import Confirm, judge_nights
 from dolb.results.report import slug
 from dolb.results.store import ResultStore
-from dolb.results.tables import CONFIG_COLUMNS, TIDY_COLUMNS, aggregate, read_results
+from dolb.results.tables import CONFIG_COLUMNS, TIDY_COLUMNS, aggregate
 
 
 class _Results:
     """A result folder as the comparison reads it: its Parquet store, asked in DuckDB
     for small answers only (the client's memory is bounded by the comparison, not by
-    the rows), or an older dolb's ``results.csv``, held in memory."""
+    the rows)."""
 
     def __init__(self, folder: str) -> None:
         self.folder = folder
         self.store = ResultStore(folder)
         query.check_complete(self.store)
-        self.frame = None if self.store.exists() else read_results(folder, tidy=True)
+        if not self.store.exists():
+            raise DataError(f"{folder}: not a result folder (no results; run `dolb run` first)")
 
     def metrics(self) -> set[str]:
         """Every metric stored."""
-        if self.frame is not None:
-            return set(self.frame["metric"])
         return set(query.distinct(self.store, ["metric"])["metric"])
 
     def judged_keys(self) -> set[tuple]:
         """The configuration × training size × judged metric rows present (as text)."""
         judged = deterministic_metrics()
-        if self.frame is not None:
-            keys = self.frame.loc[self.frame["metric"].isin(judged), KEYS].drop_duplicates()
-        else:
-            keys = query.distinct(self.store, KEYS, f"metric IN ({', '.join('?' * len(judged))})", tuple(judged))
+        keys = query.distinct(self.store, KEYS, f"metric IN ({', '.join('?' * len(judged))})", tuple(judged))
         return set(keys.astype(str).itertuples(index=False, name=None))
 
     def rows(self, experiment: str, metric: str) -> pd.DataFrame:
         """The rows of one experiment's ``metric``."""
-        if self.frame is not None:
-            return self.frame[(self.frame["experiment"] == experiment) & (self.frame["metric"] == metric)]
         return query.rows(self.store, "experiment = ? AND metric = ?", (experiment, metric), columns=TIDY_COLUMNS)
-
-    def tidy(self) -> pd.DataFrame:
-        """Every row (an older folder's table, or the store's tidy columns)."""
-        return self.frame if self.frame is not None else query.rows(self.store, columns=TIDY_COLUMNS)
 
     def judged_summary(self) -> pd.DataFrame:
         """The mean over splits of every judged metric, per configuration and size."""
         judged = deterministic_metrics()
-        if self.frame is not None:
-            return aggregate(self.frame[self.frame["metric"].isin(judged)], ("mean",))
         return query.summary(self.store, f"metric IN ({', '.join('?' * len(judged))})", tuple(judged))
-
-
-def _compared(run: _Results, baseline: _Results, alpha: float) -> pd.DataFrame:
-    """The comparison table: in DuckDB when both folders are stores."""
-    if run.frame is None and baseline.frame is None:
-        return compare_stores(run.store, baseline.store, alpha)
-    return compare_frames(run.tidy(), baseline.tidy(), alpha)
 
 
 def _agreement(run: _Results, baseline: _Results, rtol: float) -> Agreement:
     """How the judged values of the two folders agree, value by value."""
-    if run.frame is None and baseline.frame is None:
-        return agreement_of(query.paired_agreement(run.store, baseline.store, list(deterministic_metrics())), rtol)
-    pairs = pairs_of(run.tidy(), baseline.tidy(), finite_only=False)
-    return agreement(pairs["learner"].to_numpy(), pairs["run"].to_numpy(), pairs["baseline"].to_numpy(), rtol)
+    return agreement_of(query.paired_agreement(run.store, baseline.store, list(deterministic_metrics())), rtol)
 
 
 def _machines(run: str, baseline: str) -> tuple[str, str]:
@@ -185,7 +162,7 @@ def compare_folders(
     nights = [str(folder) for folder in history] + [run]
     results = {folder: _Results(folder) for folder in [run, baseline, *nights]}
     name = _check_same_pipeline(list(results))
-    table = _compared(results[run], results[baseline], alpha)
+    table = compare_stores(results[run].store, results[baseline].store, alpha)
     if table.empty:
         raise DataError(f"{run} and {baseline}: no configuration, training size and judged metric in common")
     ours, theirs = results[run].judged_keys(), results[baseline].judged_keys()

@@ -158,26 +158,23 @@ def describe(record: dict[str, Any], stored: tuple[int, int, int] = (0, 0, 0)) -
 
 
 def _kinds(record: dict[str, Any]) -> dict[str, int]:
-    """Each kind of worker of a run (its CPU, BLAS and Numba target, as a phrase) and how
-    many there were; empty when the record does not say (an older dolb's)."""
+    """Each kind of worker of a run (its CPU, BLAS, Numba target and NumPy instruction
+    set, as a phrase) and how many there were; empty when the record lists no workers
+    (a run that did not finish)."""
     kinds: dict[str, int] = {}
     for worker in record.get("workers", {}).values():
-        found = worker.get("arithmetic")
-        if found is None:
-            return {}
+        found = worker["arithmetic"]
         blas = ", ".join(f"{b['library']} {b['version']} {b['kernel']} x{b['threads']}" for b in found["blas"])
-        phrase = f"{found['cpu']}, {blas or 'no BLAS loaded'}, Numba {found['numba_cpu']}"
-        if "numpy_simd" in found:  # recorded since dolb pins it
-            phrase += f", NumPy {found['numpy_simd']}"
+        phrase = f"{found['cpu']}, {blas or 'no BLAS loaded'}, Numba {found['numba_cpu']}, NumPy {found['numpy_simd']}"
         kinds[phrase] = kinds.get(phrase, 0) + 1
     return kinds
 
 
 def machines(record: dict[str, Any]) -> str:
     """What did a run's arithmetic, one phrase per kind of worker: ``2 workers on AMD
-    EPYC, openblas 0.3.31 Haswell x1, Numba znver5`` (a record of an older dolb, which
-    did not say: ``machines not recorded``; a run that started none: ``no workers:
-    nothing to compute``)."""
+    EPYC, openblas 0.3.31 Haswell x1, Numba znver5, NumPy X86_V3`` (a record without
+    workers, of a run that did not finish: ``machines not recorded``; a run that started
+    none: ``no workers: nothing to compute``)."""
     if record.get("workers") == {}:
         return "no workers: nothing to compute"
     kinds = _kinds(record)
@@ -188,6 +185,6 @@ def machines(record: dict[str, Any]) -> str:
 
 def same_machines(one: dict[str, Any], two: dict[str, Any]) -> bool:
     """Whether two runs' workers were of the same kinds (however many of each), or
-    either record does not say."""
+    either record lists none."""
     kinds = set(_kinds(one)), set(_kinds(two))
     return not all(kinds) or kinds[0] == kinds[1]

@@ -38,15 +38,14 @@ class Compaction:
 class Manifests:
     """Every manifest of a result folder, read."""
 
-    committed: dict[str, list[str] | None] = field(default_factory=dict)
-    """Every part a manifest commits, with the ids of the cells it holds (None when its
-    manifest, written by an older dolb, lists the parts only)."""
+    committed: dict[str, list[str]] = field(default_factory=dict)
+    """Every part a manifest commits, with the ids of the cells it holds."""
     compactions: list[Compaction] = field(default_factory=list)
     """The compactions' manifests, oldest first."""
     runs: dict[str, list[str]] = field(default_factory=dict)
     """The other manifests (path: the parts each commits)."""
 
-    def add(self, path: str, parts: dict[str, list[str] | None], replaces: list[str] | None) -> None:
+    def add(self, path: str, parts: dict[str, list[str]], replaces: list[str] | None) -> None:
         """Add the manifest ``path`` (as :func:`parse` read it)."""
         self.committed.update(parts)
         if replaces is None:
@@ -90,14 +89,15 @@ class Manifests:
         return runs + compactions
 
 
-def parse(path: str, text: bytes | str) -> tuple[dict[str, list[str] | None], list[str] | None]:
-    """The parts the manifest ``path`` holding ``text`` commits (each with its cells, None
-    when an older dolb did not say) and, a compaction's, the parts they replace (else
-    None); DataError naming it when it is not a manifest."""
+def parse(path: str, text: bytes | str) -> tuple[dict[str, list[str]], list[str] | None]:
+    """The parts the manifest ``path`` holding ``text`` commits (each with its cells) and,
+    a compaction's, the parts they replace (else None); DataError naming it when it is
+    not a manifest."""
     try:
         content = json.loads(text)
         parts = content["parts"]
-        parts = parts if isinstance(parts, dict) else dict.fromkeys(parts)
+        if not (isinstance(parts, dict) and all(isinstance(cells, list) for cells in parts.values())):
+            raise TypeError("parts is not an object of part names and their cells' ids")
         replaces = content.get("replaces")
         if replaces is not None and not (isinstance(replaces, list) and all(isinstance(p, str) for p in replaces)):
             raise TypeError("replaces is not a list of part names")
@@ -107,7 +107,7 @@ def parse(path: str, text: bytes | str) -> tuple[dict[str, list[str] | None], li
 
 
 @functools.lru_cache(maxsize=64)
-def parse_file(path: str, size: int, modified: int) -> tuple[dict[str, list[str] | None], list[str] | None]:
+def parse_file(path: str, size: int, modified: int) -> tuple[dict[str, list[str]], list[str] | None]:
     """:func:`parse` of a local file, kept for as long as its size and modification time
     (``size``, ``modified``) stay (a manifest is never rewritten: a compaction's, of a
     million cells, is read once a process)."""
@@ -115,15 +115,14 @@ def parse_file(path: str, size: int, modified: int) -> tuple[dict[str, list[str]
         return parse(path, handle.read())
 
 
-def read_manifests(fs, folders: list[str], local: bool, compactions_only: bool = False) -> Manifests:
-    """Every manifest in ``folders`` (paths of the file system ``fs``; ``local``: a folder
+def read_manifests(fs, folder: str, local: bool, compactions_only: bool = False) -> Manifests:
+    """Every manifest in ``folder`` (a path of the file system ``fs``; ``local``: a folder
     of this machine, whose manifests are parsed once a process), or only the compactions'."""
     found = Manifests()
-    for folder in folders:
-        for path in sorted(fs.glob(f"{folder}/{COMPACTION_PREFIX if compactions_only else ''}*.json")):
-            if local:
-                stat = os.stat(path)
-                found.add(path, *parse_file(path, stat.st_size, stat.st_mtime_ns))
-            else:  # named with its scheme in a message
-                found.add(path, *parse(fs.unstrip_protocol(path), fs.cat_file(path)))
+    for path in sorted(fs.glob(f"{folder}/{COMPACTION_PREFIX if compactions_only else ''}*.json")):
+        if local:
+            stat = os.stat(path)
+            found.add(path, *parse_file(path, stat.st_size, stat.st_mtime_ns))
+        else:  # named with its scheme in a message
+            found.add(path, *parse(fs.unstrip_protocol(path), fs.cat_file(path)))
     return found

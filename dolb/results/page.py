@@ -54,8 +54,8 @@ def provenance(record: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     options = record.get("options", {})
     if options.get("scheduler"):
         cluster = f"scheduler {options['scheduler']}"
-    elif options.get("cluster") or options.get("cluster_file"):  # older records name it cluster_file
-        cluster = f"cluster file {options.get('cluster') or options['cluster_file']}"
+    elif options.get("cluster"):
+        cluster = f"cluster file {options['cluster']}"
     else:
         cluster = "local cluster"
     workers = record.get("workers", {})

@@ -124,16 +124,13 @@ SHOWN_CELLS = 3
 """Cell ids a message about missing cells names; the rest are counted."""
 
 
-def missing_cells(store: ResultStore) -> tuple[list[str], list[str] | None]:
+def missing_cells(store: ResultStore) -> tuple[list[str], list[str]]:
     """The committed parts gone from the folder, and the ids of the cells only they
-    held (stored in no part left, failed or not; None when a manifest of an older dolb
-    does not say which cells its parts held). After a run has computed them again a
-    part may be gone and no cell missing."""
+    held (stored in no part left, failed or not). After a run has computed them again
+    a part may be gone and no cell missing."""
     gone = store.missing_parts()
     if not gone:
         return [], []
-    if any(cells is None for cells in gone.values()):
-        return sorted(gone), None
     stored, failed = stored_cells(store)
     held = {cell for cells in gone.values() for cell in cells}
     return sorted(gone), sorted(held - stored - failed)
@@ -153,8 +150,6 @@ def incompleteness(store: ResultStore) -> str:
     if not parts or cells == []:
         return ""
     gone = f"{store.root}: incomplete: {_counted(parts, 'committed result part')} missing ({_first(parts, 1)})"
-    if cells is None:
-        return f"{gone}, its cells unknown (committed by an older dolb)"
     return (f"{gone}; {_counted(cells, 'cell')} stored nowhere else: {_first(cells, SHOWN_CELLS)} "
             "(`dolb run` again computes them)")
 

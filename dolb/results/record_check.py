@@ -4,10 +4,10 @@ they use, so that a damaged or foreign record is refused in one line naming the 
 and the key, never met as a ``KeyError`` deep inside a report.
 
 Keys a reader does not use are not checked, and every key but ``run_id`` and
-``pipeline`` may be absent (an older dolb's record, a run that did not finish): the
-readers then say "?" or "not recorded". Within an object that is present, the keys its
-reader needs are required (a ``tuning`` without ``computed``, a worker's
-``arithmetic`` without ``blas``).
+``pipeline`` may be absent (a run that did not finish has no ``workers`` or
+``counts`` yet): the readers then say "?" or "not recorded". Within an object that is
+present, the keys its reader needs are required (a ``tuning`` without ``computed``, a
+worker without ``arithmetic``, an ``arithmetic`` without ``blas``).
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ GROUP = Kind(f"a [cell group key, splits ≤ {MOST_SPLITS:,}] pair",
 
 ARITHMETIC = Fields(required={"cpu": MAYBE_TEXT, "numba_cpu": MAYBE_TEXT,
                               "blas": Items(Fields(required={"library": MAYBE_TEXT, "version": MAYBE_TEXT,
-                                                             "kernel": MAYBE_TEXT, "threads": MAYBE_WHOLE}))},
-                    optional={"numpy_simd": MAYBE_TEXT})
+                                                             "kernel": MAYBE_TEXT, "threads": MAYBE_WHOLE})),
+                              "numpy_simd": MAYBE_TEXT})
 RECORD = Fields(
     required={"run_id": TEXT, "pipeline": TEXT},
     optional={
@@ -81,7 +81,7 @@ RECORD = Fields(
                                         "state_seconds": NUMBER}),
         "tuning": Fields(required={"cells": WHOLE, "computed": WHOLE, "failed": WHOLE, "examples": WHOLE}),
         "client": Fields(optional={"git_commit": MAYBE_TEXT, "packages": OBJECT, "plugins": OBJECT}),
-        "workers": Fields(each=Fields(optional={"arithmetic": ARITHMETIC})),
+        "workers": Fields(each=Fields(required={"arithmetic": ARITHMETIC})),
     },
 )
 """The keys of a run record that its readers use, and their kinds."""

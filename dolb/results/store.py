@@ -27,10 +27,14 @@ its part): the copies are equal, readers keep one (:mod:`dolb.results.query`), e
 tagged with its ``attempt``. A compaction (:mod:`dolb.results.compaction`) merges parts,
 each cell once; what it replaced (:mod:`dolb.results.manifests`) is read no more.
 
+The folder's ``format.json`` names the store's format (:mod:`dolb.results.store_format`):
+written before its first file, checked before anything is read or written.
+
 Examples
 --------
 >>> import tempfile
 >>> store = ResultStore(tempfile.mkdtemp())
+>>> from dolb.results.cell_rows import CellRows
 >>> rows = CellRows(result_schema({}), run_id="r1", worker="here")
 >>> rows.add_failed("c1", {"experiment": "e", "split": 0}, "boom")
 >>> store.write_part(rows.table())  # doctest: +ELLIPSIS
@@ -48,7 +52,6 @@ import os
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as pds
@@ -58,13 +61,12 @@ from dolb.data.store.format import url_filesystem
 from dolb.errors import ConfigError, DataError, StorageError
 from dolb.results.manifests import COMPACTION_PREFIX, Manifests, read_manifests
 from dolb.results.parquet_file import compression, write_local
+from dolb.results.store_format import FORMAT, FORMAT_FILE, marker_text, parse_marker, unmarked
 
 RESULTS = "results"
 """The dataset's folder inside a result folder."""
 MANIFESTS = "manifests"
 """Manifests of committed parts, inside a result folder."""
-OLD_MANIFESTS = f"{RESULTS}/_manifests"
-"""Where an older dolb wrote them (result folders behind URLs only)."""
 SCHEMA_FILE = "0-schema.parquet"
 """The schema of every part (no rows), inside the dataset's folder: named to be listed
 before any part (``part-...``), so that readers taking the first file's schema see the
@@ -132,61 +134,6 @@ def new_attempt() -> str:
     return f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
 
 
-class CellRows:
-    """Rows of cells as they are computed, turned into one Arrow table.
-
-    Parameters
-    ----------
-    schema : pyarrow.Schema
-        The run's :func:`result_schema`.
-    run_id, worker : str
-        Written on every row.
-    """
-
-    def __init__(self, schema: pa.Schema, run_id: str, worker: str) -> None:
-        self.schema = schema
-        self.columns: dict[str, list] = {name: [] for name in schema.names}
-        self.constant = {"run_id": run_id, "worker": worker, "attempt": new_attempt()}
-        self.as_text = {f.name for f in schema if f.name.startswith("param_") and f.type == pa.string()}
-        self.n_rows = 0
-
-    def _add(self, n: int, cell: dict[str, Any], values: dict[str, list]) -> None:
-        for name, column in self.columns.items():
-            if name in values:
-                column.extend(values[name])
-                continue
-            value = cell.get(name, self.constant.get(name))
-            if name in self.as_text and value is not None:
-                value = str(value)  # a parameter two learners declare with different kinds
-            column.extend([value] * n)
-        self.n_rows += n
-
-    def add_ok(self, cell_id: str, coordinates: dict[str, Any], result: dict[str, Any]) -> None:
-        """Add a successful cell: ``result`` as :func:`dolb.evaluation.run_cell.run_cell`
-        returns it (``checkpoints``, ``metrics[conversion][metric]`` one value per
-        checkpoint from the first, None where it was not reported, and timing)."""
-        conversions, sizes, metrics, values = [], [], [], []
-        checkpoints = result["checkpoints"]
-        for conversion, by_metric in result["metrics"].items():
-            for metric, found in by_metric.items():
-                reported = [(size, value) for size, value in zip(checkpoints, found) if value is not None]
-                conversions.extend([conversion] * len(reported))
-                sizes.extend(size for size, _ in reported)
-                metrics.extend([metric] * len(reported))
-                values.extend(value for _, value in reported)
-        cell = coordinates | {"cell_id": cell_id, "status": "ok"} | result.get("timing", {})
-        self._add(len(values), cell, {"conversion": conversions, "n_train": sizes, "metric": metrics, "value": values})
-
-    def add_failed(self, cell_id: str, coordinates: dict[str, Any], error: str, timing: dict | None = None) -> None:
-        """Add a failed cell: one row with its error and no metric."""
-        cell = coordinates | {"cell_id": cell_id, "status": "failed", "error": error} | (timing or {})
-        self._add(1, cell, {})
-
-    def table(self) -> pa.Table:
-        """The rows added so far as a table of the run's schema."""
-        return pa.table(self.columns, schema=self.schema)
-
-
 class ResultStore:
     """The Parquet result dataset of a result folder (a path or an fsspec URL).
 
@@ -205,6 +152,8 @@ class ResultStore:
         self.path = str(Path(path).absolute()) if self.local else path.rstrip("/")
         self.results = f"{self.path}/{RESULTS}"
         self.location = self.path if self.local else self.root.rstrip("/")  # as printed: a URL keeps its scheme
+        self.format: int | None = None
+        """The format its marker names, once read (:mod:`dolb.results.store_format`)."""
 
     def __repr__(self) -> str:
         return f"ResultStore({self.root!r})"
@@ -212,6 +161,25 @@ class ResultStore:
     def shown(self, path: str) -> str:
         """A path of the folder's file system as messages name it: a URL keeps its scheme."""
         return path if self.local else self.fs.unstrip_protocol(path)
+
+    def check_format(self) -> None:
+        """DataError naming the folder when its format marker names another format or is
+        malformed, or when it holds result files but no marker; nothing when it holds
+        neither (a store not written yet). The marker is read once per store object."""
+        if self.format is not None:
+            return
+        text = self._read(FORMAT_FILE)
+        if text is not None:
+            self.format = parse_marker(self.location, text)
+        elif self._names() or self.fs.exists(f"{self.results}/{SCHEMA_FILE}"):
+            raise unmarked(self.location)
+
+    def _mark(self) -> None:
+        """Check the format, and write the marker before the store's first file."""
+        self.check_format()
+        if self.format is None:
+            self._write_small(FORMAT_FILE, marker_text())
+            self.format = FORMAT
 
     def exists(self) -> bool:
         """Whether any part has been written here."""
@@ -222,6 +190,7 @@ class ResultStore:
         StorageError naming the folder if it cannot be written. ``staged``: hidden until
         :meth:`reveal` (behind a URL, until committed anyway)."""
         name = f"part-{new_attempt()}.parquet"
+        self._mark()
         self._write_parquet(table, name, staged=staged)
         return name
 
@@ -253,6 +222,7 @@ class ResultStore:
     def write_table(self, name: str, table: pa.Table) -> None:
         """Write a Parquet file of the result folder (``name`` relative to it, outside
         ``results/``) whole or not at all."""
+        self._mark()
         self._write_parquet(table, name, self.path)
 
     def commit(self, parts: dict[str, list[str]], run_id: str, replaces: list[str] | None = None) -> None:
@@ -268,16 +238,20 @@ class ResultStore:
 
     def manifests(self, compactions_only: bool = False) -> Manifests:
         """Every manifest of the folder, read (``compactions_only``: the compactions')."""
-        folders = (MANIFESTS,) if compactions_only else (OLD_MANIFESTS, MANIFESTS)
-        return read_manifests(self.fs, [f"{self.path}/{f}" for f in folders], self.local, compactions_only)
+        self.check_format()
+        return read_manifests(self.fs, f"{self.path}/{MANIFESTS}", self.local, compactions_only)
 
-    def committed(self) -> dict[str, list[str] | None]:
-        """Every part a manifest commits, with the ids of the cells it holds (None when
-        its manifest, written by an older dolb, lists the parts only)."""
+    def committed(self) -> dict[str, list[str]]:
+        """Every part a manifest commits, with the ids of the cells it holds."""
         return self.manifests().committed
 
     def present(self) -> set[str]:
         """Names of the parts in the dataset's folder, committed or not."""
+        self.check_format()
+        return self._names()
+
+    def _names(self) -> set[str]:
+        """:meth:`present`, the format unchecked."""
         if self.local:
             names = os.listdir(self.results) if os.path.isdir(self.results) else []
         else:
@@ -293,9 +267,9 @@ class ResultStore:
         retired, pending = manifests.settle(names)
         return [f"{self.results}/{n}" for n in sorted(names - retired - pending)]
 
-    def missing_parts(self) -> dict[str, list[str] | None]:
+    def missing_parts(self) -> dict[str, list[str]]:
         """The committed parts gone from the folder (but those a compaction replaced or
-        left pending), each with its cells' ids (None when its manifest does not say)."""
+        left pending), each with its cells' ids."""
         present, manifests = self.present(), self.manifests()
         retired, pending = manifests.settle(present)
         return {name: cells for name, cells in manifests.committed.items()
@@ -311,8 +285,9 @@ class ResultStore:
         """Make :data:`SCHEMA_FILE` hold every column of ``schema`` (the schema of the
         parts a run is about to write) and of the parts stored; rewritten only when a
         column is new. DataError when a column's type differs from a stored one's."""
+        self._mark()
         path = f"{self.results}/{SCHEMA_FILE}"
-        known = self.fs.exists(path)  # else a folder of an older dolb: its parts say
+        known = self.fs.exists(path)  # else parts written by write_part alone (no run): they say
         stored = [self.schema_of(path)] if known else [self.schema_of(part) for part in self.parts()]
         unified = self._unified([*stored, schema]).remove_metadata()
         if not (known and unified.equals(stored[0])):
@@ -320,7 +295,8 @@ class ResultStore:
 
     def dataset(self, parts: list[str] | None = None) -> pds.Dataset:
         """Every part to read (or ``parts``) as one ``pyarrow.dataset`` of the union
-        schema, :data:`SCHEMA_FILE`'s (else, an older dolb's folder, every part's)."""
+        schema, :data:`SCHEMA_FILE`'s (else, parts written by :meth:`write_part` alone,
+        without a run recording their schema, every part's)."""
         parts = self.parts() if parts is None else parts
         if not parts:
             raise DataError(f"{self.root}: no results stored (run `dolb run` first)")
@@ -346,6 +322,11 @@ class ResultStore:
     def write_text(self, name: str, text: str) -> None:
         """Write a small file of the result folder (``name`` relative to it) whole or
         not at all where the file system allows (local: temporary file, fsync, rename)."""
+        self._mark()
+        self._write_small(name, text)
+
+    def _write_small(self, name: str, text: str) -> None:
+        """:meth:`write_text`, the format unchecked."""
         final = f"{self.path}/{name}"
         if not self.local:
             self.fs.makedirs(final.rsplit("/", 1)[0], exist_ok=True)
@@ -367,15 +348,21 @@ class ResultStore:
     def read_text(self, name: str) -> str | None:
         """A small file of the result folder, or None when it does not exist;
         DataError when it is not UTF-8 text."""
+        self.check_format()
+        return self._read(name)
+
+    def _read(self, name: str) -> str | None:
+        """:meth:`read_text`, the format unchecked."""
         try:
             return self.fs.cat_file(f"{self.path}/{name}").decode("utf-8")
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         except UnicodeDecodeError as exc:
             raise DataError(f"{self.shown(f'{self.path}/{name}')}: not UTF-8 text (byte {exc.start})") from None
 
     def list(self, folder: str) -> list[str]:
         """Names of the files in a sub-folder of the result folder, sorted."""
+        self.check_format()
         try:
             return sorted(Path(p).name for p in self.fs.ls(f"{self.path}/{folder}", detail=False))
         except FileNotFoundError:

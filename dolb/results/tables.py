@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import numpy as np
 import pandas as pd
 
-from dolb import location
 from dolb.errors import DataError
 from dolb.results import query, stats
 from dolb.results.figure_style import config_labels
@@ -29,8 +27,7 @@ def read_results(folder, tidy: bool = False) -> pd.DataFrame:
     """Every stored row of a result folder's successful cells (each cell once), with
     configuration columns as text, in :data:`~dolb.results.query.ROW_ORDER` (so sums
     over them do not depend on the order the rows were stored in); only the
-    :data:`TIDY_COLUMNS` when ``tidy`` (a third of the memory). A folder of an older
-    dolb that holds only ``results.csv`` is read from that file.
+    :data:`TIDY_COLUMNS` when ``tidy`` (a third of the memory).
 
     Raises
     ------
@@ -48,47 +45,13 @@ def read_results(folder, tidy: bool = False) -> pd.DataFrame:
     """
     store = ResultStore(folder)
     query.check_complete(store)
-    if store.exists():
-        frame = query.rows(store, columns=TIDY_COLUMNS if tidy else None)
-    elif location.is_file(csv := location.joined(folder, "results.csv")):
-        frame = _read_csv(csv)
-    else:
+    if not store.exists():
         raise DataError(f"{folder}: not a result folder (no results; run `dolb run` first)")
+    frame = query.rows(store, columns=TIDY_COLUMNS if tidy else None)
     missing = [column for column in TIDY_COLUMNS if column not in frame.columns]
     if missing:
         raise DataError(f"{folder}: results have no column {missing[0]!r}")
-    return frame if store.exists() else frame.sort_values(query.ROW_ORDER, kind="stable", ignore_index=True)
-
-
-def _read_csv(path: str) -> pd.DataFrame:
-    """A ``results.csv`` (an export, or an older dolb's result folder); DataError naming
-    the line of a value, training size or split that is not a number."""
-    try:
-        frame = pd.read_csv(
-            path,
-            dtype={column: str for column in CONFIG_COLUMNS},
-            keep_default_na=False,
-            na_values={"value": ["", "nan", "NaN"]},
-        )
-    except (ValueError, pd.errors.ParserError) as exc:
-        raise DataError(f"{path}: unreadable ({str(exc).splitlines()[0]})") from None
-    for column, kind in NUMERIC_COLUMNS.items():
-        if column not in frame.columns:
-            continue
-        numbers = pd.to_numeric(frame[column], errors="coerce")
-        wrong = numbers.isna() & frame[column].notna()
-        if kind is int:
-            wrong |= numbers.notna() & (numbers != numbers.round())
-        if wrong.any():
-            row = int(np.argmax(wrong.to_numpy()))
-            raise DataError(f"{path}, line {row + 2}: {column} {frame[column].iloc[row]!r} is not a "
-                            f"{'whole number' if kind is int else 'number'}")
-        frame[column] = numbers if kind is float else numbers.astype(np.int64)
     return frame
-
-
-NUMERIC_COLUMNS = {"value": float, "n_train": int, "split": int}
-"""Columns of a results table that hold numbers."""
 
 
 _AGGREGATES = {

@@ -43,7 +43,7 @@ def open_dataset(path: str | os.PathLike) -> Dataset:
     ------
     DataError
         Nothing at ``path``, not a dolb dataset, an unknown format version, no chunk
-        manifest (written by an older dolb), an array whose metadata differs from the
+        manifest or layout, an array whose metadata differs from the
         manifest's record, or members whose shapes disagree with the attributes.
     StoreFault
         The object store of ``path`` failed after retries (:mod:`dolb.data.store.object_stores`).
@@ -107,8 +107,7 @@ class Dataset:
         The chunk manifest's checksum of each chunk of each array.
     layout : dict
         Each array's codec and chunk size and how they were chosen (group attribute
-        ``layout``, see :mod:`dolb.data.store.layout`); empty for a store written before
-        dolb recorded it.
+        ``layout``, see :mod:`dolb.data.store.layout`).
     decoders : dict of str to ChunkDecoder
         Each array's chunk decoder, made by the first reader that needs it
         (:mod:`dolb.data.store.decoding`).
@@ -131,7 +130,7 @@ class Dataset:
             self.n_features = int(attributes["n_features"])
             self.fingerprint = str(attributes["fingerprint"])
             self.provenance = dict(attributes["provenance"])
-            self.layout = dict(attributes.get("layout", {}))
+            self.layout = dict(attributes["layout"])
         except (KeyError, TypeError, ValueError) as exc:
             raise DataError(f"dataset {self.path}: attribute {exc} missing or malformed") from exc
         self.sparse = self._member(root, "X", zarr.Group, required=False) is not None

@@ -12,7 +12,7 @@ A dataset is a Zarr v3 group on the local file system or behind an fsspec URL::
 
 Every array is encoded bytes -> [Blosc (lz4 or zstd, shuffle)] -> crc32c, its codec and
 chunk size chosen at write time for read throughput and recorded in the attribute
-``layout`` (:mod:`dolb.data.store.layout`; an older store without it reads the same), so
+``layout`` (:mod:`dolb.data.store.layout`), so
 a corrupted chunk fails its checksum and is reported as a
 :class:`~dolb.errors.DataError` naming the store, the array and the chunk. The chunk
 manifest (:mod:`dolb.data.store.manifest`) adds what that checksum cannot see: the

@@ -86,12 +86,12 @@ def checked_manifest(path: str, attributes: dict, arrays: Mapping[str, zarr.Arra
     Raises
     ------
     DataError
-        No manifest (a store written by an older dolb), a malformed one, or an array
+        No manifest (not written by this dolb, or damaged), a malformed one, or an array
         whose dtype, shape, chunk shape or fill value differs from its record.
     """
     if MANIFEST_KEY not in attributes:
         raise DataError(
-            f"dataset {path} was written by an older dolb (no chunk manifest): write it again"
+            f"dataset {path}: no chunk manifest (not written by this dolb, or damaged): write it again"
         )
     manifest = attributes[MANIFEST_KEY]
     try:
