@@ -112,7 +112,8 @@ class S3Proxy:
                                if line.lower().startswith(b"content-length:")), 0)
                 while len(body) < length:
                     body += client.recv(1 << 16) or b"\0" * length
-                client.sendall(SLOW_DOWN % (len(SLOW_DOWN_BODY), SLOW_DOWN_BODY))
+                answer = b"" if head.startswith(b"HEAD ") else SLOW_DOWN_BODY  # a HEAD's answer has no body
+                client.sendall(SLOW_DOWN % (len(SLOW_DOWN_BODY), answer))
             with self.lock:
                 self.refused += 1
 
