@@ -139,15 +139,10 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from dolb.bench.modes import MODES, listing
-    from dolb.bench.records import command_line, record_folder
+    from dolb.bench.modes import run_mode
+    from dolb.bench.records import command_line
 
-    if args.list or args.mode is None:
-        print(listing())
-        return 0
-    args.command_line = command_line(["dolb", *args.argv])
-    record_folder(args.record)  # before minutes of measuring
-    return MODES[args.mode].runner()(args)
+    return run_mode(args, command_line(["dolb", *args.argv]))
 
 
 def _learners(args: argparse.Namespace) -> int:

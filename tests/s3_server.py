@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from dolb.bench.object_store import free_port, wait_until_up
-from dolb.bench.object_store import start_moto as start_server
+from benchmarks.engine.object_store import free_port, wait_until_up
+from benchmarks.engine.object_store import start_moto as start_server
 
 ENDPOINT_VARIABLE = "DOLB_TEST_S3_ENDPOINT"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",

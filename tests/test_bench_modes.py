@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from dolb.bench.modes import MODES, with_mode
-from dolb.bench.pages import ABOUT
+from docs.pages import ABOUT
 from dolb.bench.records import read_record
 from dolb.cli import build_parser, main
 
@@ -129,7 +129,7 @@ def test_gate_trial_records_each_nights_ratios_and_the_alarms(tmp_path, monkeypa
     """`dolb bench gate-trial` with each night's `dolb bench` and the A/B replaced by
     given speeds, pa injected 0.8x after the reference night: every later night alarms
     on pa and names it; the record keeps each night's ratios and the spreads."""
-    import dolb.bench.gate_trial as trial
+    import benchmarks.gate.gate_trial as trial
 
     def bench_night(folder, learners, inject):
         folder.mkdir(parents=True)
@@ -185,7 +185,7 @@ def test_cold_start_records_both_runs_phases_and_fails_when_their_values_differ(
     """`dolb bench cold-start` with each `dolb run` replaced by a run record of given
     phases: the record keeps each phase of each cache state, every repeat; a cold and a
     warm run that stored different values end with status 1 and no record."""
-    import dolb.bench.cold_start as cold
+    import benchmarks.engine.cold_start as cold
 
     seconds = iter([9.0, 3.0, 8.0, 2.5])
     monkeypatch.setattr(cold, "run", lambda pipeline, out, cache, workers, data: {
@@ -209,7 +209,7 @@ def test_cold_start_records_both_runs_phases_and_fails_when_their_values_differ(
 def test_store_records_each_step_and_the_parts_before_and_after_compaction(tmp_path, monkeypatch, capsys):
     """`dolb bench store` on 100 cells in 4 parts, each timed step run here (its timing
     replaced by given seconds): the parts written, fewer after `dolb compact`."""
-    import dolb.bench.store as bench
+    import benchmarks.engine.store as bench
 
     steps = []
 
@@ -260,7 +260,7 @@ def test_scale_records_each_run_of_the_tiny_workload_on_one_and_two_workers(tmp_
     """`dolb bench scale` on 10 tiny cells, twice on each worker count, each `dolb run`
     replaced by the figures its process would report (compute halved on 2 workers):
     every figure of every run, and the ratios 1 -> 2 workers."""
-    import dolb.bench.scale as scale
+    import benchmarks.engine.scale as scale
 
     def launch(argv, log, env, kill_when=None, prelude=""):
         workers = int(argv[argv.index("--workers") + 1]) if "--workers" in argv else 1  # else its own scheduler's
@@ -313,7 +313,7 @@ def test_simulated_records_each_slot_count_and_predicts_the_studies_of_the_lates
     """`dolb bench simulated --slots 8,16` with each slot count's runs replaced by given
     figures: the record keeps them, and the studies' predictions take their cell times
     from the scale record already in the records folder."""
-    import dolb.bench.simulated as simulated
+    import benchmarks.engine.simulated as simulated
     from dolb.bench.records import derived, measurement, new_record, write_record
     from tests.test_simulated_cluster import _found
 

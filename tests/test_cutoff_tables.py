@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from dolb.bench.tables import new_table, read_table, render_table, write_table
+from dolb.studies.tables import new_table, read_table, render_table, write_table
 from dolb.cli import main
 from dolb.conversions import confidence
 from dolb.conversions.cutoff import REPORTED_K

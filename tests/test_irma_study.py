@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dolb.bench.tables import TABLES, new_table, read_table
+from dolb.studies.tables import TABLES, new_table, read_table
 from dolb.results.tables import read_results
 from dolb.studies import STUDIES, ResultRun
 

@@ -264,7 +264,7 @@ def test_a_cell_learns_the_same_from_the_server_as_from_disk(stores, tmp_path, o
 
 
 def test_the_object_store_bench_measures_every_order_and_source_into_a_record():
-    from dolb.bench.object_store import SOURCES, TARGETS, as_record, as_text, object_store_bench
+    from benchmarks.engine.object_store import SOURCES, TARGETS, as_record, as_text, object_store_bench
     from dolb.bench.records import check
 
     found = object_store_bench(repeat=1, n_rows=3000)

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dolb.bench.tables import new_table, read_table, write_table
+from dolb.studies.tables import new_table, read_table, write_table
 from dolb.cli import main
 from dolb.evaluation.metrics import deterministic_metrics
 from dolb.execution.reproduce import _compare

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dolb.bench.tables import new_table, read_table, write_table
+from dolb.studies.tables import new_table, read_table, write_table
 from dolb.execution.sweep import run_sweep
 from dolb.options import RunOptions
 from dolb.results.tables import read_results

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from distributed import LocalCluster
 
-from dolb.bench.cost_model import Costs, amdahl, list_schedule, per_cell_and_task, predict, tasks_of_length
-from dolb.bench.pages import performance_pages
+from benchmarks.engine.cost_model import Costs, amdahl, list_schedule, per_cell_and_task, predict, tasks_of_length
+from docs.pages import performance_pages
 from dolb.bench.records import read_record, write_record
-from dolb.bench.simulate import seconds_of, slept_cells, sweep_cells
-from dolb.bench.simulate_record import (
+from benchmarks.engine.simulate import seconds_of, slept_cells, sweep_cells
+from benchmarks.engine.simulate_record import (
     as_record,
     engine_batches,
     fitted_costs,
@@ -22,7 +22,7 @@ from dolb.bench.simulate_record import (
     simulated_text,
     study_predictions,
 )
-from dolb.bench.sleep import SleepLearner, draw, parse_seconds, recorded_seconds
+from benchmarks.engine.sleep import SleepLearner, draw, parse_seconds, recorded_seconds
 from dolb.cli import main
 from dolb.errors import ConfigError
 from dolb.experiment.pipeline import load_pipeline
@@ -127,7 +127,7 @@ def test_a_sleep_sweep_on_a_local_cluster_stores_every_cell_with_its_drawn_time(
     path.write_text(textwrap.dedent(SWEEP.format(seconds="0.001,0.002,0.003")))
     monkeypatch.setenv("DOLB_DATA_CACHE", str(tmp_path / "cache"))
     with LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None,
-                      preload=["dolb.bench.sleep"]) as cluster:
+                      preload=["benchmarks.engine.sleep"]) as cluster:
         status = main(["-v", "run", str(path), "--out", str(tmp_path / "out"), "--scheduler", cluster.scheduler_address,
                        "--no-progress"])
     assert status == 0

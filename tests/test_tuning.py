@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dolb.bench.tuning_timeline import write_problem
+from benchmarks.engine.tuning_timeline import write_problem
 from dolb.cli import main
 from dolb.evaluation.run_cell import run_cell
 from dolb.execution.datasets import data_cache, open_datasets

@@ -1,4 +1,4 @@
-"""The worker's overhead bench (dolb.bench.worker_overhead, dolb bench worker-overhead) on
+"""The worker's overhead bench (benchmarks.engine.worker_overhead, dolb bench worker-overhead) on
 a few cells, and the cells it measures: cut at their checkpoints without SciPy's
 slicing, they store what they stored with it."""
 
@@ -7,7 +7,7 @@ import pytest
 
 from dolb.bench import worker_overhead
 from dolb.bench.records import check
-from dolb.bench.sleep import SleepLearner
+from benchmarks.engine.sleep import SleepLearner
 from dolb.evaluation import run_cell as running
 from dolb.learners.base import LEARNERS
 

@@ -5,8 +5,8 @@ the engine's own (client, scheduler, worker around the learner).
 It is not one of dolb's learners: nothing registers it when dolb is imported (``dolb
 learners``, the reference pages and the generic tests never see it). A process that
 runs it registers it first: the client with :func:`register_sleep`, a Dask worker by
-preloading this module (``dask worker ... --preload dolb.bench.sleep``, or
-``preload=["dolb.bench.sleep"]`` of a ``LocalCluster``), which calls :func:`dask_setup`.
+preloading this module (``dask worker ... --preload benchmarks.engine.sleep``, or
+``preload=["benchmarks.engine.sleep"]`` of a ``LocalCluster``), which calls :func:`dask_setup`.
 
 A cell's time is one of the listed ``seconds``, drawn uniformly and deterministically:
 the draw is keyed by the learner's parameters and the targets of its first block, which

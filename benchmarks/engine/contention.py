@@ -73,7 +73,7 @@ def child(workload: str, seconds: float, rcv1: str) -> None:
 
 def rates(workload: str, seconds: float, processes: int, rcv1: str) -> list[float]:
     """Passes per second of each of ``processes`` children run side by side."""
-    code = f"from dolb.bench.contention import child; child({workload!r}, {seconds!r}, {rcv1!r})"
+    code = f"from benchmarks.engine.contention import child; child({workload!r}, {seconds!r}, {rcv1!r})"
     children = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True) for _ in range(processes)]
     found = [child.communicate() + (child.returncode,) for child in children]

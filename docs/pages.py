@@ -80,13 +80,13 @@ ABOUT = {
         "dolb bench scale --record benchmarks/records"),
     "simulated": (
         "A simulated cluster: a real Dask scheduler and worker processes on this machine (threads beyond 8 "
-        "processes), running sweeps of cells that only sleep (the `sleep` learner of `dolb/bench/sleep.py`: no "
+        "processes), running sweeps of cells that only sleep (the `sleep` learner of `benchmarks/engine/sleep.py`: no "
         "CPU), so every CPU second is the engine's: a sweep of cells of 0.5–1 s, and successive halving of 9 "
         "configurations in each split (13 cells a split). Per slot count: the ideal compute phase (the time the "
         "cells slept / slots), the measured one, the CPU of the client, the scheduler and the workers in it, "
         "tasks, parts, memory, the cluster's start; the engine's costs per cell and per task fitted over all "
         "runs (the client's per task and per second, its cost per cell taken from the latest *scale* record); "
-        "the cost model's efficiency for each run (`dolb/bench/cost_model.py`, with its *limit*), on this "
+        "the cost model's efficiency for each run (`benchmarks/engine/cost_model.py`, with its *limit*), on this "
         "machine (its 2 cores, at the core share a busy thread got before the run) and with a core for each "
         "process, and for a million cells of each study's cell time and client work a cell (from the latest "
         "*scale* record) on 64–1,000 slots, with the engine's batching. See [a thousand slots on ten "
@@ -98,7 +98,7 @@ ABOUT = {
         "conversions at 4 checkpoints), run as a worker runs a task's bytes, in tasks of 1, 16 and 256 cells; the "
         "CPU per cell and per task fitted over the sizes, beside a bare loop of the same learner on the rows in "
         "memory, a profile's shares of the parts (reading, splits, metrics, rows, the Parquet part), and, with "
-        "`--dask`, the same tasks through one Dask worker process. See `dolb/bench/worker_overhead.py`.",
+        "`--dask`, the same tasks through one Dask worker process. See `benchmarks/engine/worker_overhead.py`.",
         "dolb bench worker-overhead --dask --record benchmarks/records"),
     "cold-start": (
         "A first run on a fresh machine: `dolb run` of a study with an empty Numba cache (every kernel compiled, "
@@ -252,7 +252,7 @@ def bench_page(bench: str, records: list[dict]) -> str:
     lines += [about, "", f"Run: `{command}` (one record per run).", ""] if about else []
     lines += ["## Latest record", "", *setting(latest), ""]
     if bench == "simulated":
-        from dolb.bench.simulate_record import limits_text
+        from benchmarks.engine.simulate_record import limits_text
 
         lines += [f"![Efficiency against worker slots]({bench}.png)", "", limits_text(latest), ""]
     lines += ["### Measurements", ""]
@@ -285,7 +285,7 @@ def performance_pages(records_dir: Path) -> dict[str, str | bytes]:
     pages = {"performance/index.md": "\n".join([*index, *table(["bench", "records", "latest", "run"], rows), ""])}
     pages.update({f"performance/{bench}.md": bench_page(bench, records) for bench, records in found.items()})
     if "simulated" in found:
-        from dolb.bench.simulate_record import efficiency_figure
+        from benchmarks.engine.simulate_record import efficiency_figure
 
         pages["performance/simulated.png"] = efficiency_figure(found["simulated"][-1])
     return pages

@@ -26,11 +26,11 @@ tuning is one such sweep: no rung waits for another's, so there is no pause betw
 waves of tasks to model.) Amdahl's law, :func:`amdahl`, is the simpler bound of a
 serial share that never overlaps the parallel work.
 
-The costs are measured on sweeps of cells that only sleep (:mod:`dolb.bench.sleep`):
+The costs are measured on sweeps of cells that only sleep (:mod:`benchmarks.engine.sleep`):
 there every CPU second is the engine's. :func:`per_cell_and_task` separates what a
 part spends per cell from what it spends per task, across runs of other cells per task;
 :func:`per_task_and_second` what it spends per task from what it spends per second,
-once its cost per cell is known (measured apart: see :mod:`dolb.bench.simulate_record`).
+once its cost per cell is known (measured apart: see :mod:`benchmarks.engine.simulate_record`).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ On 1 worker a run's compute phase lasts in proportion to its cells, and so does 
 CPU the client process spends on its timers whatever it does (Dask's event loop): that
 *background* is a cost per second, not per cell (on N workers the same cells take 1/N
 of the time). Each run measures it once its first wave has ended, for
-:data:`IDLE_SECONDS` (:data:`~dolb.bench.scale_runs.IDLE_PROBE`: ``idle_rate``, CPU
+:data:`IDLE_SECONDS` (:data:`~benchmarks.engine.scale_runs.IDLE_PROBE`: ``idle_rate``, CPU
 seconds a second), and the client's *work* per cell is the marginal after planning less
 the background of the compute phase's added seconds. Amdahl's law is applied to the
 work's share: the client's work per cell over the worker time per cell of the 1-worker
@@ -59,7 +59,7 @@ WORKERS = 1
 """The workers of the runs the marginal cost is measured on (the client then has a
 core of its own on 2 cores)."""
 IDLE_SECONDS = 5.0
-"""How long each run's idle client is measured (:data:`~dolb.bench.scale_runs.IDLE_PROBE`).
+"""How long each run's idle client is measured (:data:`~benchmarks.engine.scale_runs.IDLE_PROBE`).
 Its timers tick about once a second (the quiet settings of :mod:`dolb.execution.quiet`),
 so a probe of 1 s caught one tick or two: its rate varied by ±20 %."""
 COUNTS = re.compile(r"\b((?:count|n_sequences)\s*=\s*)(\d+)")
@@ -123,7 +123,7 @@ def marginal(small: list[dict[str, Any]], large: list[dict[str, Any]], worker_us
     Parameters
     ----------
     small, large : list of dict
-        :func:`~dolb.bench.scale_runs.derive` of the runs of the workload and of its
+        :func:`~benchmarks.engine.scale_runs.derive` of the runs of the workload and of its
         larger pipeline, on :data:`WORKERS` worker(s).
     worker_us : float or None
         The worker time per cell (µs) of the workload on 1 worker.

@@ -11,7 +11,7 @@ Usage::
     dolb bench scale --work /tmp/bench --json /tmp/bench/figures.json
     dolb bench scale --record benchmarks/records   # a record for the performance pages
 
-``dolb bench simulated`` is the simulated cluster (:mod:`dolb.bench.simulated`).
+``dolb bench simulated`` is the simulated cluster (:mod:`benchmarks.engine.simulated`).
 
 Workloads
 ---------
@@ -31,7 +31,7 @@ Every run is ``python3 -m dolb.cli run PIPELINE --out DIR --workers N --no-progr
 a process of its own (through :func:`child_main`, which records when the first batch is
 submitted), on a fresh result folder. Runs alternate between 1 and 2 workers of the
 embedded cluster and, on a scheduler and a worker of processes of their own
-(``--scheduler FILE``), the workload and a larger one (:mod:`dolb.bench.scale_marginal`),
+(``--scheduler FILE``), the workload and a larger one (:mod:`benchmarks.engine.scale_marginal`),
 ``--repeats`` times each. Generated and imported datasets are kept in
 ``WORK/data-cache`` (``DOLB_DATA_CACHE``), so only the first run of a workload builds
 them.
@@ -63,7 +63,7 @@ client work per cell (marginal)
     alone and for its main thread (dolb's own code, without Dask's event loop). The
     client's *fixed* cost is the whole run's CPU less its cells' marginal cost.
     Amdahl's law is applied to the work's share of the worker time per cell too
-    (:mod:`dolb.bench.scale_marginal`).
+    (:mod:`benchmarks.engine.scale_marginal`).
 start-up
     The fixed cost before the first submit, reported apart from the per-cell figures;
     of it, "imports" is the time from process start to ``dolb``'s main (interpreter and
@@ -92,9 +92,9 @@ from typing import Any
 import psutil
 
 from dolb.bench.records import write_record
-from dolb.bench.scale_marginal import IDLE_SECONDS, factor_for, write_larger
-from dolb.bench.scale_marginal import WORKERS as MARGINAL_WORKERS
-from dolb.bench.scale_runs import (
+from benchmarks.engine.scale_marginal import IDLE_SECONDS, factor_for, write_larger
+from benchmarks.engine.scale_marginal import WORKERS as MARGINAL_WORKERS
+from benchmarks.engine.scale_runs import (
     IDLE_PROBE,
     REPO,
     WORKER_COUNTS,
@@ -104,8 +104,8 @@ from dolb.bench.scale_runs import (
     run_command,
     summarise,
 )
-from dolb.bench.scale_text import as_record, million_text, summary_text, workload_text
-from dolb.bench.simulate import Cluster
+from benchmarks.engine.scale_text import as_record, million_text, summary_text, workload_text
+from benchmarks.engine.simulate import Cluster
 from dolb.errors import ConfigError
 
 PIPELINES = REPO / "pipelines"
@@ -180,7 +180,7 @@ def pipeline_of(name: str, work: Path, n_cells: int, splits: dict[str, int], dat
 @contextlib.contextmanager
 def own_scheduler(folder: Path) -> Iterator[Path]:
     """A ``dask scheduler`` and :data:`MARGINAL_WORKERS` ``dask worker`` of processes of
-    their own (:class:`~dolb.bench.simulate.Cluster`) while the block runs: the cluster
+    their own (:class:`~benchmarks.engine.simulate.Cluster`) while the block runs: the cluster
     of the runs of the client's marginal cost. Yields its scheduler file."""
     with Cluster(slots=MARGINAL_WORKERS, processes=MARGINAL_WORKERS, folder=folder) as cluster:
         yield cluster.scheduler_file
@@ -190,7 +190,7 @@ def measure_workload(name: str, pipeline: Path, folder: Path, repeats: int, env:
     """Run ``pipeline`` ``repeats`` times on each worker count of the embedded cluster,
     alternating, each on a fresh result folder under ``folder``, then the workload and
     its larger pipeline on a scheduler and a worker of their own (the client's marginal
-    cost: :mod:`dolb.bench.scale_marginal`); print each run as it ends.
+    cost: :mod:`benchmarks.engine.scale_marginal`); print each run as it ends.
 
     Returns
     -------
