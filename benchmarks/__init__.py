@@ -11,3 +11,8 @@ imports it, and it is no part of dolb's wheel.
 
 Why each exists and what it found: ``docs/design/benchmarks.md``.
 """
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+"""The repository: the dolb the benchmarks measure and run in their child processes."""

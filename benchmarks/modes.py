@@ -140,7 +140,8 @@ MODES: dict[str, Mode] = {
                   "workers' time per cell, start-up, speed-up, Amdahl's predictions", ("scale",), _scale,
                   "benchmarks.engine.scale:main"),
     "simulated": Mode("a simulated cluster of 8-64 slots running cells that only sleep: the engine's costs, its "
-                      "efficiency against the cost model's", ("simulated",), _simulated, "benchmarks.engine.simulated:main"),
+                      "efficiency against the cost model's", ("simulated",), _simulated,
+                      "benchmarks.engine.simulated:main"),
     "worker-overhead": Mode("a worker's CPU per cell and per task beyond the learner's own work, in one process "
                             "(and through one Dask worker with --dask)", ("worker-overhead",), _worker_overhead,
                             "benchmarks.engine.worker_overhead:main"),
@@ -152,7 +153,8 @@ MODES: dict[str, Mode] = {
     "store": Mode("a result folder of a million cells: dolb status, compact, report and read_results timed before "
                   "and after compaction", ("store",), _store, "benchmarks.engine.store:main"),
     "tuning-timeline": Mode("when each split's rungs of a halving ran, one split's cells ten times slower than the "
-                            "others'", ("tuning-timeline",), _tuning_timeline, "benchmarks.engine.tuning_timeline:main"),
+                            "others'", ("tuning-timeline",), _tuning_timeline,
+                            "benchmarks.engine.tuning_timeline:main"),
     "gate-trial": Mode("nights of the nightly gate on this machine: identical code under a changing load, or one "
                        "learner slowed; the alarms and the spreads gate-noise takes", ("gate-trial",), _gate_trial,
                        "benchmarks.gate.gate_trial:main"),

@@ -76,8 +76,8 @@ def generated_pages(root: Path) -> dict[str, str | bytes]:
 def page_markdown(markdown: str, path: str, root: Path) -> str:
     """The Markdown of the page at ``path`` (under ``docs/``): a study's page made around
     its prose, any other page with its study markers rendered."""
-    from dolb.studies.tables import TABLES
     from dolb.studies.pages import page_study, render_study_markers, study_page
+    from dolb.studies.tables import TABLES
 
     study = page_study(path)
     if study is not None:
@@ -88,8 +88,8 @@ def page_markdown(markdown: str, path: str, root: Path) -> str:
 def on_files(files, config):
     """Add the generated pages to the site's files, once every page's study tables are
     known to render (a damaged record stops the build before any page is read)."""
-    from dolb.studies.tables import TABLES
     from dolb.studies.pages import missing_pages, study_page
+    from dolb.studies.tables import TABLES
 
     root = repository(config)
     with build_error():

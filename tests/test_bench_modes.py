@@ -7,8 +7,8 @@ import json
 import pandas as pd
 import pytest
 
-from dolb.bench.modes import MODES, with_mode
 from docs.pages import ABOUT
+from dolb.bench.modes import MODES, with_mode
 from dolb.bench.records import read_record
 from dolb.cli import build_parser, main
 

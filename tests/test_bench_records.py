@@ -6,10 +6,10 @@ import statistics
 
 import pytest
 
-from docs.pages import performance_pages
-from dolb.bench.records import measurement, new_record, read_record, read_records, write_record
 from benchmarks.engine.scale_runs import summarise
 from benchmarks.engine.scale_text import as_record as scale_record
+from docs.pages import performance_pages
+from dolb.bench.records import measurement, new_record, read_record, read_records, write_record
 from dolb.bench.throughput import Measurement
 from dolb.bench.throughput import as_record as throughput_record
 from dolb.cli import main

@@ -11,8 +11,6 @@ import pytest
 from distributed import LocalCluster
 
 from benchmarks.engine.cost_model import Costs, amdahl, list_schedule, per_cell_and_task, predict, tasks_of_length
-from docs.pages import performance_pages
-from dolb.bench.records import read_record, write_record
 from benchmarks.engine.simulate import seconds_of, slept_cells, sweep_cells
 from benchmarks.engine.simulate_record import (
     as_record,
@@ -23,6 +21,8 @@ from benchmarks.engine.simulate_record import (
     study_predictions,
 )
 from benchmarks.engine.sleep import SleepLearner, draw, parse_seconds, recorded_seconds
+from docs.pages import performance_pages
+from dolb.bench.records import read_record, write_record
 from dolb.cli import main
 from dolb.errors import ConfigError
 from dolb.experiment.pipeline import load_pipeline

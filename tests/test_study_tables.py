@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from dolb.studies.tables import MARKER, TABLES, new_table, read_table, render_markers, render_table, write_table
 from dolb.cli import main
 from dolb.errors import ConfigError, DataError
 from dolb.studies import STUDIES
+from dolb.studies.tables import MARKER, TABLES, new_table, read_table, render_markers, render_table, write_table
 from dolb.studies.tuning import BenchRun
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,9 +5,9 @@ slicing, they store what they stored with it."""
 import numpy as np
 import pytest
 
-from dolb.bench import worker_overhead
-from dolb.bench.records import check
+from benchmarks.engine import worker_overhead
 from benchmarks.engine.sleep import SleepLearner
+from dolb.bench.records import check
 from dolb.evaluation import run_cell as running
 from dolb.learners.base import LEARNERS
 

@@ -27,13 +27,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchmarks import ROOT
 from dolb.bench.records import measurement, new_record, write_record
 from dolb.errors import ConfigError
 from dolb.results.query import rows
 from dolb.results.store import RUN_COLUMNS, ResultStore
-
-ROOT = Path(__file__).resolve().parents[2]
-"""The source tree of this dolb, which the runs import."""
 
 KEYS = ["cell_id", "conversion", "n_train", "metric"]
 

@@ -91,7 +91,6 @@ from typing import Any
 
 import psutil
 
-from dolb.bench.records import write_record
 from benchmarks.engine.scale_marginal import IDLE_SECONDS, factor_for, write_larger
 from benchmarks.engine.scale_marginal import WORKERS as MARGINAL_WORKERS
 from benchmarks.engine.scale_runs import (
@@ -106,6 +105,7 @@ from benchmarks.engine.scale_runs import (
 )
 from benchmarks.engine.scale_text import as_record, million_text, summary_text, workload_text
 from benchmarks.engine.simulate import Cluster
+from dolb.bench.records import write_record
 from dolb.errors import ConfigError
 
 PIPELINES = REPO / "pipelines"

@@ -21,11 +21,10 @@ from typing import Any
 
 import psutil
 
+from benchmarks import ROOT as REPO
 from benchmarks.engine.scale_marginal import AMDAHL_WORKERS, amdahl, marginal
 from benchmarks.engine.scale_marginal import WORKERS as MARGINAL_WORKERS
 
-REPO = Path(__file__).resolve().parents[2]
-"""The source tree of this dolb: the child processes import it first."""
 WORKER_COUNTS = (1, 2)
 """The worker counts every workload alternates between."""
 SAMPLE_SECONDS = 0.05

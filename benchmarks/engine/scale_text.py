@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dolb.bench.records import derived, measurement, new_record
 from benchmarks.engine.scale_marginal import AMDAHL_WORKERS
 from benchmarks.engine.scale_runs import WORKER_COUNTS
+from dolb.bench.records import derived, measurement, new_record
 
 CLIENT_TARGET_US = 50.0
 """The client's marginal CPU per cell every workload should stay under (µs)."""

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import psutil
 
+from benchmarks import ROOT
 from benchmarks.engine.cost_model import list_schedule
 from benchmarks.engine.scale_runs import launch
 from benchmarks.engine.sleep import parse_seconds, recorded_seconds
@@ -145,7 +146,7 @@ def cluster_environment() -> dict[str, str]:
     cluster (one BLAS thread, the quiet Dask settings) and this source tree first."""
     quiet = {"DASK_" + key.upper().replace(".", "__").replace("-", "_"): str(value)
              for key, value in QUIET.items()}
-    tree = str(Path(__file__).resolve().parents[2])
+    tree = str(ROOT)
     path = os.pathsep.join(filter(None, [tree, os.environ.get("PYTHONPATH")]))
     return os.environ | SINGLE_THREADED_BLAS | quiet | {"PYTHONPATH": path}
 
@@ -208,7 +209,8 @@ class Cluster:
         forked = ["--preload-nanny", "dolb.execution.forkserver"] if self.start_method == "forkserver" else []
         self.workers = _spawn(["dask_worker", "--scheduler-file", str(self.scheduler_file), "--host", "127.0.0.1",
                                "--nworkers", str(self.processes), "--nthreads", str(self.slots // self.processes),
-                               "--no-dashboard", "--memory-limit", "0", "--preload", "benchmarks.engine.sleep", *forked],
+                               "--no-dashboard", "--memory-limit", "0", "--preload", "benchmarks.engine.sleep",
+                               *forked],
                               self.folder / "workers.log",
                               env | {"DASK_DISTRIBUTED__WORKER__MULTIPROCESSING_METHOD": self.start_method})
         with Client(scheduler_file=str(self.scheduler_file), timeout="60s") as client:

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from benchmarks.engine.cost_model import Costs, amdahl, per_cell_and_task, per_task_and_second, predict, tasks_of_length
-from dolb.bench.records import derived, measurement, new_record
 from benchmarks.engine.simulate import per_unit
+from dolb.bench.records import derived, measurement, new_record
 
 BENCH = "simulated"
 CORES = 2

@@ -25,10 +25,10 @@ import json
 import signal
 from pathlib import Path
 
-from dolb.bench.records import read_record, read_records, write_record
 from benchmarks.engine.scale import _exit_on_signal, work_folders
 from benchmarks.engine.simulate import main_environment, seconds_of, simulate, sweep_cells
 from benchmarks.engine.simulate_record import as_record, found_of, simulated_text
+from dolb.bench.records import read_record, read_records, write_record
 from dolb.errors import ConfigError
 
 

@@ -33,13 +33,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from benchmarks import ROOT
 from dolb.bench.records import measurement, new_record, write_record
 from dolb.execution.environment import load_average
 from dolb.experiment.cells import cell_id
 from dolb.results.store import ResultStore, new_attempt, result_schema
-
-ROOT = Path(__file__).resolve().parents[2]
-"""The source tree of this dolb, which the timed processes import."""
 
 PIPELINE = """
 [pipeline]

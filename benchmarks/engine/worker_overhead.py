@@ -47,8 +47,8 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.engine.cost_model import per_cell_and_task
-from dolb.bench.records import derived, measurement, new_record, write_record
 from benchmarks.engine.sleep import register_sleep
+from dolb.bench.records import derived, measurement, new_record, write_record
 from dolb.errors import ConfigError
 from dolb.execution import payload
 

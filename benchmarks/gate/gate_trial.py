@@ -30,15 +30,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks import ROOT
 from dolb.bench.ab import confirm_commits
 from dolb.bench.records import derived, measurement, new_record, write_record
 from dolb.errors import ConfigError
 from dolb.learners.linear.learner import TEST_SLOWDOWN
 from dolb.results.nightly_gate import judge_nights
 from dolb.results.throughput import BENCH_KEYS, read_bench
-
-ROOT = Path(__file__).resolve().parents[2]
-"""The checkout dolb runs from: the code the nights benchmark."""
 
 BUSY_SECONDS = 1800
 """A busy-loop process ends by itself after this, whatever happens to the bench."""

@@ -22,9 +22,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dolb.studies.tables import MARKER, TABLES, read_table, render_markers
 from dolb.studies import OWN, STUDIES
 from dolb.studies.study import Study
+from dolb.studies.tables import MARKER, TABLES, read_table, render_markers
 
 COMMANDS = "<!-- commands -->"
 CLAIMS = re.compile(r"^<!-- claims(?:: ([\w-]+))? -->$", re.MULTILINE)
