@@ -53,12 +53,10 @@ from __future__ import annotations
 import contextlib
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import tracemalloc
-import urllib.request
 import uuid
 from pathlib import Path
 
@@ -75,6 +73,7 @@ from dolb.errors import ConfigError
 from dolb.evaluation.run_cell import block_rows
 from dolb.execution.environment import load_average
 from dolb.learners import learner_class
+from tests.s3_server import free_port, start_moto, wait_until_up
 
 ROWS, QUICK_ROWS = 300_000, 30_000
 FEATURES, PER_ROW = 50_000, 80
@@ -93,34 +92,6 @@ def sparse_rows(n_rows: int) -> tuple[sp.csr_matrix, np.ndarray]:
                       shape=(n_rows, FEATURES))
     X.sum_duplicates()
     return X, rng.choice([-1.0, 1.0], size=n_rows)
-
-
-def free_port() -> int:
-    """A free TCP port on loopback."""
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def start_moto(port: int) -> subprocess.Popen:
-    """moto's S3 server on loopback ``port`` (the caller stops it)."""
-    return subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def wait_until_up(endpoint: str, seconds: float = 60.0) -> None:
-    """Return once an HTTP server answers at ``endpoint``; ConfigError after ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            urllib.request.build_opener(urllib.request.ProxyHandler({})).open(endpoint, timeout=2)
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise ConfigError(f"no S3 server answered at {endpoint} within {seconds:.0f} s") from None
-            time.sleep(0.2)
 
 
 @contextlib.contextmanager
