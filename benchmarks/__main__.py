@@ -4,19 +4,19 @@ is one line, exit 2."""
 
 from __future__ import annotations
 
-import argparse
 import shlex
 import sys
 
 from benchmarks.modes import MODES
 from dolb.bench.modes import add_modes, run_mode
+from dolb.cli_arguments import OneLineParser
 from dolb.console import configure_logging, error_line
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m benchmarks``; returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description="dolb measuring itself; records go "
+    parser = OneLineParser(prog="python -m benchmarks", description="dolb measuring itself; records go "
                                      "to benchmarks/records with --record benchmarks/records")
     add_modes(parser, MODES, default="")
     try:

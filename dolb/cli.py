@@ -21,7 +21,7 @@ import sys
 
 import dolb
 from dolb.bench.modes import add_modes, with_mode
-from dolb.cli_arguments import fraction, lasting_folder, positive_int
+from dolb.cli_arguments import OneLineParser, fraction, lasting_folder, positive_int
 from dolb.console import configure_logging, error_line, quiet_on_interrupt
 from dolb.errors import DataError
 from dolb.options import GATHER_MODES, OPTIONS, RunOptions
@@ -247,13 +247,6 @@ def _compare(args: argparse.Namespace) -> int:
     return 1 if comparison.regressed else 0
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, with a mistake on the command line reported as one line, exit 2."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
 def _add_where(command: argparse.ArgumentParser) -> None:
     """The options saying where a command runs its cells (see :class:`dolb.options.RunOptions`)."""
     where = command.add_mutually_exclusive_group()
@@ -275,7 +268,7 @@ def _folder_command(commands, name: str, handler, summary: str) -> argparse.Argu
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="dolb", description="Distributed online learning bench.")
+    parser = OneLineParser(prog="dolb", description="Distributed online learning bench.")
     parser.add_argument("--version", action="version", version=f"dolb {dolb.__version__}")
     parser.add_argument("-v", "--verbose", dest="verbosity", action="count", default=0,
                         help="say what is being done (-vv: more)")
