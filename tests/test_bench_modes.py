@@ -1,11 +1,11 @@
 """`dolb bench`'s modes: one registry (dolb.bench.modes) that the command, its listing
-and the performance pages read; the flags of earlier versions still name their modes."""
-
+and the performance pages read; without a mode it is `dolb bench throughput`."""
 
 import pytest
 
+from benchmarks.modes import MODES as BENCHMARKS
 from docs.pages import ABOUT
-from dolb.bench.modes import MODES
+from dolb.bench.modes import MODES, with_mode
 from dolb.bench.records import read_record
 from dolb.cli import main
 
@@ -25,12 +25,31 @@ def test_every_mode_has_its_help_a_runner_and_a_record_folder(name, capsys):
     assert callable(MODES[name].runner())
 
 
-def test_every_record_kind_has_its_page_text_and_a_dolb_bench_command():
-    kinds = {kind for mode in MODES.values() for kind in mode.records}
-    assert kinds == set(ABOUT)
-    for kind, (_, command) in ABOUT.items():
-        mode = next(name for name, m in MODES.items() if kind in m.records)
-        assert command.startswith(f"dolb bench {mode} ") or (mode == "throughput" and command.startswith("dolb bench "))
+def test_every_record_kind_has_its_page_text_and_the_command_of_its_mode():
+    """Each kind of record is written by one mode, of `dolb bench` or of `python -m
+    benchmarks`, and its page says that mode's command."""
+    commands = {"dolb bench": MODES, "python -m benchmarks": BENCHMARKS}
+    kinds = [(kind, prefix, name) for prefix, modes in commands.items() for name, mode in modes.items()
+             for kind in mode.records]
+    assert sorted(kind for kind, *_ in kinds) == sorted(ABOUT)
+    for kind, prefix, mode in kinds:
+        command = ABOUT[kind][1]
+        assert command.startswith(f"{prefix} {mode} ") or (mode == "throughput" and command.startswith("dolb bench "))
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["bench"], ["bench", "throughput"]),
+    (["bench", "--quick", "--json"], ["bench", "throughput", "--quick", "--json"]),
+    (["-q", "bench", "omr", "50"], ["-q", "bench", "omr", "50"]),
+    (["bench", "--list"], ["bench", "--list"]),
+    (["run", "--quick"], ["run", "--quick"]),
+])
+def test_without_a_mode_dolb_bench_is_throughput(argv, named):
+    assert with_mode(argv) == named
+
+
+def test_dolb_bench_keeps_what_a_user_runs():
+    assert list(MODES) == ["throughput", "stream", "kernel", "omr", "ab"]
 
 
 def _checkouts(tmp_path):

@@ -52,7 +52,7 @@ def test_dolb_bench_record_writes_one_file_per_run(tmp_path, capsys):
 
 
 def test_the_omr_bench_records_each_learners_speed_and_time_per_step(tmp_path, capsys):
-    assert main(["bench", "--omr", "600", "--record", str(tmp_path)]) == 0
+    assert main(["bench", "omr", "600", "--record", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     (path,) = (tmp_path / "omr").iterdir()
     found = {tuple(m["labels"].items()): m["repeats"] for m in read_record(path)["measurements"]}
