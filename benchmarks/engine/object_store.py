@@ -1,51 +1,7 @@
-"""``dolb bench object-store``: a dataset streamed from an S3-protocol server against the
+"""``python -m benchmarks object-store``: a dataset streamed from an S3-protocol server against the
 same store on local disk, side by side, in stored, random and windowed order.
 
-The store: sparse rows like text (300,000 rows, 50,000 features, 80 non-zeros a row:
-24 M float64 values; ``--quick``: 30,000 rows), written once to a bucket of moto's S3
-server, which the bench starts on loopback (``moto_server``, from the test extra) and
-stops at its end, with the layout of a store on an object store (the largest chunks,
-each chunk a request: :mod:`dolb.data.store.layout`), then its files copied as they
-are to local disk: the same chunks, the same codecs, on the same machine. Each pass streams every row as a cell of the
-linear learners reads it (:func:`~dolb.data.stream_blocks`, a cell's block size, its
-default read-ahead), consuming nothing but the blocks, in one of three orders (stored; a
-seeded permutation; the seeded ``windowed`` order, default window), from:
-
-``local``
-    the store on local disk (its files in the OS page cache after the first pass);
-``s3``
-    the bucket, every chunk fetched from the server (the chunks ahead fetched
-    concurrently, :mod:`dolb.data.store.read_ahead`);
-``s3 node cache``
-    the bucket with a node chunk cache (:mod:`dolb.data.store.node_cache`) that an
-    earlier pass of the same order filled: what the second cell of a node reads.
-
-The first pass from local disk and the first with the node cache (which fills it) are
-not timed; then passes are interleaved (one of each source, then again), ``repeat``
-times, each timed in wall seconds, reported as rows per second; derived: each S3 source's rate over local's,
-the median of the per-round ratios, beside its target (stored and windowed 0.7, random
-0.5). Memory per stream: the peak of the memory the stream allocated in one more pass
-of each (:mod:`tracemalloc`, which sees NumPy's arrays and the fetched bytes), in MB.
-The load averages at the start and the end are kept too: on a busy machine the server,
-the reader and the other work share the cores.
-
-What the server can deliver, beside: in each round, every chunk object of the store
-fetched raw by s3fs, concurrently (``fs.cat`` of them all, the bytes only: no decoding,
-no learner), in MB/s and requests/s, and the same files read from local disk; each
-stream's rate over the raw fetch's (its rows over the time the raw fetch of the whole
-store took) says how much of what this server delivers the stream reaches, as each
-chunk is downloaded once in every order; and the raw fetch's rate over local disk's
-stream (the store's rows over the raw fetch's time, against the local pass of the
-same round) is the most an S3 stream of that order could reach here: where it is
-under an order's target, no reader meets the target against this server on this
-machine. And the CPU seconds of each pass, the server's (its process, moto's, one
-Python process) and the reading process's: on a machine of 2 cores both run on the
-same cores as everything else. The store's layout (each array's codec, measured when
-it is written, and chunk size) is reported with them: the number of chunk objects and
-the work of a local pass depend on it. Records before 2026-11-28 17:00 wrote the store
-on local disk first, whose layout measurement chose chunks of 1M values or, on some
-writes, 256k: four times the objects, half the work of a local pass in windowed order,
-and a raw-fetch ceiling under the windowed target; compare records of the same layout.
+How it measures and what it found: ``docs/design/benchmarks.md`` (object-store).
 """
 
 from __future__ import annotations
@@ -348,7 +304,7 @@ def as_record(found: dict, quick: bool, command: str | None = None) -> dict:
 
 
 def main(args) -> int:
-    """``dolb bench object-store``: the table, and a record in ``args.record``."""
+    """``python -m benchmarks object-store``: the table, and a record in ``args.record``."""
     found = object_store_bench(quick=args.quick, repeat=args.repeat)
     if args.record:
         record = as_record(found, args.quick, args.command_line)

@@ -1,4 +1,4 @@
-"""Runs of ``dolb bench scale``: one ``dolb run`` in a process of its own, its
+"""Runs of ``python -m benchmarks scale``: one ``dolb run`` in a process of its own, its
 figures (read by the child, :func:`child_main`, and by the parent watching it,
 :func:`launch`), the per-cell figures derived from them and a workload's summary. The
 docstring of :mod:`benchmarks.engine.scale` defines the figures.

@@ -1,4 +1,4 @@
-"""The tables of ``dolb bench scale`` and its record (:mod:`dolb.bench.records`)."""
+"""The tables of ``python -m benchmarks scale`` and its record (:mod:`dolb.bench.records`)."""
 
 from __future__ import annotations
 

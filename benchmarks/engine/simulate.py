@@ -1,15 +1,5 @@
-"""The simulated cluster (``dolb bench simulated``): a real Dask scheduler and worker processes on this
+"""The simulated cluster (``python -m benchmarks simulated``): a real Dask scheduler and worker processes on this
 machine, running sweeps of cells that only sleep (:mod:`benchmarks.engine.sleep`): every CPU second is the engine's.
-
-For each number of slots, the bench starts the scheduler and the workers (a process
-per slot up to ``processes``, then threads: 64 slots on 8 processes are 8 processes of
-8 threads), runs a warm-up sweep (imports, kernels, the scheduler's first unpickling),
-then each workload as ``dolb run ... --scheduler FILE`` in a process of its own
-(:func:`benchmarks.engine.scale_runs.launch`), and stops the cluster. While a run lasts, the
-CPU time of the scheduler and of the workers (every process of their trees, with
-psutil) and the scheduler's memory are sampled; the run itself reports when its first
-task was submitted and when its last cell ended (its *compute phase*) and the
-client's CPU time in between.
 
 Workloads
 ---------
@@ -25,6 +15,8 @@ tuned
 Each cell's time is drawn from ``seconds`` (see :class:`~benchmarks.engine.sleep.SleepLearner`).
 The ideal compute phase is the time the run's cells slept (read from its result store)
 over the slots; the efficiency is the ideal over the measured compute phase.
+
+How it measures and what it found: ``docs/design/benchmarks.md`` (simulated).
 """
 
 from __future__ import annotations

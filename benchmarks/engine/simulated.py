@@ -1,4 +1,4 @@
-"""``dolb bench simulated``: the simulated cluster (:mod:`benchmarks.engine.simulate`). A Dask
+"""``python -m benchmarks simulated``: the simulated cluster (:mod:`benchmarks.engine.simulate`). A Dask
 scheduler and workers of ``--slots`` slots (a process each up to ``--processes``, then
 threads) run a sweep and a tuned sweep of about ``--sim-cells`` cells (default 25 a slot: fewer,
 and the last cells' uneven ends weigh on the efficiency) that only sleep,
@@ -14,8 +14,8 @@ versions it was measured with.
 
 Usage::
 
-    dolb bench simulated --record benchmarks/records
-    dolb bench simulated --rederive benchmarks/records/simulated/X.json --record benchmarks/records
+    python -m benchmarks simulated --record benchmarks/records
+    python -m benchmarks simulated --rederive benchmarks/records/simulated/X.json --record benchmarks/records
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def check(args: argparse.Namespace) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """``dolb bench simulated``: the simulated cluster at each slot count; its table,
+    """``python -m benchmarks simulated``: the simulated cluster at each slot count; its table,
     JSON and record."""
     check(args)
     if args.rederive:

@@ -1,7 +1,7 @@
-"""``dolb bench tuning-timeline``: the timeline of a tuning where one split's cells are
+"""``python -m benchmarks tuning-timeline``: the timeline of a tuning where one split's cells are
 ten times slower than the others'.
 
-    dolb bench tuning-timeline [--workers 4] [--fast 0.1] [--width 72]
+    python -m benchmarks tuning-timeline [--workers 4] [--fast 0.1] [--width 72]
 
 Runs a halving of SGD's ``alpha`` (12 trials, rungs of 12, 6 and 3 at 600, 1,200 and
 2,400 examples; 4 splits; the tuning problem of :func:`write_problem`, which the tuning
@@ -103,7 +103,7 @@ def draw(spans: list, width: int) -> str:
 
 
 def main(args) -> int:
-    """``dolb bench tuning-timeline``: the timeline, printed; with ``args.record`` a
+    """``python -m benchmarks tuning-timeline``: the timeline, printed; with ``args.record`` a
     record of each split's stages and of the compute phase."""
     from distributed import LocalCluster
 

@@ -14,24 +14,7 @@ memory, constructed, learning up to each checkpoint and predicting the test part
 with each conversion's output (what the cell needs of the learner, nothing else). A
 cell's overhead is the engine's CPU per cell less the bare loop's.
 
-Learners
---------
-sleep
-    :mod:`benchmarks.engine.sleep`'s learner at zero seconds: no work at all, so everything is
-    overhead; the online loss at the end of the cell, as the simulated cluster records.
-perceptron
-    A Perceptron on ``sparse_text`` rows (1,000 features, ~20 non-zeros), test error of
-    the last and the averaged hypothesis at 4 log-spaced checkpoints and the online
-    loss: a study's cell in miniature.
-
-A profile (:mod:`cProfile`, CPU time) of the largest batch attributes the engine's time
-to its parts (:data:`PARTS`): shares of the profiled time, which the profiler inflates
-evenly enough for shares but not for absolute figures.
-
-Optionally (``dask``) the same batches go through one real Dask worker process (a
-``LocalCluster`` of one single-threaded worker, dolb's quiet settings), whose CPU, less
-its idle rate, adds what Dask spends on a task on the worker (receiving it, running it
-in its thread, sending the outcome).
+How it measures and what it found: ``docs/design/benchmarks.md`` (worker-overhead).
 """
 
 from __future__ import annotations
@@ -316,7 +299,7 @@ def as_record(runs: list[dict], command: str | None = None) -> dict:
 
 
 def main(args) -> int:
-    """``dolb bench worker-overhead``: the table of each learner, and a record in
+    """``python -m benchmarks worker-overhead``: the table of each learner, and a record in
     ``args.record``. ConfigError: an unknown learner or a size that is not a whole number."""
     learners = args.learners.split(",") if args.learners else list(LEARNERS)
     unknown = sorted(set(learners) - set(LEARNERS))

@@ -1,4 +1,4 @@
-"""``dolb bench gate-trial OUT``: nights of the nightly throughput gate on this machine,
+"""``python -m benchmarks gate-trial OUT``: nights of the nightly throughput gate on this machine,
 simulated: identical code, a background load that changes from night to night, and
 optionally a slowdown injected into one learner; each night after the first (the
 reference night) is judged against it as ``dolb compare --confirm`` would (the rank
@@ -13,7 +13,7 @@ The code benchmarked is the commit of the git checkout dolb runs from (commit fi
 Prints one line per night and writes ``OUT/trial.json``: per night the load, the
 suspects, the alarms, the A/B ratios; over the nights, the between-night spread of
 every measurement (robust sd of the log of its medians) and the A/B's within-round
-spread, what ``dolb bench gate-noise`` takes. Its record (``gate-trial``): each night's
+spread, what ``python -m benchmarks gate-noise`` takes. Its record (``gate-trial``): each night's
 median ratio to the reference night and A/B ratio of every learner; derived, the
 spreads and the nights that alarmed.
 """
@@ -78,7 +78,7 @@ def spreads(nights: list[Path], abs_: list[pd.DataFrame]) -> dict:
 
 
 def main(args) -> int:
-    """``dolb bench gate-trial OUT``: the nights of the module docstring; with
+    """``python -m benchmarks gate-trial OUT``: the nights of the module docstring; with
     ``args.record`` a record of them. ConfigError when dolb does not run from a git
     checkout or ``--busy`` is not a list of 0 and 1."""
     busy = args.busy.split(",")
