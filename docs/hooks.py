@@ -2,9 +2,9 @@
 
 The pipeline reference comes from the pipeline schema, the learner pages from the
 learner registry, the performance pages from the benchmark records in
-``benchmarks/records/`` (:func:`dolb.bench.pages.performance_pages`), and every
+``benchmarks/records/`` (:func:`docs.pages.performance_pages`), and every
 ``<!-- table: STUDY/TABLE -->`` line of a page becomes that table, rendered from its
-record in ``benchmarks/studies/`` (:func:`dolb.bench.tables.render_markers`). A study's
+record in ``benchmarks/studies/`` (:func:`dolb.studies.tables.render_markers`). A study's
 page (``docs/studies/NAME.md``) is made from the study registry around the prose the page
 keeps by hand, its claims judged from the records, and a study of another package with
 no page gets one made from the registry alone (:mod:`dolb.studies.pages`). Registered
@@ -64,7 +64,7 @@ def _commands(name: str, parser: argparse.ArgumentParser) -> list[tuple[str, arg
 
 def generated_pages(root: Path) -> dict[str, str | bytes]:
     """Every generated page and figure: ``{path under docs/: Markdown or PNG bytes}``."""
-    from dolb.bench.pages import performance_pages
+    from docs.pages import performance_pages
     from dolb.bench.records import RECORDS
     from dolb.experiment.reference import pipeline_reference
     from dolb.learners.pages import learner_pages
@@ -76,8 +76,8 @@ def generated_pages(root: Path) -> dict[str, str | bytes]:
 def page_markdown(markdown: str, path: str, root: Path) -> str:
     """The Markdown of the page at ``path`` (under ``docs/``): a study's page made around
     its prose, any other page with its study markers rendered."""
-    from dolb.bench.tables import TABLES
     from dolb.studies.pages import page_study, render_study_markers, study_page
+    from dolb.studies.tables import TABLES
 
     study = page_study(path)
     if study is not None:
@@ -88,8 +88,8 @@ def page_markdown(markdown: str, path: str, root: Path) -> str:
 def on_files(files, config):
     """Add the generated pages to the site's files, once every page's study tables are
     known to render (a damaged record stops the build before any page is read)."""
-    from dolb.bench.tables import TABLES
     from dolb.studies.pages import missing_pages, study_page
+    from dolb.studies.tables import TABLES
 
     root = repository(config)
     with build_error():

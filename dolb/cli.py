@@ -21,7 +21,7 @@ import sys
 
 import dolb
 from dolb.bench.modes import add_modes, with_mode
-from dolb.cli_arguments import fraction, lasting_folder, positive_int
+from dolb.cli_arguments import OneLineParser, fraction, lasting_folder, positive_int
 from dolb.console import configure_logging, error_line, quiet_on_interrupt
 from dolb.errors import DataError
 from dolb.options import GATHER_MODES, OPTIONS, RunOptions
@@ -139,15 +139,10 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from dolb.bench.modes import MODES, listing
-    from dolb.bench.records import command_line, record_folder
+    from dolb.bench.modes import run_mode
+    from dolb.bench.records import command_line
 
-    if args.list or args.mode is None:
-        print(listing())
-        return 0
-    args.command_line = command_line(["dolb", *args.argv])
-    record_folder(args.record)  # before minutes of measuring
-    return MODES[args.mode].runner()(args)
+    return run_mode(args, command_line(["dolb", *args.argv]))
 
 
 def _learners(args: argparse.Namespace) -> int:
@@ -252,13 +247,6 @@ def _compare(args: argparse.Namespace) -> int:
     return 1 if comparison.regressed else 0
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, with a mistake on the command line reported as one line, exit 2."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
 def _add_where(command: argparse.ArgumentParser) -> None:
     """The options saying where a command runs its cells (see :class:`dolb.options.RunOptions`)."""
     where = command.add_mutually_exclusive_group()
@@ -281,7 +269,7 @@ def _folder_command(commands, name: str, handler, summary: str) -> argparse.Argu
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``dolb`` command's parser: its global options and a sub-command each."""
-    parser = _Parser(prog="dolb", description="Distributed online learning bench.")
+    parser = OneLineParser(prog="dolb", description="Distributed online learning bench.")
     parser.add_argument("--version", action="version", version=f"dolb {dolb.__version__}")
     parser.add_argument("-v", "--verbose", dest="verbosity", action="count", default=0,
                         help="say what is being done (-vv: more)")

@@ -7,6 +7,13 @@ from __future__ import annotations
 import argparse
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with a mistake on the command line reported as one line, exit 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def positive_int(text: str) -> int:
     """An argument that must be a whole number of at least 1."""
     try:

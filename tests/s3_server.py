@@ -9,17 +9,48 @@ which they inherit.
 """
 
 import os
+import subprocess
+import sys
+import time
+import urllib.request
 import uuid
 from dataclasses import dataclass
 
 import pytest
 
-from dolb.bench.object_store import free_port, wait_until_up
-from dolb.bench.object_store import start_moto as start_server
+from dolb.errors import ConfigError
 
 ENDPOINT_VARIABLE = "DOLB_TEST_S3_ENDPOINT"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+def free_port() -> int:
+    """A free TCP port on loopback."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_moto(port: int) -> subprocess.Popen:
+    """moto's S3 server on loopback ``port`` (the caller stops it)."""
+    return subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def wait_until_up(endpoint: str, seconds: float = 60.0) -> None:
+    """Return once an HTTP server answers at ``endpoint``; ConfigError after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            urllib.request.build_opener(urllib.request.ProxyHandler({})).open(endpoint, timeout=2)
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise ConfigError(f"no S3 server answered at {endpoint} within {seconds:.0f} s") from None
+            time.sleep(0.2)
 
 
 @dataclass(frozen=True)
@@ -51,7 +82,7 @@ def s3_server():
         pytest.importorskip("moto.server", reason="moto's server is not installed (the test extra installs it)")
         port = free_port()
         endpoint = f"http://127.0.0.1:{port}"
-        process = start_server(port)
+        process = start_moto(port)
     try:
         wait_until_up(endpoint)
         server = S3Server(endpoint)

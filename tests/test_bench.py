@@ -79,25 +79,25 @@ def test_bench_cli_rejects_unknown_learner(capsys):
 
 @requires_shared_data("mnist")
 def test_the_kernel_bench_measures_lasvm_on_mnist(capsys):
-    """`dolb bench --kernel N --no-peers` on real digits: LASVM's line, its FINISH and the
+    """`dolb bench kernel N --no-peers` on real digits: LASVM's line, its FINISH and the
     NumPy kernel row, with a test error a kernel machine reaches (the majority class errs
     on 10 % of the test digits)."""
-    assert main(["bench", "--kernel", "600", "--mnist", str(SHARED_DATA / "mnist"), "--no-peers"]) == 0
+    assert main(["bench", "kernel", "600", "--mnist", str(SHARED_DATA / "mnist"), "--no-peers"]) == 0
     out = capsys.readouterr().out
     error = float(re.search(r"LASVM n=600: .* test error ([\d.]+)%", out).group(1))
     assert 0.0 < error < 6.0 and "FINISH:" in out and "NumPy RBF kernel row" in out
 
 
 def test_the_kernel_bench_needs_the_digits(tmp_path, capsys):
-    assert main(["bench", "--kernel", "10", "--mnist", str(tmp_path / "none")]) == 2
+    assert main(["bench", "kernel", "10", "--mnist", str(tmp_path / "none")]) == 2
     assert capsys.readouterr().err == f"dolb: error: --mnist {tmp_path / 'none'}: no such folder (the four MNIST IDX files)\n"
 
 
 def test_the_omr_bench_measures_the_three_learners_and_the_exact_growth(capsys):
-    """`dolb bench --omr 1000` (a short stream: the full one takes minutes): a line for
+    """`dolb bench omr 1000` (a short stream: the full one takes minutes): a line for
     each learner with finite figures, a buffer that learns the spirals, and the exact
     learner's time per step at t = 250, 500, 1,000 with its fitted slope."""
-    assert main(["bench", "--omr", "1000"]) == 0
+    assert main(["bench", "omr", "1000"]) == 0
     out = capsys.readouterr().out
     for label in ("online_mr_buffer τ=100", "online_mr_buffer τ=200", "online_mr_rptree"):
         line = re.search(rf"^{label}: ([\d.]+) s, ([\d,]+) examples/s, test error ([\d.]+)%, state ([\d,]+) kB; "
@@ -114,9 +114,8 @@ def test_the_omr_bench_measures_the_three_learners_and_the_exact_growth(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--omr", "0"], "dolb bench omr: error: argument T: expected at least 1, got 0 (see dolb bench omr --help)"),
     (["omr", "0"], "dolb bench omr: error: argument T: expected at least 1, got 0 (see dolb bench omr --help)"),
-    (["--omr", "10", "--kernel", "10"],
+    (["omr", "10", "--kernel", "10"],
      "dolb: error: unrecognized arguments: --kernel 10 (see dolb --help)"),
 ])
 def test_the_omr_bench_refuses_bad_input(argv, message, capsys):

@@ -59,7 +59,7 @@ def test_vw_lines_are_vw_text():
 def test_bench_stream_refuses_bad_arguments_in_one_line(capsys, args, message):
     from dolb.cli import main
 
-    assert main(["bench", "--stream", *args]) == 2
+    assert main(["bench", "stream", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
 

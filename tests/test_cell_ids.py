@@ -27,7 +27,7 @@ N_ROWS = 1_000_000
 def stand_in(name: str, part: str) -> SimpleNamespace:
     """A dataset part as cell expansion sees it, without its data."""
     return SimpleNamespace(fingerprint=f"{name}/{part}", n_rows=N_ROWS, path=f"/data/{name}/{part}",
-                           n_features=10, sparse=False, labels=lambda: np.array([-1.0, 1.0]))
+                           n_features=10, sparse=False, labels=lambda: np.array([-1.0, 1.0]), provenance={})
 
 
 def cell_ids(path: Path) -> set[str]:

@@ -8,13 +8,13 @@ import math
 import numpy as np
 import pytest
 
-from dolb.bench.tables import new_table, read_table, render_table, write_table
 from dolb.cli import main
 from dolb.conversions import confidence
 from dolb.conversions.cutoff import REPORTED_K
 from dolb.errors import DataError
 from dolb.results.tables import read_results
 from dolb.studies import STUDIES, ResultRun, cutoff_averaging, cutoff_scale
+from dolb.studies.tables import new_table, read_table, render_table, write_table
 from tests.conftest import requires_shared_data
 
 pytestmark = [pytest.mark.e2e, requires_shared_data("rcv1", "rcv1v2_mulan_dedup.npz")]

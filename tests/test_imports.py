@@ -13,6 +13,7 @@ packages are already running).
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from pathlib import Path
 
@@ -223,6 +224,53 @@ def test_imports_only_go_down_the_layers(dolb_graph):
 def test_the_walker_sees_the_whole_package(dolb_graph):
     assert {"dolb", "dolb.cli", "dolb.data", "dolb.data.store.dataset"} <= set(dolb_graph)
     assert "dolb.data.store.dataset" in dolb_graph["dolb.data.store.writing"]
+
+
+def outside_imports(modules: dict[str, Path], names: tuple[str, ...]) -> list[str]:
+    """``module imports name, line N`` for every import, anywhere in a module of
+    ``modules``, of a top-level package of ``names`` or of a module under one."""
+    found = []
+    for module, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                targets = [node.module or ""]
+            else:
+                continue
+            found += [f"{module} imports {t}, line {node.lineno}" for t in targets if t.split(".")[0] in names]
+    return found
+
+
+def test_dolb_imports_neither_the_benchmarks_nor_the_tests():
+    """``benchmarks`` (the project measuring itself) and ``tests`` import dolb, never the
+    reverse: an installed dolb has neither."""
+    found = outside_imports(package_modules(Path(dolb.__file__).parent, "dolb"), ("benchmarks", "tests"))
+    assert not found, "dolb imports code outside its package:\n" + "\n".join(found)
+
+
+ROOT_FINDING = re.compile(r"parents\[[2-9]\]|[\"']\.git[\"'/]")
+"""A repository's root found from a module's path: ``Path(__file__).parents[2]``, a
+``.git`` folder looked for."""
+
+
+def test_no_module_of_dolb_finds_a_repository_root():
+    """An installed dolb lives in site-packages: nothing in it may look for the checkout
+    around it (the benchmarks, which run from one, may)."""
+    found = [f"{path.relative_to(Path(dolb.__file__).parent)}:{n}: {line.strip()}"
+             for path in sorted(Path(dolb.__file__).parent.rglob("*.py"))
+             for n, line in enumerate(path.read_text().splitlines(), 1) if ROOT_FINDING.search(line)]
+    assert not found, "modules finding the repository around them:\n" + "\n".join(found)
+
+
+def test_the_outside_import_walker_sees_every_form(tmp_path):
+    modules = make_package(tmp_path, {"__init__.py": "", "a.py": "import tests.s3_server\n",
+                                      "b.py": "def f():\n    from benchmarks.engine import scale\n",
+                                      "c.py": "from . import a\nimport testsuite\n"})
+    assert outside_imports(modules, ("benchmarks", "tests")) == [
+        "toy.a imports tests.s3_server, line 1", "toy.b imports benchmarks.engine, line 2"]
+    assert ROOT_FINDING.search("Path(__file__).resolve().parents[2]") and ROOT_FINDING.search('(ROOT / ".git")')
+    assert not ROOT_FINDING.search("Path(__file__).resolve().parents[1]")
 
 
 # --------------------------------------------------------------------------- the walker itself

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from dolb.bench.tables import TABLES, new_table, read_table
 from dolb.results.tables import read_results
 from dolb.studies import STUDIES, ResultRun
+from dolb.studies.tables import TABLES, new_table, read_table
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dolb.bench.tables import new_table, read_table, write_table
 from dolb.cli import main
 from dolb.evaluation.metrics import deterministic_metrics
 from dolb.execution.reproduce import _compare
@@ -21,6 +20,7 @@ from dolb.experiment.pipeline import load_pipeline
 from dolb.results.tables import read_results
 from dolb.studies import STUDIES, ResultRun
 from dolb.studies import online_mr as figures
+from dolb.studies.tables import new_table, read_table, write_table
 from tests.conftest import SHARED_DATA
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dolb.bench.tables import new_table, read_table, write_table
 from dolb.execution.sweep import run_sweep
 from dolb.options import RunOptions
 from dolb.results.tables import read_results
 from dolb.studies import STUDIES, ResultRun
 from dolb.studies import oms as figures
+from dolb.studies.tables import new_table, read_table, write_table
 from tests.conftest import requires_shared_data
 
 pytestmark = [pytest.mark.e2e, requires_shared_data("mnist")]

@@ -1,5 +1,5 @@
 """Study tables: the tables of the study pages are records that ``dolb study`` writes and
-the docs render (:mod:`dolb.bench.tables`); none is typed into a page by hand. Bad input
+the docs render (:mod:`dolb.studies.tables`); none is typed into a page by hand. Bad input
 to ``dolb study`` is one line, exit 2, nothing written."""
 
 import json
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from dolb.bench.tables import MARKER, TABLES, new_table, read_table, render_markers, render_table, write_table
 from dolb.cli import main
 from dolb.errors import ConfigError, DataError
 from dolb.studies import STUDIES
+from dolb.studies.tables import MARKER, TABLES, new_table, read_table, render_markers, render_table, write_table
 from dolb.studies.tuning import BenchRun
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dolb.bench.tuning_timeline import write_problem
 from dolb.cli import main
 from dolb.evaluation.run_cell import run_cell
 from dolb.execution.datasets import data_cache, open_datasets
@@ -24,6 +23,7 @@ from dolb.results.history import read_records
 from dolb.results.store import ResultStore
 from dolb.results.tuning_report import tuning_table
 from tests.conftest import assert_same
+from tests.problems import write_problem
 
 ALPHAS = [1e-05, 10.0, 100.0, 300.0, 1000.0, 3000.0]
 

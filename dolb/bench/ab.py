@@ -8,9 +8,9 @@ Each tree runs in its own environment: its ``dolb`` package first on PYTHONPATH,
 this interpreter, when its ``requirements.lock`` is the same as the other tree's (the
 installed packages are then the locked ones of both); otherwise a virtual environment
 with the tree installed at its own locked versions (``pip install -c requirements.lock
--e TREE``, which needs the package index). Environment variables ``DOLB_TEST_*``
-(test-only switches such as :data:`dolb.learners.linear.learner.TEST_SLOWDOWN`) reach
-the *after* tree only, so that an injected slowdown behaves as a change of its code.
+-e TREE``, which needs the package index). A side may run Python source of its own
+before dolb's command (``Tree.prelude``: the nightly gate's trial injects a slowdown
+into the *after* side this way, so that it behaves as a change of its code).
 
 dolb's plugins are found through the installed package's entry points, which may name
 modules a tree does not have (an older tree, say): each run sees only the ``dolb.*``
@@ -55,8 +55,6 @@ sys.exit(main(sys.argv[1:]))
 """
 """Runs ``dolb`` with the ``dolb.*`` entry points limited to the modules the tree on
 PYTHONPATH can import."""
-TEST_ONLY = "DOLB_TEST_"
-"""Prefix of the environment variables given to the after tree only."""
 ROUNDS = 7
 """Rounds of an A/B: each runs ``dolb bench`` once on each tree."""
 KEY = ("learner", "input", "source", "conversions")
@@ -65,33 +63,22 @@ KEY = ("learner", "input", "source", "conversions")
 @dataclass
 class Tree:
     """A dolb source tree and how to run it: ``python`` (an interpreter; this one, or a
-    virtual environment's) and ``env``, its environment."""
+    virtual environment's), ``env``, its environment, and ``prelude``, Python source run
+    before dolb's command in each of its processes."""
 
     path: Path
     python: str = sys.executable
     env: dict[str, str] = field(default_factory=dict)
+    prelude: str = ""
 
 
-def side_environment(tree: Path, after: bool) -> dict[str, str]:
-    """The environment of one side: ours with ``tree`` as PYTHONPATH, the ``DOLB_TEST_*``
-    variables kept on the after side only.
-
-    Examples
-    --------
-    >>> import os
-    >>> os.environ["DOLB_TEST_X"] = "1"
-    >>> "DOLB_TEST_X" in side_environment(Path("a"), after=False), "DOLB_TEST_X" in side_environment(Path("b"), True)
-    (False, True)
-    """
-    env = {k: v for k, v in os.environ.items() if after or not k.startswith(TEST_ONLY)}
-    return {**env, "PYTHONPATH": str(Path(tree).resolve())}
 
 
 def bench_once(tree: Tree, only: list[str], quick: bool = True, repeat: int = 3) -> dict[tuple, float]:
     """One ``dolb bench --json --no-zarr`` process on ``tree`` (``repeat`` interleaved
     repeats inside it): examples per second, the median of the repeats, by (learner,
     input, source, conversions)."""
-    command = [tree.python, "-c", LAUNCH, "bench", "--json", "--no-zarr", "--repeat", str(repeat),
+    command = [tree.python, "-c", tree.prelude + LAUNCH, "bench", "--json", "--no-zarr", "--repeat", str(repeat),
                "--only", ",".join(only)] + (["--quick"] if quick else [])
     done = subprocess.run(command, env=tree.env, cwd=tree.path, capture_output=True, text=True)
     if done.returncode != 0:
@@ -152,14 +139,15 @@ def checkout(repo: Path, commit: str, folder: Path) -> Path:
     return folder
 
 
-def environment(tree: Path, other: Path, after: bool, scratch: Path) -> Tree:
-    """How to run ``tree``: with this interpreter when its ``requirements.lock`` is the
-    same as ``other``'s, else in a new virtual environment in ``scratch`` with ``tree``
+def environment(tree: Path, other: Path, scratch: Path, prelude: str = "") -> Tree:
+    """How to run ``tree`` (each process running ``prelude`` first): with this
+    interpreter and ``tree`` as PYTHONPATH when its ``requirements.lock`` is the same as
+    ``other``'s, else in a new virtual environment in ``scratch`` with ``tree``
     installed at its locked versions."""
     lock, theirs = tree / "requirements.lock", other / "requirements.lock"
-    env = side_environment(tree, after)
+    env = {**os.environ, "PYTHONPATH": str(Path(tree).resolve())}
     if lock.is_file() and theirs.is_file() and lock.read_bytes() == theirs.read_bytes():
-        return Tree(tree, sys.executable, env)
+        return Tree(tree, sys.executable, env, prelude)
     venv = scratch / f"venv-{tree.name}"
     steps = [[sys.executable, "-m", "venv", str(venv)],
              [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "-e", str(tree)]
@@ -169,16 +157,17 @@ def environment(tree: Path, other: Path, after: bool, scratch: Path) -> Tree:
         if done.returncode != 0:
             raise ConfigError(f"cannot build the environment of {tree}: {(done.stderr.strip() or 'failed')[-300:]}")
     env.pop("PYTHONPATH")
-    return Tree(tree, str(venv / "bin" / "python"), env)
+    return Tree(tree, str(venv / "bin" / "python"), env, prelude)
 
 
 def confirm_commits(repo: str | Path, scratch: str | Path | None = None, rounds: int = ROUNDS,
-                    quick: bool = True) -> Callable[[str, str, list[str]], pd.DataFrame]:
+                    quick: bool = True, prelude: str = "") -> Callable[[str, str, list[str]], pd.DataFrame]:
     """The A/B step of the nightly gate, for :func:`dolb.results.compare_report.compare_folders`:
     a function (baseline commit, run commit, learners) -> :func:`interleave`'s table,
     which checks both commits of the git repository ``repo`` out as worktrees in
     ``scratch`` (default: a temporary folder, deleted after), each in its own
-    environment (:func:`environment`); the worktrees are removed after. ConfigError at
+    environment (:func:`environment`; the run's side runs ``prelude`` first); the
+    worktrees are removed after. ConfigError at
     once when ``repo`` is not a git checkout (whether or not an A/B is needed tonight)."""
     repo = Path(repo).resolve()
     check_checkout(repo)
@@ -190,7 +179,7 @@ def confirm_commits(repo: str | Path, scratch: str | Path | None = None, rounds:
         try:
             for tree, commit in zip(trees, (before, after)):
                 checkout(repo, commit, tree)
-            sides = [environment(trees[0], trees[1], False, folder), environment(trees[1], trees[0], True, folder)]
+            sides = [environment(trees[0], trees[1], folder), environment(trees[1], trees[0], folder, prelude)]
             return interleave(*sides, learners, rounds, quick)
         finally:
             for tree in trees:
@@ -224,7 +213,7 @@ def main(args) -> int:
             raise ConfigError(f"--only: unknown learner {name!r} (known: {', '.join(LEARNERS)})")
     before, after = Path(args.before).resolve(), Path(args.after).resolve()
     with tempfile.TemporaryDirectory(prefix="dolb-ab-") as scratch:
-        trees = [environment(before, after, False, Path(scratch)), environment(after, before, True, Path(scratch))]
+        trees = [environment(before, after, Path(scratch)), environment(after, before, Path(scratch))]
         rounds = interleave(*trees, only, args.rounds, args.quick)
     judged = judge_ab(rounds, SLOWDOWN)
     print(f"{'learner':<18}{'input':<8}{'conv':<6}{'median':>8}{'95 % interval':>18}{'p':>8}  kept")

@@ -2,8 +2,6 @@
 ``tmp`` (a fresh folder holding the dataset ``toy``: X the 3 x 3 identity, y 0, 1, 2),
 ``shared`` (the real data sets), ``np``, ``sp``, ``open_dataset`` and ``write_dataset``."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -12,11 +10,11 @@ from dolb.data.store import open_dataset, write_dataset
 
 
 @pytest.fixture(autouse=True)
-def _example_names(doctest_namespace, tmp_path):
+def _example_names(doctest_namespace, tmp_path, request):
     write_dataset(tmp_path / "toy", np.eye(3), np.arange(3.0))
     doctest_namespace.update(
         tmp=tmp_path,
-        shared=Path(__file__).resolve().parents[3] / "shared" / "data",
+        shared=request.config.rootpath.parent / "shared" / "data",  # beside the checkout pytest runs in
         np=np,
         sp=sp,
         open_dataset=open_dataset,

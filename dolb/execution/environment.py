@@ -97,11 +97,11 @@ def numpy_simd() -> str:
 
 
 def git_commit() -> str | None:
-    """The commit of the dolb source tree, when it is a git checkout."""
+    """The commit of the git checkout the command runs in (the working folder: a run
+    from dolb's own checkout records the code's commit), None outside one. Never the
+    folder dolb is installed in: a site-packages inside some checkout is not its code."""
     try:
-        run = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=5
-        )
+        run = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.TimeoutExpired):
         return None
     if run.returncode != 0:

@@ -72,7 +72,7 @@ def study_records(study: Study, path: str | Path, run=None) -> list[dict]:
     """The table records of ``study`` made from the run at ``path`` (``run``: that run
     as ``study.read`` makes it, when already read). DataError naming ``path`` when the
     run holds none of the study's experiments or lacks something a table needs."""
-    from dolb.bench.tables import new_table
+    from dolb.studies.tables import new_table
 
     run = study.read(Path(path)) if run is None else run
     tables, figures = study.made_from(run)
@@ -111,7 +111,7 @@ def run_study(name: str, path: str | Path, record: str | Path | None = None,
     """What ``dolb study NAME RUN [--record DIR] [--figures DIR]`` does: print the
     tables and the claims' verdicts, write the table records into ``record`` and the
     figures into ``figures``; returns the exit status."""
-    from dolb.bench.tables import show_table
+    from dolb.studies.tables import show_table
 
     study = STUDIES[name]
     record, figures = _record_folder(record), _figure_folder(figures)

@@ -10,7 +10,7 @@ become what the registry holds:
 - ``<!-- claims -->`` (on another page, ``<!-- claims: NAME -->``): the paper's claims,
   each with its verdict judged from the table records and the numbers that decided it;
 - ``<!-- table: NAME/TABLE -->``: the table, from its record
-  (:func:`dolb.bench.tables.render_markers`).
+  (:func:`dolb.studies.tables.render_markers`).
 
 What the prose does not place is added at its end: the claims, each table not named by
 a marker and each figure not shown (``../figures/NAME.png``); so a study added through
@@ -22,9 +22,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dolb.bench.tables import MARKER, TABLES, read_table, render_markers
 from dolb.studies import OWN, STUDIES
 from dolb.studies.study import Study
+from dolb.studies.tables import MARKER, TABLES, read_table, render_markers
 
 COMMANDS = "<!-- commands -->"
 CLAIMS = re.compile(r"^<!-- claims(?:: ([\w-]+))? -->$", re.MULTILINE)

@@ -4,7 +4,7 @@ paper's claims each with the check that judges it from the tables, and the paper
 A study reads one *run*: by default the result folder a pipeline's ``dolb run`` wrote
 (:class:`ResultRun`), or what its ``read`` makes of the path it is given (the tuning
 benchmark reads a benchmark record). A :class:`Table` makes ``(columns, rows)`` from the
-run (:func:`dolb.bench.tables.new_table` turns them into a table record), a
+run (:func:`dolb.studies.tables.new_table` turns them into a table record), a
 :class:`Figure` draws one PNG, and a :class:`Claim` judges, from the table records by
 name, whether the paper's claim holds here (:class:`Verdict`). ``dolb study`` computes
 them (:mod:`dolb.studies.command`) and the documentation renders them
@@ -150,7 +150,7 @@ class ResultRun:
 
     @functools.cached_property
     def source(self) -> str:
-        from dolb.bench.tables import run_source
+        from dolb.studies.tables import run_source
 
         return run_source(self.folder)
 

@@ -1,6 +1,6 @@
 """The tuning study: dolb's successive halving and Hyperband against the full grid and
 dask-ml's adaptive searches (``docs/guide/tuning.md``). Its run is a record of
-``python3 -m dolb.studies.tuning_bench`` (:mod:`dolb.studies.tuning_bench`), not a result
+``python3 -m benchmarks.tuning.tuning_bench`` (:mod:`benchmarks.tuning.tuning_bench`), not a result
 folder: the benchmark runs three pipelines and dask-ml's searches, and keeps what the
 tables read. Tables:
 

@@ -42,9 +42,7 @@ a step does not see them.
 from __future__ import annotations
 
 import functools
-import os
 import sys
-import time
 from typing import Any, ClassVar, NoReturn
 
 import numpy as np
@@ -61,25 +59,6 @@ from dolb.learners.linear.driver import FED, compile_driver, listens_to_nothing,
 from dolb.learners.linear.layout import DenseLayout, csr_parts, row_arrays
 from dolb.learners.linear.params import step_params_class, step_value
 from dolb.learners.linear.representation import AGE, N_FLOATS, N_INTS, PHI, ROUNDS, SCALE
-
-TEST_SLOWDOWN = "DOLB_TEST_SLOWDOWN_LEARNER"
-"""Test only (``dolb bench gate-trial``, never set otherwise): ``NAME`` or
-``NAME:FRACTION`` makes learner NAME spend FRACTION (default 0.25) more CPU time on
-every block of :meth:`LinearLearner.learn_running`, a busy loop after the block: a
-slowdown to 1 / (1 + FRACTION) of its speed (0.8), to check that the nightly gate
-sees one."""
-
-
-def _test_slowdown() -> dict[str, float]:
-    """The extra CPU time fraction :data:`TEST_SLOWDOWN` asks of a learner, by name
-    (read once, at import: the hot path reads no environment)."""
-    target, _, fraction = os.environ.get(TEST_SLOWDOWN, "").partition(":")
-    return {target: float(fraction or 0.25)} if target else {}
-
-
-SLOWED = _test_slowdown()
-"""Learners :data:`TEST_SLOWDOWN` slows, with their extra CPU time fraction (empty but in
-the nightly gate's trials)."""
 
 
 def read_only(a: np.ndarray) -> np.ndarray:
@@ -257,14 +236,9 @@ class LinearLearner(OnlineLearner):
         predictions after, a second pass over 0.5 MB)."""
         if labelled is not None:
             return super().learn_running(X, y, labelled, total)
-        start = time.thread_time() if SLOWED else 0.0
         X, y, _ = self._block(X, y, None)
         running = self._learn(X, y, float(total))
         self.n_seen += y.shape[0]
-        if self.name in SLOWED:
-            until = time.thread_time() + SLOWED[self.name] * (time.thread_time() - start)
-            while time.thread_time() < until:
-                pass
         return running
 
     def _learn(self, X, y, total: float | None = None):

@@ -1,15 +1,5 @@
-"""The simulated cluster (``dolb bench simulated``): a real Dask scheduler and worker processes on this
-machine, running sweeps of cells that only sleep (:mod:`dolb.bench.sleep`): every CPU second is the engine's.
-
-For each number of slots, the bench starts the scheduler and the workers (a process
-per slot up to ``processes``, then threads: 64 slots on 8 processes are 8 processes of
-8 threads), runs a warm-up sweep (imports, kernels, the scheduler's first unpickling),
-then each workload as ``dolb run ... --scheduler FILE`` in a process of its own
-(:func:`dolb.bench.scale_runs.launch`), and stops the cluster. While a run lasts, the
-CPU time of the scheduler and of the workers (every process of their trees, with
-psutil) and the scheduler's memory are sampled; the run itself reports when its first
-task was submitted and when its last cell ended (its *compute phase*) and the
-client's CPU time in between.
+"""The simulated cluster (``python -m benchmarks simulated``): a real Dask scheduler and worker processes on this
+machine, running sweeps of cells that only sleep (:mod:`benchmarks.engine.sleep`): every CPU second is the engine's.
 
 Workloads
 ---------
@@ -22,9 +12,11 @@ tuned
     third of the stream, 3 continued to the whole, then the chosen one's cell: 13 cells
     a split, 6 cell times of sleep.
 
-Each cell's time is drawn from ``seconds`` (see :class:`~dolb.bench.sleep.SleepLearner`).
+Each cell's time is drawn from ``seconds`` (see :class:`~benchmarks.engine.sleep.SleepLearner`).
 The ideal compute phase is the time the run's cells slept (read from its result store)
 over the slots; the efficiency is the ideal over the measured compute phase.
+
+How it measures and what it found: ``docs/design/benchmarks.md`` (simulated).
 """
 
 from __future__ import annotations
@@ -42,14 +34,15 @@ from typing import Any
 import numpy as np
 import psutil
 
-from dolb.bench.cost_model import list_schedule
-from dolb.bench.scale_runs import launch
-from dolb.bench.sleep import parse_seconds, recorded_seconds
+from benchmarks import ROOT
+from benchmarks.engine.cost_model import list_schedule
+from benchmarks.engine.scale_runs import launch
+from benchmarks.engine.sleep import parse_seconds, recorded_seconds
 from dolb.errors import ConfigError
 from dolb.execution.cluster import SINGLE_THREADED_BLAS
 from dolb.execution.quiet import QUIET
 
-REGISTER = "from dolb.bench.sleep import register_sleep; register_sleep()"
+REGISTER = "from benchmarks.engine.sleep import register_sleep; register_sleep()"
 """What a ``dolb run`` of sleep cells runs first (the client checks the pipeline)."""
 LENGTH = 100
 """Rows of a cell."""
@@ -100,7 +93,7 @@ def pipeline_text(workload: str, cells: int, seconds: str) -> str:
 def sweep_cells(slots: int) -> int:
     """The cells of a workload on ``slots`` slots by default: :data:`CELLS_PER_SLOT` a
     slot, at least 400 (with a few a slot, the last cells' uneven ends weigh on the
-    efficiency whatever the engine does: :func:`~dolb.bench.cost_model.list_schedule`).
+    efficiency whatever the engine does: :func:`~benchmarks.engine.cost_model.list_schedule`).
 
     >>> sweep_cells(8), sweep_cells(64)
     (400, 1600)
@@ -121,7 +114,7 @@ def uniform_seconds(low: float, high: float, count: int = 11) -> str:
 def seconds_of(text: str) -> str:
     """The ``seconds`` parameter ``--seconds`` asks for: ``LOW-HIGH`` (11 evenly spaced
     times), a comma-separated list, or a result folder (its cells' times: see
-    :func:`~dolb.bench.sleep.recorded_seconds`). ConfigError when it is none of them.
+    :func:`~benchmarks.engine.sleep.recorded_seconds`). ConfigError when it is none of them.
 
     >>> seconds_of("0.5-1")
     '0.5,0.55,0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95,1'
@@ -145,7 +138,7 @@ def cluster_environment() -> dict[str, str]:
     cluster (one BLAS thread, the quiet Dask settings) and this source tree first."""
     quiet = {"DASK_" + key.upper().replace(".", "__").replace("-", "_"): str(value)
              for key, value in QUIET.items()}
-    tree = str(Path(__file__).resolve().parents[2])
+    tree = str(ROOT)
     path = os.pathsep.join(filter(None, [tree, os.environ.get("PYTHONPATH")]))
     return os.environ | SINGLE_THREADED_BLAS | quiet | {"PYTHONPATH": path}
 
@@ -208,7 +201,8 @@ class Cluster:
         forked = ["--preload-nanny", "dolb.execution.forkserver"] if self.start_method == "forkserver" else []
         self.workers = _spawn(["dask_worker", "--scheduler-file", str(self.scheduler_file), "--host", "127.0.0.1",
                                "--nworkers", str(self.processes), "--nthreads", str(self.slots // self.processes),
-                               "--no-dashboard", "--memory-limit", "0", "--preload", "dolb.bench.sleep", *forked],
+                               "--no-dashboard", "--memory-limit", "0", "--preload", "benchmarks.engine.sleep",
+                               *forked],
                               self.folder / "workers.log",
                               env | {"DASK_DISTRIBUTED__WORKER__MULTIPROCESSING_METHOD": self.start_method})
         with Client(scheduler_file=str(self.scheduler_file), timeout="60s") as client:
@@ -305,7 +299,7 @@ def measure_run(cluster: Cluster, workload: str, pipeline: Path, out: Path, env:
         ``efficiency``, CPU seconds in the compute phase of the ``client``, the
         ``scheduler`` and the ``workers``, the idle CPU rates (``scheduler_idle``,
         ``workers_idle``: seconds a second), ``client_rss`` and ``scheduler_rss``
-        (peak, MiB), the ``schedule`` (:func:`~dolb.bench.cost_model.list_schedule` of its cells),
+        (peak, MiB), the ``schedule`` (:func:`~benchmarks.engine.cost_model.list_schedule` of its cells),
         ``wall``, the machine's ``load`` average (1 minute) as the run ended and the
         ``speed`` of the machine before it (:func:`core_share`).
     """

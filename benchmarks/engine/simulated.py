@@ -1,4 +1,4 @@
-"""``dolb bench simulated``: the simulated cluster (:mod:`dolb.bench.simulate`). A Dask
+"""``python -m benchmarks simulated``: the simulated cluster (:mod:`benchmarks.engine.simulate`). A Dask
 scheduler and workers of ``--slots`` slots (a process each up to ``--processes``, then
 threads) run a sweep and a tuned sweep of about ``--sim-cells`` cells (default 25 a slot: fewer,
 and the last cells' uneven ends weigh on the efficiency) that only sleep,
@@ -8,14 +8,14 @@ is bench ``simulated``; the cost model's predictions for the studies take their 
 times from the latest ``scale`` record in ``--record``.
 
 With ``--rederive RECORD`` nothing runs: the runs of that record of this bench are
-derived again (:func:`~dolb.bench.simulate_record.found_of`) with this model and the
+derived again (:func:`~benchmarks.engine.simulate_record.found_of`) with this model and the
 latest ``scale`` record in ``--record``, and the new record keeps the machine and
 versions it was measured with.
 
 Usage::
 
-    dolb bench simulated --record benchmarks/records
-    dolb bench simulated --rederive benchmarks/records/simulated/X.json --record benchmarks/records
+    python -m benchmarks simulated --record benchmarks/records
+    python -m benchmarks simulated --rederive benchmarks/records/simulated/X.json --record benchmarks/records
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ import json
 import signal
 from pathlib import Path
 
+from benchmarks.engine.scale import _exit_on_signal, work_folders
+from benchmarks.engine.simulate import main_environment, seconds_of, simulate, sweep_cells
+from benchmarks.engine.simulate_record import as_record, found_of, simulated_text
 from dolb.bench.records import read_record, read_records, write_record
-from dolb.bench.scale import _exit_on_signal, work_folders
-from dolb.bench.simulate import main_environment, seconds_of, simulate, sweep_cells
-from dolb.bench.simulate_record import as_record, found_of, simulated_text
 from dolb.errors import ConfigError
 
 
@@ -49,7 +49,7 @@ def check(args: argparse.Namespace) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """``dolb bench simulated``: the simulated cluster at each slot count; its table,
+    """``python -m benchmarks simulated``: the simulated cluster at each slot count; its table,
     JSON and record."""
     check(args)
     if args.rederive:

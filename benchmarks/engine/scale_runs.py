@@ -1,7 +1,7 @@
-"""Runs of ``dolb bench scale``: one ``dolb run`` in a process of its own, its
+"""Runs of ``python -m benchmarks scale``: one ``dolb run`` in a process of its own, its
 figures (read by the child, :func:`child_main`, and by the parent watching it,
 :func:`launch`), the per-cell figures derived from them and a workload's summary. The
-docstring of :mod:`dolb.bench.scale` defines the figures.
+docstring of :mod:`benchmarks.engine.scale` defines the figures.
 """
 
 from __future__ import annotations
@@ -21,11 +21,10 @@ from typing import Any
 
 import psutil
 
-from dolb.bench.scale_marginal import AMDAHL_WORKERS, amdahl, marginal
-from dolb.bench.scale_marginal import WORKERS as MARGINAL_WORKERS
+from benchmarks import ROOT as REPO
+from benchmarks.engine.scale_marginal import AMDAHL_WORKERS, amdahl, marginal
+from benchmarks.engine.scale_marginal import WORKERS as MARGINAL_WORKERS
 
-REPO = Path(__file__).resolve().parents[2]
-"""The source tree of this dolb: the child processes import it first."""
 WORKER_COUNTS = (1, 2)
 """The worker counts every workload alternates between."""
 SAMPLE_SECONDS = 0.05
@@ -153,7 +152,7 @@ def launch(
     """
     entry = (
         f"import sys; sys.path.insert(0, {str(REPO)!r}); {prelude + '; ' if prelude else ''}"
-        "from dolb.bench.scale_runs import child_main; sys.exit(child_main(sys.argv[1:]))"
+        "from benchmarks.engine.scale_runs import child_main; sys.exit(child_main(sys.argv[1:]))"
     )
     with open(log, "w", encoding="utf-8") as output:
         started = time.perf_counter()
@@ -277,7 +276,7 @@ def summarise(runs: list[dict[str, Any]], sizes: tuple[list[dict[str, Any]], lis
         :func:`derive` of every run of the workload on the embedded cluster.
     sizes : (list of dict, list of dict), optional
         :func:`derive` of the runs of the workload and of its larger pipeline on a
-        scheduler and a worker of their own (:mod:`dolb.bench.scale_marginal`).
+        scheduler and a worker of their own (:mod:`benchmarks.engine.scale_marginal`).
 
     Returns
     -------
@@ -285,7 +284,7 @@ def summarise(runs: list[dict[str, Any]], sizes: tuple[list[dict[str, Any]], lis
         ``by_workers`` (worker count -> medians), ``wall_ratio`` and
         ``compute_ratio`` (1 worker / 2 workers), ``share`` (s of the 1-worker runs)
         and ``amdahl`` (cluster size -> predicted speed-up); with ``sizes``,
-        ``marginal`` (:func:`dolb.bench.scale_marginal.marginal`).
+        ``marginal`` (:func:`benchmarks.engine.scale_marginal.marginal`).
     """
 
     keys = ("wall", "startup", "imports", "data", "cluster", "compute", "client_us", "client_compute_us",

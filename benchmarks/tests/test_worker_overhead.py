@@ -1,13 +1,13 @@
-"""The worker's overhead bench (dolb.bench.worker_overhead, dolb bench worker-overhead) on
+"""The worker's overhead bench (benchmarks.engine.worker_overhead, python -m benchmarks worker-overhead) on
 a few cells, and the cells it measures: cut at their checkpoints without SciPy's
 slicing, they store what they stored with it."""
 
 import numpy as np
 import pytest
 
-from dolb.bench import worker_overhead
+from benchmarks.engine import worker_overhead
+from benchmarks.engine.sleep import SleepLearner, admitted
 from dolb.bench.records import check
-from dolb.bench.sleep import SleepLearner
 from dolb.evaluation import run_cell as running
 from dolb.learners.base import LEARNERS
 
@@ -15,7 +15,10 @@ from dolb.learners.base import LEARNERS
 @pytest.fixture
 def sleep_registered(monkeypatch):
     """The sleep learner, registered for the test only."""
+    from dolb.experiment import schema_learner
+
     monkeypatch.setitem(LEARNERS._entries, "sleep", SleepLearner)
+    monkeypatch.setattr(schema_learner, "_unreachable", admitted(schema_learner._unreachable))
 
 
 def test_the_bench_measures_per_cell_and_per_task_beside_the_bare_loop(sleep_registered, tmp_path):
@@ -32,10 +35,10 @@ def test_the_bench_measures_per_cell_and_per_task_beside_the_bare_loop(sleep_reg
 
 
 def test_the_mode_refuses_an_unknown_learner_in_one_line(capsys):
-    from dolb.cli import main
+    from benchmarks.__main__ import main
 
-    assert main(["bench", "worker-overhead", "--learners", "sleep,nope", "--cells", "2"]) == 2
-    assert capsys.readouterr().err == "dolb: error: --learners: unknown 'nope' (known: sleep, perceptron)\n"
+    assert main(["worker-overhead", "--learners", "sleep,nope", "--cells", "2"]) == 2
+    assert capsys.readouterr().err == "benchmarks: error: --learners: unknown 'nope' (known: sleep, perceptron)\n"
 
 
 def test_cells_cut_at_their_checkpoints_store_what_scipys_slices_gave(tmp_path, monkeypatch):

@@ -1,7 +1,7 @@
-"""``dolb bench tuning-timeline``: the timeline of a tuning where one split's cells are
+"""``python -m benchmarks tuning-timeline``: the timeline of a tuning where one split's cells are
 ten times slower than the others'.
 
-    dolb bench tuning-timeline [--workers 4] [--fast 0.1] [--width 72]
+    python -m benchmarks tuning-timeline [--workers 4] [--fast 0.1] [--width 72]
 
 Runs a halving of SGD's ``alpha`` (12 trials, rungs of 12, 6 and 3 at 600, 1,200 and
 2,400 examples; 4 splits; the tuning problem of :func:`write_problem`, which the tuning
@@ -22,9 +22,8 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
-
 from dolb.bench.records import measurement, new_record, write_record
+from tests.problems import write_problem
 
 LEARNER = ('learner = "sgd", params = { loss = "hinge", schedule = "sqrt", eta0 = 0.0003 }, '
            'search = { alpha = { low = 1e-5, high = 1000.0, log = true } }')
@@ -32,22 +31,6 @@ TUNING = 'method = "halving", trials = 12, min_budget = 100, eta = 2, conversion
 SPLITS = 4
 SLOW = 0
 """The split whose cells are ten times slower (its cells are the first to start)."""
-
-
-def _write_svmlight(path: Path, X: np.ndarray, y: np.ndarray) -> None:
-    lines = [" ".join([f"{label:+d}"] + [f"{j + 1}:{v:.6g}" for j, v in enumerate(row)]) for row, label in zip(X, y)]
-    path.write_text("\n".join(lines) + "\n")
-
-
-def write_problem(folder: Path) -> None:
-    """A linearly separable problem with 10% label noise: 3,000 training and 1,000 test
-    examples, as ``train.svm`` and ``test.svm`` in ``folder``."""
-    rng = np.random.default_rng(5)
-    w = rng.normal(size=8)
-    for name, n in (("train", 3000), ("test", 1000)):
-        X = rng.normal(size=(n, 8))
-        y = np.where(X @ w > 0, 1, -1) * np.where(rng.random(n) < 0.1, -1, 1)
-        _write_svmlight(Path(folder) / f"{name}.svm", X, y)
 
 
 def pipeline(folder: Path) -> Path:
@@ -120,7 +103,7 @@ def draw(spans: list, width: int) -> str:
 
 
 def main(args) -> int:
-    """``dolb bench tuning-timeline``: the timeline, printed; with ``args.record`` a
+    """``python -m benchmarks tuning-timeline``: the timeline, printed; with ``args.record`` a
     record of each split's stages and of the compute phase."""
     from distributed import LocalCluster
 

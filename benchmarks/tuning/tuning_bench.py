@@ -1,7 +1,7 @@
 """The tuning benchmark: a full grid against successive halving and Hyperband, as dolb
 pipelines on 2 workers, and against dask-ml's adaptive searches on the same space.
 
-    python3 -m dolb.studies.tuning_bench OUT [--quick] [--repeats N] [--data ../shared/data]
+    python3 -m benchmarks.tuning.tuning_bench OUT [--quick] [--repeats N] [--data ../shared/data]
 
 Every linear_zoo learner with a step size or regularisation is tuned over a log grid of
 27 values (9 with ``--quick``) on a9a, w8a, ijcnn1 and the RCV1 pair CCAT/ECAT (a9a
@@ -276,7 +276,7 @@ def main(argv: list[str] | None = None) -> None:
     summary = summarise(first["dolb"], first["dask_ml"], tests)
     when = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     record = {"machine": machine(), "versions": versions(),
-              "command": " ".join(["python3 -m dolb.studies.tuning_bench", *sys.argv[1:]]),
+              "command": " ".join(["python3 -m benchmarks.tuning.tuning_bench", *sys.argv[1:]]),
               "settings": {"datasets": datasets, "learners": {n: LEARNERS[n] for n in learners}, "steps": steps,
                            "min_fraction": MIN_FRACTION, "max_fraction": MAX_FRACTION, "eta": ETA, "splits": SPLITS,
                            "holdout": HOLDOUT, "seed": SEED,

@@ -1,11 +1,11 @@
-"""``dolb bench store``: the readers of a result folder of a million cells, timed before
+"""``python -m benchmarks store``: the readers of a result folder of a million cells, timed before
 and after compaction.
 
 Usage::
 
-    dolb bench store                                  # 10^6 cells in 2,000 parts
-    dolb bench store --cells 20000 --parts 200        # a quick look
-    dolb bench store --record benchmarks/records      # a record for the performance pages
+    python -m benchmarks store                                  # 10^6 cells in 2,000 parts
+    python -m benchmarks store --cells 20000 --parts 200        # a quick look
+    python -m benchmarks store --record benchmarks/records      # a record for the performance pages
 
 The folder is written directly through the store's API (:class:`dolb.results.store.
 ResultStore`: a part per task, as a sweep's workers write them, committed by manifests of
@@ -33,13 +33,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from benchmarks import ROOT
 from dolb.bench.records import measurement, new_record, write_record
 from dolb.execution.environment import load_average
 from dolb.experiment.cells import cell_id
 from dolb.results.store import ResultStore, new_attempt, result_schema
-
-ROOT = Path(__file__).resolve().parents[2]
-"""The source tree of this dolb, which the timed processes import."""
 
 PIPELINE = """
 [pipeline]
@@ -143,7 +141,7 @@ def _children_cpu() -> float:
 
 
 def main(args) -> int:
-    """``dolb bench store``: the timings of the module docstring, printed; with
+    """``python -m benchmarks store``: the timings of the module docstring, printed; with
     ``args.record`` a record of them and of the parts before and after compaction."""
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="dolb-store-bench-"))
     folder = work / "out"

@@ -1,4 +1,4 @@
-"""The client's marginal cost per cell in ``dolb bench scale``: what one more cell
+"""The client's marginal cost per cell in ``python -m benchmarks scale``: what one more cell
 costs the ``dolb run`` process, apart from what a run costs whatever its size.
 
 A run's client CPU is a fixed part (the interpreter and imports, planning, the cluster's
@@ -12,34 +12,7 @@ same kind and cost, at least :data:`MIN_ADDED` more), and the *marginal* cost pe
 is the difference of the medians of the two sizes over the cells added
 (:func:`marginal`); the fixed part is what is left of the smaller run.
 
-Both sizes run against a scheduler and :data:`WORKERS` worker of processes of their own
-(``dask scheduler``, ``dask worker``), as on a cluster: the ``dolb run`` process then
-holds dolb's client and Dask's client alone. With the embedded cluster the scheduler and
-the nannies ran in that process too, and their timers cost 0.6 % of a core idle and
-more while a worker is busy (its heartbeats, the work-stealing pass): 1-1.5 % of a core
-is 500-700 µs a cell of 48 ms, ten times the work to be measured, so the difference of
-the two sizes was mostly theirs. Three windows of the client process are compared:
-
-after planning
-    its CPU time from just before the first submit to its exit (every thread: the
-    waves, the compaction, the reports and the run page); before it, a run into a new
-    folder does nothing per cell (and the first run of a workload builds its datasets,
-    which is not the client's work);
-compute
-    from the first submit to the end of the last wave (every thread);
-main thread
-    the main thread in the waves: dolb's own client code (cutting batches, pickling
-    and submitting them, taking outcomes, committing parts), without Dask's event loop.
-
-On 1 worker a run's compute phase lasts in proportion to its cells, and so does the
-CPU the client process spends on its timers whatever it does (Dask's event loop): that
-*background* is a cost per second, not per cell (on N workers the same cells take 1/N
-of the time). Each run measures it once its first wave has ended, for
-:data:`IDLE_SECONDS` (:data:`~dolb.bench.scale_runs.IDLE_PROBE`: ``idle_rate``, CPU
-seconds a second), and the client's *work* per cell is the marginal after planning less
-the background of the compute phase's added seconds. Amdahl's law is applied to the
-work's share: the client's work per cell over the worker time per cell of the 1-worker
-runs of the embedded cluster.
+How it measures and what it found: ``docs/design/benchmarks.md`` (scale).
 """
 
 from __future__ import annotations
@@ -59,7 +32,7 @@ WORKERS = 1
 """The workers of the runs the marginal cost is measured on (the client then has a
 core of its own on 2 cores)."""
 IDLE_SECONDS = 5.0
-"""How long each run's idle client is measured (:data:`~dolb.bench.scale_runs.IDLE_PROBE`).
+"""How long each run's idle client is measured (:data:`~benchmarks.engine.scale_runs.IDLE_PROBE`).
 Its timers tick about once a second (the quiet settings of :mod:`dolb.execution.quiet`),
 so a probe of 1 s caught one tick or two: its rate varied by ±20 %."""
 COUNTS = re.compile(r"\b((?:count|n_sequences)\s*=\s*)(\d+)")
@@ -123,7 +96,7 @@ def marginal(small: list[dict[str, Any]], large: list[dict[str, Any]], worker_us
     Parameters
     ----------
     small, large : list of dict
-        :func:`~dolb.bench.scale_runs.derive` of the runs of the workload and of its
+        :func:`~benchmarks.engine.scale_runs.derive` of the runs of the workload and of its
         larger pipeline, on :data:`WORKERS` worker(s).
     worker_us : float or None
         The worker time per cell (µs) of the workload on 1 worker.

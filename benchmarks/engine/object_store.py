@@ -1,51 +1,7 @@
-"""``dolb bench object-store``: a dataset streamed from an S3-protocol server against the
+"""``python -m benchmarks object-store``: a dataset streamed from an S3-protocol server against the
 same store on local disk, side by side, in stored, random and windowed order.
 
-The store: sparse rows like text (300,000 rows, 50,000 features, 80 non-zeros a row:
-24 M float64 values; ``--quick``: 30,000 rows), written once to a bucket of moto's S3
-server, which the bench starts on loopback (``moto_server``, from the test extra) and
-stops at its end, with the layout of a store on an object store (the largest chunks,
-each chunk a request: :mod:`dolb.data.store.layout`), then its files copied as they
-are to local disk: the same chunks, the same codecs, on the same machine. Each pass streams every row as a cell of the
-linear learners reads it (:func:`~dolb.data.stream_blocks`, a cell's block size, its
-default read-ahead), consuming nothing but the blocks, in one of three orders (stored; a
-seeded permutation; the seeded ``windowed`` order, default window), from:
-
-``local``
-    the store on local disk (its files in the OS page cache after the first pass);
-``s3``
-    the bucket, every chunk fetched from the server (the chunks ahead fetched
-    concurrently, :mod:`dolb.data.store.read_ahead`);
-``s3 node cache``
-    the bucket with a node chunk cache (:mod:`dolb.data.store.node_cache`) that an
-    earlier pass of the same order filled: what the second cell of a node reads.
-
-The first pass from local disk and the first with the node cache (which fills it) are
-not timed; then passes are interleaved (one of each source, then again), ``repeat``
-times, each timed in wall seconds, reported as rows per second; derived: each S3 source's rate over local's,
-the median of the per-round ratios, beside its target (stored and windowed 0.7, random
-0.5). Memory per stream: the peak of the memory the stream allocated in one more pass
-of each (:mod:`tracemalloc`, which sees NumPy's arrays and the fetched bytes), in MB.
-The load averages at the start and the end are kept too: on a busy machine the server,
-the reader and the other work share the cores.
-
-What the server can deliver, beside: in each round, every chunk object of the store
-fetched raw by s3fs, concurrently (``fs.cat`` of them all, the bytes only: no decoding,
-no learner), in MB/s and requests/s, and the same files read from local disk; each
-stream's rate over the raw fetch's (its rows over the time the raw fetch of the whole
-store took) says how much of what this server delivers the stream reaches, as each
-chunk is downloaded once in every order; and the raw fetch's rate over local disk's
-stream (the store's rows over the raw fetch's time, against the local pass of the
-same round) is the most an S3 stream of that order could reach here: where it is
-under an order's target, no reader meets the target against this server on this
-machine. And the CPU seconds of each pass, the server's (its process, moto's, one
-Python process) and the reading process's: on a machine of 2 cores both run on the
-same cores as everything else. The store's layout (each array's codec, measured when
-it is written, and chunk size) is reported with them: the number of chunk objects and
-the work of a local pass depend on it. Records before 2026-11-28 17:00 wrote the store
-on local disk first, whose layout measurement chose chunks of 1M values or, on some
-writes, 256k: four times the objects, half the work of a local pass in windowed order,
-and a raw-fetch ceiling under the windowed target; compare records of the same layout.
+How it measures and what it found: ``docs/design/benchmarks.md`` (object-store).
 """
 
 from __future__ import annotations
@@ -53,12 +9,10 @@ from __future__ import annotations
 import contextlib
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import tracemalloc
-import urllib.request
 import uuid
 from pathlib import Path
 
@@ -70,11 +24,12 @@ from dolb.bench.records import derived, measurement, new_record, write_record
 from dolb.data import Dataset, open_dataset, stream_blocks, write_dataset
 from dolb.data.splits import DEFAULT_WINDOW, windowed_order
 from dolb.data.store.layout import layout_line
-from dolb.data.store.object_stores import chunk_store_options
+from dolb.data.store.object_stores import chunk_store_options, forget_s3_filesystems
 from dolb.errors import ConfigError
 from dolb.evaluation.run_cell import block_rows
 from dolb.execution.environment import load_average
 from dolb.learners import learner_class
+from tests.s3_server import free_port, start_moto, wait_until_up
 
 ROWS, QUICK_ROWS = 300_000, 30_000
 FEATURES, PER_ROW = 50_000, 80
@@ -95,34 +50,6 @@ def sparse_rows(n_rows: int) -> tuple[sp.csr_matrix, np.ndarray]:
     return X, rng.choice([-1.0, 1.0], size=n_rows)
 
 
-def free_port() -> int:
-    """A free TCP port on loopback."""
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def start_moto(port: int) -> subprocess.Popen:
-    """moto's S3 server on loopback ``port`` (the caller stops it)."""
-    return subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def wait_until_up(endpoint: str, seconds: float = 60.0) -> None:
-    """Return once an HTTP server answers at ``endpoint``; ConfigError after ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            urllib.request.build_opener(urllib.request.ProxyHandler({})).open(endpoint, timeout=2)
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise ConfigError(f"no S3 server answered at {endpoint} within {seconds:.0f} s") from None
-            time.sleep(0.2)
-
-
 @contextlib.contextmanager
 def s3_server():
     """moto's S3 server on a free loopback port, with the environment that reaches it set
@@ -130,7 +57,7 @@ def s3_server():
     moto's server is not installed."""
     try:
         import moto.server  # noqa: F401
-        import s3fs
+        import s3fs  # noqa: F401
     except ImportError as exc:
         raise ConfigError(f"object-store needs moto's server and s3fs (the test extra): {exc}") from None
     port = free_port()
@@ -139,13 +66,13 @@ def s3_server():
     saved = {name: os.environ.get(name) for name in (*CREDENTIALS, "AWS_ENDPOINT_URL")}
     # s3fs keeps its file systems by their arguments, not by the endpoint the environment
     # names: forget them when the endpoint changes, on the way in and on the way out
-    s3fs.S3FileSystem.clear_instance_cache()
+    forget_s3_filesystems()
     try:
         wait_until_up(endpoint)
         os.environ.update(CREDENTIALS | {"AWS_ENDPOINT_URL": endpoint})
         yield endpoint, server
     finally:
-        s3fs.S3FileSystem.clear_instance_cache()
+        forget_s3_filesystems()
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)
@@ -377,7 +304,7 @@ def as_record(found: dict, quick: bool, command: str | None = None) -> dict:
 
 
 def main(args) -> int:
-    """``dolb bench object-store``: the table, and a record in ``args.record``."""
+    """``python -m benchmarks object-store``: the table, and a record in ``args.record``."""
     found = object_store_bench(quick=args.quick, repeat=args.repeat)
     if args.record:
         record = as_record(found, args.quick, args.command_line)

@@ -1,6 +1,6 @@
 """A worker's CPU per cell and per task beyond the learner's own work (bench
 ``worker-overhead``): the cost model's ``w_cell`` and ``w_task``
-(:mod:`dolb.bench.cost_model`), measured in one process, without a cluster.
+(:mod:`benchmarks.engine.cost_model`), measured in one process, without a cluster.
 
 Cells of ``rows`` training rows each (one split of the ``sequences`` scheme a cell, a
 test part of ``rows`` rows) run as a worker runs them: batches of ``size`` cells, each
@@ -8,30 +8,13 @@ the bytes a task carries, through :func:`dolb.execution.payload.run_batch` (read
 splits, learner, checkpoints and metrics, result rows, the task's Parquet part), its
 :class:`~dolb.execution.tasks.TaskOutcome` pickled as Dask sends it back. The CPU
 seconds of the whole process (every thread) over several batch sizes give, by least
-squares (:func:`~dolb.bench.cost_model.per_cell_and_task`), the CPU per cell and per
+squares (:func:`~benchmarks.engine.cost_model.per_cell_and_task`), the CPU per cell and per
 task. Beside them, the *bare loop*: the same learner on the same rows already in
 memory, constructed, learning up to each checkpoint and predicting the test part there
 with each conversion's output (what the cell needs of the learner, nothing else). A
 cell's overhead is the engine's CPU per cell less the bare loop's.
 
-Learners
---------
-sleep
-    :mod:`dolb.bench.sleep`'s learner at zero seconds: no work at all, so everything is
-    overhead; the online loss at the end of the cell, as the simulated cluster records.
-perceptron
-    A Perceptron on ``sparse_text`` rows (1,000 features, ~20 non-zeros), test error of
-    the last and the averaged hypothesis at 4 log-spaced checkpoints and the online
-    loss: a study's cell in miniature.
-
-A profile (:mod:`cProfile`, CPU time) of the largest batch attributes the engine's time
-to its parts (:data:`PARTS`): shares of the profiled time, which the profiler inflates
-evenly enough for shares but not for absolute figures.
-
-Optionally (``dask``) the same batches go through one real Dask worker process (a
-``LocalCluster`` of one single-threaded worker, dolb's quiet settings), whose CPU, less
-its idle rate, adds what Dask spends on a task on the worker (receiving it, running it
-in its thread, sending the outcome).
+How it measures and what it found: ``docs/design/benchmarks.md`` (worker-overhead).
 """
 
 from __future__ import annotations
@@ -46,9 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dolb.bench.cost_model import per_cell_and_task
+from benchmarks.engine.cost_model import per_cell_and_task
+from benchmarks.engine.sleep import register_sleep
 from dolb.bench.records import derived, measurement, new_record, write_record
-from dolb.bench.sleep import register_sleep
 from dolb.errors import ConfigError
 from dolb.execution import payload
 
@@ -96,7 +79,7 @@ PARTS = {
     "rows": ("dolb/results/store.py", "add_ok"),
     "rows to Arrow": ("dolb/results/store.py", "table"),
     "Parquet part": ("dolb/results/store.py", "write_part"),
-    "outcome pickled": ("dolb/bench/worker_overhead.py", "_pickled"),
+    "outcome pickled": ("benchmarks/engine/worker_overhead.py", "_pickled"),
 }
 """The parts a profile is split into: name -> (file, function) whose cumulative time
 is the part's (the rest of the task's time is *other*)."""
@@ -316,7 +299,7 @@ def as_record(runs: list[dict], command: str | None = None) -> dict:
 
 
 def main(args) -> int:
-    """``dolb bench worker-overhead``: the table of each learner, and a record in
+    """``python -m benchmarks worker-overhead``: the table of each learner, and a record in
     ``args.record``. ConfigError: an unknown learner or a size that is not a whole number."""
     learners = args.learners.split(",") if args.learners else list(LEARNERS)
     unknown = sorted(set(learners) - set(LEARNERS))

@@ -10,11 +10,9 @@ import numpy as np
 import pytest
 from distributed import LocalCluster
 
-from dolb.bench.cost_model import Costs, amdahl, list_schedule, per_cell_and_task, predict, tasks_of_length
-from dolb.bench.pages import performance_pages
-from dolb.bench.records import read_record, write_record
-from dolb.bench.simulate import seconds_of, slept_cells, sweep_cells
-from dolb.bench.simulate_record import (
+from benchmarks.engine.cost_model import Costs, amdahl, list_schedule, per_cell_and_task, predict, tasks_of_length
+from benchmarks.engine.simulate import seconds_of, slept_cells, sweep_cells
+from benchmarks.engine.simulate_record import (
     as_record,
     engine_batches,
     fitted_costs,
@@ -22,7 +20,9 @@ from dolb.bench.simulate_record import (
     simulated_text,
     study_predictions,
 )
-from dolb.bench.sleep import SleepLearner, draw, parse_seconds, recorded_seconds
+from benchmarks.engine.sleep import SleepLearner, admitted, draw, parse_seconds, recorded_seconds
+from docs.pages import performance_pages
+from dolb.bench.records import read_record, write_record
 from dolb.cli import main
 from dolb.errors import ConfigError
 from dolb.experiment.pipeline import load_pipeline
@@ -33,7 +33,10 @@ from dolb.learners.base import LEARNERS
 def sleep_registered(monkeypatch):
     """The ``sleep`` learner registered in this process for one test only (the generic
     tests must never see it)."""
+    from dolb.experiment import schema_learner
+
     monkeypatch.setitem(LEARNERS._entries, "sleep", SleepLearner)
+    monkeypatch.setattr(schema_learner, "_unreachable", admitted(schema_learner._unreachable))
 
 
 # --- the sleep learner -----------------------------------------------------------------
@@ -127,7 +130,7 @@ def test_a_sleep_sweep_on_a_local_cluster_stores_every_cell_with_its_drawn_time(
     path.write_text(textwrap.dedent(SWEEP.format(seconds="0.001,0.002,0.003")))
     monkeypatch.setenv("DOLB_DATA_CACHE", str(tmp_path / "cache"))
     with LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None,
-                      preload=["dolb.bench.sleep"]) as cluster:
+                      preload=["benchmarks.engine.sleep"]) as cluster:
         status = main(["-v", "run", str(path), "--out", str(tmp_path / "out"), "--scheduler", cluster.scheduler_address,
                        "--no-progress"])
     assert status == 0

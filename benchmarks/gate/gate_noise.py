@@ -1,4 +1,4 @@
-"""``dolb bench gate-noise``: the noise model of the nightly throughput gate, simulated:
+"""``python -m benchmarks gate-noise``: the noise model of the nightly throughput gate, simulated:
 how often does it alarm on identical code, and how often does it see a 20 % slowdown of
 one learner, when nights differ by a shift of the whole machine and of each learner?
 
@@ -11,7 +11,7 @@ gate's own code (:func:`~dolb.results.throughput.judge_throughput`,
 :func:`~dolb.results.nightly_gate.suspects`, :func:`~dolb.results.nightly_gate.judge_ab`):
 the A/B measures both sides in the same rounds, so the nights' shifts cancel and only
 its within-round noise (sd ``--ab-sd`` per side) remains, over 7 rounds of the 4
-measurements from memory. Defaults: the spreads ``dolb bench gate-trial`` measured over
+measurements from memory. Defaults: the spreads ``python -m benchmarks gate-trial`` measured over
 11 nights on a shared 2-core machine (load average 8-14; see
 ``cluster/nightly/README.md``). Prints, and records as ``gate-noise``, the false-alarm
 rate (identical code) and the detection rate (one learner 0.8x), with and without the
@@ -91,7 +91,7 @@ SHOWN = {"rank": "alarms, rank test alone", "gate": "alarms, with the A/B", "nam
 
 
 def main(args) -> int:
-    """``dolb bench gate-noise``: the rates with identical code and with one learner
+    """``python -m benchmarks gate-noise``: the rates with identical code and with one learner
     0.8x (seeds ``args.seed`` and the next), printed; with ``args.record`` a record of
     them, the spreads as its derived figures."""
     sd = {"night": args.night_sd, "learner": args.learner_sd, "repeat": args.repeat_sd, "ab": args.ab_sd}

@@ -1,12 +1,12 @@
-"""``dolb bench cold-start``: a first run on a fresh machine, the cluster phase of ``dolb
+"""``python -m benchmarks cold-start``: a first run on a fresh machine, the cluster phase of ``dolb
 run`` with an empty Numba cache (every kernel compiled), against the same run with the
 cache it left.
 
 Usage::
 
-    dolb bench cold-start                                  # pipelines/irma.toml, 2 workers
-    dolb bench cold-start --repeats 3 --record benchmarks/records
-    dolb bench cold-start --fresh-data                     # a fresh machine: no dataset either
+    python -m benchmarks cold-start                                  # pipelines/irma.toml, 2 workers
+    python -m benchmarks cold-start --repeats 3 --record benchmarks/records
+    python -m benchmarks cold-start --fresh-data                     # a fresh machine: no dataset either
 
 Each repeat runs ``python3 -m dolb run PIPELINE --out DIR --workers N --no-progress`` in a
 process of its own twice, into fresh result folders: first with ``NUMBA_CACHE_DIR`` a
@@ -27,13 +27,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchmarks import ROOT
 from dolb.bench.records import measurement, new_record, write_record
 from dolb.errors import ConfigError
 from dolb.results.query import rows
 from dolb.results.store import RUN_COLUMNS, ResultStore
-
-ROOT = Path(__file__).resolve().parents[2]
-"""The source tree of this dolb, which the runs import."""
 
 KEYS = ["cell_id", "conversion", "n_train", "metric"]
 
@@ -57,7 +55,7 @@ def values(out: Path):
 
 
 def main(args) -> int:
-    """``dolb bench cold-start``: the runs of the module docstring; with ``args.record``
+    """``python -m benchmarks cold-start``: the runs of the module docstring; with ``args.record``
     a record of their phases. Exit status 1 when a cold and a warm run differ;
     ConfigError when the pipeline is found neither here nor in the source tree."""
     pipeline = next((path.resolve() for path in (Path(args.pipeline), ROOT / args.pipeline) if path.is_file()), None)

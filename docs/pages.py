@@ -57,9 +57,9 @@ ABOUT = {
         "(the server, moto's single Python process, and the reader's HTTP client, on the same cores). The "
         "store's layout, chosen by measurement when it is written as any store's (`elements a chunk`, by array "
         "and codec), sets the number of chunk objects and the work of a local pass.",
-        "dolb bench object-store --repeat 3 --record benchmarks/records"),
+        "python -m benchmarks object-store --repeat 3 --record benchmarks/records"),
     "object-store-quick": ("The same as *object-store* on 30,000 rows.",
-                           "dolb bench object-store --quick --repeat 3 --record benchmarks/records"),
+                           "python -m benchmarks object-store --quick --repeat 3 --record benchmarks/records"),
     "omr": (
         "Online manifold regularisation's cost on the two spirals: examples per second of the buffered "
         "(τ = 100, 200) and clustered learners over a stream of T examples, and the time per step of each, the "
@@ -77,57 +77,57 @@ ABOUT = {
         "background taken off) and its fixed cost a run, the start-up, the compute "
         "phase, and the speed-up from 1 to 2 workers, with Amdahl's law's prediction for 16 and 64 workers (from "
         "the whole client time per cell, and from its marginal work).",
-        "dolb bench scale --record benchmarks/records"),
+        "python -m benchmarks scale --record benchmarks/records"),
     "simulated": (
         "A simulated cluster: a real Dask scheduler and worker processes on this machine (threads beyond 8 "
-        "processes), running sweeps of cells that only sleep (the `sleep` learner of `dolb/bench/sleep.py`: no "
+        "processes), running sweeps of cells that only sleep (the `sleep` learner of `benchmarks/engine/sleep.py`: no "
         "CPU), so every CPU second is the engine's: a sweep of cells of 0.5–1 s, and successive halving of 9 "
         "configurations in each split (13 cells a split). Per slot count: the ideal compute phase (the time the "
         "cells slept / slots), the measured one, the CPU of the client, the scheduler and the workers in it, "
         "tasks, parts, memory, the cluster's start; the engine's costs per cell and per task fitted over all "
         "runs (the client's per task and per second, its cost per cell taken from the latest *scale* record); "
-        "the cost model's efficiency for each run (`dolb/bench/cost_model.py`, with its *limit*), on this "
+        "the cost model's efficiency for each run (`benchmarks/engine/cost_model.py`, with its *limit*), on this "
         "machine (its 2 cores, at the core share a busy thread got before the run) and with a core for each "
         "process, and for a million cells of each study's cell time and client work a cell (from the latest "
         "*scale* record) on 64–1,000 slots, with the engine's batching. See [a thousand slots on ten "
         "nodes](../design/scaling.md).",
-        "dolb bench simulated --record benchmarks/records"),
+        "python -m benchmarks simulated --record benchmarks/records"),
     "worker-overhead": (
         "A worker's CPU beyond the learner's own work, in one process without a cluster: cells of 64 rows of the "
         "`sleep` learner at zero seconds (no work: all of it is overhead) and of a Perceptron (test error of two "
         "conversions at 4 checkpoints), run as a worker runs a task's bytes, in tasks of 1, 16 and 256 cells; the "
         "CPU per cell and per task fitted over the sizes, beside a bare loop of the same learner on the rows in "
         "memory, a profile's shares of the parts (reading, splits, metrics, rows, the Parquet part), and, with "
-        "`--dask`, the same tasks through one Dask worker process. See `dolb/bench/worker_overhead.py`.",
-        "dolb bench worker-overhead --dask --record benchmarks/records"),
+        "`--dask`, the same tasks through one Dask worker process. See `benchmarks/engine/worker_overhead.py`.",
+        "python -m benchmarks worker-overhead --dask --record benchmarks/records"),
     "cold-start": (
         "A first run on a fresh machine: `dolb run` of a study with an empty Numba cache (every kernel compiled, "
         "each once, by the workers in parallel) against the same run with the cache it left; the run records' "
         "cluster and compute phases and wall seconds. The bench checks that both runs stored the same values.",
-        "dolb bench cold-start --repeats 3 --record benchmarks/records"),
+        "python -m benchmarks cold-start --repeats 3 --record benchmarks/records"),
     "store": (
         "A result folder of a million cells (six rows each), written through the store's API in the parts a sweep "
         "leaves, then compacted: wall seconds of `dolb status` before compaction, of `dolb compact`, and of "
         "`dolb status`, `dolb report` and `dolb.read_results` (tidy columns) after, each in a process of its own; "
         "the parts before and after. Each figure measured once.",
-        "dolb bench store --record benchmarks/records"),
+        "python -m benchmarks store --record benchmarks/records"),
     "reader": (
         "The stream reader alone (`dolb.data.stream_blocks`): rows per second delivered from a dense store "
         "(200,000 × 50) and a sparse one (100,000 × 50,000, ~80 non-zeros a row), in stored and in permuted order, "
         "consuming nothing but the blocks; every one of three full passes.",
-        "dolb bench reader --record benchmarks/records"),
+        "python -m benchmarks reader --record benchmarks/records"),
     "contention": (
         "How much two processes on two cores slow each other, without Dask: passes per second of a register-only "
         "Numba loop and of an AdaGrad pass over the RCV1 sample from a Zarr store, alone and two side by side; "
         "derived, side by side / alone (1.0: the cores do not interfere). The part of *scale*'s 2-worker loss "
         "that is the machine's.",
-        "dolb bench contention --record benchmarks/records"),
+        "python -m benchmarks contention --record benchmarks/records"),
     "tuning-timeline": (
         "A halving of SGD's `alpha` (12 trials; rungs at 600, 1,200 and 2,400 examples; 4 splits) on 4 worker "
         "threads, each cell held 0.1 s beyond its work and split 0's ten times as long: when each split's rungs "
         "and chosen cell first began and last ended (seconds from the first start), and the compute phase. A "
         "slow split holds back no other (see [Tuning](../guide/tuning.md)).",
-        "dolb bench tuning-timeline --record benchmarks/records"),
+        "python -m benchmarks tuning-timeline --record benchmarks/records"),
     "ab": (
         "Two checkouts of dolb side by side: `dolb bench --no-zarr` (3 repeats a process) run alternately on "
         "each, round after round; every round's examples per CPU-second of both sides, and per measurement the "
@@ -139,13 +139,13 @@ ABOUT = {
         "core on the nights `--busy` marks, optionally one learner slowed 0.8x; each night judged against the "
         "first as `dolb compare --confirm` judges. Each night's ratio to the reference and A/B ratio per "
         "learner; derived, the spreads `gate-noise` takes and the nights that alarmed.",
-        "dolb bench gate-trial OUT --record benchmarks/records"),
+        "python -m benchmarks gate-trial OUT --record benchmarks/records"),
     "gate-noise": (
         "The nightly gate's noise model, simulated (no timing: the same seed gives the same figures anywhere): "
         "nights of 8 learners whose speeds move by a whole night's shift, a learner's own shift and a repeat's "
         "noise (the spreads, as derived figures), judged by the gate's own code; the fraction of nights that "
         "alarm with identical code and that name one learner slowed 0.8x, with and without the A/B.",
-        "dolb bench gate-noise --record benchmarks/records"),
+        "python -m benchmarks gate-noise --record benchmarks/records"),
 }
 """For each bench: what it measures, and the command that writes its records."""
 HISTORY = 8
@@ -252,7 +252,7 @@ def bench_page(bench: str, records: list[dict]) -> str:
     lines += [about, "", f"Run: `{command}` (one record per run).", ""] if about else []
     lines += ["## Latest record", "", *setting(latest), ""]
     if bench == "simulated":
-        from dolb.bench.simulate_record import limits_text
+        from benchmarks.engine.simulate_record import limits_text
 
         lines += [f"![Efficiency against worker slots]({bench}.png)", "", limits_text(latest), ""]
     lines += ["### Measurements", ""]
@@ -285,7 +285,7 @@ def performance_pages(records_dir: Path) -> dict[str, str | bytes]:
     pages = {"performance/index.md": "\n".join([*index, *table(["bench", "records", "latest", "run"], rows), ""])}
     pages.update({f"performance/{bench}.md": bench_page(bench, records) for bench, records in found.items()})
     if "simulated" in found:
-        from dolb.bench.simulate_record import efficiency_figure
+        from benchmarks.engine.simulate_record import efficiency_figure
 
         pages["performance/simulated.png"] = efficiency_figure(found["simulated"][-1])
     return pages

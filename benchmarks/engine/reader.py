@@ -1,4 +1,4 @@
-"""``dolb bench reader``: how many rows per second :func:`dolb.data.stream_blocks`
+"""``python -m benchmarks reader``: how many rows per second :func:`dolb.data.stream_blocks`
 delivers.
 
 Writes a dense store (200,000 x 50) and a sparse store (100,000 x 50,000, about 80
@@ -49,7 +49,7 @@ def rows_per_second(ds, rows, block_size: int, repeats: int = 3) -> list[float]:
 
 
 def main(args) -> int:
-    """``dolb bench reader``: the rates of the module docstring, printed; with
+    """``python -m benchmarks reader``: the rates of the module docstring, printed; with
     ``args.record`` a record of every pass."""
     found = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,12 +1,12 @@
-"""The tables of ``dolb bench scale`` and its record (:mod:`dolb.bench.records`)."""
+"""The tables of ``python -m benchmarks scale`` and its record (:mod:`dolb.bench.records`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from benchmarks.engine.scale_marginal import AMDAHL_WORKERS
+from benchmarks.engine.scale_runs import WORKER_COUNTS
 from dolb.bench.records import derived, measurement, new_record
-from dolb.bench.scale_marginal import AMDAHL_WORKERS
-from dolb.bench.scale_runs import WORKER_COUNTS
 
 CLIENT_TARGET_US = 50.0
 """The client's marginal CPU per cell every workload should stay under (µs)."""
@@ -71,7 +71,7 @@ def workload_text(name: str, measured: dict[str, Any]) -> str:
 
 
 def marginal_text(found: dict[str, Any]) -> str:
-    """A workload's marginal client cost (:func:`dolb.bench.scale_marginal.marginal`)."""
+    """A workload's marginal client cost (:func:`benchmarks.engine.scale_marginal.marginal`)."""
     work = found["client_work_us"]
     verdict = ("not measured" if work is None else "unresolved: not positive, below the runs' noise" if work <= 0
                else "met" if work <= CLIENT_TARGET_US else "NOT met")
@@ -132,7 +132,7 @@ RECORDED = ("wall", "startup", "compute", "client_us", "client_compute_us", "wor
             "cpu", "client_cpu", "compute_cpu", "compute_wall", "main_cpu", "idle_rate", "tasks")
 """The figures of every run a record keeps (see the script's definitions; ``cpu``,
 ``client_cpu``, ``compute_cpu``, ``main_cpu`` and ``idle_rate``: the client's CPU of
-:mod:`dolb.bench.scale_marginal`)."""
+:mod:`benchmarks.engine.scale_marginal`)."""
 UNITS = {"client_us": "µs/cell", "client_compute_us": "µs/cell", "worker_us": "µs/cell", "peak_rss_mib": "MiB",
          "cpu": "CPU s", "client_cpu": "CPU s", "compute_cpu": "CPU s", "main_cpu": "CPU s", "idle_rate": "CPU s/s",
          "tasks": "tasks"}
@@ -141,7 +141,7 @@ MARGINAL = {"client_work_us": ("client work", "µs/cell"), "client_marginal_us":
             "client_marginal_compute_us": ("client marginal in compute", "µs/cell"),
             "client_marginal_main_us": ("client marginal main thread", "µs/cell"),
             "client_fixed_s": ("client fixed", "CPU s"), "share": ("client marginal share s", "ratio")}
-"""The derived figures of :func:`dolb.bench.scale_marginal.marginal` a record keeps: name and unit."""
+"""The derived figures of :func:`benchmarks.engine.scale_marginal.marginal` a record keeps: name and unit."""
 OWN_SCHEDULER = "own process"
 """The ``scheduler`` label of the runs of the client's marginal cost (a scheduler and a
 worker of processes of their own); the runs of the embedded cluster have none."""

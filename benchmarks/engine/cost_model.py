@@ -10,27 +10,9 @@ sweep's compute phase then lasts at least as long as each of its bounds:
 - the client: ``n·a_cell + T·a_task`` (one thread);
 - the scheduler: ``T·s_task`` (one thread);
 - on a machine of ``cores`` cores that runs all of them (the 2-core machine of the
-  simulated cluster), the cores: all that CPU time divided by ``cores``;
+  simulated cluster), the cores: all that CPU time divided by ``cores``.
 
-whichever is longest, the *limit*, plus what the sweep loses at its ends: half the
-time to hand the first task to every slot (``min(T, N)`` tasks, each costing the
-client and the scheduler, who work side by side) and half a *task* at its end: the
-slots finish their last tasks at different times, spread over the length of one, so
-a slot idles half of one on average. The engine's last tasks are the shortest its
-batching cuts (:mod:`dolb.execution.batches`: a cell where cells exceed its floor of
-work, the floor otherwise, 5 s on 1,000 slots), so the caller gives their length
-(``tail``; a cell by default). The client also spends a share of a core whatever it
-does (``client_idle``: its event loop's timers), so its bound is its work over what
-is left. The predicted efficiency is the ideal, ``Σ c_i / N``, over that time. (A
-tuning is one such sweep: no rung waits for another's, so there is no pause between
-waves of tasks to model.) Amdahl's law, :func:`amdahl`, is the simpler bound of a
-serial share that never overlaps the parallel work.
-
-The costs are measured on sweeps of cells that only sleep (:mod:`dolb.bench.sleep`):
-there every CPU second is the engine's. :func:`per_cell_and_task` separates what a
-part spends per cell from what it spends per task, across runs of other cells per task;
-:func:`per_task_and_second` what it spends per task from what it spends per second,
-once its cost per cell is known (measured apart: see :mod:`dolb.bench.simulate_record`).
+How it measures and what it found: ``docs/design/benchmarks.md`` (simulated).
 """
 
 from __future__ import annotations

@@ -1,76 +1,19 @@
-"""``dolb bench scale``: how the sweep engine scales, the client's and the workers' time
+"""``python -m benchmarks scale``: how the sweep engine scales, the client's and the workers' time
 per cell, the fixed start-up, and the speed-up from 1 to 2 workers; larger clusters
 predicted with Amdahl's law.
 
 Usage::
 
-    dolb bench scale                       # tiny, irma, cutoff_rcv1, linear_zoo
-    dolb bench scale --only tiny --cells 2000 --repeats 1   # a quick look
-    dolb bench scale --million             # also 10^6 cells: memory, kill, resume
-    dolb bench scale --only million --million-cells 20000  # that path, quickly
-    dolb bench scale --work /tmp/bench --json /tmp/bench/figures.json
-    dolb bench scale --record benchmarks/records   # a record for the performance pages
+    python -m benchmarks scale                       # tiny, irma, cutoff_rcv1, linear_zoo
+    python -m benchmarks scale --only tiny --cells 2000 --repeats 1   # a quick look
+    python -m benchmarks scale --million             # also 10^6 cells: memory, kill, resume
+    python -m benchmarks scale --only million --million-cells 20000  # that path, quickly
+    python -m benchmarks scale --work /tmp/bench --json /tmp/bench/figures.json
+    python -m benchmarks scale --record benchmarks/records   # a record for the performance pages
 
-``dolb bench simulated`` is the simulated cluster (:mod:`dolb.bench.simulated`).
+``python -m benchmarks simulated`` is the simulated cluster (:mod:`benchmarks.engine.simulated`).
 
-Workloads
----------
-tiny
-    A generated pipeline of ``--cells`` IRMA cells of 20 examples each (default 100,000).
-irma, cutoff_rcv1, linear_zoo
-    The pipelines of ``pipelines/``; the last two read the real datasets in ``--data``
-    (default ``../shared/data`` beside the repository) and are skipped when it is missing.
-million
-    With ``--million`` only: ``--million-cells`` tiny cells (default 1,000,000) on 2
-    workers. One run measures the client's peak memory and the wall time; a second one
-    is killed (SIGKILL to its process group) once it has stored some parts, then run
-    again: that resume's time to its first submit is measured, and ``dolb report`` must
-    work on the folder afterwards.
-
-Every run is ``python3 -m dolb.cli run PIPELINE --out DIR --workers N --no-progress`` in
-a process of its own (through :func:`child_main`, which records when the first batch is
-submitted), on a fresh result folder. Runs alternate between 1 and 2 workers of the
-embedded cluster and, on a scheduler and a worker of processes of their own
-(``--scheduler FILE``), the workload and a larger one (:mod:`dolb.bench.scale_marginal`),
-``--repeats`` times each. Generated and imported datasets are kept in
-``WORK/data-cache`` (``DOLB_DATA_CACHE``), so only the first run of a workload builds
-them.
-
-Definitions
------------
-client time per cell
-    CPU time (user + system, every thread) of the ``dolb run`` process from just before
-    its first submit to its exit, divided by the cells it ran. The embedded
-    LocalCluster's scheduler runs inside that process and counts; the worker processes
-    do not. Shown beside it, "(in compute)": the same up to the end of the compute
-    phase only (the run record's ``client_cpu_seconds``), without the fixed tail of
-    cluster shutdown, aggregate and reports.
-worker time per cell
-    Wall seconds of the compute phase × workers / cells: roughly the worker time a cell
-    takes (time a worker waits for the client counts too).
-client share s
-    Client time per cell / worker time per cell. Amdahl's law then predicts a speed-up
-    of ``1 / (s + (1 - s) / N)`` on N workers; s is taken from the 1-worker runs, where
-    the client and the worker each have a core of their own. Divided by the cells of
-    one run, the client's fixed cost (imports, cluster start and stop, reports, run
-    page) dominates both figures for a run of a few hundred cells.
-client work per cell (marginal)
-    What one more cell costs the client: the client process's CPU time of the larger
-    run less that of the workload's run (both on a scheduler and a worker of their own,
-    so the process holds the client alone), over the cells added, less the
-    *background* (the idle client's CPU rate, measured for 5 s after the run's last
-    wave, times the compute phase's added seconds); also given for the compute phase
-    alone and for its main thread (dolb's own code, without Dask's event loop). The
-    client's *fixed* cost is the whole run's CPU less its cells' marginal cost.
-    Amdahl's law is applied to the work's share of the worker time per cell too
-    (:mod:`dolb.bench.scale_marginal`).
-start-up
-    The fixed cost before the first submit, reported apart from the per-cell figures;
-    of it, "imports" is the time from process start to ``dolb``'s main (interpreter and
-    imports), "data" and "cluster" (start, kernel warm-up included) the run's phases.
-speed ratio
-    Median wall time on 1 worker / median wall time on 2 workers, start-up included
-    (also given for the compute phase alone).
+How it measures and what it found: ``docs/design/benchmarks.md`` (scale).
 """
 
 from __future__ import annotations
@@ -91,10 +34,9 @@ from typing import Any
 
 import psutil
 
-from dolb.bench.records import write_record
-from dolb.bench.scale_marginal import IDLE_SECONDS, factor_for, write_larger
-from dolb.bench.scale_marginal import WORKERS as MARGINAL_WORKERS
-from dolb.bench.scale_runs import (
+from benchmarks.engine.scale_marginal import IDLE_SECONDS, factor_for, write_larger
+from benchmarks.engine.scale_marginal import WORKERS as MARGINAL_WORKERS
+from benchmarks.engine.scale_runs import (
     IDLE_PROBE,
     REPO,
     WORKER_COUNTS,
@@ -104,8 +46,9 @@ from dolb.bench.scale_runs import (
     run_command,
     summarise,
 )
-from dolb.bench.scale_text import as_record, million_text, summary_text, workload_text
-from dolb.bench.simulate import Cluster
+from benchmarks.engine.scale_text import as_record, million_text, summary_text, workload_text
+from benchmarks.engine.simulate import Cluster
+from dolb.bench.records import write_record
 from dolb.errors import ConfigError
 
 PIPELINES = REPO / "pipelines"
@@ -180,7 +123,7 @@ def pipeline_of(name: str, work: Path, n_cells: int, splits: dict[str, int], dat
 @contextlib.contextmanager
 def own_scheduler(folder: Path) -> Iterator[Path]:
     """A ``dask scheduler`` and :data:`MARGINAL_WORKERS` ``dask worker`` of processes of
-    their own (:class:`~dolb.bench.simulate.Cluster`) while the block runs: the cluster
+    their own (:class:`~benchmarks.engine.simulate.Cluster`) while the block runs: the cluster
     of the runs of the client's marginal cost. Yields its scheduler file."""
     with Cluster(slots=MARGINAL_WORKERS, processes=MARGINAL_WORKERS, folder=folder) as cluster:
         yield cluster.scheduler_file
@@ -190,7 +133,7 @@ def measure_workload(name: str, pipeline: Path, folder: Path, repeats: int, env:
     """Run ``pipeline`` ``repeats`` times on each worker count of the embedded cluster,
     alternating, each on a fresh result folder under ``folder``, then the workload and
     its larger pipeline on a scheduler and a worker of their own (the client's marginal
-    cost: :mod:`dolb.bench.scale_marginal`); print each run as it ends.
+    cost: :mod:`benchmarks.engine.scale_marginal`); print each run as it ends.
 
     Returns
     -------
@@ -323,7 +266,7 @@ def run_workloads(args: argparse.Namespace, folder: Path, cache: Path) -> dict[s
 
 
 def main(args: argparse.Namespace) -> int:
-    """``dolb bench scale``: measure the workloads, print their tables and the summary,
+    """``python -m benchmarks scale``: measure the workloads, print their tables and the summary,
     save the figures."""
     check(args)
     signal.signal(signal.SIGTERM, _exit_on_signal)  # so a terminated bench kills its runs

@@ -1,4 +1,4 @@
-"""``dolb bench gate-trial OUT``: nights of the nightly throughput gate on this machine,
+"""``python -m benchmarks gate-trial OUT``: nights of the nightly throughput gate on this machine,
 simulated: identical code, a background load that changes from night to night, and
 optionally a slowdown injected into one learner; each night after the first (the
 reference night) is judged against it as ``dolb compare --confirm`` would (the rank
@@ -7,13 +7,13 @@ test, the history band, the A/B of the suspects on the commits of both nights).
 A night runs ``dolb bench --quick --json --only LEARNERS`` into ``OUT/night-NN/bench.json``
 while, where ``--busy`` says 1 (the pattern repeats), a busy-loop process keeps one core
 busy (bounded in time, stopped after the night, A/B included). ``--inject LEARNER``
-sets ``DOLB_TEST_SLOWDOWN_LEARNER`` (test-only: 25 % more CPU time per block, a speed
-of 0.8x) for every night after the reference night and for the A/B's tonight side.
+slows LEARNER (:mod:`benchmarks.gate.slowdown`: 25 % more CPU time per block, a speed of
+0.8x) in every night after the reference night and in the A/B's tonight side.
 The code benchmarked is the commit of the git checkout dolb runs from (commit first).
 Prints one line per night and writes ``OUT/trial.json``: per night the load, the
 suspects, the alarms, the A/B ratios; over the nights, the between-night spread of
 every measurement (robust sd of the log of its medians) and the A/B's within-round
-spread, what ``dolb bench gate-noise`` takes. Its record (``gate-trial``): each night's
+spread, what ``python -m benchmarks gate-noise`` takes. Its record (``gate-trial``): each night's
 median ratio to the reference night and A/B ratio of every learner; derived, the
 spreads and the nights that alarmed.
 """
@@ -30,15 +30,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dolb.bench.ab import confirm_commits
+from benchmarks import ROOT
+from benchmarks.gate.slowdown import prelude
+from dolb.bench.ab import LAUNCH, confirm_commits
 from dolb.bench.records import derived, measurement, new_record, write_record
 from dolb.errors import ConfigError
-from dolb.learners.linear.learner import TEST_SLOWDOWN
 from dolb.results.nightly_gate import judge_nights
 from dolb.results.throughput import BENCH_KEYS, read_bench
-
-ROOT = Path(__file__).resolve().parents[2]
-"""The checkout dolb runs from: the code the nights benchmark."""
 
 BUSY_SECONDS = 1800
 """A busy-loop process ends by itself after this, whatever happens to the bench."""
@@ -51,27 +49,20 @@ def busy_core() -> subprocess.Popen:
 
 
 def bench_night(folder: Path, learners: str, inject: str | None) -> None:
-    """``dolb bench --quick --json`` of ``learners`` into ``folder/bench.json``."""
+    """``dolb bench --quick --json`` of ``learners`` into ``folder/bench.json``, learner
+    ``inject`` (if any) slowed."""
     folder.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k != TEST_SLOWDOWN}
-    env["PYTHONPATH"] = str(ROOT)
-    if inject:
-        env[TEST_SLOWDOWN] = inject
-    done = subprocess.run([sys.executable, "-m", "dolb", "bench", "--quick", "--json", "--only", learners],
-                          env=env, cwd=ROOT, capture_output=True, text=True, check=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", prelude(inject) + LAUNCH, "bench", "--quick", "--json", "--only",
+                           learners], env=env, cwd=ROOT, capture_output=True, text=True, check=True)
     (folder / "bench.json").write_text(done.stdout)
 
 
 def judge(night: Path, reference: Path, history: list[Path], rounds: int, scratch: Path, inject: str | None):
-    """The gate of ``night`` against ``reference``, the injected slowdown (if any)
-    reaching the A/B's tonight side through the environment."""
-    os.environ.pop(TEST_SLOWDOWN, None)
-    if inject:
-        os.environ[TEST_SLOWDOWN] = inject
-    try:
-        return judge_nights(night, reference, history, confirm=confirm_commits(ROOT, scratch, rounds))
-    finally:
-        os.environ.pop(TEST_SLOWDOWN, None)
+    """The gate of ``night`` against ``reference``, the injected slowdown (if any) in
+    the A/B's tonight side."""
+    confirm = confirm_commits(ROOT, scratch, rounds, prelude=prelude(inject))
+    return judge_nights(night, reference, history, confirm=confirm)
 
 
 def spreads(nights: list[Path], abs_: list[pd.DataFrame]) -> dict:
@@ -87,7 +78,7 @@ def spreads(nights: list[Path], abs_: list[pd.DataFrame]) -> dict:
 
 
 def main(args) -> int:
-    """``dolb bench gate-trial OUT``: the nights of the module docstring; with
+    """``python -m benchmarks gate-trial OUT``: the nights of the module docstring; with
     ``args.record`` a record of them. ConfigError when dolb does not run from a git
     checkout or ``--busy`` is not a list of 0 and 1."""
     busy = args.busy.split(",")

@@ -79,7 +79,7 @@ def test_dask_ml_halving_finds_the_best_step_size():
     from dask_ml.model_selection import SuccessiveHalvingSearchCV
     from distributed import Client, LocalCluster
 
-    from dolb.studies.tuning_bench import dask_ml_compatible
+    from benchmarks.tuning.tuning_bench import dask_ml_compatible
 
     dask_ml_compatible()
     X, y = noisy_halfspace()

@@ -1,4 +1,4 @@
-"""``dolb bench contention``: how much two processes on two cores slow each other,
+"""``python -m benchmarks contention``: how much two processes on two cores slow each other,
 without Dask: the part of a 2-worker sweep's loss that belongs to the machine, not to
 the engine (read beside the *scale* records of the same machine).
 
@@ -73,7 +73,7 @@ def child(workload: str, seconds: float, rcv1: str) -> None:
 
 def rates(workload: str, seconds: float, processes: int, rcv1: str) -> list[float]:
     """Passes per second of each of ``processes`` children run side by side."""
-    code = f"from dolb.bench.contention import child; child({workload!r}, {seconds!r}, {rcv1!r})"
+    code = f"from benchmarks.engine.contention import child; child({workload!r}, {seconds!r}, {rcv1!r})"
     children = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True) for _ in range(processes)]
     found = [child.communicate() + (child.returncode,) for child in children]
@@ -84,7 +84,7 @@ def rates(workload: str, seconds: float, processes: int, rcv1: str) -> list[floa
 
 
 def main(args) -> int:
-    """``dolb bench contention``: each workload of ``args.workloads`` alone, then two side
+    """``python -m benchmarks contention``: each workload of ``args.workloads`` alone, then two side
     by side, for ``args.seconds`` each; with ``args.record`` a record of the rates and
     the ratios. ConfigError for an unknown workload."""
     from dolb.bench.records import derived, measurement, new_record, write_record  # not in the children: no Dask

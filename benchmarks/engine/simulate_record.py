@@ -1,6 +1,6 @@
 """The record of the simulated cluster (bench ``simulated``, :mod:`dolb.bench.records`)
 and what is derived from it: the costs of the engine's parts fitted across the runs,
-the cost model's prediction of every run (:mod:`dolb.bench.cost_model`), its
+the cost model's prediction of every run (:mod:`benchmarks.engine.cost_model`), its
 predictions for the studies' cell costs on large clusters, and the figure of
 efficiency against slots on the performance page.
 
@@ -9,10 +9,10 @@ slots on, every task holds one cell (cells of 0.5-1 s exceed every floor of the
 batching), so cells and tasks rise together and a fit cannot tell a cost per cell from
 one per task (it put 0.53 ms on each cell, 1.5 ms on each task). It is measured apart,
 where the tasks stay the same and the cells double: the marginal client work per cell
-of bench ``scale`` (:mod:`dolb.bench.scale_marginal`), for each study its own, for the
+of bench ``scale`` (:mod:`benchmarks.engine.scale_marginal`), for each study its own, for the
 sleep cells the ``tiny`` workload's (cells as small: generated rows, one metric). The
 simulated runs then give what is left: the client's CPU per task and per second of the
-compute phase (:func:`~dolb.bench.cost_model.per_task_and_second`: the runs of 8 slots
+compute phase (:func:`~benchmarks.engine.cost_model.per_task_and_second`: the runs of 8 slots
 last twice those of 16 to 64, so tasks and seconds are told apart).
 """
 
@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from dolb.bench.cost_model import Costs, amdahl, per_cell_and_task, per_task_and_second, predict, tasks_of_length
+from benchmarks.engine.cost_model import Costs, amdahl, per_cell_and_task, per_task_and_second, predict, tasks_of_length
+from benchmarks.engine.simulate import per_unit
 from dolb.bench.records import derived, measurement, new_record
-from dolb.bench.simulate import per_unit
 
 BENCH = "simulated"
 CORES = 2
@@ -35,7 +35,7 @@ CORES = 2
 RUN_FIGURES = {"ideal": "s", "schedule": "s", "compute": "s", "client": "CPU s", "scheduler": "CPU s",
                "workers": "CPU s", "client_rss": "MiB", "scheduler_rss": "MiB", "cells": "cells", "tasks": "tasks",
                "parts": "parts", "load": "load average", "speed": "core share"}
-"""What the record keeps of each run (see :func:`dolb.bench.simulate.measure_run`). The
+"""What the record keeps of each run (see :func:`benchmarks.engine.simulate.measure_run`). The
 first simulated records also kept the ``waves`` of tasks and the ``pauses`` between them
 (and a fitted ``wave_pause``), from before a tuning's rungs stopped waiting for each
 other; they read as before, those figures unused."""
@@ -153,7 +153,7 @@ def study_predictions(cells: dict[str, float], client: dict[str, float], costs: 
 
 
 def as_record(found: list[dict[str, Any]], scale: dict | None) -> dict:
-    """The measured slot counts (:func:`dolb.bench.simulate.simulate` of each) as a
+    """The measured slot counts (:func:`benchmarks.engine.simulate.simulate` of each) as a
     record: every run's figures and per-unit costs, each cluster's start, every run's
     efficiency beside the model's, the fitted costs, and the studies' predictions
     (their cell times and client work per cell from the ``scale`` record, when given;
@@ -298,7 +298,7 @@ def _percent(value: float | None) -> float | str:
 def simulated_text(record: dict) -> str:
     """The record as the bench prints it: a row per run, a row per cluster, the fitted
     costs and the studies' predictions."""
-    from dolb.bench.scale_text import text_table
+    from benchmarks.engine.scale_text import text_table
 
     limits = {_key(f["labels"]): f["labels"]["limit"] for f in record["derived"]
               if f["labels"].get("figure") == "predicted efficiency"}
