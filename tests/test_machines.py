@@ -4,6 +4,10 @@ run page."""
 
 import json
 import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
 
 from dolb.cli import main
 from dolb.execution.environment import cpu_model, numpy_simd
@@ -56,3 +60,25 @@ def test_more_or_fewer_workers_of_the_same_kinds_are_the_same_machines():
     assert same_machines(two, {"workers": {"c": {"arithmetic": haswell}}})
     assert not same_machines(two, {"workers": {"c": {"arithmetic": haswell | {"numba_cpu": "generic"}}}})
     assert same_machines(two, {"run_id": "r"})  # a run that did not finish lists no workers
+
+
+def test_the_commit_recorded_is_dolbs_own_checkouts_only(tmp_path, monkeypatch):
+    """A run from dolb's checkout records its commit; from another git checkout (the
+    user's own project) or outside one, none: that commit is not dolb's code."""
+    from dolb.execution.environment import git_commit
+
+    root = Path(__file__).resolve().parents[1]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    monkeypatch.chdir(root)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    assert git_commit() == head
+    other = tmp_path / "project"
+    other.mkdir()
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    subprocess.run(["git", "-C", str(other), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q",
+                    "--allow-empty", "-m", "x"], check=True)
+    monkeypatch.chdir(other)
+    assert git_commit() is None
+    monkeypatch.chdir(tmp_path)
+    assert git_commit() is None

@@ -97,16 +97,20 @@ def numpy_simd() -> str:
 
 
 def git_commit() -> str | None:
-    """The commit of the git checkout the command runs in (the working folder: a run
-    from dolb's own checkout records the code's commit), None outside one. Never the
-    folder dolb is installed in: a site-packages inside some checkout is not its code."""
+    """The commit of dolb's code when it runs from the git checkout the command runs in
+    (the working folder); None otherwise: outside a checkout, or in a checkout that does
+    not hold the dolb running (the user's own project, a site-packages inside one)."""
     try:
-        run = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        run = subprocess.run(["git", "rev-parse", "--show-toplevel", "HEAD"], capture_output=True, text=True,
+                             timeout=5)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    if run.returncode != 0:
+    lines = run.stdout.split()
+    if run.returncode != 0 or len(lines) != 2:
         return None
-    return run.stdout.strip() or None
+    top, commit = lines
+    ours = Path(sys.modules["dolb"].__file__).resolve()
+    return commit if ours.is_relative_to(Path(top).resolve()) and "site-packages" not in ours.parts else None
 
 
 def plugin_packages() -> dict[str, str]:
