@@ -24,7 +24,7 @@ from dolb.execution.sweep import run_sweep
 from dolb.options import RunOptions
 from tests.conftest import stored_values
 from tests.s3_proxy import S3Proxy
-from tests.s3_server import CREDENTIALS, free_port, start_server, wait_until_up
+from tests.s3_server import CREDENTIALS, free_port, start_moto, wait_until_up
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
@@ -70,7 +70,7 @@ def store(monkeypatch):
     import s3fs
 
     port = free_port()
-    server = start_server(port)
+    server = start_moto(port)
     try:
         wait_until_up(f"http://127.0.0.1:{port}")
         proxy = S3Proxy(("127.0.0.1", port), free_port())

@@ -76,8 +76,8 @@ PARTS = {
     "learning": ("dolb/learners/base.py", "learn_running"),
     "checkpoints and metrics": ("dolb/evaluation/run_cell.py", "record"),
     "test set": ("dolb/evaluation/run_cell.py", "__init__"),
-    "rows": ("dolb/results/store.py", "add_ok"),
-    "rows to Arrow": ("dolb/results/store.py", "table"),
+    "rows": ("dolb/results/cell_rows.py", "add_ok"),
+    "rows to Arrow": ("dolb/results/cell_rows.py", "table"),
     "Parquet part": ("dolb/results/store.py", "write_part"),
     "outcome pickled": ("benchmarks/engine/worker_overhead.py", "_pickled"),
 }

@@ -34,6 +34,14 @@ def test_the_bench_measures_per_cell_and_per_task_beside_the_bare_loop(sleep_reg
     assert {"engine", "bare loop", "per_cell", "per_task", "overhead_cell", "share"} <= figures
 
 
+def test_every_part_of_the_profile_names_a_function_its_file_defines():
+    from pathlib import Path
+
+    root = Path(worker_overhead.__file__).resolve().parents[2]
+    for part, (file, function) in worker_overhead.PARTS.items():
+        assert f"def {function}(" in (root / file).read_text(), (part, file, function)
+
+
 def test_the_mode_refuses_an_unknown_learner_in_one_line(capsys):
     from benchmarks.__main__ import main
 
