@@ -46,6 +46,12 @@ def data_cache(folder: str | Path | None = None) -> str | Path:
     return folder
 
 
+def cache_asked(folder: str | Path | None) -> bool:
+    """Whether the data cache was asked for (``folder``, or ``$DOLB_DATA_CACHE``) rather
+    than the default one."""
+    return folder is not None or DATA_CACHE_VARIABLE in os.environ
+
+
 def resolve_dataset(
     spec: DatasetSpec, cache: str | Path, root_seed: int, build: bool = True, binary: bool = False
 ) -> dict[str, Dataset] | None:
@@ -79,7 +85,8 @@ def resolve_dataset(
 
 
 def open_datasets(
-    pipeline: Pipeline, cache: str | Path, builder=None, built: Callable[[str, dict[str, Dataset]], None] | None = None
+    pipeline: Pipeline, cache: str | Path, builder=None, built: Callable[[str, dict[str, Dataset]], None] | None = None,
+    imports_here: bool = False,
 ) -> dict[str, dict[str, Dataset]]:
     """Open every dataset the pipeline's experiments use. Those still to be generated or
     imported are built into ``cache``: by ``builder()`` (a Dask client, started only
@@ -87,18 +94,20 @@ def open_datasets(
     ``builder`` is None. ``built(name, parts)`` is called as each build on the cluster
     ends and its dataset opens, while the others still build (the run warms that
     dataset's kernels then); a build's error is raised once all have ended, the first
-    dataset's first. An object store's fault names the store of the dataset, or the data
-    cache (:class:`~dolb.errors.StoreFault`). A file a shipped pipeline reads that is
-    missing is a ConfigError first (:func:`~dolb.experiment.shipped.check_data`)."""
-    used = {name for e in pipeline.experiments.values() for name in e.datasets}
+    dataset's first. With ``imports_here``, imports are built in this process (where
+    their source files are: :mod:`dolb.execution.data_place`). An object store's fault
+    names the store of the dataset, or the data cache (:class:`~dolb.errors.StoreFault`).
+    A file a shipped pipeline reads that is missing is a ConfigError first
+    (:func:`~dolb.experiment.shipped.check_data`)."""
     binary = {name for e in pipeline.experiments.values() if e.task == "binary" for name in e.datasets}
-    specs = [spec for name, spec in pipeline.datasets.items() if name in used]
+    specs = used_datasets(pipeline)
     check_data(pipeline.path, {spec.name: {k: v for k, v in spec.params if k in PATH_PARAMS} for spec in specs})
     opened = {}
     for spec in specs:
         try:
             with reaching(_location(spec, cache)):
-                opened[spec.name] = resolve_dataset(spec, cache, pipeline.seed, builder is None, spec.name in binary)
+                build = builder is None or (imports_here and spec.importer is not None)
+                opened[spec.name] = resolve_dataset(spec, cache, pipeline.seed, build, spec.name in binary)
         except ConfigError as exc:  # its parameters: say where they are
             raise ConfigError(f"{pipeline.path}: datasets.{spec.name}.params: {exc}") from None
     missing = {spec.name: spec for spec in specs if opened[spec.name] is None}
@@ -121,6 +130,12 @@ def open_datasets(
             if name in errors:
                 raise errors[name]
     return opened
+
+
+def used_datasets(pipeline: Pipeline) -> list[DatasetSpec]:
+    """The datasets the pipeline's experiments use."""
+    used = {name for experiment in pipeline.experiments.values() for name in experiment.datasets}
+    return [spec for name, spec in pipeline.datasets.items() if name in used]
 
 
 def _location(spec: DatasetSpec, cache: str | Path) -> str:

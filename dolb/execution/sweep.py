@@ -29,7 +29,8 @@ from dolb.evaluation.saved_states import STATE_SAVES
 from dolb.execution.arithmetic import pin_of
 from dolb.execution.cluster import read_cluster_file
 from dolb.execution.compute import CellRunner, gather_mode
-from dolb.execution.datasets import data_cache, open_datasets
+from dolb.execution.data_place import DataPlace, place_data
+from dolb.execution.datasets import cache_asked, data_cache, open_datasets
 from dolb.execution.environment import fingerprint
 from dolb.execution.lock import FolderLock, refuse_if_held, remove_uncommitted_parts
 from dolb.execution.lost_workers import register_on_workers
@@ -214,7 +215,11 @@ def _plan(pipeline_path: Path, out_dir, options: RunOptions, pipeline_text: str 
         store.check_creatable()
         store.check_format()  # a store of another format is refused before any dataset is built
     with phases("data"):  # a dataset built on the cluster has its kernels warmed there as soon as it is
-        datasets = open_datasets(pipeline, cache, builder=cluster.client, built=cluster.warm_built(pipeline))
+        place = DataPlace(cache) if cluster.embedded else place_data(cluster.client, pipeline, cache, store.root,
+                                                                     cache_asked(options.data_cache))
+        cache = place.cache
+        datasets = open_datasets(pipeline, cache, builder=cluster.client, built=cluster.warm_built(pipeline),
+                                 imports_here=place.imports_here)
     with phases("plan"):
         groups = expand_groups(pipeline, datasets)  # the last check of the pipeline
         plans = tuning_plans(pipeline, datasets)
