@@ -50,16 +50,19 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if summary.ok else 1
 
 
-def _result_store(folder: str, complete: bool = True):
-    """The store of a result folder; DataError when it holds no results or (when
-    ``complete``) a part committed there is gone with cells stored nowhere else."""
+def _result_store(folder: str, complete: bool = True, runs_enough: bool = False):
+    """The store of a result folder; DataError when it holds no results (with
+    ``runs_enough``, no results and no run record: a run killed before its first commit
+    is told of) or (when ``complete``) a part committed there is gone with cells stored
+    nowhere else."""
+    from dolb.results.history import read_records
     from dolb.results.query import check_complete
     from dolb.results.store import ResultStore
 
     store = ResultStore(folder)
     if complete:
         check_complete(store)
-    if not store.exists() and not store.committed():
+    if not store.exists() and not store.committed() and not (runs_enough and read_records(store)):
         raise DataError(f"{folder}: not a result folder (no results; run `dolb run` first)")
     return store
 
@@ -176,7 +179,7 @@ def _status(args: argparse.Namespace) -> int:
     from dolb.results.query import cells_by_run, failures, incompleteness, stored_cells
     from dolb.results.tuning_report import trial_cells
 
-    store = _result_store(args.dir, complete=False)
+    store = _result_store(args.dir, complete=False, runs_enough=True)
     records = read_records(store)
     by_run = cells_by_run(store)
     for record in records:

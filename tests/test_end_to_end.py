@@ -18,7 +18,7 @@ from dolb.cli import main
 from dolb.execution.sweep import run_sweep
 from dolb.options import RunOptions
 from dolb.results.cell_rows import CellRows
-from dolb.results.history import read_records
+from dolb.results.history import read_records, write_record
 from dolb.results.query import failures
 from dolb.results.store import ResultStore, result_schema
 from dolb.results.tables import read_results
@@ -380,3 +380,15 @@ def test_a_rerun_that_computes_nothing_starts_no_cluster(small_pipeline, small_r
     (out / "results" / parts[-1]).unlink()  # a result lost: the next run computes it, on a cluster
     resumed = run_sweep(small_pipeline, out, RunOptions(workers=1, progress=False))
     assert len(started) == 1 and resumed.n_computed > 0 and resumed.report == again.report
+
+
+def test_status_tells_of_a_run_killed_before_its_first_commit(small_run, tmp_path, capsys):
+    """Its record as the run wrote it when it started, and nothing else: a run, not
+    'not a result folder'."""
+    (started,) = read_records(ResultStore(small_run))
+    keys = ("run_id", "pipeline", "pipeline_path", "pipeline_text", "started", "options", "groups", "client")
+    out = ResultStore(tmp_path / "killed")
+    write_record(out, {key: started[key] for key in keys} | {"ended": None})
+    assert main(["status", str(tmp_path / "killed")]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith(f"{started['run_id']}  {started['started']}  did not finish: 0 cells stored by it"), shown
