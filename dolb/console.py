@@ -43,7 +43,14 @@ def error_line(exc: Exception, where: str) -> str:
     """What ``dolb: error:`` says of an error the user can act on: an object store's
     fault (even one another error was raised from; named ``where`` when no deeper code
     named it), a :class:`~dolb.errors.DolbError`, or an OSError (permission, not a
-    directory, no space, name too long, ...); anything else is a bug, raised."""
+    directory, no space, name too long, ...), naming its file or else ``where``;
+    anything else is a bug, raised.
+
+    Examples
+    --------
+    >>> error_line(FileNotFoundError(2, "The specified bucket does not exist"), "s3://gone/runs/irma")
+    's3://gone/runs/irma: The specified bucket does not exist'
+    """
     from dolb.data.store.object_stores import as_store_fault  # not before an error: the command starts fast
 
     fault = as_store_fault(exc, where)
@@ -51,8 +58,8 @@ def error_line(exc: Exception, where: str) -> str:
         return str(fault)
     if isinstance(exc, DolbError):
         return str(exc)
-    if isinstance(exc, OSError):
-        return f"{exc.filename}: {exc.strerror or exc}" if exc.filename else str(exc.strerror or exc)
+    if isinstance(exc, OSError):  # one naming no file (an object store's "bucket does not exist"): named where
+        return f"{exc.filename or where}: {exc.strerror or exc}"
     raise exc
 
 

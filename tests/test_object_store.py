@@ -100,3 +100,12 @@ def test_forgetting_the_s3_file_systems_closes_their_sessions(s3_bucket, caplog)
     assert s3fs.S3FileSystem._cache == {}
     assert "Unclosed" not in caplog.text
     assert np.array_equal(open_dataset(f"{s3_bucket}/d").read(np.arange(6))[0], X)
+
+
+def test_a_bucket_that_does_not_exist_is_named_with_the_folder(s3_server, capsys):
+    """The server says only "The specified bucket does not exist": the line names the URL."""
+    from dolb.cli import main
+
+    gone = "s3://no-such-bucket-of-dolb/runs/irma"
+    assert main(["status", gone]) == 2
+    assert capsys.readouterr().err == f"dolb: error: {gone}: The specified bucket does not exist\n"
