@@ -48,6 +48,13 @@ def _cold_start(parser: argparse.ArgumentParser) -> None:
                         "empty data cache), as on a fresh machine")
 
 
+def _results_store(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pipeline", default="pipelines/irma.toml", help="the study run (default pipelines/irma.toml, "
+                        "relative to the source tree)")
+    parser.add_argument("--workers", type=positive_int, default=2, help="workers of each run (default 2)")
+    parser.add_argument("--repeats", type=positive_int, default=3, help="local and S3 runs, alternating (default 3)")
+
+
 def _store(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cells", type=positive_int, default=1_000_000, help="cells of the folder (default 1000000)")
     parser.add_argument("--parts", type=positive_int, default=2_000, help="parts the folder is written in (default "
@@ -150,6 +157,9 @@ MODES: dict[str, Mode] = {
     "cold-start": Mode("a first dolb run on a fresh machine (an empty Numba cache) against the same run with the cache "
                        "it left: the cluster and compute phases", ("cold-start",), _cold_start,
                        "benchmarks.engine.cold_start:main"),
+    "results-store": Mode("a study's compute phase with its result folder in moto's S3 server (started on loopback) "
+                          "against local disk, same cluster; the server's own CPU", ("results-store",),
+                          _results_store, "benchmarks.engine.results_store:main"),
     "store": Mode("a result folder of a million cells: dolb status, compact, report and read_results timed before "
                   "and after compaction", ("store",), _store, "benchmarks.engine.store:main"),
     "tuning-timeline": Mode("when each split's rungs of a halving ran, one split's cells ten times slower than the "

@@ -105,6 +105,14 @@ ABOUT = {
         "each once, by the workers in parallel) against the same run with the cache it left; the run records' "
         "cluster and compute phases and wall seconds. The bench checks that both runs stored the same values.",
         "python -m benchmarks cold-start --repeats 3 --record benchmarks/records"),
+    "results-store": (
+        "A study's result folder on an object store: `dolb run` of the study on the same embedded cluster and "
+        "data cache, alternately into a local folder and into a bucket of moto's S3 server on loopback; the run "
+        "records' compute phases and wall seconds, the server's CPU seconds in each S3 run, and derived, the "
+        "compute phase on S3 / local (medians) and the server's CPU as cores busy over it. On these 2 cores the "
+        "server takes its CPU from the workers', which an object store on hosts of its own does not. The bench "
+        "checks that both folders hold the same values.",
+        "python -m benchmarks results-store --repeats 3 --record benchmarks/records"),
     "store": (
         "A result folder of a million cells (six rows each), written through the store's API in the parts a sweep "
         "leaves, then compacted: wall seconds of `dolb status` before compaction, of `dolb compact`, and of "

@@ -1,0 +1,124 @@
+"""``python -m benchmarks results-store``: what a result folder on an object store costs a
+run's compute phase, against the same run with its folder on local disk.
+
+Usage::
+
+    python -m benchmarks results-store                              # pipelines/irma.toml, 2 workers
+    python -m benchmarks results-store --repeats 3 --record benchmarks/records
+
+Each repeat runs ``python3 -m dolb run PIPELINE --out OUT --workers N --no-progress``
+twice in processes of their own, on the same embedded cluster size and the same data
+cache (built beforehand by an untimed run), once with ``OUT`` a new local folder and
+once a new folder in a bucket of moto's S3 server (started on loopback), the order
+alternating from repeat to repeat. The figures are the run records' compute phases and
+the S3 server's CPU seconds during each S3 run: on a machine of few cores the server
+competes with the workers for them, which a real object store on its own hosts does not.
+The bench fails (exit status 1) when the two folders hold different values.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+import psutil
+
+from benchmarks import ROOT
+from benchmarks.engine.cold_start import values
+from benchmarks.engine.object_store import s3_server
+from dolb.bench.records import derived, measurement, new_record, write_record
+from dolb.errors import ConfigError
+from dolb.results.history import read_records
+from dolb.results.store import ResultStore
+
+
+def run(pipeline: Path, out: str, workers: int, cache: Path) -> dict:
+    """One ``dolb run`` into ``out`` with the data cache ``cache``; its run record."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    environment |= {"PYTHONPATH": str(ROOT), "DOLB_DATA_CACHE": str(cache)}
+    subprocess.run([sys.executable, "-m", "dolb", "run", str(pipeline), "--out", out, "--workers", str(workers),
+                    "--no-progress"], check=True, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL)
+    (record,) = read_records(ResultStore(out))
+    return record
+
+
+def cpu_seconds(process: psutil.Process) -> float:
+    """The CPU seconds ``process`` and its children have used so far."""
+    times = process.cpu_times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def measure(pipeline: Path, workers: int, repeats: int, work: Path) -> dict[str, list[float]]:
+    """The compute phases (and wall seconds) of ``repeats`` local and S3 runs, and the
+    server's CPU seconds in each S3 run; ValueError when the two folders of a repeat hold
+    different values."""
+    import s3fs
+
+    cache = work / "data"
+    run(pipeline, str(work / "untimed"), workers, cache)  # the datasets built and the kernels compiled
+    found: dict[str, list[float]] = {"local": [], "s3": [], "server": [], "s3 wall": [], "local wall": []}
+    with s3_server() as (_, server):
+        bucket = f"bench-{uuid.uuid4().hex[:8]}"
+        s3fs.S3FileSystem().mkdir(bucket)
+        process = psutil.Process(server.pid)
+        for repeat in range(repeats):
+            outs = {"local": str(work / f"local-{repeat}"), "s3": f"s3://{bucket}/run-{repeat}"}
+            for where in (("local", "s3") if repeat % 2 == 0 else ("s3", "local")):
+                before = cpu_seconds(process)
+                record = run(pipeline, outs[where], workers, cache)
+                if where == "s3":
+                    found["server"].append(cpu_seconds(process) - before)
+                found[where].append(record["timings"]["compute"])
+                found[f"{where} wall"].append(record["seconds"])
+                print(f"{where}: compute {record['timings']['compute']:.2f} s, run {record['seconds']:.1f} s",
+                      flush=True)
+            if not values(outs["local"]).equals(values(outs["s3"])):
+                raise ValueError(f"repeat {repeat}: the local and the S3 folder hold different values")
+    return found
+
+
+def figures(found: dict[str, list[float]], cores: int) -> list[dict]:
+    """The derived figures: compute on S3 / local (medians), the server's CPU as cores
+    busy over the S3 compute phase, and as a share of this machine's ``cores``."""
+    ratio = statistics.median(found["s3"]) / statistics.median(found["local"])
+    server_cores = statistics.median(s / c for s, c in zip(found["server"], found["s3"], strict=True))
+    return [derived({"figure": "s3 / local compute"}, "ratio", ratio),
+            derived({"figure": "server cores"}, "cores", server_cores),
+            derived({"figure": "server share of the cores"}, "ratio", server_cores / cores)]
+
+
+def as_text(found: dict[str, list[float]], derived_figures: list[dict]) -> str:
+    """The figures as lines for a person."""
+    by_name = {figure["labels"]["figure"]: figure["value"] for figure in derived_figures}
+    return (f"compute phase: local {statistics.median(found['local']):.2f} s, S3 {statistics.median(found['s3']):.2f} s"
+            f" (x{by_name['s3 / local compute']:.3f}); the S3 server used {by_name['server cores']:.2f} cores "
+            f"meanwhile ({by_name['server share of the cores']:.0%} of this machine's)")
+
+
+def main(args) -> int:
+    """``python -m benchmarks results-store``: the runs of the module docstring; with
+    ``args.record`` a record of them. Exit status 1 when the two folders differ."""
+    pipeline = next((path.resolve() for path in (Path(args.pipeline), ROOT / args.pipeline) if path.is_file()), None)
+    if pipeline is None:
+        raise ConfigError(f"--pipeline {args.pipeline}: no such file")
+    with tempfile.TemporaryDirectory(prefix="dolb-results-store-") as work:
+        try:
+            found = measure(pipeline, args.workers, args.repeats, Path(work))
+        except ValueError as exc:
+            print(f"benchmarks: {exc}", file=sys.stderr)
+            return 1
+    cores = psutil.cpu_count() or 1
+    derived_figures = figures(found, cores)
+    print(as_text(found, derived_figures))
+    labels = {"pipeline": args.pipeline, "workers": str(args.workers), "cores": str(cores)}
+    measurements = [measurement(labels | {"figure": name}, "s", repeats) for name, repeats in found.items()]
+    if args.record:
+        record = new_record("results-store", measurements, derived_figures, command=args.command_line)
+        print(f"record: {write_record(args.record, record)}")
+    return 0
+
