@@ -82,3 +82,18 @@ def test_the_commit_recorded_is_dolbs_own_checkouts_only(tmp_path, monkeypatch):
     assert git_commit() is None
     monkeypatch.chdir(tmp_path)
     assert git_commit() is None
+
+
+def test_a_process_lists_the_same_blas_before_and_after_scipy_computed():
+    """SciPy's wheels carry an OpenBLAS of their own, loaded with scipy.linalg: a worker
+    that has solved a system is the same machine as one that has not."""
+    import sys
+
+    script = ("import numpy, scipy\n"
+              "from dolb.execution.environment import arithmetic, blas_threads\n"
+              "before = arithmetic(), blas_threads()\n"
+              "import scipy.linalg\n"
+              "scipy.linalg.solve(numpy.eye(3), numpy.ones(3))\n"
+              "print(before == (arithmetic(), blas_threads()), len(before[0]['blas']))\n")
+    shown = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    assert shown[0] == "True" and int(shown[1]) >= 1, shown

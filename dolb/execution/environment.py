@@ -31,9 +31,11 @@ def package_versions() -> dict[str, str | None]:
 
 
 def blas_threads() -> dict[str, int]:
-    """Threads each loaded BLAS/OpenMP library would use, by library name."""
+    """Threads each BLAS/OpenMP library a learner may call would use, by library name
+    (:func:`load_blas`)."""
     from threadpoolctl import threadpool_info
 
+    load_blas()
     return {f"{info['internal_api']}:{Path(info['filepath']).name}": info["num_threads"] for info in threadpool_info()}
 
 
@@ -66,6 +68,14 @@ def frequency_governor() -> str | None:
         return None
 
 
+def load_blas() -> None:
+    """Load every BLAS a learner may call, NumPy's and SciPy's own (SciPy's wheels carry
+    a copy of OpenBLAS of their own, loaded with ``scipy.linalg``): a process lists the
+    same libraries whether or not it has computed anything yet."""
+    import numpy  # noqa: F401
+    import scipy.linalg  # noqa: F401
+
+
 def arithmetic() -> dict:
     """What decides the bits of this process's floating-point results beyond the code:
     the CPU, each loaded BLAS (library, version, the kernel it chose, threads), the CPU
@@ -75,6 +85,7 @@ def arithmetic() -> dict:
     from llvmlite import binding
     from threadpoolctl import threadpool_info
 
+    load_blas()
     blas = [
         {"library": info["internal_api"], "version": info.get("version"), "kernel": info.get("architecture"),
          "threads": info["num_threads"]}
