@@ -19,6 +19,15 @@ class DataError(DolbError):
     """A dataset is missing, malformed, corrupted or holds values dolb cannot learn from."""
 
 
+class DatasetChanged(DataError):
+    """The dataset at ``path`` is not the one a cell was planned with (its fingerprint
+    differs): a worker's own copy, or a store written anew since the run began."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path}: not the dataset the run was planned with")
+        self.path = path
+
+
 class StorageError(DolbError):
     """A result folder cannot be written (no space left, no permission, ...); what is
     stored stays whole, and a run resumes once the cause is gone."""

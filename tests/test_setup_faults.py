@@ -60,6 +60,25 @@ def test_a_dataset_this_host_lacks_stops_the_task_and_fails_no_cell(tmp_path, mo
     assert outcome.failures == [] and outcome.part is None and outcome.rows is None
 
 
+def test_a_dataset_other_than_the_one_planned_stops_the_task_and_fails_no_cell(tmp_path):
+    """A worker's own copy at the same path (or the store written anew since the run
+    began) holds other rows: the cells would be computed from them in silence."""
+    from dolb.evaluation import run_cell
+
+    pipeline = written(tmp_path, str(tmp_path / "data"))
+    (group,) = plan_groups(load_pipeline(pipeline))
+    rng = np.random.default_rng(1)
+    write_dataset(str(tmp_path / "data"), rng.uniform(0, 3, (80, 1)), rng.standard_normal(80), chunk_rows=16,
+                  overwrite=True)
+    run_cell._dataset.cache_clear()  # a new worker process
+    outcome = run_batch([(group, np.array([0, 1]))], Destination(result_schema({}), "r1", str(tmp_path / "out")))
+    assert outcome.storage_error == (
+        f"{tmp_path / 'data'}: the dataset there on this host is not the one the run was planned with (a copy of its "
+        "own, or written anew since): give --data-cache URL, an object store every host reaches, or the same files "
+        "on every host")
+    assert outcome.failures == [] and outcome.part is None and outcome.rows is None
+
+
 def test_a_worker_without_credentials_is_one_line_naming_its_host_and_no_failed_cell(s3_bucket, tmp_path):
     pipeline = written(tmp_path, f"{s3_bucket}/data")
     out = tmp_path / "out"

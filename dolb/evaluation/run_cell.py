@@ -29,7 +29,7 @@ from dolb.data.labels import check_binary
 from dolb.data.splits import labelled_rows, split_rows, validation_rows
 from dolb.data.store import ChunkCache, Dataset, open_dataset
 from dolb.data.stream import stream_blocks
-from dolb.errors import DataError, DolbError
+from dolb.errors import DataError, DatasetChanged, DolbError
 from dolb.evaluation import saved_states
 from dolb.evaluation.cell import Cell, CellSpec
 from dolb.evaluation.checkpoints import resolve_checkpoints
@@ -87,6 +87,15 @@ def block_rows(learner: type, dataset: Dataset) -> int:
 def _dataset(path: str) -> Dataset:
     """Datasets stay open for the life of a worker process (metadata only)."""
     return open_dataset(path)
+
+
+def _planned(path: str, fingerprint: str) -> Dataset:
+    """The dataset at ``path``, checked to be the one the cell was planned with: its
+    fingerprint is ``fingerprint``, else :class:`~dolb.errors.DatasetChanged`."""
+    dataset = _dataset(path)
+    if dataset.fingerprint != fingerprint:
+        raise DatasetChanged(path)
+    return dataset
 
 
 @functools.lru_cache(maxsize=8)
@@ -235,7 +244,9 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
         leaves its own there.
     """
     started, cpu_started = time.perf_counter(), time.process_time()
-    train = _dataset(cell.train_path)
+    train = _planned(cell.train_path, cell.spec.train_fingerprint)
+    if cell.test_path is not None:
+        _planned(cell.test_path, cell.spec.test_fingerprint)
     train_rows, test_rows, test_path = cell_rows(cell, train)
     checkpoints = _checkpoints(cell.spec.checkpoints, len(train_rows))
     progress, own_state = _start(cell, states, len(train_rows), train.n_features)

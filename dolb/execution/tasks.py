@@ -22,7 +22,7 @@ from distributed import get_worker
 
 from dolb.data.store.format import is_url
 from dolb.data.store.object_stores import as_store_fault, fault_error
-from dolb.errors import DolbError, StorageError, StoreFault
+from dolb.errors import DatasetChanged, DolbError, StorageError, StoreFault
 from dolb.evaluation.cell import Cell
 from dolb.evaluation.run_cell import run_cell
 from dolb.evaluation.saved_states import add_saves
@@ -109,12 +109,17 @@ def located(fault: StoreFault) -> StoreFault:
 def setup_fault(exc: BaseException, cell: Cell, destination: Destination) -> str | None:
     """Why ``cell`` could not start on this host, when that is the host's set-up and not
     the cell's: its object store failed or this host has no credentials for it
-    (:func:`~dolb.data.store.object_stores.as_store_fault`), or a dataset it reads is a
+    (:func:`~dolb.data.store.object_stores.as_store_fault`), a dataset it reads is not
+    the one the run was planned with (:class:`~dolb.errors.DatasetChanged`), or is a
     local path this host does not have (the workers do not see the client's files).
     None for the cell's own failure."""
     fault = as_store_fault(exc, _store_of(cell, destination))
     if fault is not None:
         return str(located(fault))
+    if isinstance(exc, DatasetChanged):
+        return (f"{exc.path}: the dataset there{on_this_host() or ' on this host'} is not the one the run was planned "
+                "with (a copy of its own, or written anew since): give --data-cache URL, an object store every host "
+                "reaches, or the same files on every host")
     missing = [path for path in (cell.train_path, cell.test_path) if path and not is_url(path)
                and not os.path.exists(path)]
     if missing:
