@@ -7,10 +7,8 @@ chunk). A block asks for *spans*: span ``i`` is the elements ``starts[i]`` to
 ``starts[i] + lengths[i] - 1`` of the whole array, and goes to ``out[out_ptr[i]:
 out_ptr[i + 1]]``. :func:`touched_chunks` says which chunks hold some span;
 :func:`gather_spans` copies, from one of them, the part of every span it holds
-(converting to ``out``'s dtype on the way). Nothing is sorted and nothing is put back
-in order afterwards: a permuted block costs what a contiguous one does, plus the cache
-misses of jumping around in memory. The loops run without the GIL, so that a reading
-thread gathers while the learner learns.
+(converting to ``out``'s dtype on the way), without the GIL. Why nothing is sorted:
+docs/design/data-store.md.
 
 Examples
 --------
