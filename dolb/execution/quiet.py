@@ -2,12 +2,9 @@
 does on a timer (its statistical profiler, event-loop health tick, system and memory
 monitors, work stealing) made rare, so that the processes' CPU goes to the cells.
 
-Dask's defaults suit an interactive session: every worker samples its own stack every
-10 ms for the dashboard's profile page, measures its event loop every 20 ms and its
-memory every 100 ms. Measured on 2 idle workers of the embedded cluster (2 cores), each
-worker then burns 2.6–2.9 % of a core, and 0.3 % with :data:`QUIET`; the client process
-(which runs the embedded scheduler and the nannies) 1.5 % instead of 0.7 %. At hundreds
-of workers that background is what a sweep of short cells pays for.
+Dask's defaults suit an interactive session (a worker samples its own stack every 10 ms
+for the dashboard); at hundreds of workers that background is what a sweep of short
+cells pays for (what it costs: docs/design/execution.md).
 
 :data:`QUIET` is set (``dask.config.set``) around every cluster dolb connects to or starts:
 the embedded cluster's processes inherit it; workers started elsewhere (``dask worker``)
