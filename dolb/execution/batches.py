@@ -46,9 +46,9 @@ to the client is then at most ~2 % of its work, and the last batch keeps a worke
 at most about this long after the others are done."""
 SCHEDULER_TASKS_PER_SECOND = 200
 """Nor less than workers / this many seconds: the scheduler is sent at most about this
-many tasks a second whatever the cluster's size (at ~1–5 ms of its CPU a task, well
-within one core). From 50 workers on, this floor is the larger: 0.32 s at 64 workers,
-1.3 s at 256, 5 s at 1,000."""
+many tasks a second whatever the cluster's size, well within one core
+(docs/design/execution.md). From 50 workers on, this floor is the larger: 0.32 s at 64
+workers, 1.3 s at 256, 5 s at 1,000."""
 
 
 class Batcher:

@@ -28,8 +28,8 @@ from dolb.results.store import ResultStore
 
 WAKE_SECONDS = 10.0
 """How long the client waits for an outcome before it looks again whether any task is
-left (each arrival wakes it at once: this is only a safety net; each wake costs ~0.15 ms
-of the client's CPU, a cost per second of the compute phase)."""
+left (each arrival wakes it at once: this is only a safety net; each wake costs the
+client's CPU, a cost per second of the compute phase)."""
 IN_FLIGHT_PER_WORKER = 2
 """Batches kept submitted per worker once a task has finished (one running, one waiting,
 so a worker never waits for the client's round trip); more are sent as these complete.

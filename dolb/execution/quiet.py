@@ -31,8 +31,8 @@ system monitor and work-stealing pass run every second or two instead of every
 stream, progress and memory are unchanged), memory checked every second instead of
 every 100 ms (a cell's own ``cell_memory`` limit is enforced by the cell), and the
 client asks the scheduler for its workers' identities every 10 s instead of every 2 s
-(a round trip of ~0.7 ms of the client's CPU, and a message that grows with the
-workers; dolb counts the workers with ``Client.nthreads``, a request of its own)."""
+(a round trip of the client's, and a message that grows with the workers; dolb counts
+the workers with ``Client.nthreads``, a request of its own)."""
 
 QUIET_CALLBACKS = {"tick": 1.0, "monitor": 2.0, "memory_monitor": 1.0}
 """A running worker's periodic callbacks :class:`QuietWorker` slows down: name ->

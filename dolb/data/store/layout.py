@@ -50,9 +50,7 @@ CODECS = {
 }
 """The codecs a store may use, by name (None: raw)."""
 CHUNK_CANDIDATES = (1 << 18, 1 << 20)
-"""Chunk sizes tried, in elements. Chunks of 4M elements were slower still to read on the
-2-core machine (raw 5.2-5.9 GB/s against 7.5-8.0 at 1M: a decoded chunk of 16-32 MB
-outgrows the CPU caches) and cost a write most of the measurement, so they are not tried."""
+"""Chunk sizes tried, in elements (why not larger: docs/design/data-store.md)."""
 GAIN = 1.2
 """A candidate replaces the default only if it reads more than this many times faster."""
 MIN_COMPRESSION = 1.5
