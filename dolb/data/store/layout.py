@@ -188,7 +188,7 @@ class _Measure:
         return Choice(self.best_codec(length), length, "measured", candidates)
 
     def _measure(self) -> None:
-        """Time every candidate (see the module docstring)."""
+        """Time every candidate (how: docs/design/data-store.md)."""
         part = self.part
         rows = max(1, min(part.values.shape[0], max(self.lengths), SAMPLE_ELEMENTS // _width(part)))
         sample = np.ascontiguousarray(part.values[:rows], dtype=part.dtype)
