@@ -20,7 +20,7 @@ HAND_WRITTEN = ("index", "guide/pipelines", "guide/running", "guide/datasets", "
                 "guide/clusters", "guide/result-store", "guide/reports", "guide/compare", "guide/reproducibility",
                 "guide/python", "guide/tuning", "guide/own-study", "guide/own-learner", "design/layers", "design/extending", "design/scaling",
                 "design/data-store", "design/execution", "design/linear-driver",
-                "design/conversions", "design/kernel-learners", "design/nightly-gate", "studies/irma",
+                "design/conversions", "design/kernel-learners", "design/nightly-gate", "design/pipelines", "studies/irma",
                 "studies/cutoff_averaging", "studies/linear_zoo", "studies/oms", "studies/online_mr")
 GENERATED = ("reference/pipeline", "reference/cli", "reference/learners/index", "performance/index")
 
