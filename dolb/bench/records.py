@@ -13,12 +13,12 @@ A record is a JSON object (docs/design/benchmarks.md shows one, annotated)::
 ``bench`` names the bench and its variant, ``date`` (UTC) is when the run ended,
 ``command`` the exact command line; ``machine`` holds
 :func:`dolb.execution.environment.arithmetic` among its fields, ``versions`` the git
-commit and :func:`~dolb.execution.environment.package_versions`. Labels are strings; a measurement's ``repeats`` is a non-empty
-list of numbers, in the order measured (a measurement made once has one); ``derived``
-holds figures computed from the measurements. Records live in
-``DIR/<bench>/<UTC date>-<short hash>.json`` (:func:`write_record`); :func:`read_record`
-checks one against this schema and raises :class:`~dolb.errors.ConfigError` naming the
-file and the first thing wrong.
+commit and :func:`~dolb.execution.environment.package_versions`. Labels are strings; a
+measurement's ``repeats`` is a non-empty list of numbers, in the order measured (a
+measurement made once has one); ``derived`` holds figures computed from the
+measurements. Records live in ``DIR/<bench>/<UTC date>-<short hash>.json``
+(:func:`write_record`); :func:`read_record` checks one against this schema and raises
+:class:`~dolb.errors.ConfigError` naming the file and the first thing wrong.
 """
 
 from __future__ import annotations
