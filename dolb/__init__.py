@@ -1,20 +1,15 @@
 """dolb: a distributed benchmark for online machine learning.
 
-Datasets stored chunked in Zarr stream through compiled sequential online learners;
-the independent cells of a study run in parallel on a Dask cluster and their results
-are gathered into comparison tables and figures.
-
-The public API:
+Datasets chunked in Zarr stream through compiled online learners; a study's independent
+cells run in parallel on Dask, their results gathered into tables and figures. The API:
 
 * :func:`run` runs a pipeline (a file or a mapping) and returns the run's summary;
-* :func:`read_results` reads a result folder into a pandas table;
+  :func:`read_results` reads a result folder into a pandas table;
 * the registries :data:`LEARNERS`, :data:`GENERATORS`, :data:`IMPORTERS` and
   :data:`METRICS` hold what a pipeline may name (:data:`CONVERSIONS`: the conversion
-  names in report order, their classes in ``dolb.conversions.REGISTRY``);
-* the registry :data:`STUDIES` holds the studies ``dolb study`` runs;
-* :class:`OnlineClassifier` is a registered learner as a scikit-learn estimator;
-* :class:`DolbError` (:class:`ConfigError`, :class:`DataError`) is what dolb raises
-  for bad input.
+  names in report order), and :data:`STUDIES` the studies ``dolb study`` runs;
+* :class:`OnlineClassifier` is a registered learner as a scikit-learn estimator, and
+  :class:`DolbError` (:class:`ConfigError`, :class:`DataError`) what dolb raises for bad input.
 
 Examples
 --------

@@ -65,8 +65,8 @@ def zero_one_loss(scores, targets) -> np.ndarray:
     """Per-example online mistake: 1 unless ``targets * scores > 0`` (a zero score is a
     mistake, as in the Perceptron, and so is a NaN score: a learner that diverged is
     not right). The prequential losses of a cell; a test set is scored by
-    :func:`misclassified`. One compiled pass: 2.0 µs for 8,192 examples, where NumPy's four
-    (product, comparison, negation, cast) take 6.6 µs.
+    :func:`misclassified`. One compiled pass, where NumPy takes four (product,
+    comparison, negation, cast).
 
     >>> zero_one_loss(np.array([0.5, 0.0, np.nan, -2.0]), np.array([1.0, 1.0, 1.0, 1.0])).tolist()
     [0.0, 1.0, 1.0, 1.0]
@@ -93,8 +93,8 @@ def running_zero_one_loss(scores, targets, total: float = 0.0) -> np.ndarray:
     the mistakes on examples 0..i. Bit for bit ``total + np.cumsum(zero_one_loss(scores,
     targets))`` (``total`` a count: whole numbers below 2**53 add exactly in any order),
     in one compiled pass where that takes three: ``OnlineLearner.learn_running`` sums
-    it so for every block a cell learns (a9a's four blocks of 8,192: 131-149 µs → 34-36
-    µs inside a pass), unless the learner counts its mistakes as it learns.
+    it so for every block a cell learns, unless the learner counts its mistakes as it
+    learns.
 
     >>> running_zero_one_loss(np.array([0.5, 0.0, np.nan, -2.0]), np.ones(4), 10.0).tolist()
     [10.0, 11.0, 12.0, 13.0]

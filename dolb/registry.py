@@ -1,23 +1,16 @@
 """Registries: one shape for every kind of pluggable part.
 
 Learners, conversions, generators, importers, metrics and report kinds each live in a
-:class:`Registry`: a name → entry mapping filled by the modules that define the entries
-(``registry.add(name, entry)`` or the ``@registry.register`` decorator) and, for the
-kinds open to other packages, by Python entry points. The rest of dolb — the pipeline
-checks, ``dolb bench``, ``dolb learners``, the parametrised tests, the documentation's reference pages —
-reads the registries instead of keeping lists of its own.
+:class:`Registry`, a name → entry mapping that the rest of dolb reads instead of keeping
+lists of its own, filled by the modules that define the entries (``registry.add(name,
+entry)`` or ``@registry.register``) and, for the kinds open to other packages, by entry
+points, loaded when the registry is first read. A package adds a learner so::
 
-A third-party package adds a learner without forking dolb by declaring, in its
-``pyproject.toml``::
-
-    [project.entry-points."dolb.learners"]
+    [project.entry-points."dolb.learners"]    # in its pyproject.toml
     my_learner = "my_package.my_module"
 
-Loading the entry point imports ``my_package.my_module``, whose ``@register`` adds the
-learner. Entry points are loaded the first time the registry is read. One that fails to
-load breaks only what names it: it is kept aside (:meth:`Registry.unloadable`), asking
-for its name (the entry point's, by convention the entry's) is a ConfigError naming the
-entry point and its error, and every other entry works.
+One that fails to load is kept aside (:meth:`Registry.unloadable`): asking for its name
+is a ConfigError naming it and its error. Why: docs/design/extending.md.
 
 Examples
 --------

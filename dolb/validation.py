@@ -1,24 +1,10 @@
 """TOML files checked by pydantic models, every mistake one line naming file and key.
 
-The files users write (pipeline files, cluster files) are described by
-:class:`Table` models: pydantic v2 models that are strict (``"3"`` is not 3, ``true``
-is not 1), refuse unknown keys with a did-you-mean hint and are frozen.
-:func:`validate` runs a model over a parsed file and turns pydantic's
-``ValidationError`` into one :class:`~dolb.errors.ConfigError` line::
-
-    pipe.toml: experiments.t.learners[0].params.eta: must be above 0.0, got -1
-
-pydantic was chosen over hand-written checks because it reports every error with its
-location (rendered here as a TOML key path), forbids unknown keys (``extra="forbid"``),
-has a strict mode that turns off silent coercion, and runs model validators for rules
-that join several fields; it is widely used and maintained. msgspec is faster, but
-speed does not matter for files read once per run, and its errors carry a single
-string path rather than structured locations, with no custom error types to hang a
-key path and our own phrasing on.
-
-Validators raise :func:`problem` for a rule of their own: its message is ours, and its
-``at`` keys extend the location below the field or model that raised it (a model
-validator can point at ``learners[2].params.eta``).
+:class:`Table` models describe the files users write (pipeline and cluster files):
+strict, frozen pydantic v2 models that refuse unknown keys with a did-you-mean hint.
+:func:`validate` turns pydantic's ``ValidationError`` into one
+:class:`~dolb.errors.ConfigError` line; a validator raises :func:`problem` for a rule of
+its own. Why pydantic: docs/design/pipelines.md.
 
 Examples
 --------
@@ -92,8 +78,9 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def problem(message: str, *at: str | int) -> PydanticCustomError:
-    """An error for a validator to raise: ``message`` at the keys ``at`` below the
-    field or model being validated."""
+    """An error for a validator to raise: ``message`` (ours, as written) at the keys
+    ``at`` below the field or model being validated (a model validator can point at
+    ``learners[2].params.eta``)."""
     return PydanticCustomError("dolb", "{message}", {"message": message, "at": at})
 
 
@@ -154,7 +141,8 @@ def _describe(error: dict) -> str:
 
 def validate(model: type[M], raw: Any, file: str | Path) -> M:
     """``model`` validated from ``raw`` (a parsed file), or ConfigError naming ``file``
-    and the key path of each of the first few errors, on one line."""
+    and the key path of each of the first few errors, on one line, such as
+    ``pipe.toml: experiments.t.learners[0].params.eta: must be above 0.0, got -1``."""
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
@@ -188,7 +176,8 @@ def read_toml(path: str | Path, what: str, text: str | None = None) -> dict[str,
 
 
 class Table(BaseModel):
-    """A TOML table: strict types, unknown keys refused with a did-you-mean hint."""
+    """A TOML table: strict types (``"3"`` is not 3, ``true`` is not 1), unknown keys
+    refused with a did-you-mean hint, frozen."""
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 

@@ -18,7 +18,9 @@ from dolb.learners import LEARNERS
 ROOT = Path(__file__).resolve().parents[1]
 HAND_WRITTEN = ("index", "guide/pipelines", "guide/running", "guide/datasets", "guide/learners", "guide/conversions",
                 "guide/clusters", "guide/result-store", "guide/reports", "guide/compare", "guide/reproducibility",
-                "guide/python", "guide/tuning", "guide/own-study", "guide/own-learner", "design/layers", "design/extending", "design/scaling", "studies/irma",
+                "guide/python", "guide/tuning", "guide/own-study", "guide/own-learner", "design/layers", "design/extending",
+                "design/scaling", "design/data-store", "design/execution", "design/linear-driver", "design/conversions",
+                "design/kernel-learners", "design/nightly-gate", "design/pipelines", "studies/irma",
                 "studies/cutoff_averaging", "studies/linear_zoo", "studies/oms", "studies/online_mr")
 GENERATED = ("reference/pipeline", "reference/cli", "reference/learners/index", "performance/index")
 

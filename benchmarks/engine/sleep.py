@@ -8,13 +8,12 @@ runs it registers it first: the client with :func:`register_sleep`, a Dask worke
 preloading this module (``dask worker ... --preload benchmarks.engine.sleep``, or
 ``preload=["benchmarks.engine.sleep"]`` of a ``LocalCluster``), which calls :func:`dask_setup`.
 
-A cell's time is one of the listed ``seconds``, drawn uniformly and deterministically:
-the draw is keyed by the learner's parameters and the targets of its first block, which
-the cell's coordinates (dataset, split, order) determine. The same cell therefore always
-sleeps the same time, on any worker, in any run; two cells of other splits draw
-independently. The list gives the shape: one value (fixed), a spread such as
-``"0.025,0.05,0.1"``, or the quantiles of a recorded study's cell times
-(:func:`recorded_seconds`).
+A cell's time is one of the listed ``seconds``, drawn uniformly and deterministically,
+keyed by the learner's parameters and the targets of its first block (which the cell's
+coordinates determine): the same cell always sleeps the same time, on any worker, in any
+run, and two cells of other splits draw independently. The list gives the shape: one
+value (fixed), a spread such as ``"0.025,0.05,0.1"``, or the quantiles of a recorded
+study's cell times (:func:`recorded_seconds`).
 
 Examples
 --------

@@ -6,18 +6,14 @@ pipelines on 2 workers, and against dask-ml's adaptive searches on the same spac
 Every linear_zoo learner with a step size or regularisation is tuned over a log grid of
 27 values (9 with ``--quick``) on a9a, w8a, ijcnn1 and the RCV1 pair CCAT/ECAT (a9a
 only with ``--quick``), inside each of 3 seeded 80/20 splits, by three pipelines that
-differ only in ``tuning.method``: ``grid`` (every configuration on the whole tuning
-stream), ``halving`` and ``hyperband`` (eta 3, rungs from :data:`MIN_FRACTION` to
-:data:`MAX_FRACTION` of the tuning stream). For each learner and dataset it reports the test error of the chosen
-configuration, whether halving's and Hyperband's lie within the 95 % bootstrap
-interval of the grid's (``scipy.stats.bootstrap``, percentile, over the pooled test
-examples of the splits: a test error is a mean of 0/1 losses, so each split's 0/1
-vector is rebuilt from its error count), the training examples each tuning learned as
-a fraction of the grid's, and wall times. dask-ml's ``SuccessiveHalvingSearchCV`` and
-``HyperbandSearchCV`` search the same space over :class:`dolb.sklearn.OnlineClassifier`
-on a LocalCluster of 2 workers, with ``partial_fit`` blocks sized so that their budgets
-in examples match dolb's, scored by dolb's test error; the configuration each finds is trained on the split's whole
-training stream, in dolb's order, and tested on the split's test part.
+differ only in ``tuning.method``: ``grid``, ``halving`` and ``hyperband`` (eta 3, rungs
+from :data:`MIN_FRACTION` to :data:`MAX_FRACTION` of the tuning stream); dask-ml's
+``SuccessiveHalvingSearchCV`` and ``HyperbandSearchCV`` search the same space over
+:class:`dolb.sklearn.OnlineClassifier` on a LocalCluster of 2 workers. For each learner
+and dataset it reports the test error of the chosen configuration, whether halving's
+and Hyperband's lie within the 95 % bootstrap interval of the grid's, the training
+examples each tuning learned as a fraction of the grid's, and wall times. How the
+searches are matched and the interval computed: docs/design/benchmarks.md.
 
 Writes ``benchmarks/tuning/<UTC time>.json`` (``--record``: another folder; machine,
 versions, the command, every repeat's raw numbers), the run of the study ``tuning``

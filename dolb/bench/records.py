@@ -1,34 +1,24 @@
 """Benchmark records: one JSON file per run of a bench, with everything needed to read
 its figures later and to put them in a series.
 
-A record is a JSON object::
+A record is a JSON object (docs/design/benchmarks.md shows one, annotated)::
 
-    {
-      "schema": 1,
-      "bench": "throughput-quick",           # which bench, and which variant of it
-      "date": "2026-11-27T01:02:03Z",        # UTC, when the run ended
-      "command": "dolb bench --quick ...",   # the exact command line
-      "machine": {"cpu": "...", "cores": 2, "memory_gb": 7.8, "platform": "...",
-                  "governor": "...", "load_average": 0.4,
-                  "arithmetic": {...}},      # dolb.execution.environment.arithmetic()
-      "versions": {"python": "3.12.3", "git_commit": "abc..." or null,
-                   "dolb": "...", "numpy": "...", ...},   # package_versions()
-      "measurements": [                      # every measurement, with every repeat
-        {"labels": {"learner": "perceptron", "input": "sparse"},  # what was measured
-         "unit": "examples/s", "repeats": [1.0e6, 1.1e6, ...]},
-        ...
-      ],
-      "derived": [                           # figures computed from the measurements
-        {"labels": {...}, "unit": "ratio", "value": 0.93},
-        ...
-      ]
-    }
+    {"schema": 1, "bench": "throughput-quick", "date": "2026-11-27T01:02:03Z",
+     "command": "dolb bench --quick ...", "machine": {"cpu": "...", "cores": 2, ...},
+     "versions": {"python": "3.12.3", "git_commit": "abc..." or null, "dolb": "...", ...},
+     "measurements": [{"labels": {"learner": "perceptron", "input": "sparse"},
+                       "unit": "examples/s", "repeats": [1.0e6, 1.1e6, ...]}, ...],
+     "derived": [{"labels": {...}, "unit": "ratio", "value": 0.93}, ...]}
 
-Labels are strings; a measurement's ``repeats`` is a non-empty list of numbers, in the
-order measured (a measurement made once has one). Records live in
-``DIR/<bench>/<UTC date>-<short hash>.json`` (:func:`write_record`); :func:`read_record`
-checks one against this schema and raises :class:`~dolb.errors.ConfigError` naming the
-file and the first thing wrong.
+``bench`` names the bench and its variant, ``date`` (UTC) is when the run ended,
+``command`` the exact command line; ``machine`` holds
+:func:`dolb.execution.environment.arithmetic` among its fields, ``versions`` the git
+commit and :func:`~dolb.execution.environment.package_versions`. Labels are strings; a
+measurement's ``repeats`` is a non-empty list of numbers, in the order measured (a
+measurement made once has one); ``derived`` holds figures computed from the
+measurements. Records live in ``DIR/<bench>/<UTC date>-<short hash>.json``
+(:func:`write_record`); :func:`read_record` checks one against this schema and raises
+:class:`~dolb.errors.ConfigError` naming the file and the first thing wrong.
 """
 
 from __future__ import annotations

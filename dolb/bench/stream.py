@@ -2,39 +2,26 @@
 in stored and in permuted order, against the same learners from memory, bare Numba
 loops, Vowpal Wabbit and river, on the RCV1 sample (CCAT vs MCAT) and a9a.
 
-Data: RCV1 (``rcv1v2_mulan_dedup.npz``), the documents of class CCAT (+1) or MCAT (−1),
-a seeded 80/20 holdout (:func:`dolb.data.splits.split_rows`, seed 0), float32 values as
-the rcv1 importer stores them; a9a (``a9a`` / ``a9a.t``), its own train/test parts,
-float64. Each training part is written to a Zarr store in a temporary folder.
-
-For every learner, one pass over the training rows, each way below, timed in CPU
-seconds of the whole process (the stream's reading thread included), ``repeat`` times
-interleaved (one of each, then again; the cold passes and the peers in rounds of
-their own, see :func:`measure`), reported as examples per CPU-second: the median
-and a 95 % bootstrap interval (:func:`scipy.stats.bootstrap`, percentile), with the
-test accuracy of the learned hypothesis beside it:
+Each training part is written to a Zarr store in a temporary folder, and every learner
+makes one pass over the training rows each way below, ``repeat`` times interleaved,
+reported as examples per CPU-second (the median and a 95 % bootstrap interval) beside
+the test accuracy of the learned hypothesis:
 
 ``bare``
     the learner's update in one Numba loop over the in-memory CSR (:mod:`dolb.bench.bare`);
 ``memory`` / ``memory permuted``
-    the dolb learner over in-memory float64 CSR blocks of a cell's block size, in stored
-    order / in a seeded permutation;
+    the dolb learner over in-memory float64 CSR blocks, in stored / a seeded order;
 ``zarr`` / ``zarr permuted`` (``warm`` / ``cold``)
-    a cell's life with the store already open (as a worker keeps it): the learner made,
-    the stream set up (:func:`~dolb.data.stream_blocks`), every block learned and its
-    0-1 loss summed; *warm*: the worker's decoded-chunk cache already holds the store's
-    chunks; *cold*: an empty cache (the files are in the OS page cache either way);
+    a cell's life with the store already open; *warm*: the worker's decoded-chunk cache
+    already holds the store's chunks; *cold*: an empty cache;
 ``zarr windowed`` (``warm`` / ``cold``)
-    the same in the opt-in ``windowed`` order (:func:`dolb.data.splits.windowed_order`,
-    seed 0, the default window), the cheaper two-level shuffle;
+    the same in the ``windowed`` order (:func:`dolb.data.splits.windowed_order`);
 ``vw`` / ``river``
     the peers of :mod:`dolb.bench.peers`, when installed.
 
-Floors (a ratio holds when the lower bound of its bootstrap interval reaches the floor):
-zarr warm ≥ 0.6 × memory; zarr permuted warm ≥ 0.5 × memory permuted (same order);
-memory ≥ 0.8 × bare; zarr ≥ 3 × vw. The first three compare variants timed in the same
-rounds: their ratio is the median of the per-round ratios (:func:`paired_ratio_interval`);
-against a peer, timed in rounds of its own, the ratio of the medians.
+Floors (:data:`FLOORS`): zarr warm ≥ 0.6 × memory; zarr permuted warm ≥ 0.5 × memory
+permuted; memory ≥ 0.8 × bare; zarr ≥ 3 × vw. The data, what each pass times and how a
+floor is judged: docs/design/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -255,13 +242,10 @@ def measure(problem: Problem, names, peers: dict, repeat: int) -> list[dict]:
     interleaved passes, their median and interval, and the test accuracy.
 
     The variants are timed in three groups, each in interleaved rounds of its own: the
-    bare loop with dolb's warm passes, then dolb's cold passes, then the peers. A pass
-    that leaves the CPU's caches cold weighs on whichever pass comes next, the Python
-    around a learner most: after a river pass (0.1-0.2 s of Python over a small object
-    per value) the RCV1 Perceptron's bare loop took 1.7-1.9 ms instead of 1.09, dolb
-    from memory's learner set-up 250 µs instead of 70; after a cold pass (every chunk
-    decoded anew) a9a's memory / bare was 0.75-0.81 in three runs, and 0.82-0.95 in
-    rounds apart. Each row says which group's rounds timed it (``rounds``)."""
+    bare loop with dolb's warm passes, then dolb's cold passes, then the peers, since a
+    pass that leaves the CPU's caches cold weighs on whichever pass comes next (what it
+    did: docs/design/benchmarks.md). Each row says which group's rounds timed it
+    (``rounds``)."""
     rows = []
     n = problem.X.shape[0]
     for name in names:

@@ -6,29 +6,19 @@ the rounds where the hypothesis in use was older than k. Ties go to the smallest
 k = 0 is plain averaging; large k tends to the longest survivor. The live hypothesis
 counts with its current r.
 
-Scalars (exact, O(1) per round): per age a, ``count[a]`` = number of dead hypotheses
-with r = a and ``lossage[a]`` = loss suffered on rounds where the hypothesis in use had
-age a (for a conservative learner all of its loss is suffered at its death, age r, so
-this is the Λ_r of the paper). Suffix sums over a give N_k and the loss sum of every k
-in O(1) each, O(max r) in all.
-
-The vector Σ_h (r(h) − k)_+ h for the chosen k is built one of two exact ways, fixed at
-the learner's first block:
-
-* **log** (sparse input): from the update log of :mod:`.history`, weights
-  ω_i = (r_i − k)_+: O(nnz) per update while streaming, memory O(Σ nnz of updates),
-  O(log + d) per output.
-* **buckets** (dense input): per distinct r the sum W_r of the dead hypotheses with
-  that r, as in the paper: H*_k = Σ_{r>k} (r − k) W_r (+ the live one). O(d) per
-  death, which on dense input is the cost of the update itself; memory O(d·√m).
-
-The log avoids the O(d) dense addition per death, which on a high-dimensional sparse
-stream costs hundreds of times the O(nnz) learner step.
+Per age a it keeps ``count[a]``, the number of dead hypotheses with r = a, and
+``lossage[a]``, the loss suffered on rounds where the hypothesis in use had age a; their
+suffix sums give N_k and the loss sum of every k. The vector Σ_h (r(h) − k)_+ h for the
+chosen k is built one of two exact ways, fixed at the learner's first block: **log**
+(sparse input), from the update log of :mod:`.history` with weights ω_i = (r_i − k)_+;
+**buckets** (dense input), as in the paper, from the sum W_r of the dead hypotheses of
+each r: H*_k = Σ_{r>k} (r − k) W_r (+ the live one).
 
 With its output the conversion reports (see :meth:`Cutoff.report`) the chosen k and
 B(k), N_k and L̂_k of the chosen k, the largest survival time r, and N_k and L̂_k at the
 fixed cutoffs :data:`REPORTED_K` (NaN where N_k = 0): the survival-time distribution and
-the empirical loss per k, so that a study can show why the bound chose its k.
+the empirical loss per k, so that a study can show why the bound chose its k. What each
+way costs, and why the log on sparse input: docs/design/conversions.md.
 """
 
 from __future__ import annotations

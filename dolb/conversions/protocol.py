@@ -1,6 +1,6 @@
 """The protocol of the parts a linear learner's compiled driver feeds: the events it
 reports, the base classes of the conversions and of the update
-log, and the growth of their arrays. The package docstring describes the protocol.
+log, and the growth of their arrays. :class:`Conversion` describes the protocol.
 """
 
 from __future__ import annotations
@@ -103,8 +103,35 @@ class Fed:
 
 
 class Conversion(Fed):
-    """Base of the online-to-batch conversions of a linear learner (see the package
-    docstring).
+    """Base of the online-to-batch conversions of a linear learner.
+
+    A conversion is a subclass in its own module of :mod:`dolb.conversions`, listed once
+    in that package's ``_REPORTING_ORDER``; nothing else names it. It declares:
+
+    * ``name`` — its registry key;
+    * ``hooks`` — what it is fed while the learner streams: event name → a function
+      ``hook(state, <the event's values>)`` compiled with ``numba.njit(inline="always")``.
+      The events (:data:`EVENTS`, which names their values: the hooks' parameters) are
+      ``round`` (every round: the scale, the round, the live hypothesis's age, the
+      loss), ``death`` (the live hypothesis dies: its scale, v, age and index in the
+      update log), ``change`` (the sparse change Δ of v and the new scale) and ``fold``
+      (the scale was folded into v);
+    * ``arrays`` — the tuple of arrays its hooks update, and ``off()`` — the same types,
+      empty, for when it is not requested;
+    * ``feeds`` — which of its hooks to call (it may depend on how it was built), and
+      what it asks of the driver: ``"loss"`` (the round's loss, else 0.0), ``"dying_v"``
+      (v still holds the dying hypothesis at its death);
+    * ``requires_log(sparse)`` — whether the learner must keep the shared update log
+      (:class:`~dolb.conversions.history.History`, itself fed through the same hooks);
+      every conversion is told whether the log exists and may build its output from it;
+    * ``reserve(rows, nnz)`` — room for a block, before it runs (hooks never allocate);
+    * ``log_request()`` — its output as a weighted sum of logged hypotheses (all such
+      outputs are built in one pass over the log), or None; ``output()`` otherwise.
+
+    The learner's compiled driver receives one state tuple and one set of switches per
+    fed part (the log, then every registered conversion, in registry order) and calls
+    every declared hook statically, inlined, behind its switch: no Python per example,
+    and a conversion that is not requested costs one predictable branch per event.
 
     Parameters
     ----------

@@ -1,23 +1,13 @@
 """Blocks as learners take them: a C-contiguous float64 array, or a float64 CSR matrix
 whose structure is sound and canonical.
 
-A CSR matrix made from arrays (``csr_matrix((data, indices, indptr))``) is not checked
-by SciPy: its row pointers may decrease or run past its values, its column indices may
-lie outside the matrix. Compiled code reading it would read and write outside its
-arrays, in silence. :func:`as_block` checks the structure in one compiled pass (about
-0.2 ns per stored value) and names the first bad row; rows whose column indices are not
-strictly increasing are made canonical (sorted, duplicates summed), so that a learner
-sees the same matrix whatever the order its entries were stored in. A learner that reads
-every column index anyway (the linear learners' driver) checks the column indices
-itself, as it reads them, and asks here for the row pointers only (``columns=False``):
-a second pass over the indices costs 10-15 % of a Perceptron's pass over a9a. (The row
-pointers are scanned here, 0.06 ns a row: checked in the driver instead, row by row,
-they made a Perceptron's pass over a9a 1.5 % slower, not faster.) A block
-read from a dataset store (flagged :data:`~dolb.data.store.readers.CHECKED`) was checked
-when it was written and is not scanned again, nor are rows a store's reader left in
-place (:class:`~dolb.data.store.spans.RowSpans`), which a learner that reads them takes
-as they are and any other gets gathered into CSR. Values are not checked here: learners
-check them as they read them.
+:func:`as_block` checks a CSR matrix's structure in one compiled pass and names the first
+bad row (SciPy does not check a matrix made from arrays); rows whose column indices do
+not strictly increase are made canonical (sorted, duplicates summed). A learner that
+reads every column index asks for the row pointers only (``columns=False``); a block from
+a store (flagged :data:`~dolb.data.store.readers.CHECKED`) or rows left in place
+(:class:`~dolb.data.store.spans.RowSpans`) are not scanned again. Values are checked by
+the learners as they read them. What is checked where, and why: docs/design/data-store.md.
 
 Examples
 --------
@@ -71,8 +61,7 @@ def _pointer_fault(indptr, stored):
     """The first row whose pointers decrease or run past the ``stored`` values (the first
     pointer must be 0: row 0 then), or −1. Pointers that never decrease, the last within
     ``stored``, are sound: that is asked first, in a flat loop without an exit, so that
-    it vectorises (0.5 µs for a9a's 8,192-row blocks, against 3.2 µs stopping at the first
-    fault)."""
+    it vectorises (docs/design/data-store.md)."""
     rows = indptr.shape[0] - 1
     if indptr[0] != 0:
         return 0
@@ -181,8 +170,8 @@ def row_range(X, start: int, stop: int):
     """Rows ``start`` to ``stop - 1`` of a block, copying nothing: a view of a dense
     block, rows in place still in place, and of a CSR block a matrix over slices of
     its arrays, flagged :data:`~dolb.data.store.readers.CHECKED` as the block was (its
-    rows are sound: :func:`as_block` does not scan them again). SciPy's own slicing
-    copies and checks them (a cell's block cut at its checkpoints: 1.5x the time).
+    rows are sound: :func:`as_block` does not scan them again), where SciPy's own
+    slicing copies and checks them.
 
     >>> X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 4.0]]))
     >>> row_range(X, 1, 3).toarray().tolist()

@@ -6,34 +6,20 @@ by the blocks in flight (at most ``prefetch`` queued, one being read, one being 
 the few decoded chunks the reader keeps per array, and, for sparse data, the row
 pointer array ``indptr``. It never holds the dataset.
 
-Where to read is measured, not assumed. Reading a local store is CPU work (decoding
-and gathering chunks the OS already caches), and a reading thread only moves that work
-to another core, where it costs more: the blocks and the decoded chunks then cross
-between cores' caches. On the 2-core test machine, a permuted pass over a9a (4 blocks
-of 8,192 rows, warm cache) read 1.5 ms of CPU in the calling thread and 2.1-2.7 ms in
-another thread, whose wall time was no shorter even with the other core idle; and a
-sweep's workers already keep every core busy. So a local store is read in the calling
-thread (``prefetch=0``); a store behind a URL, whose reads wait on the network, is read
-ahead by a thread (``prefetch=2``), as is any stream given ``prefetch`` > 0.
-
-From a store behind a URL, the chunks the blocks will need are fetched ahead too, in
-the order the blocks need them, several requests at a time, by a small pool of threads
-(:mod:`dolb.data.store.read_ahead`): at most
-:data:`~dolb.data.store.remote.READ_AHEAD_CHUNKS` stored chunks held or in flight, on
-top of the bound above. A chunk that later blocks need again is downloaded once and
-read back by the reader from the stream's spill folder on local disk, as a local
-store's chunk file; a node chunk cache
+A local store is read in the calling thread (``prefetch=0``); a store behind a URL,
+whose reads wait on the network, is read ahead by a thread (``prefetch=2``), as is any
+stream given ``prefetch`` > 0. From a store behind a URL the chunks the blocks will need
+are fetched ahead too (:mod:`dolb.data.store.read_ahead`), and a node chunk cache
 (:mod:`dolb.data.store.node_cache`, switched on by ``DOLB_CHUNK_CACHE``) lets the
 streams of one node fetch each chunk once.
 
 Stored order reads contiguous row ranges, each chunk decoded once. A given order (such
-as a seeded permutation of a subset) is read block by block: a block's rows are copied,
-in the order asked for, out of the decoded chunks they fall in by one compiled pass per
-chunk that runs without the GIL (so a reading thread, where there is one, works while
-the learner learns); see :class:`~dolb.data.store.readers.RowReader` for what that costs.
-Asked ``in_place`` (by a learner that reads rows so, ``OnlineLearner.reads_spans``), a
-sparse block whose rows all lie in one decoded chunk is not copied at all: it comes as
-:class:`~dolb.data.store.spans.RowSpans`, where each row is in the chunk.
+as a seeded permutation of a subset) is read block by block, a block's rows copied in
+the order asked for out of the decoded chunks they fall in
+(:class:`~dolb.data.store.readers.RowReader`). Asked ``in_place`` (by a learner that
+reads rows so, ``OnlineLearner.reads_spans``), a sparse block whose rows all lie in one
+decoded chunk is not copied: it comes as :class:`~dolb.data.store.spans.RowSpans`.
+Why a local store is read in the calling thread: docs/design/data-store.md.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The resident memory of this process, read cheaply: a cell samples it once a block.
 
-``psutil.Process().memory_info()`` opens, reads and parses ``/proc/self/statm`` and
-builds a named tuple: ~20 µs quiet, ~180 µs on a loaded machine, twice a block (the
-memory limit, the peak). Reading the same file through a descriptor kept open costs
-about a tenth of that; where there is no ``/proc`` (macOS), psutil is asked.
+It reads ``/proc/self/statm`` through a descriptor kept open, a tenth of the cost of
+``psutil.Process().memory_info()`` (docs/design/execution.md); where there is no
+``/proc`` (macOS), psutil is asked.
 """
 
 from __future__ import annotations

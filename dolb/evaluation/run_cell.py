@@ -67,10 +67,9 @@ dataset (1000 sequences of 150 rows, say) then decode each chunk once."""
 
 def block_rows(learner: type, dataset: Dataset) -> int:
     """Rows of a cell's blocks: :data:`BLOCK_SIZE`, or for sparse rows and a learner
-    with ``block_values`` as many as hold that many values on average. A block costs
-    the linear learners Python around their compiled pass (its checks and arrays, the
-    driver's call: 25-35 µs inside a pass), which short rows pay often: a9a's 14 values
-    a row come in one block of 32,561 rows instead of four.
+    with ``block_values`` as many as hold that many values on average: a block costs
+    the linear learners Python around their compiled pass, which short rows would pay
+    often (docs/design/linear-driver.md).
 
     >>> from dolb.learners import learner_class
     >>> a9a_like = type("Store", (), {"sparse": True, "n_rows": 32_561, "indptr": np.array([0, 451_592])})

@@ -1,32 +1,19 @@
 """Cut a sweep's cells into batches, one Dask task each, as the tasks are submitted.
 
-A batch costs the client (and the scheduler it runs) one task, whatever its number of
-cells: on the 2-core machine 3–6 ms of CPU for the task's submission, its messages and
-its result, as much for a task that only sleeps (the performance pages of docs/).
 Batches are cut by *guided self-scheduling*: the first ones are large, the last ones
-small, so no worker idles long at the end while another finishes a large batch. With
-many workers and short cells, the guided sizes alone would send a task per cell or two;
-so once finished cells have told how long they took, no batch is cut shorter than
-:data:`MIN_TASK_SECONDS` of estimated work, nor, on a large cluster, than workers /
-:data:`SCHEDULER_TASKS_PER_SECOND`: the scheduler's load stays bounded at any size.
-Before any cell is timed, one batch per worker is cut (:mod:`dolb.execution.compute`):
-only those are sized by guess. Nor is a floor ever more than the sweep's work a worker:
-every worker gets a task, however large the cluster and small the sweep.
-
-A batch holds no more training examples than the pipeline's ``batch_examples`` when it
-sets one; by default the work alone sizes the batches. (A default cap of 200,000
-examples made the tasks of ``linear_zoo``, cells of 6,000-40,000 examples, grow with
-its cells: 23 more tasks for 297 more cells, each costing the client its round trip.)
+small, so no worker idles long at the end while another finishes a large batch. Before
+any cell is timed, one batch per worker is cut (:mod:`dolb.execution.compute`): only
+those are sized by guess. Once finished cells have told how long they took, no batch is
+cut shorter than :data:`MIN_TASK_SECONDS` of estimated work, nor, on a large cluster,
+than workers / :data:`SCHEDULER_TASKS_PER_SECOND`; nor is a floor ever more than the
+sweep's work a worker, so every worker gets a task. A batch holds no more training
+examples than the pipeline's ``batch_examples`` when it sets one; by default the work
+alone sizes the batches.
 
 The sizes are shares of the sweep's *work*: its training examples until a cell has been
 timed, then its estimated seconds, a cell priced as the timed cells of the nearest size
-(:meth:`Batcher.cell_seconds`). A cell's cost is not proportional to its examples: in
-``linear_zoo`` the largest data sets' cells take 25 ms, the smallest 37 ms (the test set
-at every checkpoint costs more than the stream), and shares of examples, priced by the
-first (largest) cells, made the last batches 1.0–1.2 s of work instead of 0.25 s: one
-worker finished up to 0.6 s after the other. Cells run longest first, so a size not yet
-timed is usually smaller than every size timed and is priced as the smallest: its
-batches err on the short side, which costs a few tasks, not the balance.
+(:meth:`Batcher.cell_seconds`). Why batches are sized so, with the costs that set the
+floors: docs/design/execution.md.
 """
 
 from __future__ import annotations
@@ -59,9 +46,9 @@ to the client is then at most ~2 % of its work, and the last batch keeps a worke
 at most about this long after the others are done."""
 SCHEDULER_TASKS_PER_SECOND = 200
 """Nor less than workers / this many seconds: the scheduler is sent at most about this
-many tasks a second whatever the cluster's size (at ~1–5 ms of its CPU a task, well
-within one core). From 50 workers on, this floor is the larger: 0.32 s at 64 workers,
-1.3 s at 256, 5 s at 1,000."""
+many tasks a second whatever the cluster's size, well within one core
+(docs/design/execution.md). From 50 workers on, this floor is the larger: 0.32 s at 64
+workers, 1.3 s at 256, 5 s at 1,000."""
 
 
 class Batcher:

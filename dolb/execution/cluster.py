@@ -12,23 +12,15 @@ A cluster file is TOML with a ``kind`` and that kind's options::
     walltime = "02:00:00"
 
 See ``cluster/`` for a ready example of each kind. :class:`ClusterFile` checks the file
-(a pydantic model, as pipeline files are): an unknown key, a key of another kind, a
-``workers`` that is not a positive whole number or an option a local cluster does not
-take is one :class:`~dolb.errors.ConfigError` line naming the file and the key.
-
-The embedded cluster serves nothing it is not asked for: every listener is bound to
-127.0.0.1, no process serves HTTP (Dask starts an HTTP server in the scheduler and in
-every worker even without a dashboard; dolb gives it no routes and closes it as soon as
-the process has started) and every connection is mutual TLS with credentials made for
-this run only (``Security.temporary()``), so another user of the machine cannot join
-the cluster or run code in it. A running scheduler that uses TLS is reached with the
-certificates of a cluster file's ``[tls]`` table (``ca_file``, ``cert``, ``key``).
-
-Asked for (``dashboard=True``, ``dolb run --dashboard``), the embedded scheduler serves
-Dask's dashboard on 127.0.0.1 (port 8787, or a free one if taken): plain HTTP without
-authentication, read-only, which any user of this machine can open while the run lasts;
-the workers still serve nothing. The link of a dashboard is printed on standard error,
-for a running scheduler or a started cluster too when theirs has one.
+(a pydantic model): an unknown key, a key of another kind, a ``workers`` that is not a
+positive whole number or an option a local cluster does not take is one
+:class:`~dolb.errors.ConfigError` line naming the file and the key. The embedded cluster
+listens on 127.0.0.1 only, serves no HTTP and speaks mutual TLS with credentials made
+for the run; a running scheduler that uses TLS is reached with the certificates of a
+cluster file's ``[tls]`` table (``ca_file``, ``cert``, ``key``). Asked for (``dashboard=True``,
+``dolb run --dashboard``), the embedded scheduler serves Dask's dashboard on 127.0.0.1
+(port 8787, or a free one); a dashboard's link is printed on standard error. What the
+embedded cluster serves, and to whom: docs/design/execution.md.
 """
 
 from __future__ import annotations

@@ -1,16 +1,16 @@
 """Each Numba kernel compiled once by the workers that share its cache.
 
-On a fresh machine (an empty Numba cache) every worker used to compile every kernel of
-the sweep, the same kernels at the same time. :func:`share_compilation` makes a process
-compile a cached kernel (``cache=True``) only while it holds that kernel's file lock,
-beside the kernel's cache files; a worker that finds the lock held waits, then loads
-what the holder saved in the cache. The run's warm-up (:mod:`dolb.execution.warm_up`)
-then compiles different kernels on different workers, in parallel, and a worker's first
-cell loads them.
+Without it, on a fresh machine (an empty Numba cache) every worker would compile every
+kernel of the sweep, the same kernels at the same time. :func:`share_compilation` makes
+a process compile a cached kernel (``cache=True``) only while it holds that kernel's
+file lock, beside the kernel's cache files; a worker that finds the lock held waits,
+then loads what the holder saved in the cache. The run's warm-up
+(:mod:`dolb.execution.warm_up`) then compiles different kernels on different workers, in
+parallel, and a worker's first cell loads them.
 
 The locks are ``flock`` locks (:mod:`filelock`), released by the kernel if a worker
-dies. Workers on machines that do not share a cache folder each compile their own, as
-before. Results do not depend on who compiled a kernel: the compiled code is the same.
+dies. Workers on machines that do not share a cache folder each compile their own.
+Results do not depend on who compiled a kernel: the compiled code is the same.
 """
 
 from __future__ import annotations

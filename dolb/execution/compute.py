@@ -28,8 +28,8 @@ from dolb.results.store import ResultStore
 
 WAKE_SECONDS = 10.0
 """How long the client waits for an outcome before it looks again whether any task is
-left (each arrival wakes it at once: this is only a safety net; each wake costs ~0.15 ms
-of the client's CPU, a cost per second of the compute phase)."""
+left (each arrival wakes it at once: this is only a safety net; each wake costs the
+client's CPU, a cost per second of the compute phase)."""
 IN_FLIGHT_PER_WORKER = 2
 """Batches kept submitted per worker once a task has finished (one running, one waiting,
 so a worker never waits for the client's round trip); more are sent as these complete.
@@ -100,12 +100,10 @@ def compute(
 def arrivals(queue: as_completed) -> Iterator[list]:
     """The outcomes of ``queue`` in batches as they arrive, as ``queue.batches()`` gives
     them, but waiting for each arrival: Dask's own loop wakes the waiting thread 10
-    times a second to look (~0.7 ms of the client's CPU a second on the busy 2-core
-    machine: most of the 77 µs a cell of main-thread work bench ``scale`` gave the
-    cutoff study, whose cells last 0.1-0.2 s), this one when a task's outcome arrives
-    (and every :data:`WAKE_SECONDS` at most). It waits on the condition Dask
-    notifies as it queues an outcome, and looks at the queue holding that condition, so
-    an outcome queued in between is not missed."""
+    times a second to look, this one when a task's outcome arrives (and every
+    :data:`WAKE_SECONDS` at most; why: docs/design/execution.md). It waits on the
+    condition Dask notifies as it queues an outcome, and looks at the queue holding that
+    condition, so an outcome queued in between is not missed."""
     while not queue.is_empty():
         with queue.thread_condition:
             if queue.queue.empty():

@@ -2,12 +2,9 @@
 does on a timer (its statistical profiler, event-loop health tick, system and memory
 monitors, work stealing) made rare, so that the processes' CPU goes to the cells.
 
-Dask's defaults suit an interactive session: every worker samples its own stack every
-10 ms for the dashboard's profile page, measures its event loop every 20 ms and its
-memory every 100 ms. Measured on 2 idle workers of the embedded cluster (2 cores), each
-worker then burns 2.6–2.9 % of a core, and 0.3 % with :data:`QUIET`; the client process
-(which runs the embedded scheduler and the nannies) 1.5 % instead of 0.7 %. At hundreds
-of workers that background is what a sweep of short cells pays for.
+Dask's defaults suit an interactive session (a worker samples its own stack every 10 ms
+for the dashboard); at hundreds of workers that background is what a sweep of short
+cells pays for (what it costs: docs/design/execution.md).
 
 :data:`QUIET` is set (``dask.config.set``) around every cluster dolb connects to or starts:
 the embedded cluster's processes inherit it; workers started elsewhere (``dask worker``)
@@ -34,8 +31,8 @@ system monitor and work-stealing pass run every second or two instead of every
 stream, progress and memory are unchanged), memory checked every second instead of
 every 100 ms (a cell's own ``cell_memory`` limit is enforced by the cell), and the
 client asks the scheduler for its workers' identities every 10 s instead of every 2 s
-(a round trip of ~0.7 ms of the client's CPU, and a message that grows with the
-workers; dolb counts the workers with ``Client.nthreads``, a request of its own)."""
+(a round trip of the client's, and a message that grows with the workers; dolb counts
+the workers with ``Client.nthreads``, a request of its own)."""
 
 QUIET_CALLBACKS = {"tick": 1.0, "monitor": 2.0, "memory_monitor": 1.0}
 """A running worker's periodic callbacks :class:`QuietWorker` slows down: name ->

@@ -5,14 +5,12 @@ Cells are added with a rank and taken lowest rank first (a tuning ranks the cell
 end a chain of rungs before those that start one); the first entry of a rank is its
 class. A batch takes the ready cells in that order up to 1 /
 (:data:`~dolb.execution.batches.GUIDED_SHARE` × workers) of the ready work of its first
-cell's class (guided self-scheduling over what is ready: a class of many cells that no
-one waits for does not make the batches of a short class coarse), no less than
-the batcher's floor of estimated work once cells have been timed
-(:data:`~dolb.execution.batches.MIN_TASK_SECONDS`, more on a large cluster), and at
-most ``max_examples`` training examples when that is set; a cell larger than that runs alone.
-The timings are kept across everything this source cuts (the rungs of a tuning share
-them), and a cell is priced as :meth:`Batcher.cell_seconds
-<dolb.execution.batches.Batcher.cell_seconds>` prices it.
+cell's class, no less than the batcher's floor of estimated work once cells have been
+timed (:data:`~dolb.execution.batches.MIN_TASK_SECONDS`, more on a large cluster), and
+at most ``max_examples`` training examples when that is set; a cell larger than that
+runs alone. The timings are kept across everything this source cuts (the rungs of a
+tuning share them), and a cell is priced as :meth:`Batcher.cell_seconds
+<dolb.execution.batches.Batcher.cell_seconds>` prices it. Why: docs/design/execution.md.
 
 Examples
 --------

@@ -28,7 +28,7 @@ class NoHTTPServer(WorkerPlugin):
 class Prepared(WorkerPlugin):
     """Prepares a worker for dolb's tasks as it starts, before it joins: imports dolb's
     tasks (learners, data stores) and initialises Numba's compiler (its typing and target
-    contexts, ~90 % of a kernel warm-up whatever the kernels; best effort). With the
+    contexts, most of a kernel warm-up whatever the kernels; best effort). With the
     embedded cluster started in the background, that happens while the client still
     plans the sweep, instead of when the kernel warm-up or the first task arrives."""
 

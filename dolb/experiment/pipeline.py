@@ -1,6 +1,7 @@
 """Pipeline files: TOML in, a validated :class:`Pipeline` out.
 
-A pipeline file describes one study::
+A pipeline file describes one study: its datasets, experiments, reports and execution
+(docs/guide/pipelines.md walks through one; the pipeline reference lists every key)::
 
     [pipeline]
     name = "irma"
@@ -9,46 +10,18 @@ A pipeline file describes one study::
     [datasets.irma]                   # a generator, an importer, or stores on disk
     generator = "irma"
     params = { n_sequences = 1000, length = 150 }
-    # importer = "svmlight"           # instead: a file converted once into a store
-    # params = { path = "a9a", test_path = "a9a.t" }   # paths relative to this file
-    # train = "path/to/store"         # instead: stores on disk
-    # test = "path/to/test-store"     # optional
 
     [experiments.table1]
-    dataset = "irma"                  # or a list: one panel per dataset in figures
+    dataset = "irma"
     task = "regression"               # or "binary" (targets -1/+1)
     split = { scheme = "sequences", count = 1000 }
     checkpoints = [10, 80, 150]       # or { log = 20 } or "all"
     metrics = ["test_mse"]
-    conversions = ["last"]            # online-to-batch conversions to score (default)
-    learners = [
-      { learner = "irma", complexity = [4, 6, 10], params = { domain_high = 3.0 } },
-    ]
-
-    [execution]                       # optional
-    batch_examples = 200000           # training examples per Dask task, at most
-                                      # (default: no cap; tasks sized by their work)
-    cell_timeout = 600                # seconds; a cell running longer fails
-    cell_memory = "4 GB"              # a cell whose worker grows past this fails
-    state_every = 300                 # seconds; a longer cell saves its state this often
-                                      # and a re-run resumes from it (preemption)
-    arithmetic = "x86-64-v3"          # every worker's BLAS kernel and Numba target (the
-                                      # same bits on any x86-64-v3 CPU), "x86-64-v2" or
-                                      # "native" (each worker its own CPU's)
-
-    [[reports]]
-    kind = "table"                    # or "curve", "paired", "ranking"
-    experiment = "table1"
-    metric = "test_mse"
-    at = [10, 80, 150]
-    stats = ["mean", "var"]
-    title = "Table I"                 # default: metric, experiment, kind, what it compares
+    learners = [{ learner = "irma", complexity = [4, 6, 10], params = { domain_high = 3.0 } }]
 
 A learner's ``params`` values may be lists: each combination is one configuration.
-Every mistake is reported as one :class:`~dolb.errors.ConfigError` line naming the file
-and the key path at fault (``p.toml: experiments.table1.learners[0].params.eta: must be
-above 0.0, got -1``); the checks are the pydantic models of
-:mod:`dolb.experiment.schema`.
+Every mistake is one :class:`~dolb.errors.ConfigError` line naming the file and the key
+path at fault; the checks are the pydantic models of :mod:`dolb.experiment.schema`.
 """
 
 from __future__ import annotations

@@ -1,25 +1,19 @@
-"""The pipeline schema of tuning: an experiment's ``[tuning]`` and a learner's ``search``.
-
-::
+"""The pipeline schema of tuning: an experiment's ``[tuning]`` and a learner's ``search``::
 
     [experiments.zoo.tuning]
     method = "halving"          # grid, random, halving or hyperband
     eta = 3                     # each rung keeps 1/eta of its trials, budget times eta
-    min_budget = 500            # training examples of the first rung (or a fraction
-    # max_budget = 0.5          #   of the tuning stream); of the last (default: all of it)
-    # trials = 27               # configurations drawn (halving over choices: the grid)
+    min_budget = 500            # training examples of the first rung, or a fraction
     validation = "holdout"      # or "progressive" (the online loss of the stream)
-    holdout = 0.2               # of each split's training stream, kept for validation
     metric = "test_error"       # minimised on the validation
-    conversion = "last"         # whose hypothesis is scored
-    defaults = true             # also run each tuned learner at its listed params
-    seed = 0
 
     learners = [{ learner = "sgd", params = { loss = "hinge" },
                   search = { eta = { low = 0.001, high = 10.0, log = true, steps = 27 } } }]
 
 A ``search`` value is a list (the choices) or a range ``{ low, high, log, steps }``; a
 search plans at most :data:`~dolb.experiment.search.MAX_TRIALS` trials per configuration.
+The other keys (``max_budget``, ``trials``, ``holdout``, ``conversion``, ``defaults``,
+``seed``) are in docs/guide/tuning.md.
 
 Examples
 --------

@@ -4,16 +4,13 @@ A tuned learner is searched *inside* each split of an experiment: its trials lea
 the split's training stream (less a seeded validation holdout, or all of it with
 progressive validation) and are scored on that validation, never on the split's test
 part. Each trial is one configuration; a *rung* runs trials up to a *budget* of training
-examples; successive halving keeps the best ``1/eta`` of a rung's trials for the next,
-larger budget, continuing them from their state (Jamieson & Talwalkar, *Non-stochastic
-best arm identification and hyperparameter optimization*, AISTATS 2016); Hyperband runs
-several such brackets that trade the number of trials against their first budget (Li et
-al., *Hyperband: a novel bandit-based approach to hyperparameter optimization*, JMLR
-18(185), 2018). ``grid`` and ``random`` run every trial at the largest budget.
-
-This module is pure: which trials exist, their budgets, and which a rung promotes (from
-the rung's losses alone, ties to the lower trial number, so the choice does not depend
-on the order results arrive). :mod:`dolb.execution.tuning` runs them as cells.
+examples; successive halving (Jamieson & Talwalkar, AISTATS 2016) keeps the best
+``1/eta`` of a rung's trials for the next, larger budget, continuing them from their
+state; Hyperband (Li et al., JMLR 18(185), 2018) runs several such brackets that trade
+the number of trials against their first budget. ``grid`` and ``random`` run every trial
+at the largest budget. This module is pure: which trials exist, their budgets, and which
+a rung promotes (from its losses alone, ties to the lower trial number);
+:mod:`dolb.execution.tuning` runs them as cells. Why: docs/design/pipelines.md.
 
 Examples
 --------

@@ -1,28 +1,18 @@
 """The code of a learner, as a cell's identity holds it: a stored cell is reused only for
 the code that computed it.
 
-A learner's *source* is the set of modules that define it: the module of its class, of
-each class it inherits from or holds as an attribute (the learner an OMS learner selects
-over), and every module these import, transitively, inside the same package — for a
-plugin the top-level package its class lives in, for one of dolb's own ``dolb.learners``
-and ``dolb.selection`` (but :data:`NOT_SOURCE`). Its digest hashes each module's syntax
-tree without the statements that are strings alone (the docstrings of modules, classes,
-functions and attributes), so comments, docstrings and layout never change it; code does.
-
-- A **plugin** learner (a class from another package) is identified by its distribution,
-  that distribution's version and the digest of its source
-  (:func:`learner_code`): an editable install that changes no version still changes
-  the digest.
-- A **built-in** learner declares a ``revision`` (:attr:`OnlineLearner.revision
-  <dolb.learners.base.OnlineLearner.revision>`); :data:`~dolb.learners.revisions.SOURCES`
-  records the digest of the source each revision was released with. While the two agree
-  the identity holds the revision alone (none for revision 1, so the ids stored before
-  revisions existed are kept), so a change that leaves results alone — a refactoring —
-  keeps every stored cell. Source that differs from the record (a learner edited in a
-  checkout) adds the digest, so its cells are computed anew; the test suite then asks
-  for the record to be written again, with the revision raised if results change
-  (``python3 -m dolb.learners.code --write``).
-- A learner that wraps another library (``wraps``) adds that library's version.
+A learner's *source* is the module of its class, of each class it inherits from or
+holds (the learner an OMS learner selects over), and every module these import inside
+the same package (a plugin's top-level package; for dolb's own, ``dolb.learners`` and
+``dolb.selection`` but :data:`NOT_SOURCE`). Its digest hashes each module's syntax tree
+without its docstrings: comments, docstrings and layout never change it; code does.
+A **plugin** learner is identified by its distribution, its version and the digest of
+its source (:func:`learner_code`). A **built-in** learner declares a ``revision``, and
+:data:`~dolb.learners.revisions.SOURCES` records the digest each revision was released
+with: while they agree the identity holds the revision alone (nothing for revision 1);
+a source that differs adds its digest, until ``python3 -m dolb.learners.code --write``
+records it (with the revision raised if results change). A learner that wraps another
+library (``wraps``) adds that library's version. Why: docs/design/cell-identity.md.
 
 Examples
 --------

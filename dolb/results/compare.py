@@ -2,18 +2,14 @@
 
 Rows of two tidy result tables (as :func:`~dolb.results.tables.read_results` reads
 them) are matched on the configuration (:data:`~dolb.results.tables.CONFIG_COLUMNS`),
-the training size and the metric, and
-paired over ``split``: a split (or ordering seed) is the unit of pairing, so the noise
-common to both runs cancels. For every judged metric, i.e. every deterministic metric of
-:data:`dolb.evaluation.metrics.METRICS` (all are lower-is-better losses or errors; the
-timing metric ``learn_seconds`` is not judged), the
-paired differences run − baseline get a mean with a 95 % t confidence interval, a
-relative change, Cohen's d_z and the p-value of a two-sided paired t-test; the
-Benjamini–Hochberg procedure then controls the false-discovery rate over all tests of
-the comparison. Other metrics of the table (``cutoff_k``, ``suffix_length``, ...)
-describe a hypothesis rather than score it and are never judged.
-
-Throughput (``bench.json``) is judged by :mod:`dolb.results.throughput`.
+the training size and the metric, and paired over ``split`` (a split, or ordering seed,
+is the unit of pairing). For every judged metric, i.e. every deterministic metric of
+:data:`dolb.evaluation.metrics.METRICS` (all lower-is-better; not the timing metric
+``learn_seconds``, nor what describes a hypothesis, such as ``cutoff_k``), the paired
+differences run − baseline get a mean with a 95 % t confidence interval, a relative
+change, Cohen's d_z and the p-value of a two-sided paired t-test, and Benjamini–Hochberg
+q-values over all tests of the comparison. Throughput (``bench.json``) is judged by
+:mod:`dolb.results.throughput`. Why these tests: docs/design/nightly-gate.md.
 
 Examples
 --------

@@ -110,8 +110,7 @@ def log_axes(ax, sizes=None, values=None) -> None:
     change, say 15 %, is the same height at every size and every level of the metric.
     Log ticks are written as plain numbers (0.05, not 5 × 10⁻²); unlabelled minor ticks
     mark 2 and 5 times each power of ten (not every multiple: a tick is an artist that
-    the layout measures, and with all eight multiples two six-panel curve figures took
-    1.4-2x as long to draw, 4.4-4.8 s against 2.4-3.2 s)."""
+    the layout measures; what that costs: docs/guide/reports.md)."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     plain = FuncFormatter(lambda value, _: f"{value:g}")

@@ -1,32 +1,19 @@
 """The nightly throughput gate: a slowdown between two nights is an alarm only when an
 interleaved A/B confirms it.
 
-Two nights on a shared machine differ by more than the code: tonight the machine may be
-20 % slower for every learner (other work on it), and some learners more than others.
-The rank test of :func:`dolb.results.throughput.judge_throughput` models the noise
-within a night, so it only *suspects*: a learner significantly slower (q <
-:data:`~dolb.results.throughput.SPEED_ALPHA`) with a median ratio below
-:data:`SUSPECT`, or much slower than the night's other learners (:func:`suspects`),
-is re-measured A/B (:mod:`dolb.bench.ab`: both nights' commits
-side by side, their benchmarks interleaved in the same rounds on this machine, which
-cancels the machine's change), at most :data:`MAX_AB` learners, the most surprising
-first given the history band. The A/B judges each measurement by its per-round
-ratios after / before (median, BCa bootstrap interval, one-sided Wilcoxon signed-rank
-p), each learner by its measurements together (median ratio, Fisher's method,
-Benjamini–Hochberg over the learners re-measured): *confirmed* when q <
-``alpha`` and the median ratio is below the slowdown threshold. Only a confirmed
-learner's measurements whose A/B ratio is below the threshold are *slower* (the A/B
-measures from memory only: its Zarr rows are judged by their nightly ratio).
-
-The history band of a measurement is the spread of its speed between nights: over the
-earlier nights on the same CPU model (at least :data:`BAND_NIGHTS`), the median of the
-log of each night's median speed and its robust standard deviation (1.4826 × MAD);
-the band is exp(centre ± 2 sd). It ranks the suspects and is shown, never an alarm by
-itself (a 20 % slowdown on a night 20 % faster is inside it).
-
-Without an A/B (``dolb compare`` without ``--confirm``) a suspected slowdown below the
-threshold is an alarm as before, except between nights on different CPU models, whose
-speeds are not compared (verdict ``other machine``).
+The rank test of :func:`dolb.results.throughput.judge_throughput` only *suspects*: a
+learner significantly slower (q < :data:`~dolb.results.throughput.SPEED_ALPHA`) with a
+median ratio below :data:`SUSPECT`, or much slower than the night's other learners
+(:func:`suspects`). At most :data:`MAX_AB` suspects, the most surprising first given the
+history band (:func:`history_band`), are re-measured A/B (:mod:`dolb.bench.ab`: both
+nights' commits, their benchmarks interleaved in the same rounds on this machine) and
+judged by :func:`judge_ab`: a learner is *confirmed* when q < ``alpha`` and its median
+ratio is below the slowdown threshold, and only a confirmed learner's measurements whose
+A/B ratio is below the threshold are *slower* (:func:`gate`). The band ranks the
+suspects and is shown, never an alarm by itself. Without an A/B (``dolb compare``
+without ``--confirm``) a suspected slowdown below the threshold is an alarm, except
+between nights on different CPU models (verdict ``other machine``). Why the gate is
+built so, and how the band and the A/B are computed: docs/design/nightly-gate.md.
 """
 
 from __future__ import annotations

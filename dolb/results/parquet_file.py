@@ -1,12 +1,10 @@
 """One Parquet file of a result folder, written whole or not at all.
 
 A task's part is small (a few cells' rows) and written once per task, so its fixed costs
-count: zstd costs about 20 µs a column whatever the rows (a third of writing a part of 25
-columns) and saves little on a few hundred rows (a cell's 12 rows: 6.6 kB compressed,
-6.2 kB not; 3,072 rows: 16 and 25 kB), and Arrow's writer opening the file through its
-file system layer ~0.2 ms more than encoding in memory and writing the bytes at once.
-Files from :data:`COMPRESSED_ROWS` rows on (compaction's parts of ~1M rows,
-:mod:`dolb.results.compaction`) are compressed.
+count: it is encoded in memory and written in one call, uncompressed. Files from
+:data:`COMPRESSED_ROWS` rows on (compaction's parts of ~1M rows,
+:mod:`dolb.results.compaction`) are compressed with zstd. What each choice saves:
+docs/design/store-format.md.
 
 Examples
 --------

@@ -3,32 +3,13 @@
 One row per cell × conversion × checkpoint × metric (a failed cell: one row with its
 error), with every cell coordinate in a column of its own (``param_<name>`` for each
 learner parameter) and, beside the metric, the cell's status, error, time, CPU time,
-peak memory and worker. Whoever computed the cells writes the part: a worker when it
-can reach the folder, else the client with what the workers sent back.
-
-A part is written whole or not at all. In a folder named by a path it is written under
-a hidden temporary name and renamed (readers, and ``pyarrow.dataset``, skip hidden
-files). Behind an fsspec URL (``s3://``, ``gs://``, ``file://``...: object stores have
-no atomic rename, so every URL is treated as one) parts get unique names too. Whoever
-wrote them, the client then commits the parts with a small manifest under
-``manifests/`` naming each part and the cells it holds (beside ``results/``, which
-holds Parquet files only, as some readers read every file below it). Behind a URL readers
-trust only committed parts; in a folder every renamed part is whole and is read,
-committed or not (a run killed before it committed). Either way a committed part that
-is gone is seen (:meth:`ResultStore.missing_parts`), with the cells it took away.
-
-Parts of one run share a schema; runs of other learners add ``param_`` columns. The
-client keeps the union of every part's schema in ``results/0-schema.parquet``, a part
-without rows listed first, before its run's parts are written: readers that take the
-first file's schema (pandas, ``pyarrow.dataset``) see every column.
-
-The same cell may be stored twice (two runs on one folder, a worker lost after writing
-its part): the copies are equal, readers keep one (:mod:`dolb.results.query`), each
-tagged with its ``attempt``. A compaction (:mod:`dolb.results.compaction`) merges parts,
-each cell once; what it replaced (:mod:`dolb.results.manifests`) is read no more.
-
-The folder's ``format.json`` names the store's format (:mod:`dolb.results.store_format`):
-written before its first file, checked before anything is read or written.
+peak memory and worker. Whoever computed the cells writes the part (a worker when it
+can reach the folder, else the client), whole or not at all; the client commits the
+parts with a manifest under ``manifests/`` naming each part and its cells
+(:meth:`ResultStore.missing_parts`: those gone), and keeps the union of every part's
+schema in ``results/0-schema.parquet``. A cell stored twice is read once
+(:mod:`dolb.results.query`); a compaction (:mod:`dolb.results.compaction`) merges parts;
+``DIR/format.json`` names the format. Why: docs/design/store-format.md.
 
 Examples
 --------

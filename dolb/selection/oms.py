@@ -18,11 +18,8 @@ machine 2 ← a new machine at α + 1 initialised from the new machine 1 (by the
 other's support vectors under its own kernel; else it starts empty), and the tally restarts.
 OMS outputs machine 1. Each switch is recorded: ``diagnostics()`` gives the level now,
 the number of switches and the example count at each (``oms_switch_<k>_n``, the level
-going from ``level_start + k − 1`` to ``level_start + k``).
-
-OMS calls its two machines example by example from Python (a switch can happen at any
-example): two calls into compiled code per example, small next to the cost of a kernel
-machine's update.
+going from ``level_start + k − 1`` to ``level_start + k``). The two machines are called
+example by example from Python (why: docs/design/kernel-learners.md).
 """
 
 from __future__ import annotations

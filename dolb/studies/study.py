@@ -7,8 +7,7 @@ benchmark reads a benchmark record). A :class:`Table` makes ``(columns, rows)`` 
 run (:func:`dolb.studies.tables.new_table` turns them into a table record), a
 :class:`Figure` draws one PNG, and a :class:`Claim` judges, from the table records by
 name, whether the paper's claim holds here (:class:`Verdict`). ``dolb study`` computes
-them (:mod:`dolb.studies.command`) and the documentation renders them
-(:mod:`dolb.studies.pages`).
+them (:mod:`dolb.studies.command`), the documentation renders them (:mod:`.pages`).
 
 Examples
 --------

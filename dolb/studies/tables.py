@@ -18,10 +18,9 @@ A table record is a JSON object::
     }
 
 A cell is a string, a finite number or null (shown as "—"); a column's ``format`` is a
-Python format specification applied to its numbers (``".1e"``, ``".3g"``, ``",d"``,
-``".2%"``), ``"g"`` when absent. Records live in ``DIR/<study>/<table>.json``
-(:func:`write_table`); a study page names a table with the marker
-``<!-- table: irma/table1 -->`` on a line of its own, which :func:`render_markers`
+Python format specification of its numbers (``".1e"``, ``",d"``, ``".2%"``; ``"g"`` when
+absent). Records live in ``DIR/<study>/<table>.json`` (:func:`write_table`); a study page
+names a table by a line ``<!-- table: irma/table1 -->``, which :func:`render_markers`
 replaces by the table and a line saying where it comes from.
 """
 

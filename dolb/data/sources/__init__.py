@@ -2,11 +2,10 @@
 kept in the data cache.
 
 Two registries (:class:`dolb.registry.Registry`) hold the sources by name:
-:data:`GENERATORS` (``irma``, ``rcv1_resample``, ``sparse_text``, ``spirals``) and :data:`IMPORTERS` (``rcv1``,
-``svmlight``, ``mnist``, ``faces``, and for one's own files ``csv``, ``parquet``,
-``feather``, ``npy``, ``npz``). Every entry declares its parameters (with docs), the
-parts it makes and its reference. A new source is one module that builds a
-:class:`~dolb.data.sources.generators.Generator` or
+:data:`GENERATORS` and :data:`IMPORTERS` (the examples list them; ``csv``, ``parquet``,
+``feather``, ``npy`` and ``npz`` import one's own files). Every entry declares its
+parameters (with docs), the parts it makes and its reference. A new source is one
+module that builds a :class:`~dolb.data.sources.generators.Generator` or
 :class:`~dolb.data.sources.importers.Importer` and adds it to its registry; importing
 it here registers it.
 

@@ -5,20 +5,12 @@ The file holds one array: images ``(n, height, width)``, flattened row by row in
 ``height * width`` columns, or rows ``(n, features)`` kept as they are. The first
 ``n_positive`` rows are faces, labelled +1; the rest are non-faces, labelled -1. The
 values are stored as float64, as they are in the file: nothing is rescaled. There is
-one part, ``"train"``: a pipeline holds test images out of it with the ``holdout``
-split scheme (``split = { scheme = "holdout", test_fraction = 0.25, count = 10 }``). The data
-set this is for, ``../shared/data/face/lfw_subset.npy``, holds 200 grey 25 x 25
-images in float64 (faces in rows 0-99, non-faces in rows 100-199) whose values lie
-between 0.0 and 1.0, both reached; Goldberg, Li & Zhu (2008) use such a face /
-non-face problem in their study of online manifold regularisation.
-
-The file is read without unpickling (``allow_pickle=False``). A file that is missing,
-not an ``.npy`` file, truncated, or holds Python objects, values that are not real
-numbers, an array that is neither images nor rows, fewer than two rows, or a NaN or
-infinite value is a :class:`~dolb.errors.DataError` naming the file (and the row, for
-a bad value); an ``n_positive`` that leaves no row for one of the classes is a
-:class:`~dolb.errors.ConfigError` naming the file. Registered as the importer
-``"faces"`` in :data:`~dolb.data.sources.importers.IMPORTERS`.
+one part, ``"train"``, which a pipeline splits with the ``holdout`` scheme. The file is
+read without unpickling (``allow_pickle=False``); a file dolb cannot read as finite
+images or rows is a :class:`~dolb.errors.DataError` naming the file (and the row, for a
+bad value), an ``n_positive`` that leaves a class empty a
+:class:`~dolb.errors.ConfigError`. Registered as the importer ``"faces"``. The data set
+it is for, and each refusal: docs/design/data-store.md.
 
 Examples
 --------

@@ -1,28 +1,22 @@
 """The data cache behind an fsspec URL (``s3://bucket/cache``): each run built once,
 by whoever takes its lease, and read by every node.
 
-An object store has no rename, so the local cache's way (write a hidden sibling, rename
-it into place) cannot work. A run ``<prefix>-<hash>`` (:mod:`dolb.data.sources.cache`)
-is a folder of three kinds of objects instead::
+An object store has no rename, so a run ``<prefix>-<hash>`` (:mod:`dolb.data.sources.cache`)
+is a folder of three kinds of objects instead of a folder renamed into place::
 
     <run>/lease.json    who builds it now: {"builder", "host", "pid", "beat"}
     <run>/<builder>/    a builder's copy of the parts (one dolb dataset each)
     <run>/built.json    the copy to read: {"builder", "parts": [...]}, written last
 
-Both small objects are created only if absent (``pipe_file(mode="create")``: on S3 a
-conditional write, ``If-None-Match: *``, which the server refuses when the object
-exists; on other stores fsspec's check-then-write), so of builders racing, one takes the
-lease and one publishes. The others wait for ``built.json``. The lease holder rewrites
-its lease every :data:`BEAT` seconds (``beat`` counts up); a lease unchanged for
-:data:`LEASE` seconds is stale (its builder died, or lost the store) and is broken by a
-waiter, which then builds. Waiters judge staleness by their own clock, so the nodes'
-clocks need not agree.
-
-Limits: a builder paused longer than :data:`LEASE` (or cut off from the store as long)
-loses its lease; another builds meanwhile, and two copies are made, one published,
-never a mix (each writes under its own ``<builder>/``). A builder killed midway leaves
+Both small objects are created only if absent (``pipe_file(mode="create")``), so of
+builders racing, one takes the lease and one publishes; the others wait for
+``built.json``. The lease holder rewrites its lease every :data:`BEAT` seconds; a lease
+unchanged for :data:`LEASE` seconds (by the waiter's own clock) is stale and is broken
+by a waiter, which then builds. A builder paused longer than :data:`LEASE` loses its
+lease: two copies are made, one published, never a mix. A builder killed midway leaves
 its copy, which no reader opens (delete it by hand, or the whole ``<run>`` folder when
-no run builds it).
+no run builds it). How a create-if-absent write works on each store, and the limits of
+leases: docs/design/data-store.md.
 """
 
 from __future__ import annotations

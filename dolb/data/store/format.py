@@ -11,22 +11,12 @@ A dataset is a Zarr v3 group on the local file system or behind an fsspec URL::
     <path>/y             targets: (n,) or (n, k), chunked by rows like X, dtype kept
 
 Every array is encoded bytes -> [Blosc (lz4 or zstd, shuffle)] -> crc32c, its codec and
-chunk size chosen at write time for read throughput and recorded in the attribute
-``layout`` (:mod:`dolb.data.store.layout`), so
-a corrupted chunk fails its checksum and is reported as a
-:class:`~dolb.errors.DataError` naming the store, the array and the chunk. The chunk
-manifest (:mod:`dolb.data.store.manifest`) adds what that checksum cannot see: the
-metadata each array was written with and a CRC32C of each *decoded* chunk, against
-which every read is checked, so that a deleted chunk (which Zarr reads as the fill
-value) or a valid chunk copied onto another key is an error too. CRC32C is there for
-accidents (a lost, damaged or misplaced file), not against deliberate tampering. Sparse
-``data`` and ``indices`` are chunked alike by elements, about ``chunk_rows`` times the
-mean number of non-zeros per row when it is given.
-
-The fingerprint is the sha256 of a canonical description (format version, array names,
-dtypes, shapes) followed by the little-endian bytes of every array in a fixed order. It
-depends on the content only: not on chunk sizes or codecs, not on provenance, not on the
-manifest or the layout record.
+chunk size recorded in the attribute ``layout`` (:mod:`dolb.data.store.layout`). A chunk
+that fails its checksum or the chunk manifest (:mod:`dolb.data.store.manifest`) is a
+:class:`~dolb.errors.DataError` naming the store, the array and the chunk. The
+fingerprint is the sha256 of a canonical description (format version, array names,
+dtypes, shapes) followed by the little-endian bytes of every array in a fixed order: it
+depends on the content only. Why it is built this way: docs/design/data-store.md.
 
 Examples
 --------

@@ -7,10 +7,8 @@ chunk). A block asks for *spans*: span ``i`` is the elements ``starts[i]`` to
 ``starts[i] + lengths[i] - 1`` of the whole array, and goes to ``out[out_ptr[i]:
 out_ptr[i + 1]]``. :func:`touched_chunks` says which chunks hold some span;
 :func:`gather_spans` copies, from one of them, the part of every span it holds
-(converting to ``out``'s dtype on the way). Nothing is sorted and nothing is put back
-in order afterwards: a permuted block costs what a contiguous one does, plus the cache
-misses of jumping around in memory. The loops run without the GIL, so that a reading
-thread gathers while the learner learns.
+(converting to ``out``'s dtype on the way), without the GIL. Why nothing is sorted:
+docs/design/data-store.md.
 
 Examples
 --------
@@ -37,16 +35,13 @@ from numba.extending import intrinsic
 PREFETCH_AHEAD = 8
 """Spans (rows) ahead whose first element a gather asks the CPU to fetch while it copies
 the current one: a permuted block's rows lie anywhere in its chunks, and without it
-every row waits for memory in turn. Measured on a block of 8,192 a9a-like rows (14
-values each) out of chunks no longer in the CPU's caches: 711 -> 435 µs (best of 4, 8,
-16, 32 ahead); in cache: 133 -> 103 µs."""
+every row waits for memory in turn (what it saves: docs/design/data-store.md)."""
 
 
 _unsigned = numba.uint64
 """Copy loops index with unsigned integers: Numba wraps a negative signed index around
-(a compare and select on every access), which keeps LLVM from vectorising the copy; with
-unsigned ones a permuted block gathers 3.5 times faster (RCV1 sample: 1.40 -> 0.40 ms a
-block of 8192 rows)."""
+(a compare and select on every access), which keeps LLVM from vectorising the copy
+(docs/design/data-store.md)."""
 
 CACHE_LINE = 64
 """Bytes the CPU fetches from memory at once (x86-64 and most ARM cores)."""

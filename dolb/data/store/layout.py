@@ -1,39 +1,22 @@
-"""Choosing each array's codec and chunk size at write time, for read throughput, and
+"""Each array's codec and chunk size, chosen at write time for read throughput, and
 the record of that choice kept in the store.
 
 Candidates: the codecs ``raw`` (no compression), ``lz4`` (Blosc LZ4, level 5, byte
 shuffle) and ``zstd`` (Blosc Zstandard, level 1, byte shuffle), and chunks of 256k and
-1M elements (clipped to the array; a dense ``X`` is chunked by whole rows, its default
-chunk of about 2 MB a candidate too). The *default* of an array is the chunk of
-:mod:`dolb.data.store.inputs` with LZ4 where a sample shrinks at least
-``MIN_COMPRESSION``-fold, raw otherwise.
-
-The rule, for an array of at least ``MIN_MEASURED_BYTES``: its first rows, as many as
-the largest candidate chunk holds (at most ``SAMPLE_ELEMENTS`` elements), are encoded
-with every candidate, each encoded chunk written to a file of its own (CRC32C trailer
-included, as in a store; in a temporary folder beside a local store, so on its file
-system), and every candidate's files are read back and decoded ``REPEATS`` times after
-one untimed warm-up, candidates interleaved, on a thread other than the main one (Blosc
-decodes single-threaded there, as on a stream's reading thread), through
-:func:`~dolb.data.store.decoding.decode_chunk_file`, the reader's own decode path. A
-candidate's rate is the sample's decoded bytes over its fastest repeat (MB/s): reading
-the encoded bytes (from the page cache) and decoding them. A candidate replaces the
-default only when its rate exceeds the default's by more than ``GAIN`` (20 %), so that
-noise does not flip the choice from one write to the next. The chunk size is chosen
-first, for the arrays chunked alike (``X/data`` with ``X/indices``, whose rows a reader
-gathers in one pass; a dense ``X``, whose rows ``y`` follows), on the summed time of
-those arrays each with its best codec at that size; then the codec of each array at
-that size. A codec or a chunk size given to
-:func:`~dolb.data.store.writing.write_dataset` is not measured.
-
-The choice is measured, so it depends on the machine; the values stored do not, nor
-does the content fingerprint. It is recorded in the group attribute ``layout``::
+1M elements (clipped to the array; for a dense ``X``, whole rows, and its default chunk
+of about 2 MB). An array of at least ``MIN_MEASURED_BYTES`` has a sample of its first
+rows encoded with every candidate and decoded back, timed; a candidate replaces the
+default (:mod:`dolb.data.store.inputs`' chunk, LZ4 where a sample shrinks at least
+``MIN_COMPRESSION``-fold, else raw) only when faster by more than ``GAIN`` (:func:`choose`).
+A codec or chunk size given to :func:`~dolb.data.store.writing.write_dataset` is not
+measured. The choice depends on the machine, the values stored and the fingerprint do
+not. It is recorded in the group attribute ``layout``::
 
     {"X/data": {"codec": "raw", "chunk_elements": 1048576, "chosen": "measured",
                 "candidates": {"raw/256k": 5120.0, "lz4/256k": 2210.5, ...}}, ...}
 
-``chosen`` is ``measured`` (something was), ``given`` (the codec was given and nothing
-was left to measure) or ``default`` (an array too small to measure).
+``chosen`` is ``measured``, ``given`` or ``default`` (an array too small to measure).
+How the sample is timed: docs/design/data-store.md.
 
 Examples
 --------
@@ -67,9 +50,7 @@ CODECS = {
 }
 """The codecs a store may use, by name (None: raw)."""
 CHUNK_CANDIDATES = (1 << 18, 1 << 20)
-"""Chunk sizes tried, in elements. Chunks of 4M elements were slower still to read on the
-2-core machine (raw 5.2-5.9 GB/s against 7.5-8.0 at 1M: a decoded chunk of 16-32 MB
-outgrows the CPU caches) and cost a write most of the measurement, so they are not tried."""
+"""Chunk sizes tried, in elements (why not larger: docs/design/data-store.md)."""
 GAIN = 1.2
 """A candidate replaces the default only if it reads more than this many times faster."""
 MIN_COMPRESSION = 1.5
@@ -207,7 +188,7 @@ class _Measure:
         return Choice(self.best_codec(length), length, "measured", candidates)
 
     def _measure(self) -> None:
-        """Time every candidate (see the module docstring)."""
+        """Time every candidate (how: docs/design/data-store.md)."""
         part = self.part
         rows = max(1, min(part.values.shape[0], max(self.lengths), SAMPLE_ELEMENTS // _width(part)))
         sample = np.ascontiguousarray(part.values[:rows], dtype=part.dtype)

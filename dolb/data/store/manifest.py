@@ -10,17 +10,10 @@ little-endian bytes of each of its chunks, listed by chunk index::
                 "y": {...}}}
 
 Opening a store compares every array's metadata with its record, and every chunk read
-is compared with its checksum before it is used. This catches what the CRC32C codec on
-each *encoded* chunk cannot: a chunk file deleted (Zarr would read the fill value), a
-valid chunk copied onto another chunk's key, or edited array metadata that reinterprets
-the bytes. CRC32C guards against accidents, not tampering: whoever can edit a store can
-edit its manifest too.
-
-The manifest lives in the group attributes rather than in a file of its own because
-those attributes are the one file written last, which makes a directory a dolb dataset:
-the manifest then appears atomically with the rest of the dataset's description (in
-place behind an fsspec URL as well), and cannot be lost or copied apart from it.
-It is not part of the content fingerprint, which stays a function of the content alone.
+is compared with its checksum before it is used: a deleted chunk file, a chunk copied
+onto another chunk's key or edited array metadata is a :class:`~dolb.errors.DataError`.
+The manifest is not part of the content fingerprint. What it guards against, and why it
+lives in the group attributes: docs/design/data-store.md.
 
 Examples
 --------

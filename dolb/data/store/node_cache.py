@@ -1,37 +1,17 @@
-"""A node's chunk cache: the stored bytes of chunks read from stores behind URLs, kept
-in a local folder that every worker process of the node shares, so that the cells of
-one node fetch a chunk from the object store once.
+"""A node's chunk cache: the stored bytes of chunks read from stores behind URLs, in a
+local folder the node's worker processes share, so its cells fetch a chunk once.
 
-Switched on by the environment of the worker processes (which inherit the client's on
-an embedded cluster; a cluster file or a job script sets it on other nodes)::
+Switched on by the worker processes' environment (inherited from the client on an
+embedded cluster; set by a cluster file or a job script on other nodes)::
 
     DOLB_CHUNK_CACHE=/local/disk/dolb-chunks   # the folder (off when unset or empty)
     DOLB_CHUNK_CACHE_BYTES=20GB                # its bound (default 10GB; Dask's units)
 
-A chunk is kept as the bytes of its object, exactly as stored (its CRC32C trailer
-included), at ``<folder>/<fingerprint>/<array>-<layout>/<chunk key>``: the store's
-content fingerprint (:func:`~dolb.data.store.format.start_fingerprint`) and a hash of
-the array's Zarr metadata (dtype, shape, chunks, codecs). A store whose content changed
-has another fingerprint, so its chunks are never served from an older one's; a store
-of the same content written with other chunks or codecs has another layout hash. What
-the cache serves is checked as any chunk is (its CRC32C, here, once: the reader does
-not check it again; then the chunk manifest), and a file whose CRC32C fails is removed
-and fetched again. Reading a cached chunk is reading a local store's chunk file.
-
-The folder is bounded: once the bytes this process wrote since it last looked take the
-folder's total over ``max_bytes`` (a scan of the folder), the files least recently
-used (modification time, renewed at each hit) are removed until it is back under 90 %
-of it. Files are written under a temporary name and renamed, so a reader never sees a
-partial one; processes racing on one chunk both fetch it and the last rename wins,
-with the same bytes.
-
-Why not fsspec's ``simplecache::``/``blockcache::``: they key files by URL, not by
-content (a store rewritten in place would be served stale), keep no byte bound, keep
-their metadata in a file that concurrent processes overwrite, and are synchronous
-file systems, which Zarr would have to wrap, losing the concurrent requests of
-:mod:`dolb.data.store.remote`. ``diskcache`` is not a dependency of dolb, and its
-SQLite index would be one more thing for many processes to share for what a folder of
-immutable files does.
+A chunk is kept as its object's bytes at ``<folder>/<fingerprint>/<array>-<layout>/<chunk
+key>`` (the store's content fingerprint, a hash of the array's Zarr metadata), so a
+changed store is never served another's chunks. What it serves is checked as any chunk
+is; the folder stays under ``max_bytes``, the least recently used files removed first.
+How it is keyed, bounded and shared, and why not fsspec's caches: docs/design/data-store.md.
 
 Examples
 --------

@@ -1,16 +1,10 @@
 """Object stores behind fsspec URLs: the options dolb opens them with, and their faults
 told apart from everything else, in one place.
 
-An S3 request that fails for want of a server (refused, timed out, cut) or because the
-server is busy (HTTP 503 ``SlowDown``, 500) is retried by botocore with exponential
-backoff and jitter, as the store asks (its ``standard`` retry mode); s3fs tries a
-request that timed out or was throttled up to 5 times more (its own ``retries``).
-:data:`S3_OPTIONS` bounds how long that takes: with connections refused a request gives
-up within seconds; with a server that accepts connections and never answers, within
-about 4 minutes (5 tries of s3fs × 3 attempts of a 15 s read timeout, plus backoff),
-uploads too: their requests go without ``Expect: 100-continue``, whose answer aiohttp
-would wait for without a timeout (:mod:`dolb.data.store.s3_session`).
-fsspec's own configuration overrides them, e.g.
+:data:`S3_OPTIONS` are the options dolb's S3 file systems are opened with: botocore's
+``standard`` retries with backoff, s3fs's own ``retries``, and timeouts that bound how
+long a request that gets no answer is tried (uploads too, through
+:mod:`dolb.data.store.s3_session`). fsspec's own configuration overrides them, e.g.
 ``FSSPEC_S3='{"config_kwargs": {"read_timeout": 5, "retries": {"max_attempts": 2}}}'``
 (see :func:`storage_options`).
 
@@ -19,7 +13,8 @@ aiohttp's errors, or one that s3fs or dolb raised from it (an ``OSError`` transl
 from HTTP 503, a :class:`~dolb.errors.DataError` naming a chunk that could not be
 fetched). A fault is never a cell's failure nor a damaged dataset: the run stops with
 one line (:func:`fault_error`) and resumes when run again. A missing key (HTTP 404) or a
-refused permission (403) is not a fault: they say something about the data.
+refused permission (403) is not a fault: they say something about the data. How long a
+fault takes to surface: docs/design/data-store.md.
 
 Examples
 --------

@@ -1,35 +1,21 @@
 """Fetching, ahead of a stream's reader, the chunks its blocks will need, from a store
 behind a URL.
 
-A stream knows its blocks before it reads any (the rows of each, in the order of the
-split's permutation or window), and a block's rows say which chunks of each array it
-needs (:func:`block_chunks`: the chunks of its rows, and for sparse rows the chunks of
-their values and column indices by the row pointers). :class:`ChunkPrefetcher` walks
-these needs in the order the reader will meet them and fetches the stored bytes of each
-chunk (:meth:`~dolb.data.store.remote.RemoteChunks.fetch`) on a small pool of threads,
-:data:`~dolb.data.store.remote.CONCURRENT_REQUESTS` requests in flight, the next asked
-for as soon as one lands, while the reader decodes and gathers earlier ones and the
-learner learns. The reader takes them (:meth:`ChunkPrefetcher.take`) as it would read a
-local chunk file.
+A stream knows its blocks before it reads any, and a block's rows say which chunks of
+each array it needs (:func:`block_chunks`: the chunks of its rows, and for sparse rows
+the chunks of their values and column indices by the row pointers).
+:class:`ChunkPrefetcher` walks these needs in the order the reader will meet them and
+fetches the stored bytes of each chunk (:meth:`~dolb.data.store.remote.RemoteChunks.fetch`)
+on a small pool of threads, while the reader decodes earlier ones and the learner
+learns. The reader takes them (:meth:`ChunkPrefetcher.take`) as it would read a local
+chunk file, and says when a block is read (:meth:`ChunkPrefetcher.done`).
 
-Memory: at most ``ahead`` (:data:`READ_AHEAD_CHUNKS`) stored chunks are held or in
-flight at once; one the reader took is let go, and so are those a block was to use
-once the block is read (:meth:`ChunkPrefetcher.done`), which its reader found already
-decoded. A chunk a block needs and the previous block's reader still holds decoded
-(the chunk a block in stored order starts in, where the previous one ended), or that
-the worker's shared cache holds, or the node chunk cache (which the reader reads
-itself, a local file), is not fetched. A chunk needed by several blocks (a random
-order's blocks each touch every chunk, a windowed order's most chunks several times)
-is downloaded once: its bytes are written to the stream's spill folder on local disk
-as they land, and a later block's reader reads them back itself, as it reads a local
-store's chunk file (so those reads take no place of the bound and wait behind no
-download); a node chunk cache (:mod:`dolb.data.store.node_cache`) keeps them for the
-node's other streams instead.
-
-The values read are those the reader would read without it: the prefetcher only moves
-when bytes are fetched; a chunk it did not fetch, or whose fetch failed, or whose spill
-file is gone, the reader fetches itself (and meets the failure there), and it is not
-fetched again for that block.
+At most ``ahead`` (:data:`READ_AHEAD_CHUNKS`) stored chunks are held or in flight at
+once. A chunk needed by several blocks is downloaded once: spilled to local disk (or
+kept by the node chunk cache, :mod:`dolb.data.store.node_cache`) and read back by the
+reader. The values read are those the reader would read without it: a chunk it did not
+fetch, or whose fetch failed, the reader fetches itself. What is fetched, what is
+skipped and how memory stays bounded: docs/design/data-store.md.
 """
 
 from __future__ import annotations

@@ -298,9 +298,7 @@ class RowReader:
     ``min(block rows, n_chunks)`` chunks per block, that is the whole dataset about
     ``n_rows / block rows`` times per pass. Bigger blocks make random orders cheaper.
     Asked ``in_place``, sparse rows that lie in one chunk are not copied: the block is
-    a :class:`~dolb.data.store.spans.RowSpans` over the chunk (a permuted pass of a
-    linear learner from a warm cache, a9a and the RCV1 sample: 1.4-1.7x faster than
-    gathered).
+    a :class:`~dolb.data.store.spans.RowSpans` over the chunk.
 
     Parameters
     ----------

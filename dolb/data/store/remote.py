@@ -25,10 +25,7 @@ from dolb.data.store.node_cache import NodeCache, node_cache_from_environment
 from dolb.identity import digest
 
 CONCURRENT_REQUESTS = 4
-"""Requests a stream keeps in flight at once. Measured against moto's S3 server on the
-2-core test machine, objects of 4 MB, at a load average of 23 (other work running):
-88 MB/s one at a time, 164 MB/s four at a time, 128 MB/s eight at a time (the server
-is one Python process: more requests only queue in it)."""
+"""Requests a stream keeps in flight at once (how it was chosen: docs/design/data-store.md)."""
 
 READ_AHEAD_CHUNKS = 8
 """Stored chunks a stream from a URL holds or has in flight at most, ahead of its

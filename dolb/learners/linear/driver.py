@@ -4,61 +4,23 @@ The driver (:func:`_drive`) runs a whole block: for each example it predicts s·
 (and writes the prediction out, or the running count of mistakes a cell records:
 :meth:`.learner.LinearLearner.learn_running`), reports the round to the fed parts (the
 update log and the conversions, see :mod:`dolb.conversions`), asks the learner's
-*step* for its update, applies it, detects whether the hypothesis changed and reports
-the death, the change and any fold. A learner is its step, whose contract (what it
-receives, the named slots of ``F``, what it returns) is stated in :mod:`.learner`;
-``I[ROUNDS]`` and ``I[AGE]`` are the driver's counters, kept in locals through a block.
+*step* for its update (its contract: :mod:`.learner`), applies it, detects whether the
+hypothesis changed and reports the death, the change and any fold. Row t is read from
+``begins[t]`` to ``ends[t]`` in ``indices`` and ``data`` (a CSR block, or rows left in
+their decoded chunk, :class:`~dolb.data.store.spans.RowSpans`, whose cache lines it asks
+for :data:`ROWS_AHEAD` rows ahead). Each row is checked as it is read (a label ±1,
+column indices increasing within len(v), a finite score); the first that fails stops
+the block, and :class:`.learner.LinearLearner` names it.
 
-The driver reads row t of a block from ``begins[t]`` to ``ends[t]`` in ``indices`` and
-``data``: a CSR block's row pointers seen twice (``indptr[:-1]``, ``indptr[1:]``), or the
-rows of a permuted block left in place in their decoded chunk
-(:class:`~dolb.data.store.spans.RowSpans`: no gathered copy). Those lie anywhere in the
-chunk, so the driver then asks the CPU for every cache line of the row
-:data:`ROWS_AHEAD` rows on while it learns the current one (``ahead``); it is one
-loop-invariant branch for a CSR block, whose rows follow each other.
-
-Input checks cost next to nothing here, where every value is read anyway: a row's label
-must be ±1, its column indices must increase from 0 to below len(v) (checked before v
-is read at them; v is then indexed unsigned, without Numba's wrap-around of negative
-indices), and a non-finite value shows as a non-finite score. The first row that fails
-stops the block; the learner names it, or, when its column indices are only out of
-order, learns the rest of the block made canonical (:class:`.learner.LinearLearner`).
-
-Feeding: the parts are the classes of :data:`FED` (the log, then every registered
-conversion in registry order), one *slot* each. The driver gets one state tuple per slot
-and a tuple of boolean switches (:func:`switches`): three for what the parts ask of it
-(the loss, whether it is the hinge loss, v before it changes at a death), then one per
-slot and event. Where :func:`_drive` says ``_feed(event, *values)``, its compiled
-source has, for every slot whose part declares a hook for the event, ``if <switch>:
-hook(state_<slot>, *values)``: the calls are static and inlined, the switches
-loop-invariant; the slots' states are unpacked into locals once (taking an item of a
-tuple holding arrays costs reference counts).
-
-A learner whose parts listen to nothing (:func:`listens_to_nothing`: the ``last``
-conversion alone, every switch off but the hinge's) runs the *quiet* copy of the driver,
-compiled from the same source with no feeds at all: its loop has only the prediction
-and the step, which moves v itself (``direct``: no change written to ``delta``, then
-read back and applied in a loop of its own). With fewer live values the loop keeps them
-in registers: 8-15 % of a pass on short rows (a9a); moving v in the step saved another
-9 % for FTRL, 7 % for SGD on RCV1 and 3-5 % for AdaGrad (the Perceptron and PA, whose
-change was one vectorised loop, unchanged). Weights, predictions, rounds and ages are
-bit-identical to the full copy's.
-
-Per learner the driver is that source compiled with the global ``step`` bound to the
-learner's function (a closure or a dispatcher argument would do the same, but Numba
-keys their disk cache on the process-specific identity of the captured function: they
-recompile in every process and pile up cache files). Steps and hooks are inlined
-(``inline="always"``): the loop has no calls. The driver is compiled without Numba's
-reference counting (``_nrt=False``): it allocates nothing and keeps no array beyond the
-call, whose caller holds every array it gets, so counting references is pure cost; and
-counted, every array an inlined step or hook takes is counted up and down on each
-round (six atomic operations a round for the Perceptron's step, which LLVM's pruning
-cannot remove once it has merged the paths): 7–8 % of a sparse pass. A step or hook that
-allocates is refused when the driver compiles ("NRT required but not enabled"), which
-enforces the protocol's "hooks never allocate". The driver is cached on disk under a name
-carrying a hash of every source it is built from (Numba's cache only tracks the file of
-the function itself, :func:`_sources`); steps are not cached on their own, so that a
-change in a helper they call can never be missed.
+The fed parts are the classes of :data:`FED`, one *slot* each, switched by
+:func:`switches`; where :func:`_drive` says ``_feed(event, *values)``, its compiled
+source calls every slot's hook for the event, inlined, behind its switch. A learner
+whose parts listen to nothing (:func:`listens_to_nothing`) runs the *quiet* copy,
+compiled from the same source with no feeds, whose step moves v itself (``direct``),
+bit-identical to the full copy. Per learner, :func:`compile_driver` compiles that
+source with the global ``step`` bound to the learner's function, without Numba's
+reference counting, cached on disk under a hash of every source it is built from
+(:func:`_sources`). Why it is built this way: docs/design/linear-driver.md.
 """
 
 from __future__ import annotations
@@ -89,11 +51,8 @@ _LOSS, _HINGE, _DYING_V = range(3)  # the first switches
 ROWS_AHEAD = 8
 """Rows ahead the driver asks the CPU for, when the rows lie anywhere in their arrays (a
 permuted block left in its decoded chunk, :class:`~dolb.data.store.spans.RowSpans`):
-without it every row waits for memory in turn (1.3x slower on RCV1's long rows, 2.6-3.2x
-on a9a's short ones, in three runs). A permuted a9a pass of a
-bare Perceptron loop, medians of 60 in one run: every line of the row 8 ahead 2.05 ms (4
-ahead: 2.19, 16: 2.42; the first line only, 8 ahead: 2.37), the same rows laid out in
-order beforehand 1.63 ms; gathered first, then learned: 2.69 ms in another run."""
+without it every row waits for memory in turn (what it saves, and why 8:
+docs/design/linear-driver.md)."""
 _EVENT_INDEX = {event: i for i, event in enumerate(EVENTS)}
 
 

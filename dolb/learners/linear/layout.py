@@ -99,8 +99,7 @@ def _first_non_finite(data) -> int:
 
 def csr_arrays(X, layout: DenseLayout | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(indptr, indices int32, data float64) of a block, values not scanned; the row
-    pointers of :func:`pointer_dtype` (a CSR block's own, not copied: a copy to int64
-    cost 15 µs of a9a's one-block pass). A dense block is viewed in place, zeros
+    pointers of :func:`pointer_dtype` (a CSR block's own, not copied). A dense block is viewed in place, zeros
     included (its column indices from ``layout``, which keeps them for the next block),
     unless at least half of it is zeros (MNIST-like): then it is copied without them."""
     if not sp.issparse(X):

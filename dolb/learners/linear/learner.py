@@ -4,39 +4,22 @@ the hub that builds their conversions and runs the compiled driver.
 A linear learner is one module: a subclass of :class:`LinearLearner` declaring its
 ``name``, its ``params`` and its ``step``, a function compiled with
 ``@numba.njit(inline="always")`` that the driver (:mod:`.driver`) calls on every
-example, after the prediction, test-then-train. :mod:`dolb.learners.perceptron` is the
-smallest. The step's contract::
+example, after the prediction, test-then-train (:mod:`dolb.learners.perceptron` is the
+smallest)::
 
     step(P, A, F, v, idx, val, start, nnz, y, p, dot, t, delta, direct) -> (updated, s_new)
 
-What it receives:
-
-* ``P`` — the learner's parameters by name (``P.eta0``; a string choice as its integer
-  code, :func:`~.params.choice_codes`), read-only;
-* ``A`` — the tuple of the learner's own state arrays (:meth:`LinearLearner._arrays`,
-  e.g. AdaGrad's ``A[0]``, the sums of squared gradients), which the step may write;
-* ``F`` — the representation's floats (:mod:`.representation`), by named slot:
-  ``F[SCALE]`` the scale s of w = s·v (read it; return the new one, never write it),
-  ``F[NORM2]`` ‖v‖² (a learner that projects keeps it up to date with
-  :func:`~.representation.norm_after`; the driver sets it at a fold), ``F[PHI]`` the
-  product of the scales folded into v (read it);
-* ``v`` — the dense vector of w = s·v;
-* the example: its coordinates and values ``idx[start + j]``, ``val[start + j]`` for
-  j < ``nnz`` (the block's CSR arrays, not a slice), its label ``y`` ∈ {−1, +1}, the
-  prediction ``p`` = s·``dot`` with ``dot`` = ⟨v, x⟩, and ``t`` the 1-based round;
-* ``delta`` — room for one change per coordinate of the example; ``direct`` — see below.
-
-What it must do: move each coordinate ``idx[start + j]`` of v it changes with
-:func:`~.representation.move` (or v += c·x with :func:`~.representation.scaled_row`),
-which writes the change into ``delta[j]`` for the driver to apply, or, when ``direct``
-(the driver's quiet copy, which feeds no conversion), onto v at once. It returns
-``(updated, s_new)``: ``updated`` what those helpers returned (whether v may have
-changed; False when it did not touch v) and ``s_new`` the new scale, ``F[SCALE]`` when
-unchanged. A change of the scale alone (L2 shrinking, a projection) is ``(False,
-s_new)``. It must not allocate (the driver is compiled without reference counting and
-refuses a step that allocates) and must treat a stored zero of x as absent
-(:mod:`.layout`). The counters in ``I`` (``I[ROUNDS]``, ``I[AGE]``) are the driver's;
-a step does not see them.
+It gets the parameters ``P`` by name (a string choice as its integer code), its own
+state arrays ``A`` (:meth:`LinearLearner._arrays`), the representation's floats ``F``
+by slot (``F[SCALE]`` the s of w = s·v, ``F[NORM2]`` ‖v‖², ``F[PHI]``:
+:mod:`.representation`), ``v``, the example (``idx[start + j]``, ``val[start + j]`` for
+j < ``nnz``, label ``y`` ∈ {−1, +1}, prediction ``p`` = s·``dot``, round ``t``) and
+``delta``, room for one change per coordinate. It moves each coordinate of v it changes
+with :func:`~.representation.move` (or :func:`~.representation.scaled_row` for
+v += c·x), which writes the change into ``delta`` or, when ``direct``, onto v; and
+returns ``updated`` (what those helpers returned) and the new scale. It must not
+allocate and must treat a stored zero of x as absent (:mod:`.layout`). The contract in
+full, rule by rule: docs/design/linear-driver.md.
 """
 
 from __future__ import annotations
@@ -232,8 +215,7 @@ class LinearLearner(OnlineLearner):
 
     def learn_running(self, X, y, labelled: np.ndarray | None = None, total: float = 0.0) -> np.ndarray:
         """As :meth:`OnlineLearner.learn_running`: the mistakes counted by the driver as
-        it learns a whole block (a9a's one block: 33 µs less than counting them from the
-        predictions after, a second pass over 0.5 MB)."""
+        it learns a whole block, rather than from the predictions after, in a second pass."""
         if labelled is not None:
             return super().learn_running(X, y, labelled, total)
         X, y, _ = self._block(X, y, None)

@@ -3,33 +3,25 @@
 
 f_t = Σ_i α_i K(x_i, ·) over the stored representers x_i (slot s holds α_s and, in its
 ``LABEL`` column, y_s for a labelled example and 0 otherwise). ``gram[r, s]`` is
-K(x_r, x_s) for the live slots, kept in step with the store (a new representer's row is
-the kernel row computed to predict it; a removed one's place is taken by the last slot,
-as in the store). From it, f_t at every representer is Σ_i α_i K(x_i, x_j): O(n²)
-arithmetic and no kernel evaluation per step.
+K(x_r, x_s) for the live slots, kept in step with the store, so f_t at every
+representer costs O(n²) arithmetic and no kernel evaluation per step.
 
-The step on x_t (t counting the examples learned), with the n representers held and the
-instantaneous risk J_t(f) = (T/l)·δ(y_t)·max(0, 1 − y_t f(x_t)) + (λ₁/2)‖f‖²_K
-+ λ₂·(t − 1)/n·Σ_i (f(x_i) − f(x_t))² w_it, w_it = exp(−‖x_i − x_t‖²/2σ²), is the
-gradient step f_{t+1} = f_t − η_t ∂J_t(f_t):
+The step on x_t (t counting the examples learned) is the gradient step
+f_{t+1} = f_t − η_t ∂J_t(f_t) on the instantaneous risk
+J_t(f) = (T/l)·δ(y_t)·max(0, 1 − y_t f(x_t)) + (λ₁/2)‖f‖²_K
++ λ₂·(t − 1)/n·Σ_i (f(x_i) − f(x_t))² w_it, w_it = exp(−‖x_i − x_t‖²/2σ²):
 
 * α_i ← (1 − η_tλ₁) α_i − 2η_tλ₂ (t − 1)/n (f_t(x_i) − f_t(x_t)) w_it, every i;
 * x_t joins with α_t = 2η_tλ₂ (t − 1)/n Σ_i (f_t(x_i) − f_t(x_t)) w_it
   + η_t (T/l) y_t [y_t labelled and y_t f_t(x_t) < 1].
 
-Keeping every example (n = t − 1, the factor (t − 1)/n is 1) is the exact algorithm;
-keeping a buffer of them scales the graph term up to the t − 1 edges it stands for.
-:func:`project_out` drops a representer and re-fits the others (kernel matching pursuit).
-
-Two running quantities are kept on the way, O(n) per round. The online risk's sum
-Σ_t J_t(f_t) (in ``F[RISK]``; ‖f_t‖²_K = Σ_i α_i f_t(x_i) costs nothing more). And the
-averaged hypothesis f̄_t = (1/t) Σ_{u ≤ t} f_u, the mean of the hypotheses used on the
-rounds so far (the slides' f̄ = (1/T) Σ_t f_t), as coefficients on the same
-representers (the store's ``MEAN`` column): ᾱ_i ← ᾱ_i + (α_i − ᾱ_i)/t before each step,
-a new representer starting at ᾱ = 0. With every example kept this is f̄ exactly; with a
-buffer, the projection that drops a representer projects f̄ the same way (ᾱ_k += ᾱ_r z_k),
-so f̄ is the least-squares projection, on the representers held, of the average of the
-projected hypotheses.
+Keeping every example (n = t − 1) is the exact algorithm; with a buffer of them the graph
+term is scaled up to the t − 1 edges it stands for, and :func:`project_out` drops a
+representer and re-fits the others (kernel matching pursuit). On the way, O(n) a round,
+the step keeps the online risk's sum Σ_t J_t(f_t) (``F[RISK]``) and the averaged
+hypothesis f̄_t = (1/t) Σ_{u ≤ t} f_u as coefficients on the same representers (the
+store's ``MEAN`` column). How the Gram matrix and f̄ are kept, and what f̄ is with a
+buffer: docs/design/kernel-learners.md.
 """
 
 from __future__ import annotations
