@@ -204,3 +204,15 @@ def test_duckdb_reads_the_results_on_s3_as_the_guide_shows(study):
     stored = rows(ResultStore(study.night_1), "metric = 'test_mse' AND n_train = 60")
     expected = stored.groupby("learner")["cell_id"].nunique()
     assert dict(zip(frame["learner"], frame["cells"])) == expected.to_dict()
+
+
+def test_a_study_reads_its_run_where_it_is_on_s3(study, capsys):
+    """``dolb study NAME URL`` reads the folder behind the URL (not a path made of it):
+    the small pipeline's rows are read there, and found to hold none of the study's
+    experiments, as the local run's are."""
+    from dolb.studies.study import ResultRun
+
+    assert ResultRun(study.night_1).experiments == ResultRun(study.local).experiments == {"table", "curve"}
+    assert dolb("study", "irma", study.night_1)[0] == 2
+    assert capsys.readouterr().err == (f"dolb: error: {study.night_1}: not a run of the study irma "
+                                       "(pipelines/irma.toml): it holds none of its experiments\n")

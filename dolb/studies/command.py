@@ -74,7 +74,7 @@ def study_records(study: Study, path: str | Path, run=None) -> list[dict]:
     run holds none of the study's experiments or lacks something a table needs."""
     from dolb.studies.tables import new_table
 
-    run = study.read(Path(path)) if run is None else run
+    run = study.read(str(path)) if run is None else run
     tables, figures = study.made_from(run)
     if not tables and not figures:
         raise DataError(f"{path}: not a run of the study {study.name} ({study.run_names()}): it holds none of its "
@@ -115,7 +115,7 @@ def run_study(name: str, path: str | Path, record: str | Path | None = None,
 
     study = STUDIES[name]
     record, figures = _record_folder(record), _figure_folder(figures)
-    run = study.read(Path(path))
+    run = study.read(str(path))
     records = study_records(study, path, run)
     drawn = draw_figures(study, run, figures) if figures is not None else []
     for made in records:

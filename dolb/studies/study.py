@@ -27,7 +27,6 @@ Verdict(holds=None, evidence='not judged: no table means')
 from __future__ import annotations
 
 import functools
-import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,7 +104,10 @@ class ResultRun:
     asked for."""
 
     def __init__(self, folder: str | Path) -> None:
-        self.folder = Path(folder)
+        from dolb.results.store import ResultStore
+
+        self.folder = str(folder)  # a path or a URL (``s3://...``), as given
+        self.store = ResultStore(self.folder)
         self._made: dict[str, object] = {}
 
     def once(self, key: str, make: Callable[[], object]):
@@ -137,12 +139,14 @@ class ResultRun:
         for a folder without one)."""
         import tomllib
 
-        try:
-            pipeline = tomllib.loads((self.folder / "pipeline.toml").read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        text = self.store.read_text("pipeline.toml")
+        if text is None:
             return False
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise DataError(f"{self.folder / 'pipeline.toml'}: cannot be read as the run's pipeline ({exc})") from None
+        try:
+            pipeline = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise DataError(f"{self.store.shown(f'{self.store.path}/pipeline.toml')}: cannot be read as the run's "
+                            f"pipeline ({exc})") from None
         experiments = pipeline.get("experiments")
         return isinstance(experiments, dict) and any(
             isinstance(experiment, dict) and "tuning" in experiment for experiment in experiments.values())
@@ -169,7 +173,7 @@ class Study:
     tables: tuple[Table, ...] = ()
     figures: tuple[Figure, ...] = ()
     claims: tuple[Claim, ...] = ()
-    read: Callable[[Path], object] = ResultRun
+    read: Callable[[str], object] = ResultRun
     page: str = ""
 
     @property
@@ -207,10 +211,10 @@ def report_figure(report: str) -> Callable[[ResultRun, Path], None]:
     ``RUN/report/<report>`` to ``path`` (DataError when the run has no such report)."""
 
     def copy(run: ResultRun, path: Path) -> None:
-        drawn = run.folder / "report" / report
-        if not drawn.is_file():
+        drawn = f"{run.store.path}/report/{report}"
+        if not run.store.fs.isfile(drawn):
             raise DataError(f"{run.folder}: no report/{report} (the run's report draws this figure)")
-        shutil.copyfile(drawn, path)
+        run.store.fs.get_file(drawn, str(path))
 
     copy.__doc__ = f"The run's ``report/{report}``."
     return copy
