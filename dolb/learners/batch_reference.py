@@ -91,7 +91,11 @@ class BatchReference(OnlineLearner):
             stack = sp.vstack if self.task == "binary" else np.vstack
             self.rows = [stack(self.rows, format="csr") if self.task == "binary" else stack(self.rows)]
             self.targets = [np.concatenate(self.targets)]
-        return self.rows[0], self.targets[0]
+        X = self.rows[0]
+        if sp.issparse(X) and X.indices.dtype != np.int32 and X.nnz < 2**31:  # as liblinear takes them
+            X = self.rows[0] = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
+                                             shape=X.shape)
+        return X, self.targets[0]
 
     def _decision(self, model: Any, X) -> np.ndarray:
         if isinstance(model, Constant) or self.task == "regression":

@@ -1,0 +1,182 @@
+"""The baselines (dolb/learners/baselines.py) give their closed forms on streams built by
+hand; the batch references (dolb/learners/batch_reference.py) are scikit-learn fit
+directly on the same rows; all follow the learner protocol; and a pipeline runs them
+beside the Perceptron on a slice of a9a, with the values they must have."""
+
+import io
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import load_svmlight_file
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.svm import LinearSVC
+
+from dolb.errors import ConfigError
+from dolb.experiment.pipeline import load_pipeline
+from dolb.learners import learner_class
+from dolb.learners.perceptron import Perceptron
+from dolb.testing import RULES, check_learner
+from tests.conftest import requires_shared_data
+from tests.studies import SHARED_DATA
+
+LABELS = np.array([1.0, 1.0, -1.0, 1.0, -1.0, -1.0, -1.0])
+BASELINES = ["majority", "running_mean", "no_change", "no_change_regression", "batch_reference", "batch_ridge"]
+
+
+def learner(name, n_features=1, **params):
+    return learner_class(name)(n_features, **params)
+
+
+def test_majority_s_closed_form():
+    """Labels + + − + − − −: before each, (+, −) seen = (0,0) (1,0) (2,0) (2,1) (3,1)
+    (3,2) (3,3), so the predictions are + + + + + + + (ties to +1), four mistakes; the
+    hypothesis after t labels predicts + for t ≤ 6 and − after all 7 (3 +, 4 −)."""
+    majority = learner("majority")
+    X = np.zeros((7, 1))
+    assert majority.learn(X[:3], LABELS[:3]).tolist() == [1.0] * 3
+    assert majority.predict(X[:2]).tolist() == [1.0, 1.0]
+    assert majority.learn(X[3:], LABELS[3:]).tolist() == [1.0] * 4
+    assert majority.outputs()["last"].predict(X[:3]).tolist() == [-1.0] * 3
+    counting = learner("majority")
+    assert counting.learn_running(X, LABELS)[-1] == 4.0  # the online mistakes
+    shown = []
+    fresh = learner("majority")
+    for t in range(7):
+        fresh.learn(X[t:t + 1], LABELS[t:t + 1])
+        shown.append(fresh.predict(X[:1])[0])
+    assert shown == [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0]
+
+
+def test_no_change_s_closed_form():
+    """Predictions +1 (first), then the previous label: + + + − + − −; its mistakes are
+    the label changes (+→−, −→+, +→−: 3), the first label being +."""
+    no_change = learner("no_change")
+    X = np.zeros((7, 1))
+    predictions = no_change.learn(X, LABELS)
+    assert predictions.tolist() == [1.0, 1.0, 1.0, -1.0, 1.0, -1.0, -1.0]
+    assert learner("no_change").learn_running(X, LABELS)[-1] == np.count_nonzero(np.diff(LABELS)) == 3
+    assert no_change.outputs()["last"].predict(X[:2]).tolist() == [-1.0, -1.0]
+    assert learner("no_change").learn(X[:2], -LABELS[:2]).tolist() == [1.0, -1.0]  # first −: one more mistake
+
+
+def test_the_regression_baselines_closed_forms():
+    y = np.array([3.0, 1.0, 2.0, 6.0])
+    X = np.zeros((4, 1))
+    mean = learner("running_mean")
+    assert mean.learn(X[:1], y[:1]).tolist() == [0.0]
+    assert mean.learn(X[1:], y[1:]).tolist() == [3.0, 2.0, 2.0]
+    assert mean.outputs()["last"].predict(X[:2]).tolist() == [3.0, 3.0]
+    last = learner("no_change_regression")
+    assert last.learn(X, y).tolist() == [0.0, 3.0, 1.0, 2.0]
+    assert last.predict(X[:1]).tolist() == [6.0]
+
+
+def test_unlabelled_rows_count_for_nothing():
+    """Rows 3 and 4 unlabelled: the labels seen are + + · · − − −, so no-change predicts
+    + + + + + − − and majority (2 +, then 2 −: a tie at the last row) + everywhere."""
+    X = np.zeros((7, 1))
+    labelled = np.array([True, True, False, False, True, True, True])
+    targets = np.where(labelled, LABELS, np.nan)
+    assert learner("no_change").learn(X, targets, labelled).tolist() == [1.0] * 5 + [-1.0, -1.0]
+    assert learner("majority").learn(X, targets, labelled).tolist() == [1.0] * 7
+
+
+@pytest.fixture(scope="module")
+def a9a_rows():
+    if not (SHARED_DATA / "libsvm" / "a9a").exists():
+        pytest.skip(f"real data not found at {SHARED_DATA / 'libsvm' / 'a9a'}")
+    X, y = load_svmlight_file(io.BytesIO(first_lines(SHARED_DATA / "libsvm" / "a9a", 600)), n_features=123)
+    X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape)
+    return X, y.astype(np.float64)  # int32 indices: scikit-learn's LinearSVC refuses others
+
+
+def first_lines(path, n):
+    with open(path, "rb") as file:
+        return b"".join(itertools.islice(file, n))
+
+
+@pytest.mark.parametrize("model", ["logistic", "linear_svc"])
+def test_batch_reference_is_scikit_learn_fit_on_the_prefix(a9a_rows, model):
+    X, y = a9a_rows
+    reference = learner("batch_reference", 123, model=model, C=0.5)
+    online = np.concatenate([reference.learn(X[:250], y[:250]), reference.learn(X[250:].toarray(), y[250:])])
+    estimator = (LogisticRegression(C=0.5, solver="lbfgs", tol=1e-4, max_iter=1000, random_state=0)
+                 if model == "logistic" else LinearSVC(C=0.5, dual="auto", tol=1e-4, max_iter=1000, random_state=0))
+    direct = estimator.fit(X, y)
+    assert np.array_equal(reference.outputs()["last"].predict(X), direct.decision_function(X))
+    # online: example t + 1 is predicted by the fit on the first 2^k ≤ t rows
+    at_256 = LogisticRegression(C=0.5, max_iter=1000, random_state=0) if model == "logistic" else \
+        LinearSVC(C=0.5, max_iter=1000, random_state=0)
+    at_256.fit(X[:256], y[:256])
+    np.testing.assert_allclose(online[256:512], at_256.decision_function(X[256:512]), rtol=1e-12, atol=1e-12)
+    assert online[0] == 0.0 and online[1] == y[0]  # nothing seen, then one label: its constant
+
+
+def test_batch_ridge_is_scikit_learn_ridge_on_the_prefix():
+    rng = np.random.default_rng(3)
+    X, y = rng.random((300, 4)), rng.normal(size=300)
+    ridge = learner("batch_ridge", 4, alpha=0.3)
+    ridge.learn(X[:100], y[:100])
+    direct = Ridge(alpha=0.3, solver="cholesky").fit(X[:100], y[:100])
+    assert np.array_equal(ridge.outputs()["last"].predict(X), direct.predict(X))
+    online = ridge.learn(X[100:], y[100:])
+    at_128 = Ridge(alpha=0.3, solver="cholesky").fit(X[:128], y[:128])
+    np.testing.assert_allclose(online[28:156], at_128.predict(X[128:256]), rtol=1e-12, atol=1e-12)
+
+
+def test_fit_last_fits_only_at_the_end_of_the_stream(a9a_rows):
+    X, y = a9a_rows
+    last = learner("batch_reference", 123, n_train=600, fit="last")
+    last.learn(X[:300], y[:300])
+    assert last.outputs() == {}  # no test values before the end
+    last.learn(X[300:], y[300:])
+    direct = LogisticRegression(max_iter=1000, random_state=0).fit(X, y)
+    assert np.array_equal(last.outputs()["last"].predict(X), direct.decision_function(X))
+
+
+@pytest.mark.parametrize("name", BASELINES)
+def test_each_follows_the_learner_protocol(name):
+    check_learner(learner_class(name))
+
+
+def test_the_other_settings_follow_it_too():
+    check_learner(learner_class("batch_reference"), {"model": "linear_svc", "fit_intercept": False})
+    # fit = "last" shows nothing before its n_train rows: the rule feeding a learner its
+    # labelled rows alone (fewer than n_train) cannot compare its outputs
+    check_learner(learner_class("batch_reference"), {"fit": "last"},
+                  checks=[r for r in RULES if r != "unlabelled targets never read"])
+
+
+PIPELINE = """
+[pipeline]
+name = "baselines"
+seed = 5
+
+[datasets.a9a]
+importer = "svmlight"
+params = {{ path = "{train}", test_path = "{test}", n_features = 123 }}
+
+[experiments.e]
+dataset = "a9a"
+task = "binary"
+split = {{ scheme = "given" }}
+checkpoints = [100, 800]
+metrics = ["test_error", "online_loss"]
+learners = [{learners}]
+"""
+
+
+def test_a_bad_parameter_fails_the_pipeline_on_one_line(tmp_path):
+    for entry, message in [
+        ('{ learner = "batch_reference", params = { model = "ridge" } }', "'ridge' is not one of logistic, linear_svc"),
+        ('{ learner = "batch_reference", params = { C = 0.0 } }', "params.C: must be above 0.0"),
+        ('{ learner = "batch_reference", params = { fit = "first" } }', "'first' is not one of each, last"),
+        ('{ learner = "majority", params = { C = 1.0 } }', "params.C: unknown parameter of learner 'majority'"),
+        ('{ learner = "running_mean" }', "regression"),
+    ]:
+        text = PIPELINE.format(train="a", test="b", learners=entry)
+        with pytest.raises(ConfigError, match=message) as raised:
+            load_pipeline(tmp_path / "p.toml", text)
+        assert "\n" not in str(raised.value)
