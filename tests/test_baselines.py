@@ -16,9 +16,7 @@ from sklearn.svm import LinearSVC
 from dolb.errors import ConfigError
 from dolb.experiment.pipeline import load_pipeline
 from dolb.learners import learner_class
-from dolb.learners.perceptron import Perceptron
 from dolb.testing import RULES, check_learner
-from tests.conftest import requires_shared_data
 from tests.studies import SHARED_DATA
 
 LABELS = np.array([1.0, 1.0, -1.0, 1.0, -1.0, -1.0, -1.0])
