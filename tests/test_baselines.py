@@ -16,7 +16,9 @@ from sklearn.svm import LinearSVC
 from dolb.errors import ConfigError
 from dolb.experiment.pipeline import load_pipeline
 from dolb.learners import learner_class
+from dolb.learners.perceptron import Perceptron
 from dolb.testing import RULES, check_learner
+from tests.conftest import requires_shared_data
 from tests.studies import SHARED_DATA
 
 LABELS = np.array([1.0, 1.0, -1.0, 1.0, -1.0, -1.0, -1.0])
@@ -178,3 +180,45 @@ def test_a_bad_parameter_fails_the_pipeline_on_one_line(tmp_path):
         with pytest.raises(ConfigError, match=message) as raised:
             load_pipeline(tmp_path / "p.toml", text)
         assert "\n" not in str(raised.value)
+
+
+@requires_shared_data("libsvm", "a9a.t")
+def test_a_pipeline_runs_them_beside_the_perceptron_on_a9a(tmp_path):
+    """800 training rows of a9a and 400 of its test file, in stored order: each value is
+    the one its closed form (majority), scikit-learn (batch_reference) or dolb's
+    Perceptron run directly give."""
+    from dolb.execution.sweep import run_sweep
+    from dolb.options import RunOptions
+    from dolb.results.query import rows
+    from dolb.results.store import ResultStore
+
+    (tmp_path / "train.svm").write_bytes(first_lines(SHARED_DATA / "libsvm" / "a9a", 800))
+    (tmp_path / "test.svm").write_bytes(first_lines(SHARED_DATA / "libsvm" / "a9a.t", 400))
+    learners = ('{ learner = "majority" }, { learner = "perceptron" }, '
+                '{ learner = "batch_reference", params = { fit = ["each", "last"] } }')
+    (tmp_path / "p.toml").write_text(PIPELINE.format(train="train.svm", test="test.svm", learners=learners))
+    summary = run_sweep(tmp_path / "p.toml", tmp_path / "out", RunOptions(workers=1, progress=False))
+    assert (summary.n_computed, summary.n_failed) == (4, 0)
+    found = rows(ResultStore(tmp_path / "out"))
+    value = {(r.learner, r.param_fit if isinstance(r.param_fit, str) else "", r.metric, r.n_train): r.value
+             for r in found.itertuples()}
+
+    X, y = load_svmlight_file(str(tmp_path / "train.svm"), n_features=123)
+    X_test, y_test = load_svmlight_file(str(tmp_path / "test.svm"), n_features=123)
+    for n in (100, 800):
+        positives = np.cumsum(y[:n] > 0)
+        label = 1.0 if positives[-1] >= n - positives[-1] else -1.0
+        assert value["majority", "", "test_error", n] == np.mean(y_test != label)
+        before = np.concatenate(([0], positives[:-1]))
+        guesses = np.where(before >= np.arange(n) - before, 1.0, -1.0)
+        assert value["majority", "", "online_loss", n] == pytest.approx(np.mean(guesses != y[:n]), abs=1e-15)
+        fitted = LogisticRegression(max_iter=1000, random_state=0).fit(X[:n], y[:n])
+        error = np.mean(np.where(fitted.decision_function(X_test) > 0, 1.0, -1.0) != y_test)
+        assert value["batch_reference", "each", "test_error", n] == pytest.approx(error, abs=1e-15)
+    assert value["batch_reference", "last", "test_error", 800] == value["batch_reference", "each", "test_error", 800]
+    assert ("batch_reference", "last", "test_error", 100) not in value  # fit only at the end
+    perceptron = Perceptron(123)
+    perceptron.learn(X, y)
+    error = np.mean(np.where(perceptron.predict(X_test) > 0, 1.0, -1.0) != y_test)
+    assert value["perceptron", "", "test_error", 800] == pytest.approx(error, abs=1e-15)
+    assert value["majority", "", "test_error", 800] > value["batch_reference", "each", "test_error", 800]
