@@ -7,6 +7,7 @@ import io
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
@@ -222,3 +223,28 @@ def test_a_pipeline_runs_them_beside_the_perceptron_on_a9a(tmp_path):
     error = np.mean(np.where(perceptron.predict(X_test) > 0, 1.0, -1.0) != y_test)
     assert value["perceptron", "", "test_error", 800] == pytest.approx(error, abs=1e-15)
     assert value["majority", "", "test_error", 800] > value["batch_reference", "each", "test_error", 800]
+
+
+def summary_of(errors):
+    """The summary of one split's test error per (dataset, learner) of ``errors``."""
+    from dolb.results.tables import TIDY_COLUMNS, aggregate
+
+    rows = [dict(experiment="e", dataset=dataset, task="binary", learner=learner, params="", complexity="",
+                 split=0, conversion="last", n_train=100, metric="test_error", value=value, cell_id="c")
+            for dataset, by_learner in errors.items() for learner, value in by_learner.items()]
+    return aggregate(pd.DataFrame(rows)[TIDY_COLUMNS])
+
+
+def test_tables_show_the_references_after_the_learners_and_rank_only_the_learners():
+    from dolb.results.tables import comparison_table, ranking_table
+
+    errors = {"a": {"majority": 0.05, "pa": 0.2, "perceptron": 0.1, "sgd": 0.3},
+              "b": {"majority": 0.05, "pa": 0.1, "perceptron": 0.3, "sgd": 0.2}}
+    table = ranking_table(summary_of(errors), "e", "test_error", None)
+    assert table["learner"].tolist() == ["pa", "perceptron", "sgd", "majority"]  # mean ranks 1.5, 2, 2.5, none
+    assert table["mean rank"].tolist()[:3] == [1.5, 2.0, 2.5] and np.isnan(table["mean rank"].iloc[3])
+    assert table["mean on a"].tolist() == [0.2, 0.1, 0.3, 0.05]
+    shown = comparison_table(summary_of(errors), "e", "test_error", None, ("mean",))
+    assert shown["learner"].tolist() == ["pa", "perceptron", "sgd", "majority"] * 2
+    without = {d: {k: v for k, v in e.items() if k != "majority"} for d, e in errors.items()}
+    assert ranking_table(summary_of(without), "e", "test_error", None).equals(table.iloc[:3])

@@ -23,6 +23,9 @@ class ConstantBaseline(OnlineLearner):
 
     params = {}
     test_params = {}
+    reference = True
+    """A reference for the other learners: tables show it after them, rankings leave it
+    out of the ranks (:func:`dolb.results.tables.is_reference`)."""
 
     def constant(self) -> float:
         """The prediction of every row now."""

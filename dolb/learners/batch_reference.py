@@ -41,6 +41,9 @@ class BatchReference(OnlineLearner):
     """A scikit-learn model (:meth:`model`) fit on every row seen (see the module)."""
 
     wraps = "scikit-learn"
+    reference = True
+    """A reference for the other learners: tables show it after them, rankings leave it
+    out of the ranks (:func:`dolb.results.tables.is_reference`)."""
 
     def __init__(self, n_features, n_train=None, conversions=("last",), **params):
         super().__init__(n_features, n_train, conversions, **params)
