@@ -37,11 +37,9 @@ class ConstantBaseline(OnlineLearner):
 
 @register
 class Majority(ConstantBaseline):
-    """The majority class: the label seen most often so far (Bifet, Read, Žliobaitė,
-    Pfahringer and Holmes, "Pitfalls in benchmarking data stream classification and how
-    to avoid them", ECML PKDD 2013, and Bifet, de Francisci Morales, Read, Holmes and
-    Pfahringer, "Efficient online evaluation of big data stream classifiers", KDD 2015:
-    the baseline of the Kappa-M statistic).
+    """The majority class: the label seen most often so far (Bifet, de Francisci Morales,
+    Read, Holmes and Pfahringer, "Efficient online evaluation of big data stream
+    classifiers", KDD 2015: the baseline of the Kappa-M statistic).
 
     With p_t and n_t the numbers of +1 and −1 labels among the first t examples, example
     t + 1 is predicted +1 if p_t ≥ n_t, else −1: a tie, and so the first example (no
