@@ -248,3 +248,17 @@ def test_tables_show_the_references_after_the_learners_and_rank_only_the_learner
     assert shown["learner"].tolist() == ["pa", "perceptron", "sgd", "majority"] * 2
     without = {d: {k: v for k, v in e.items() if k != "majority"} for d, e in errors.items()}
     assert ranking_table(summary_of(without), "e", "test_error", None).equals(table.iloc[:3])
+
+
+def test_a_ranking_report_s_friedman_test_leaves_the_references_out(tmp_path):
+    from types import SimpleNamespace
+
+    from dolb.results.kinds import _ranking, _ranking_figure
+
+    errors = {d: {"majority": 0.01, "pa": 0.2 + i / 100, "perceptron": 0.1 + i / 50, "sgd": 0.3}
+              for i, d in enumerate("abcd")}
+    report = SimpleNamespace(experiment="e", metric="test_error", at=None, posthoc="nemenyi", title="t")
+    table = _ranking(report, summary_of(errors), None)
+    said = _ranking_figure(report, summary_of(errors), table, tmp_path / "cd.png", None)
+    assert said[0].startswith("Friedman test over 4 datasets, 3 configurations")
+    assert table["configuration"].tolist()[-1] == "majority"

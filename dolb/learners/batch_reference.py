@@ -1,8 +1,9 @@
 """Batch references: a scikit-learn linear model fit on every training row seen so far.
 
 At a checkpoint, the hypothesis is the model fit once on the whole training prefix
-(``fit = "each"``), or only at the end of the stream (``fit = "last"``): what an online
-learner's test error is read against. Such a learner keeps every row it has seen, so
+(``fit = "each"``), or only once its ``n_train`` rows are seen (``fit = "last"``: no
+hypothesis before, so no test values; one made without ``n_train`` fits at each): what
+an online learner's test error is read against. Such a learner keeps every row it has seen, so
 its memory grows with the prefix (``state_nbytes``), and a fit costs what scikit-learn's
 batch solver costs on all of them.
 
