@@ -5,8 +5,10 @@ Importing this package fills the registry (see :mod:`dolb.learners.base`).
 
 from dolb.learners import (  # noqa: F401  (register learners)
     adagrad,
+    baselines,
     batch_ls,
     batch_mr,
+    batch_reference,
     dual_averaging,
     ftrl,
     irma,

@@ -106,9 +106,11 @@ def _curve(report: ReportSpec, summary: pd.DataFrame, table, path: Path, store: 
 def _ranking_figure(report: ReportSpec, summary: pd.DataFrame, table: pd.DataFrame, path: Path,
                     store: ResultStore) -> tuple[str, ...]:
     from dolb.results.ranking import cd_diagram, friedman
+    from dolb.results.tables import is_reference
 
     ranked = [c for c in table.columns if c.startswith("mean on ")]
-    values = table.set_index(table["configuration"])[ranked].T.dropna(axis=0)
+    ranks = table[~table["learner"].map(is_reference).astype(bool)]  # references are not ranked
+    values = ranks.set_index(ranks["configuration"])[ranked].T.dropna(axis=0)
     if values.shape[0] < 2 or values.shape[1] < 3:
         return (f"No Friedman test: it needs three configurations or more, measured on two datasets or more "
                 f"(here {values.shape[1]} on {values.shape[0]}).",)

@@ -103,6 +103,7 @@ def comparison_table(summary: pd.DataFrame, experiment: str, metric: str, at, st
     levels = pd.to_numeric(wide["complexity"], errors="coerce")  # 4 before 10, not "10" before "4"
     order = ["dataset", "learner", "params", "_level", "complexity", "conversion"]
     wide = wide.assign(_level=levels).sort_values(order).drop(columns="_level").reset_index(drop=True)
+    wide = references_last(wide)
     if wide["dataset"].nunique() == 1:
         wide = wide.drop(columns="dataset")
     return wide
@@ -252,11 +253,39 @@ def ranking_table(summary: pd.DataFrame, experiment: str, metric: str, at) -> pd
         subset = subset[subset["n_train"] == largest]
     keys = ["learner", "params", "complexity", "conversion"]
     means = subset.groupby(keys + ["dataset"])["mean"].first().unstack("dataset")
-    complete = means.columns[means.notna().all(axis=0)]
-    ranks = means[complete].rank(axis=0, method="average")
+    ranked = means[[not is_reference(learner) for learner in means.index.get_level_values("learner")]]
+    complete = ranked.columns[ranked.notna().all(axis=0)]
+    ranks = ranked[complete].rank(axis=0, method="average")
     table = means.add_prefix("mean on ")
-    table.insert(0, "mean rank", ranks.mean(axis=1))
-    return table.sort_values("mean rank", kind="stable").reset_index()
+    table.insert(0, "mean rank", ranks.mean(axis=1).reindex(table.index))
+    return references_last(table.sort_values("mean rank", kind="stable").reset_index())
+
+
+def is_reference(learner: str) -> bool:
+    """Whether ``learner`` is a reference for the others: a baseline or a batch fit, whose
+    class says so (``reference = True``, as those of :mod:`dolb.learners.baselines` and
+    :mod:`dolb.learners.batch_reference`). Tables show its rows after the learners';
+    rankings leave them out of the ranks (their mean rank is empty). A learner no longer
+    registered is not one.
+
+    >>> is_reference("majority"), is_reference("perceptron"), is_reference("gone")
+    (True, False, False)
+    """
+    from dolb.learners import LEARNERS
+
+    return learner in LEARNERS and bool(getattr(LEARNERS[learner], "reference", False))
+
+
+def references_last(table: pd.DataFrame) -> pd.DataFrame:
+    """``table``'s rows, those of reference learners (:func:`is_reference`) moved after
+    the others of their dataset (when it has a ``dataset`` column), each part in its
+    order (a table without any: as it is)."""
+    reference = table["learner"].map(is_reference).to_numpy(dtype=bool)
+    if not reference.any():
+        return table
+    keys = (["dataset"] if "dataset" in table.columns else []) + ["_reference"]
+    ordered = table.assign(_reference=reference).sort_values(keys, kind="stable")
+    return ordered.drop(columns="_reference").reset_index(drop=True)
 
 
 def short_labels(table: pd.DataFrame) -> list[str]:
