@@ -244,7 +244,7 @@ def run_cell(cell: Cell, states: StateKeeper | None = None) -> dict[str, Any]:
     """
     started, cpu_started = time.perf_counter(), time.process_time()
     train = _planned(cell.train_path, cell.spec.train_fingerprint)
-    if cell.test_path is not None:
+    if cell.test_path is not None and cell.spec.test_fingerprint is not None:  # a tuning's trial reads no test part
         _planned(cell.test_path, cell.spec.test_fingerprint)
     train_rows, test_rows, test_path = cell_rows(cell, train)
     checkpoints = _checkpoints(cell.spec.checkpoints, len(train_rows))

@@ -64,8 +64,9 @@ DASHBOARD_ROUTES = {"distributed.scheduler.http.routes": ["distributed.http.stat
 DASHBOARD_ADDRESS = "127.0.0.1:8787"
 """Where the embedded scheduler serves its dashboard, when asked (Dask's usual port; a
 free one when another process holds it)."""
-DASHBOARD_PROBE_SECONDS = 5
-"""How long dolb waits for a scheduler's dashboard page to answer before it prints its link."""
+DASHBOARD_PROBE_SECONDS = 20
+"""How long dolb waits for a scheduler's dashboard page to answer before it prints its link
+(a busy scheduler builds its first page in seconds: 6 s seen on a loaded 2-core machine)."""
 
 WORKER_WAIT_SECONDS = 120
 """How long a sweep waits for the first worker of a scheduler or a started cluster."""
