@@ -1,0 +1,289 @@
+"""Hosts emulated on one Linux machine, for tests of a cluster that shares no disk.
+
+Each host is a mount and UTS namespace of its own (``unshare --mount --uts``, as root)
+on a loopback address of its own: the S3-protocol server (moto's) on 127.0.0.5, the
+Dask scheduler on 127.0.0.2, the worker hosts on 127.0.0.3, 127.0.0.4 and on. Inside
+each, fresh tmpfs mounts hide the client's ``/tmp``, its home and the data folders
+named (the client's files, pytest's ``tmp_path`` and ``~/.cache/dolb`` among them), and
+give the host its own ``/dev/shm``; ``HOME`` and ``TMPDIR`` point into its private
+``/tmp``. The software stays visible (the Python installation and the checkout are
+mounted back where they lie under a hidden folder). Network is shared: every server
+listens on its own 127.0.0.x address only.
+
+A worker host gets the store's credentials in its environment, or not
+(``credentials=False``, for a host set up without them). Every process of a host is one
+process group: killing the group ends the host and, with its last process, its
+namespaces.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.s3_server import CREDENTIALS, S3Server, wait_until_up
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEDULER_ADDRESS = "127.0.0.2"
+S3_ADDRESS = "127.0.0.5"
+WORKER_ADDRESSES = ("127.0.0.3", "127.0.0.4", "127.0.0.6", "127.0.0.7")
+START_SECONDS = 60.0
+"""How long a host may take to answer once started."""
+PIN = {"OMP_NUM_THREADS": "1", "OPENBLAS_CORETYPE": "Haswell", "NUMBA_CPU_NAME": "x86-64-v3", "NUMBA_CPU_FEATURES": ""}
+"""What a worker host's administrator sets: one thread per BLAS call, and dolb's default
+pinned arithmetic (without it dolb's nanny plugin restarts each worker at every run's start)."""
+
+WRAPPER = r"""
+set -e
+IFS='
+'
+echo "$HOST_NAME" > /proc/sys/kernel/hostname
+mount -t tmpfs tmpfs /dev/shm
+i=0
+for kept in $HOST_KEEP; do i=$((i+1)); mkdir -p /dev/shm/kept/$i; mount --bind "$kept" /dev/shm/kept/$i; done
+for hidden in $HOST_HIDE; do mount -t tmpfs tmpfs "$hidden"; done
+i=0
+for kept in $HOST_KEEP; do i=$((i+1)); mkdir -p "$kept"; mount --move /dev/shm/kept/$i "$kept"; done
+mkdir -p "$HOME" "$TMPDIR"
+cd "$HOME"
+unset HOST_NAME HOST_KEEP HOST_HIDE
+exec "$@"
+"""
+"""Run in a host's new namespaces before its command (``sh -c WRAPPER sh COMMAND...``):
+name the host, keep the software's folders aside, hide the client's folders under
+fresh tmpfs mounts, put the software back, and leave the client's working folder."""
+
+
+def hosts_unavailable() -> str | None:
+    """Why hosts cannot be emulated here (the reason a test skips with), or None.
+
+    Examples
+    --------
+    >>> reason = hosts_unavailable()
+    >>> reason is None or isinstance(reason, str)
+    True
+    """
+    if not sys.platform.startswith("linux"):
+        return f"hosts are emulated with Linux namespaces; this is {sys.platform}"
+    if os.geteuid() != 0:
+        return "hosts are emulated with mount namespaces, which need root (unshare --mount)"
+    if shutil.which("unshare") is None:
+        return "hosts are emulated with unshare (util-linux), which is not installed"
+    try:
+        tried = subprocess.run(["unshare", "--mount", "--uts", "--propagation", "private", "sh", "-c",
+                                "mount -t tmpfs tmpfs /tmp && echo emulated > /proc/sys/kernel/hostname"],
+                               capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unshare --mount --uts could not run: {exc}"
+    if tried.returncode != 0:
+        return f"this machine refuses mount namespaces: unshare --mount --uts: {' '.join(tried.stderr.split())}"
+    with socket.socket() as probe:
+        try:
+            probe.bind((WORKER_ADDRESSES[0], 0))
+        except OSError as exc:
+            return f"no loopback address {WORKER_ADDRESSES[0]} to listen on: {exc}"
+    return None
+
+
+def free_port(address: str) -> int:
+    """A TCP port free on ``address``."""
+    with socket.socket() as probe:
+        probe.bind((address, 0))
+        return probe.getsockname()[1]
+
+
+def outermost(folders) -> list[Path]:
+    """The folders of ``folders`` that lie in none of the others, sorted.
+
+    Examples
+    --------
+    >>> outermost({Path("/a/b"), Path("/a"), Path("/c")})
+    [PosixPath('/a'), PosixPath('/c')]
+    """
+    return sorted(p for p in folders if not any(p != q and p.is_relative_to(q) for q in folders))
+
+
+def kept_folders(hidden: list[Path]) -> list[Path]:
+    """The folders of the Python installation and of this checkout that lie under a
+    hidden folder (outermost only): mounted back in every host."""
+    wanted = [Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, ROOT, *sys.path) if p]
+    return outermost({p for p in wanted if p.is_dir() and any(p.is_relative_to(h) and p != h for h in hidden)})
+
+
+@dataclass
+class Host:
+    """One emulated host: its address, name, process group and log file."""
+
+    address: str
+    process: subprocess.Popen
+    log: Path
+    credentials: bool = True
+
+    @property
+    def name(self) -> str:
+        """Its host name (what ``socket.gethostname()`` says on it)."""
+        return "host-" + self.address.replace(".", "-")
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, sig: int = signal.SIGTERM, seconds: float = 20.0) -> None:
+        """End the host: ``sig`` to its process group, SIGKILL to what is left after
+        ``seconds`` (and to any process of the group its leader left behind)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=seconds)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=seconds)
+
+
+@dataclass
+class Hosts:
+    """The emulated machines of a test: where they listen, and how to change them."""
+
+    folder: Path
+    hidden: list[Path]
+    s3: S3Server
+    scheduler: str
+    hosts: dict[str, Host] = field(default_factory=dict)
+
+    @property
+    def endpoint(self) -> str:
+        """The S3 server's URL."""
+        return self.s3.endpoint
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """What a client (or a worker) needs to reach the store: credentials, region, endpoint."""
+        return self.s3.environment
+
+    @property
+    def workers(self) -> list[Host]:
+        """The worker hosts running, by address."""
+        return [host for address, host in sorted(self.hosts.items()) if address in WORKER_ADDRESSES and host.alive()]
+
+    def bucket(self) -> str:
+        """A new empty bucket; its ``s3://`` URL."""
+        return self.s3.bucket()
+
+    def start(self, address: str, command: list[str], environment: dict[str, str], credentials: bool = True) -> Host:
+        """Start ``command`` as the host ``address`` (its own namespaces and process group)."""
+        log = self.folder / f"{address}.log"
+        name = "host-" + address.replace(".", "-")
+        env = host_environment(environment) | {
+            "HOST_NAME": name, "HOST_HIDE": "\n".join(map(str, self.hidden)),
+            "HOST_KEEP": "\n".join(map(str, kept_folders(self.hidden)))}
+        with open(log, "ab") as out:
+            process = subprocess.Popen(
+                ["unshare", "--mount", "--uts", "--propagation", "private", "sh", "-c", WRAPPER, "sh", *command],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        self.hosts[address] = Host(address, process, log, credentials)
+        return self.hosts[address]
+
+    def start_worker(self, address: str, credentials: bool = True, wait: bool = True) -> Host:
+        """A worker host: one single-threaded `dask worker` (with its nanny) at
+        ``address``, with the store's credentials or not; returns once it has joined
+        (or at once, ``wait=False``)."""
+        if address in self.hosts and self.hosts[address].alive():
+            raise RuntimeError(f"host {address} is running already")
+        environment = PIN | self.environment
+        if not credentials:
+            environment = {k: v for k, v in environment.items() if k not in CREDENTIALS or k == "AWS_DEFAULT_REGION"}
+        command = [sys.executable, "-c", "from distributed.cli.dask_worker import main; main()", self.scheduler,
+                   "--host", address, "--nworkers", "1", "--nthreads", "1", "--no-dashboard"]
+        host = self.start(address, command, environment, credentials)
+        if wait:
+            self.wait_for_workers()
+        return host
+
+    def kill(self, address: str) -> None:
+        """Kill the host ``address`` at once: SIGKILL to every process of it."""
+        self.hosts[address].stop(signal.SIGKILL)
+
+    def restart(self, address: str, credentials: bool = True) -> Host:
+        """The worker host ``address`` stopped (if running) and started again."""
+        if self.hosts[address].alive():
+            self.hosts[address].stop()
+        self.wait_for_workers()
+        return self.start_worker(address, credentials)
+
+    def wait_for_workers(self, seconds: float = START_SECONDS) -> None:
+        """Return once the scheduler has exactly one worker per running worker host."""
+        from distributed import Client
+
+        expected = {host.address for host in self.workers}
+        with Client(self.scheduler, timeout=seconds) as client:
+            client.wait_for_workers(len(expected), timeout=seconds)
+            _until(lambda: workers_at(client) == expected, seconds, f"the workers of {sorted(expected)} to join")
+
+    def stop(self) -> None:
+        """Stop every host, the last started first."""
+        for host in reversed(list(self.hosts.values())):
+            host.stop()
+
+
+def workers_at(client) -> set[str]:
+    """The addresses (hosts) of the scheduler's workers."""
+    return {address.removeprefix("tcp://").rsplit(":", 1)[0] for address in client.scheduler_info()["workers"]}
+
+
+def _until(check, seconds: float, what: str) -> None:
+    """Return once ``check()`` holds; TimeoutError naming ``what`` after ``seconds``."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"waited {seconds:.0f} s for {what}")
+        time.sleep(0.1)
+
+
+def host_environment(given: dict[str, str]) -> dict[str, str]:
+    """The environment of a host's processes: this one's (the software's set-up) without
+    the client's places, credentials and dolb settings, plus ``given``; ``HOME`` and
+    ``TMPDIR`` in the host's private ``/tmp``; the checkout first on ``PYTHONPATH``."""
+    private = ("AWS_", "DOLB_", "XDG_", "FSSPEC_", "BOTO_", "DASK_")
+    kept = {k: v for k, v in os.environ.items()
+            if not k.startswith(private) and k not in {"HOME", "TMPDIR", "TMP", "TEMP", "PWD", "OLDPWD"}}
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return kept | {"HOME": "/tmp/home", "TMPDIR": "/tmp", "PYTHONPATH": path} | given
+
+
+@contextlib.contextmanager
+def emulated_hosts(folder: Path, workers: int = 2, hidden: tuple[Path, ...] = (),
+                   without_credentials: tuple[str, ...] = ()) -> Iterator[Hosts]:
+    """The S3 server, the scheduler and ``workers`` worker hosts, each in namespaces of
+    its own (see the module's docstring), every host hiding the client's ``/tmp``, home
+    and the folders ``hidden`` (the data folders); the worker hosts whose addresses are
+    in ``without_credentials`` start without the store's credentials. Yields once every
+    worker has joined; every host is stopped at the end, also on failure. ``folder``:
+    the client's folder for the hosts' logs."""
+    if reason := hosts_unavailable():
+        raise RuntimeError(reason)
+    hide = outermost({Path("/tmp").resolve(), Path.home().resolve(), *(Path(p).resolve() for p in hidden)})
+    s3 = S3Server(f"http://{S3_ADDRESS}:{free_port(S3_ADDRESS)}")
+    scheduler = f"tcp://{SCHEDULER_ADDRESS}:{free_port(SCHEDULER_ADDRESS)}"
+    hosts = Hosts(folder, hide, s3, scheduler)
+    try:
+        port = s3.endpoint.rsplit(":", 1)[1]
+        hosts.start(S3_ADDRESS, [sys.executable, "-m", "moto.server", "-H", S3_ADDRESS, "-p", port], {})
+        hosts.start(SCHEDULER_ADDRESS, [sys.executable, "-c", "from distributed.cli.dask_scheduler import main; main()",
+                                        "--host", SCHEDULER_ADDRESS, "--port", scheduler.rsplit(":", 1)[1],
+                                        "--no-dashboard"], {})
+        wait_until_up(s3.endpoint, START_SECONDS)
+        for address in WORKER_ADDRESSES[:workers]:
+            hosts.start_worker(address, credentials=address not in without_credentials, wait=False)
+        hosts.wait_for_workers()
+        yield hosts
+    finally:
+        hosts.stop()
