@@ -25,6 +25,7 @@ import signal
 import socket
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,7 +175,12 @@ class Hosts:
 
     def bucket(self) -> str:
         """A new empty bucket; its ``s3://`` URL."""
-        return self.s3.bucket()
+        import s3fs
+
+        name = f"dolb-{uuid.uuid4().hex[:12]}"
+        s3fs.S3FileSystem(key=CREDENTIALS["AWS_ACCESS_KEY_ID"], secret=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+                          client_kwargs={"endpoint_url": self.endpoint}).mkdir(name)
+        return f"s3://{name}"
 
     def start(self, address: str, command: list[str], environment: dict[str, str], credentials: bool = True) -> Host:
         """Start ``command`` as the host ``address`` (its own namespaces and process group)."""
@@ -230,6 +236,27 @@ class Hosts:
         """Stop every host, the last started first."""
         for host in reversed(list(self.hosts.values())):
             host.stop()
+
+
+def host_view(paths: list[str], folders: list[str]) -> dict:
+    """What a process sees of its host (run on a worker: ``client.run(host_view, ...)``):
+    its host name, ``HOME``, ``TMPDIR``, which of ``paths`` exist there and what each of
+    ``folders`` holds."""
+    return {"name": socket.gethostname(), "home": os.environ.get("HOME"), "tmpdir": os.environ.get("TMPDIR"),
+            "found": [path for path in paths if os.path.exists(path)],
+            "entries": {folder: sorted(os.listdir(folder)) for folder in folders if os.path.isdir(folder)}}
+
+
+def listening(host: Host) -> set[str]:
+    """The addresses that the processes of ``host`` listen on (TCP)."""
+    import psutil
+
+    found = set()
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, ProcessLookupError):
+            if os.getpgid(process.pid) == host.process.pid:
+                found |= {c.laddr.ip for c in process.net_connections("tcp") if c.status == psutil.CONN_LISTEN}
+    return found
 
 
 def workers_at(client) -> set[str]:
