@@ -206,7 +206,8 @@ class Hosts:
         if not credentials:
             environment = {k: v for k, v in environment.items() if k not in CREDENTIALS or k == "AWS_DEFAULT_REGION"}
         command = [sys.executable, "-c", "from distributed.cli.dask_worker import main; main()", self.scheduler,
-                   "--host", address, "--nworkers", "1", "--nthreads", "1", "--no-dashboard"]
+                   "--host", address, "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
+                   "--dashboard-address", f"{address}:0"]
         host = self.start(address, command, environment, credentials)
         if wait:
             self.wait_for_workers()
@@ -306,7 +307,7 @@ def emulated_hosts(folder: Path, workers: int = 2, hidden: tuple[Path, ...] = ()
         hosts.start(S3_ADDRESS, [sys.executable, "-m", "moto.server", "-H", S3_ADDRESS, "-p", port], {})
         hosts.start(SCHEDULER_ADDRESS, [sys.executable, "-c", "from distributed.cli.dask_scheduler import main; main()",
                                         "--host", SCHEDULER_ADDRESS, "--port", scheduler.rsplit(":", 1)[1],
-                                        "--no-dashboard"], {})
+                                        "--no-dashboard", "--dashboard-address", f"{SCHEDULER_ADDRESS}:0"], {})
         wait_until_up(s3.endpoint, START_SECONDS)
         for address in WORKER_ADDRESSES[:workers]:
             hosts.start_worker(address, credentials=address not in without_credentials, wait=False)
