@@ -25,6 +25,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ set -e
 IFS='
 '
 echo "$HOST_NAME" > /proc/sys/kernel/hostname
+(while kill -0 "$HOST_CLIENT" 2>/dev/null; do sleep 1; done; kill -KILL 0) &
 mount -t tmpfs tmpfs /dev/shm
 i=0
 for kept in $HOST_KEEP; do i=$((i+1)); mkdir -p /dev/shm/kept/$i; mount --bind "$kept" /dev/shm/kept/$i; done
@@ -55,12 +57,13 @@ i=0
 for kept in $HOST_KEEP; do i=$((i+1)); mkdir -p "$kept"; mount --move /dev/shm/kept/$i "$kept"; done
 mkdir -p "$HOME" "$TMPDIR"
 cd "$HOME"
-unset HOST_NAME HOST_KEEP HOST_HIDE
+unset HOST_NAME HOST_KEEP HOST_HIDE HOST_CLIENT
 exec "$@"
 """
 """Run in a host's new namespaces before its command (``sh -c WRAPPER sh COMMAND...``):
-name the host, keep the software's folders aside, hide the client's folders under
-fresh tmpfs mounts, put the software back, and leave the client's working folder."""
+name the host, watch the client (the host's processes are killed within a second of
+its end, however it ends), keep the software's folders aside, hide the client's folders
+under fresh tmpfs mounts, put the software back, and leave the client's working folder."""
 
 
 def hosts_unavailable() -> str | None:
@@ -127,6 +130,7 @@ class Host:
     process: subprocess.Popen
     log: Path
     credentials: bool = True
+    mount_namespace: str | None = None
 
     @property
     def name(self) -> str:
@@ -136,16 +140,42 @@ class Host:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def namespace(self) -> str | None:
+        """Its mount namespace (``mnt:[INODE]``), once its first process has entered it
+        (remembered: the host's processes may be gone since)."""
+        if self.mount_namespace is None:
+            with contextlib.suppress(OSError):
+                found = os.readlink(f"/proc/{self.process.pid}/ns/mnt")
+                self.mount_namespace = None if found == os.readlink("/proc/self/ns/mnt") else found
+        return self.mount_namespace
+
     def stop(self, sig: int = signal.SIGTERM, seconds: float = 20.0) -> None:
-        """End the host: ``sig`` to its process group, SIGKILL to what is left after
-        ``seconds`` (and to any process of the group its leader left behind)."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, sig)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=seconds)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
+        """End the host: ``sig`` to its process group, then SIGKILL to every process
+        left in its namespace after ``seconds``."""
+        namespace = self.namespace()
+        if self.process.returncode is None:  # not reaped: the group's id is still the host's
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, sig)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=seconds)
+        for _ in range(100):
+            if not (left := in_namespaces({namespace})):
+                break
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.05)
         self.process.wait(timeout=seconds)
+
+
+def in_namespaces(namespaces: set[str | None]) -> list[int]:
+    """The processes in any of the mount namespaces ``namespaces``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and os.readlink(entry / "ns" / "mnt") in namespaces - {None}:
+                found.append(int(entry.name))
+    return found
 
 
 @dataclass
@@ -157,6 +187,7 @@ class Hosts:
     s3: S3Server
     scheduler: str
     hosts: dict[str, Host] = field(default_factory=dict)
+    started: list[Host] = field(default_factory=list)
 
     @property
     def endpoint(self) -> str:
@@ -187,13 +218,14 @@ class Hosts:
         log = self.folder / f"{address}.log"
         name = "host-" + address.replace(".", "-")
         env = host_environment(environment) | {
-            "HOST_NAME": name, "HOST_HIDE": "\n".join(map(str, self.hidden)),
+            "HOST_NAME": name, "HOST_CLIENT": str(os.getpid()), "HOST_HIDE": "\n".join(map(str, self.hidden)),
             "HOST_KEEP": "\n".join(map(str, kept_folders(self.hidden)))}
         with open(log, "ab") as out:
             process = subprocess.Popen(
                 ["unshare", "--mount", "--uts", "--propagation", "private", "sh", "-c", WRAPPER, "sh", *command],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         self.hosts[address] = Host(address, process, log, credentials)
+        self.started.append(self.hosts[address])
         return self.hosts[address]
 
     def start_worker(self, address: str, credentials: bool = True, wait: bool = True) -> Host:
@@ -235,8 +267,12 @@ class Hosts:
 
     def stop(self) -> None:
         """Stop every host, the last started first."""
-        for host in reversed(list(self.hosts.values())):
+        for host in reversed(self.started):
             host.stop()
+
+    def remaining(self) -> list[int]:
+        """The processes left in the namespaces of the hosts ever started (none once stopped)."""
+        return in_namespaces({host.namespace() for host in self.started})
 
 
 def host_view(paths: list[str], folders: list[str]) -> dict:
@@ -267,8 +303,6 @@ def workers_at(client) -> set[str]:
 
 def _until(check, seconds: float, what: str) -> None:
     """Return once ``check()`` holds; TimeoutError naming ``what`` after ``seconds``."""
-    import time
-
     deadline = time.monotonic() + seconds
     while not check():
         if time.monotonic() > deadline:

@@ -183,6 +183,7 @@ def site(tmp_path_factory):
         for name, value in hosts.environment.items():
             patch.setenv(name, value)
         yield Site(folder, hosts, pool)
+    assert hosts.remaining() == []  # every process ended, every namespace gone
 
 
 @pytest.fixture(scope="module")
