@@ -11,9 +11,10 @@ mounted back where they lie under a hidden folder). Network is shared: every ser
 listens on its own 127.0.0.x address only.
 
 A worker host gets the store's credentials in its environment, or not
-(``credentials=False``, for a host set up without them). Every process of a host is one
-process group: killing the group ends the host and, with its last process, its
-namespaces.
+(``credentials=False``, for a host set up without them). The processes of a host are
+one process group in its namespaces: a host ends with a signal to the group, then
+SIGKILL to whatever is left in its namespace, which goes with its last process; a host
+also kills itself within a second of the client's end, however the client ends.
 """
 
 from __future__ import annotations
@@ -26,12 +27,13 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.s3_server import CREDENTIALS, S3Server, wait_until_up
+from tests.s3_server import CREDENTIALS, S3Server
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEDULER_ADDRESS = "127.0.0.2"
@@ -39,9 +41,16 @@ S3_ADDRESS = "127.0.0.5"
 WORKER_ADDRESSES = ("127.0.0.3", "127.0.0.4", "127.0.0.6", "127.0.0.7")
 START_SECONDS = 60.0
 """How long a host may take to answer once started."""
-PIN = {"OMP_NUM_THREADS": "1", "OPENBLAS_CORETYPE": "Haswell", "NUMBA_CPU_NAME": "x86-64-v3", "NUMBA_CPU_FEATURES": ""}
-"""What a worker host's administrator sets: one thread per BLAS call, and dolb's default
-pinned arithmetic (without it dolb's nanny plugin restarts each worker at every run's start)."""
+
+def worker_setup() -> dict[str, str]:
+    """What a worker host's administrator sets: one thread per BLAS call and, where the
+    CPU allows it, dolb's default pinned arithmetic (else dolb's nanny plugin restarts
+    each worker as a run starts, to pin it)."""
+    from dolb.execution.arithmetic import PINS
+
+    pin = PINS["x86-64-v3"]
+    return {"OMP_NUM_THREADS": "1", **(pin.environment if pin.supported() else {})}
+
 
 WRAPPER = r"""
 set -e
@@ -97,6 +106,17 @@ def hosts_unavailable() -> str | None:
     return None
 
 
+def host_name(address: str) -> str:
+    """The name of the host at ``address``.
+
+    Examples
+    --------
+    >>> host_name("127.0.0.3")
+    'host-127-0-0-3'
+    """
+    return "host-" + address.replace(".", "-")
+
+
 def free_port(address: str) -> int:
     """A TCP port free on ``address``."""
     with socket.socket() as probe:
@@ -131,11 +151,13 @@ class Host:
     log: Path
     credentials: bool = True
     mount_namespace: str | None = None
+    stopped: bool = False
+    """Whether it was stopped (or killed) on purpose."""
 
     @property
     def name(self) -> str:
         """Its host name (what ``socket.gethostname()`` says on it)."""
-        return "host-" + self.address.replace(".", "-")
+        return host_name(self.address)
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -152,7 +174,7 @@ class Host:
     def stop(self, sig: int = signal.SIGTERM, seconds: float = 20.0) -> None:
         """End the host: ``sig`` to its process group, then SIGKILL to every process
         left in its namespace after ``seconds``."""
-        namespace = self.namespace()
+        namespace, self.stopped = self.namespace(), True
         if self.process.returncode is None:  # not reaped: the group's id is still the host's
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, sig)
@@ -216,9 +238,8 @@ class Hosts:
     def start(self, address: str, command: list[str], environment: dict[str, str], credentials: bool = True) -> Host:
         """Start ``command`` as the host ``address`` (its own namespaces and process group)."""
         log = self.folder / f"{address}.log"
-        name = "host-" + address.replace(".", "-")
         env = host_environment(environment) | {
-            "HOST_NAME": name, "HOST_CLIENT": str(os.getpid()), "HOST_HIDE": "\n".join(map(str, self.hidden)),
+            "HOST_NAME": host_name(address), "HOST_CLIENT": str(os.getpid()), "HOST_HIDE": "\n".join(map(str, self.hidden)),
             "HOST_KEEP": "\n".join(map(str, kept_folders(self.hidden)))}
         with open(log, "ab") as out:
             process = subprocess.Popen(
@@ -234,7 +255,7 @@ class Hosts:
         (or at once, ``wait=False``)."""
         if address in self.hosts and self.hosts[address].alive():
             raise RuntimeError(f"host {address} is running already")
-        environment = PIN | self.environment
+        environment = worker_setup() | self.environment
         if not credentials:
             environment = {k: v for k, v in environment.items() if k not in CREDENTIALS or k == "AWS_DEFAULT_REGION"}
         command = [sys.executable, "-c", "from distributed.cli.dask_worker import main; main()", self.scheduler,
@@ -261,9 +282,19 @@ class Hosts:
         from distributed import Client
 
         expected = {host.address for host in self.workers}
+        self.check_running()
         with Client(self.scheduler, timeout=seconds) as client:
             client.wait_for_workers(len(expected), timeout=seconds)
-            _until(lambda: workers_at(client) == expected, seconds, f"the workers of {sorted(expected)} to join")
+            _until(lambda: self.check_running() or workers_at(client) == expected, seconds,
+                   f"the workers of {sorted(expected)} to join")
+
+    def check_running(self, addresses: set[str] | None = None) -> None:
+        """RuntimeError, with the end of its log, when a host of ``addresses`` (default:
+        all but those stopped on purpose) has ended."""
+        for address, host in self.hosts.items():
+            if (address in addresses if addresses else not host.stopped) and not host.alive():
+                raise RuntimeError(f"host {address} ended ({host.process.returncode}): "
+                                   f"{host.log.read_text(errors='replace')[-3000:]}")
 
     def stop(self) -> None:
         """Stop every host, the last started first."""
@@ -289,16 +320,24 @@ def listening(host: Host) -> set[str]:
     import psutil
 
     found = set()
-    for process in psutil.process_iter():
-        with contextlib.suppress(psutil.Error, ProcessLookupError):
-            if os.getpgid(process.pid) == host.process.pid:
-                found |= {c.laddr.ip for c in process.net_connections("tcp") if c.status == psutil.CONN_LISTEN}
+    for pid in in_namespaces({host.namespace()}):
+        with contextlib.suppress(psutil.Error):
+            found |= {c.laddr.ip for c in psutil.Process(pid).net_connections("tcp") if c.status == psutil.CONN_LISTEN}
     return found
 
 
 def workers_at(client) -> set[str]:
     """The addresses (hosts) of the scheduler's workers."""
     return {address.removeprefix("tcp://").rsplit(":", 1)[0] for address in client.scheduler_info()["workers"]}
+
+
+def answers(endpoint: str) -> bool:
+    """Whether an HTTP server answers at ``endpoint`` (no proxy asked)."""
+    try:
+        urllib.request.build_opener(urllib.request.ProxyHandler({})).open(endpoint, timeout=2)
+        return True
+    except OSError:
+        return False
 
 
 def _until(check, seconds: float, what: str) -> None:
@@ -342,7 +381,8 @@ def emulated_hosts(folder: Path, workers: int = 2, hidden: tuple[Path, ...] = ()
         hosts.start(SCHEDULER_ADDRESS, [sys.executable, "-c", "from distributed.cli.dask_scheduler import main; main()",
                                         "--host", SCHEDULER_ADDRESS, "--port", scheduler.rsplit(":", 1)[1],
                                         "--no-dashboard", "--dashboard-address", f"{SCHEDULER_ADDRESS}:0"], {})
-        wait_until_up(s3.endpoint, START_SECONDS)
+        _until(lambda: hosts.check_running({S3_ADDRESS}) or answers(s3.endpoint), START_SECONDS,
+               f"the S3 server at {s3.endpoint}")
         for address in WORKER_ADDRESSES[:workers]:
             hosts.start_worker(address, credentials=address not in without_credentials, wait=False)
         hosts.wait_for_workers()
