@@ -136,9 +136,14 @@ def outermost(folders) -> list[Path]:
 
 
 def kept_folders(hidden: list[Path]) -> list[Path]:
-    """The folders of the Python installation and of this checkout that lie under a
-    hidden folder (outermost only): mounted back in every host."""
-    wanted = [Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, ROOT, *sys.path) if p]
+    """The folders of the Python installation (its prefixes and site-packages, the
+    user's included) and of this checkout that lie under a hidden folder (outermost
+    only): mounted back in every host. Nothing else of the client's (not the folders
+    of ``sys.path``, which hold the script's own)."""
+    import site
+
+    software = (sys.prefix, sys.base_prefix, sys.exec_prefix, ROOT, *site.getsitepackages(), site.getusersitepackages())
+    wanted = [Path(p).resolve() for p in software if p]
     return outermost({p for p in wanted if p.is_dir() and any(p.is_relative_to(h) and p != h for h in hidden)})
 
 
@@ -284,7 +289,8 @@ class Hosts:
         expected = {host.address for host in self.workers}
         self.check_running()
         with Client(self.scheduler, timeout=seconds) as client:
-            client.wait_for_workers(len(expected), timeout=seconds)
+            if expected:
+                client.wait_for_workers(len(expected), timeout=seconds)
             _until(lambda: self.check_running() or workers_at(client) == expected, seconds,
                    f"the workers of {sorted(expected)} to join")
 
