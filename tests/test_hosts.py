@@ -25,6 +25,7 @@ import pytest
 from distributed import Client
 
 from dolb import read_results
+from dolb.results.history import read_records
 from dolb.results.query import stored_cells
 from dolb.results.store import RUN_COLUMNS, ResultStore
 from tests.conftest import SMALL_IRMA
@@ -49,9 +50,6 @@ A9A = DATA / "libsvm" / "a9a"
 WORKERS = WORKER_ADDRESSES[:2]
 KILLED, BARE = WORKERS
 """The worker host killed mid-run, and the one started without credentials."""
-STAGING = "imports run on a worker that lacks the source file (data staging, issue 52)"
-CLIENT_CACHE = ("the data cache is the client's ~/.cache/dolb/data, and the workers build the datasets there, on "
-                "their own disks (data staging, issue 52)")
 
 LONGER = """
 [pipeline]
@@ -242,7 +240,6 @@ def test_reproduce_a_run_across_hosts(site, night):
 
 
 @pytest.mark.skipif(not A9A.exists(), reason=f"real data not found at {A9A}")
-@pytest.mark.xfail(reason=STAGING, strict=False)
 def test_imported_data_across_hosts_is_bit_identical_to_the_same_import_run_locally(site):
     site.whole()
     done = site.run("imported", "imported")
@@ -250,16 +247,29 @@ def test_imported_data_across_hosts_is_bit_identical_to_the_same_import_run_loca
     assert_same(site.url("imported"), site.local("imported"))
 
 
-@pytest.mark.xfail(reason=CLIENT_CACHE, strict=False)
 def test_the_object_store_guides_command_without_a_data_cache(site, tmp_path):
-    """``dolb run P --out s3://... --scheduler ADDR``: the data cache is the client's
-    default, ``~/.cache/dolb/data`` on the client's host."""
+    """``dolb run P --out s3://... --scheduler ADDR``: the client's default data cache,
+    ``~/.cache/dolb/data``, is on its own disk; the datasets go to ``OUT/datasets``, and
+    the run records it for reproduce."""
     site.whole()
     env = {k: v for k, v in site.env.items() if k not in ("DOLB_DATA_CACHE", "XDG_CACHE_HOME")}
     done = dolb("run", site.pipeline("small"), "--out", site.url("guide"), "--scheduler", site.hosts.scheduler,
                 "--no-progress", env=env | {"HOME": str(tmp_path)}, cwd=site.folder)
     assert done.returncode == 0, done.stderr
     assert_same(site.url("guide"), site.local("small"))
+    (record,) = read_records(ResultStore(site.url("guide")))
+    assert record["options"]["data_cache"] == f"{site.url('guide')}/datasets"
+
+
+def test_a_local_data_cache_the_workers_do_not_see_is_refused_naming_their_hosts(site, tmp_path):
+    site.whole()
+    done = dolb("run", site.pipeline("small"), "--out", site.url("refused"), "--scheduler", site.hosts.scheduler,
+                "--no-progress", "--data-cache", str(tmp_path / "cache"), env=site.env, cwd=site.folder)
+    (line,) = done.stderr.splitlines()
+    assert done.returncode == 2 and line.startswith(f"dolb: error: data cache {tmp_path / 'cache'}: not seen on host "), line
+    assert all(f"(worker tcp://{address}:" in line for address in WORKERS), line
+    assert line.endswith("give --data-cache URL (or $DOLB_DATA_CACHE), an object store every host reaches"), line
+    assert not ResultStore(site.url("refused")).exists()
 
 
 @pytest.fixture(scope="module")
@@ -284,8 +294,6 @@ def test_a_worker_host_without_credentials_stops_the_run_in_one_line_and_fails_n
     assert bare.stored[1] == set()  # no cell stored as failed
 
 
-@pytest.mark.xfail(reason="the probe of --gather auto meets the missing credentials as the client's: no host named",
-                   strict=False)
 def test_the_line_of_a_worker_host_without_credentials_names_that_host(bare):
     (line,) = bare.stopped.stderr.splitlines()
     assert f" on host {host_name(BARE)} (worker tcp://{BARE}:" in line, line

@@ -38,7 +38,8 @@ Before any has finished, one per worker: those are cut before any cell was timed
 
 def gather_mode(client, store: ResultStore, gather: str) -> str:
     """``"workers"`` when every worker can write into the result folder (or that was
-    asked), else ``"client"``."""
+    asked), else ``"client"``; StorageError naming the host of a worker that met a
+    fault of the folder's object store (its credentials missing, say)."""
     if gather != "auto":
         return gather
     token = uuid.uuid4().hex
@@ -48,6 +49,9 @@ def gather_mode(client, store: ResultStore, gather: str) -> str:
         seen = run_on_workers(client, can_write, store.root, token)
     finally:
         store.fs.rm_file(f"{store.path}/{probe}")
+    faults = sorted(answer for answer in seen.values() if isinstance(answer, str))
+    if faults:
+        raise StorageError(faults[0])
     return "workers" if seen and all(seen.values()) else "client"
 
 

@@ -13,8 +13,9 @@ from dolb.data import Dataset, import_dataset, materialize, open_dataset
 from dolb.data.labels import check_binary
 from dolb.data.store.format import is_url, url_filesystem
 from dolb.data.store.object_stores import reaching
-from dolb.errors import ConfigError, DolbError
+from dolb.errors import ConfigError, DolbError, StoreFault
 from dolb.execution.payload import call, encode
+from dolb.execution.where import located
 from dolb.experiment.pipeline import DatasetSpec, Pipeline
 from dolb.experiment.schema import PATH_PARAMS
 from dolb.experiment.shipped import check_data
@@ -152,5 +153,7 @@ def _build_dataset(spec, cache: str, seed: int, binary: bool) -> dict[str, str] 
     try:
         with reaching(cache):
             return {part: dataset.path for part, dataset in resolve_dataset(spec, cache, seed, binary=binary).items()}
+    except StoreFault as exc:
+        return located(exc)
     except DolbError as exc:
         return exc

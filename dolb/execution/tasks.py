@@ -11,22 +11,21 @@ from __future__ import annotations
 
 import functools
 import os
-import socket
 import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
-from distributed import get_worker
 
 from dolb.data.store.format import is_url
-from dolb.data.store.object_stores import as_store_fault, fault_error
-from dolb.errors import DatasetChanged, DolbError, StorageError, StoreFault
+from dolb.data.store.object_stores import as_store_fault
+from dolb.errors import DatasetChanged, DolbError, StorageError
 from dolb.evaluation.cell import Cell
 from dolb.evaluation.run_cell import run_cell
 from dolb.evaluation.saved_states import add_saves
 from dolb.execution.batches import Batch, Paces
+from dolb.execution.where import located, on_this_host, worker_name
 from dolb.results.cell_rows import CellRows
 from dolb.results.states import CellStates
 from dolb.results.store import ResultStore
@@ -84,26 +83,6 @@ class TaskOutcome:
     def n_cells(self) -> int:
         """Its cells, failed or not."""
         return len(self.cells)
-
-
-def worker_name() -> str:
-    """The address of the Dask worker running this code (``"client"`` outside one)."""
-    try:
-        return get_worker().address
-    except ValueError:
-        return "client"
-
-
-def on_this_host() -> str:
-    """Where a set-up fault met here is: ``" on host NAME (worker ADDRESS)"`` on a Dask
-    worker, nothing on the client (whose user reads it on its own console)."""
-    worker = worker_name()
-    return "" if worker == "client" else f" on host {socket.gethostname()} (worker {worker})"
-
-
-def located(fault: StoreFault) -> StoreFault:
-    """``fault`` naming the host it was met on (:func:`on_this_host`)."""
-    return fault if fault.fault is None else fault_error(fault.where, fault.fault, on_this_host())
 
 
 def setup_fault(exc: BaseException, cell: Cell, destination: Destination) -> str | None:
@@ -245,7 +224,16 @@ def from_ipc(data: bytes) -> pa.Table:
     return pa.ipc.open_stream(data).read_all()
 
 
-def can_write(store: str, token: str) -> bool:
+def can_write(store: str, token: str, dask_worker=None) -> bool | str:
     """Whether this process sees the probe file ``token`` the client wrote in the
-    result folder (then it can write parts there too)."""
-    return ResultStore(store).read_text(f".probe-{token}") == token
+    result folder (then it can write parts there too); the fault that stopped it from
+    looking, naming this host (:func:`~dolb.execution.where.located`), when the folder's
+    object store failed or this host has no credentials for it. ``dask_worker``: the
+    worker, as ``client.run`` gives it."""
+    try:
+        return ResultStore(store).read_text(f".probe-{token}") == token
+    except Exception as exc:
+        fault = as_store_fault(exc, store)
+        if fault is None:
+            raise
+        return str(located(fault, None if dask_worker is None else dask_worker.address))
