@@ -42,6 +42,7 @@ WORKER_ADDRESSES = ("127.0.0.3", "127.0.0.4", "127.0.0.6", "127.0.0.7")
 START_SECONDS = 60.0
 """How long a host may take to answer once started."""
 
+
 def worker_setup() -> dict[str, str]:
     """What a worker host's administrator sets: one thread per BLAS call and, where the
     CPU allows it, dolb's default pinned arithmetic (else dolb's nanny plugin restarts
