@@ -108,11 +108,17 @@ def when_stored(folder, count, action, timeout=PATIENCE):
 
 
 def worker_processes():
-    """The Dask worker processes spawned by this process's LocalCluster."""
-    return [
-        child for child in psutil.Process().children(recursive=True)
-        if "spawn_main" in " ".join(child.cmdline()) and "resource_tracker" not in " ".join(child.cmdline())
-    ]
+    """The Dask worker processes spawned by this process's LocalCluster (one that ends
+    while it is looked at, a zombie the killed leave, is not one)."""
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            command = " ".join(child.cmdline())
+        except psutil.Error:  # gone, or a zombie: its command line cannot be read
+            continue
+        if "spawn_main" in command and "resource_tracker" not in command:
+            found.append(child)
+    return found
 
 
 def test_worker_killed_mid_sweep(slow_pipeline, undisturbed, tmp_path):
