@@ -25,6 +25,7 @@ import pytest
 from distributed import Client
 
 from dolb import read_results
+from dolb.data.store.object_stores import forget_s3_filesystems
 from dolb.results.history import read_records
 from dolb.results.query import stored_cells
 from dolb.results.store import RUN_COLUMNS, ResultStore
@@ -192,7 +193,11 @@ def site(tmp_path_factory):
           ThreadPoolExecutor(1) as pool):  # the local runs, one at a time, beside the runs on the hosts
         for name, value in hosts.environment.items():
             patch.setenv(name, value)
-        yield Site(folder, hosts, pool)
+        forget_s3_filesystems()  # s3fs keeps its file systems by their arguments, not the endpoint they reach
+        try:
+            yield Site(folder, hosts, pool)
+        finally:
+            forget_s3_filesystems()  # those of this server, which the module's end stops
     assert hosts.remaining() == []  # every process ended, every namespace gone
 
 
