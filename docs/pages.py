@@ -108,11 +108,13 @@ ABOUT = {
     "results-store": (
         "A study's result folder on an object store: `dolb run` of the study on the same embedded cluster and "
         "data cache, alternately into a local folder and into a bucket of moto's S3 server on loopback; the run "
-        "records' compute phases and wall seconds, the server's CPU seconds in each S3 run, and derived, the "
-        "compute phase on S3 / local (medians) and the server's CPU as cores busy over it. On these 2 cores the "
-        "server takes its CPU from the workers', which an object store on hosts of its own does not. The bench "
-        "checks that both folders hold the same values.",
-        "python -m benchmarks results-store --repeats 3 --record benchmarks/records"),
+        "records' compute phases and wall seconds, the server's CPU seconds in each S3 run and the most cores it "
+        "kept busy over a window as long as that run's compute phase (sampled every 50 ms); derived, the compute "
+        "phase on S3 / local (medians), those server cores, their share of the machine's, and the ratio they "
+        "alone would explain when the workers fill the cores (cores / (cores − server cores)). On these 2 cores "
+        "the server takes its CPU from the workers', which an object store on hosts of its own does not. The "
+        "bench checks that both folders hold the same values.",
+        "python -m benchmarks results-store --repeats 7 --record benchmarks/records"),
     "store": (
         "A result folder of a million cells (six rows each), written through the store's API in the parts a sweep "
         "leaves, then compacted: wall seconds of `dolb status` before compaction, of `dolb compact`, and of "

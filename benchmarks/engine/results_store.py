@@ -23,6 +23,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -53,15 +55,59 @@ def cpu_seconds(process: psutil.Process) -> float:
     return times.user + times.system + times.children_user + times.children_system
 
 
+class CpuSamples:
+    """The CPU seconds of a process, sampled every ``every`` seconds in a thread while
+    the context lasts: ``(time, cpu seconds)`` pairs."""
+
+    def __init__(self, process: psutil.Process, every: float = 0.05) -> None:
+        self.process, self.every, self.samples = process, every, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while True:
+            self.samples.append((time.monotonic(), cpu_seconds(self.process)))
+            if self._stop.wait(self.every):
+                self.samples.append((time.monotonic(), cpu_seconds(self.process)))
+                return
+
+    def __enter__(self) -> CpuSamples:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def used(self) -> float:
+        """The CPU seconds used while sampled."""
+        return self.samples[-1][1] - self.samples[0][1]
+
+    def busiest(self, window: float) -> float:
+        """The most cores the process kept busy over any ``window`` seconds sampled (over
+        all of it, when shorter)."""
+        best, start = 0.0, 0
+        for end, (at, cpu) in enumerate(self.samples):
+            while start < end and at - self.samples[start + 1][0] >= window:
+                start += 1
+            span = at - self.samples[start][0]
+            if span >= min(window, self.samples[-1][0] - self.samples[0][0]) and span > 0:
+                best = max(best, (cpu - self.samples[start][1]) / span)
+        return best
+
+
 def measure(pipeline: Path, workers: int, repeats: int, work: Path) -> dict[str, list[float]]:
-    """The compute phases (and wall seconds) of ``repeats`` local and S3 runs, and the
-    server's CPU seconds in each S3 run; ValueError when the two folders of a repeat hold
-    different values."""
+    """The compute phases (and wall seconds) of ``repeats`` local and S3 runs, and in
+    each S3 run the server's CPU seconds and the most cores it kept busy over a window
+    as long as that run's compute phase (its busiest moment, which is the compute
+    phase's writes when they are what loads it); ValueError when the two folders of a
+    repeat hold different values."""
     import s3fs
 
     cache = work / "data"
     run(pipeline, str(work / "untimed"), workers, cache)  # the datasets built and the kernels compiled
-    found: dict[str, list[float]] = {"local": [], "s3": [], "server": [], "s3 wall": [], "local wall": []}
+    found: dict[str, list[float]] = {"local": [], "s3": [], "server": [], "server busiest": [], "s3 wall": [],
+                                     "local wall": []}
     with s3_server() as (_, server):
         bucket = f"bench-{uuid.uuid4().hex[:8]}"
         s3fs.S3FileSystem().mkdir(bucket)
@@ -69,10 +115,11 @@ def measure(pipeline: Path, workers: int, repeats: int, work: Path) -> dict[str,
         for repeat in range(repeats):
             outs = {"local": str(work / f"local-{repeat}"), "s3": f"s3://{bucket}/run-{repeat}"}
             for where in (("local", "s3") if repeat % 2 == 0 else ("s3", "local")):
-                before = cpu_seconds(process)
-                record = run(pipeline, outs[where], workers, cache)
+                with CpuSamples(process) as server_cpu:
+                    record = run(pipeline, outs[where], workers, cache)
                 if where == "s3":
-                    found["server"].append(cpu_seconds(process) - before)
+                    found["server"].append(server_cpu.used())
+                    found["server busiest"].append(server_cpu.busiest(record["timings"]["compute"]))
                 found[where].append(record["timings"]["compute"])
                 found[f"{where} wall"].append(record["seconds"])
                 print(f"{where}: compute {record['timings']['compute']:.2f} s, run {record['seconds']:.1f} s",
@@ -83,21 +130,25 @@ def measure(pipeline: Path, workers: int, repeats: int, work: Path) -> dict[str,
 
 
 def figures(found: dict[str, list[float]], cores: int) -> list[dict]:
-    """The derived figures: compute on S3 / local (medians), the server's CPU as cores
-    busy over the S3 compute phase, and as a share of this machine's ``cores``."""
+    """The derived figures: compute on S3 / local (medians); the server's CPU as the
+    cores it kept busy in its busiest window of the compute phase's length (median), as
+    a share of this machine's ``cores``; and the ratio those cores alone would explain
+    on a machine whose cores the workers fill (``cores / (cores - server cores)``)."""
     ratio = statistics.median(found["s3"]) / statistics.median(found["local"])
-    server_cores = statistics.median(s / c for s, c in zip(found["server"], found["s3"], strict=True))
+    server_cores = statistics.median(found["server busiest"])
     return [derived({"figure": "s3 / local compute"}, "ratio", ratio),
             derived({"figure": "server cores"}, "cores", server_cores),
-            derived({"figure": "server share of the cores"}, "ratio", server_cores / cores)]
+            derived({"figure": "server share of the cores"}, "ratio", server_cores / cores),
+            derived({"figure": "ratio the server CPU explains"}, "ratio", cores / max(cores - server_cores, 1e-9))]
 
 
 def as_text(found: dict[str, list[float]], derived_figures: list[dict]) -> str:
     """The figures as lines for a person."""
     by_name = {figure["labels"]["figure"]: figure["value"] for figure in derived_figures}
     return (f"compute phase: local {statistics.median(found['local']):.2f} s, S3 {statistics.median(found['s3']):.2f} s"
-            f" (x{by_name['s3 / local compute']:.3f}); the S3 server used {by_name['server cores']:.2f} cores "
-            f"meanwhile ({by_name['server share of the cores']:.0%} of this machine's)")
+            f" (x{by_name['s3 / local compute']:.3f}); the S3 server kept {by_name['server cores']:.2f} cores busy "
+            f"({by_name['server share of the cores']:.0%} of this machine's), which alone explains "
+            f"x{by_name['ratio the server CPU explains']:.3f}")
 
 
 def main(args) -> int:
@@ -116,7 +167,8 @@ def main(args) -> int:
     derived_figures = figures(found, cores)
     print(as_text(found, derived_figures))
     labels = {"pipeline": args.pipeline, "workers": str(args.workers), "cores": str(cores)}
-    measurements = [measurement(labels | {"figure": name}, "s", repeats) for name, repeats in found.items()]
+    measurements = [measurement(labels | {"figure": name}, "cores" if name == "server busiest" else "s", repeats)
+                    for name, repeats in found.items()]
     if args.record:
         record = new_record("results-store", measurements, derived_figures, command=args.command_line)
         print(f"record: {write_record(args.record, record)}")

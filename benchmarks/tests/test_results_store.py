@@ -31,11 +31,21 @@ learners = [{ learner = "rls", complexity = [2, 3], params = { domain_high = 3.0
 
 
 def test_the_derived_figures_are_the_medians_ratio_and_the_servers_cores():
-    found = {"local": [1.0, 2.0, 3.0], "s3": [1.1, 2.2, 3.6], "server": [0.55, 0.44, 0.36]}
+    found = {"local": [1.0, 2.0, 3.0], "s3": [1.1, 2.2, 3.6], "server busiest": [0.5, 0.2, 0.1]}
     by_name = {figure["labels"]["figure"]: figure["value"] for figure in results_store.figures(found, cores=2)}
     assert by_name["s3 / local compute"] == pytest.approx(2.2 / 2.0)
-    assert by_name["server cores"] == pytest.approx(0.2)  # the median of 0.5, 0.2, 0.1
+    assert by_name["server cores"] == pytest.approx(0.2)  # the median
     assert by_name["server share of the cores"] == pytest.approx(0.1)
+    assert by_name["ratio the server CPU explains"] == pytest.approx(2 / 1.8)
+
+
+def test_the_busiest_window_is_the_most_cores_kept_busy_over_its_length():
+    samples = results_store.CpuSamples(process=None)
+    samples.samples = [(float(t), 0.0 if t <= 5 else 0.5 * (t - 5)) for t in range(11)]  # idle, then half a core
+    assert samples.used() == 2.5
+    assert samples.busiest(2.0) == pytest.approx(0.5)
+    assert samples.busiest(7.0) == pytest.approx(2.5 / 7)  # seconds 3 to 10
+    assert samples.busiest(20.0) == pytest.approx(0.25)  # longer than sampled: all of it
 
 
 def test_one_repeat_writes_a_record_of_both_folders(tmp_path, capsys):
@@ -48,6 +58,6 @@ def test_one_repeat_writes_a_record_of_both_folders(tmp_path, capsys):
     (path,) = (tmp_path / "records" / "results-store").iterdir()
     record = check(json.loads(path.read_text()), "the record")
     figures = {m["labels"]["figure"]: m["repeats"] for m in record["measurements"]}
-    assert sorted(figures) == ["local", "local wall", "s3", "s3 wall", "server"]
+    assert sorted(figures) == ["local", "local wall", "s3", "s3 wall", "server", "server busiest"]
     assert all(len(repeats) == 1 and repeats[0] > 0 for repeats in figures.values())
     assert "compute phase: local" in capsys.readouterr().out
