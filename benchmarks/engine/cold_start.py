@@ -30,22 +30,30 @@ from pathlib import Path
 from benchmarks import ROOT
 from dolb.bench.records import measurement, new_record, write_record
 from dolb.errors import ConfigError
+from dolb.results.history import read_records
 from dolb.results.query import rows
 from dolb.results.store import RUN_COLUMNS, ResultStore
 
 KEYS = ["cell_id", "conversion", "n_train", "metric"]
 
 
+def dolb_run(pipeline: str | Path, out: str | Path, workers: int, variables: dict[str, str]) -> dict:
+    """One ``dolb run PIPELINE --out OUT --workers N`` in a process of its own, from the
+    source tree, with ``variables`` set in its environment; the run record it wrote
+    (``out`` a new folder, a path or a URL)."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and k not in variables}
+    environment |= {"PYTHONPATH": str(ROOT), **variables}
+    subprocess.run([sys.executable, "-m", "dolb", "run", str(pipeline), "--out", str(out), "--workers", str(workers),
+                    "--no-progress"], check=True, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL)
+    (record,) = read_records(ResultStore(str(out)))
+    return record
+
+
 def run(pipeline: str, out: Path, cache: Path, workers: int, data: Path | None) -> dict:
     """One ``dolb run`` with Numba's cache in ``cache`` (and the data cache ``data``, if
     given); its run record."""
-    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NUMBA_CACHE_DIR")}
-    environment |= {"PYTHONPATH": str(ROOT), "NUMBA_CACHE_DIR": str(cache)}
-    if data is not None:
-        environment["DOLB_DATA_CACHE"] = str(data)
-    subprocess.run([sys.executable, "-m", "dolb", "run", pipeline, "--out", str(out), "--workers", str(workers),
-                    "--no-progress"], check=True, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL)
-    return json.loads(next((out / "runs").iterdir()).read_text())
+    variables = {"NUMBA_CACHE_DIR": str(cache)} | ({} if data is None else {"DOLB_DATA_CACHE": str(data)})
+    return dolb_run(pipeline, out, workers, variables)
 
 
 def values(out: Path):

@@ -18,9 +18,7 @@ The bench fails (exit status 1) when the two folders hold different values.
 
 from __future__ import annotations
 
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -31,22 +29,15 @@ from pathlib import Path
 import psutil
 
 from benchmarks import ROOT
-from benchmarks.engine.cold_start import values
+from benchmarks.engine.cold_start import dolb_run, values
 from benchmarks.engine.object_store import s3_server
 from dolb.bench.records import derived, measurement, new_record, write_record
 from dolb.errors import ConfigError
-from dolb.results.history import read_records
-from dolb.results.store import ResultStore
 
 
 def run(pipeline: Path, out: str, workers: int, cache: Path) -> dict:
     """One ``dolb run`` into ``out`` with the data cache ``cache``; its run record."""
-    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    environment |= {"PYTHONPATH": str(ROOT), "DOLB_DATA_CACHE": str(cache)}
-    subprocess.run([sys.executable, "-m", "dolb", "run", str(pipeline), "--out", out, "--workers", str(workers),
-                    "--no-progress"], check=True, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL)
-    (record,) = read_records(ResultStore(out))
-    return record
+    return dolb_run(pipeline, out, workers, {"DOLB_DATA_CACHE": str(cache)})
 
 
 def cpu_seconds(process: psutil.Process) -> float:
